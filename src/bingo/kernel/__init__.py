@@ -1,0 +1,2 @@
+"""The kernel: interfaces, registry, gate, hooks, turn loop, notices and settings.
+It never imports the bridge: a remote tool is just a tool."""

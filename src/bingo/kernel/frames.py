@@ -1,0 +1,145 @@
+"""Frames: the records a session is made of, in the order they happened.
+
+The kernel owns their shape (the store only keeps them) and how a history of model messages
+is rebuilt from them. A frame is appended the moment its event happens, so a session killed
+mid-turn reads back as far as it got.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import msgspec
+
+from ..wire import Compaction, Json, Message, Notice, TextBlock, ToolOutput, Wire
+
+__all__ = [
+    "AssistantFrame",
+    "CompactionFrame",
+    "Frame",
+    "NoticeFrame",
+    "PromptFrame",
+    "ToolCallFrame",
+    "ToolResultFrame",
+    "decode_frame",
+    "encode_frame",
+    "history",
+]
+
+
+class _Frame(Wire, frozen=True, tag_field="kind"):
+    pass
+
+
+class PromptFrame(_Frame, frozen=True, tag="prompt"):
+    """What the person submitted (with the context pieces added to it)."""
+
+    text: str
+    turn: int
+
+
+class AssistantFrame(_Frame, frozen=True, tag="assistant"):
+    """One whole model message."""
+
+    message: Message
+    turn: int
+
+
+class ToolCallFrame(_Frame, frozen=True, tag="toolCall"):
+    """A tool call, as the gate let it through (after any redirect)."""
+
+    call_id: str
+    name: str
+    input: Json
+    turn: int
+
+
+class ToolResultFrame(_Frame, frozen=True, tag="toolResult"):
+    """A tool call's result."""
+
+    call_id: str
+    output: ToolOutput
+    turn: int
+
+
+class NoticeFrame(_Frame, frozen=True, tag="notice"):
+    """A notice raised during the session."""
+
+    notice: Notice
+    turn: int
+
+
+class CompactionFrame(_Frame, frozen=True, tag="compaction"):
+    """A compaction: the history from here on starts with these messages."""
+
+    compaction: Compaction
+    turn: int
+
+
+Frame: TypeAlias = (
+    PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame
+)
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Frame)
+
+
+def encode_frame(frame: Frame) -> bytes:
+    """A frame as the bytes the store keeps."""
+    return _encoder.encode(frame)
+
+
+def decode_frame(data: bytes) -> Frame:
+    """A frame back from the store's bytes."""
+    return _decoder.decode(data)
+
+
+def history(frames: list[Frame]) -> list[Message]:
+    """The model messages a session's frames add up to.
+
+    A tool call whose result never arrived (the process was killed mid-call) is answered
+    with an error result, so the history stays one the model APIs accept."""
+    from ..wire import ToolResultBlock, ToolUseBlock, TextPart
+
+    messages: list[Message] = []
+    pending: dict[str, None] = {}
+    results: list[ToolResultBlock] = []
+
+    def flush_results() -> None:
+        nonlocal results
+        for call_id in list(pending):
+            if not any(r.tool_use_id == call_id for r in results):
+                results.append(
+                    ToolResultBlock(
+                        tool_use_id=call_id,
+                        parts=[TextPart(text="the call did not finish: bingo stopped during it")],
+                        is_error=True,
+                    )
+                )
+        pending.clear()
+        if results:
+            messages.append(Message(role="user", content=list(results)))
+            results = []
+
+    for frame in frames:
+        match frame:
+            case PromptFrame(text=text):
+                flush_results()
+                messages.append(Message(role="user", content=[TextBlock(text=text)]))
+            case AssistantFrame(message=message):
+                flush_results()
+                messages.append(message)
+                for block in message.content:
+                    if isinstance(block, ToolUseBlock):
+                        pending[block.id] = None
+            case ToolResultFrame(call_id=call_id, output=output):
+                results.append(
+                    ToolResultBlock(tool_use_id=call_id, parts=output.parts, is_error=output.is_error)
+                )
+            case CompactionFrame(compaction=compaction):
+                flush_results()
+                messages = list(compaction.messages)
+            case ToolCallFrame() | NoticeFrame():
+                pass
+    flush_results()
+    return messages

@@ -1,0 +1,199 @@
+"""The kernel's seams: one interface per capability, and the records passed through them.
+
+A tool, command, contributor, compactor, provider, hook or service is anything that has these
+methods. The kernel never learns whether an implementation is in-process or a proxy whose
+method bodies are wire calls: that is the point of the module. It holds no logic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ..wire import (
+    CommandOutcome,
+    CommandSpec,
+    Compaction,
+    CompactionContext,
+    CompactorSpec,
+    Completion,
+    ContextPiece,
+    ContextQuery,
+    ContributorSpec,
+    Delta,
+    HookOutcome,
+    HookSpec,
+    Json,
+    ModelRequest,
+    ModelResponse,
+    ProviderSpec,
+    ServiceSpec,
+    ToolOutput,
+    ToolSpec,
+    ToolTraits,
+)
+
+__all__ = [
+    "AskFn",
+    "Command",
+    "CommandContext",
+    "Compactor",
+    "ContextContributor",
+    "Hook",
+    "Provider",
+    "Service",
+    "Tool",
+    "ToolCall",
+]
+
+AskFn = Callable[[str, "list[str] | None"], Awaitable[str]]
+"""Put a question (with optional choices) to the person; the answer, or GateError when
+nobody can be asked."""
+
+
+def _no_progress(_tail: str) -> None:
+    return None
+
+
+async def _nobody(_question: str, _choices: list[str] | None) -> str:
+    from .errors import GateError
+
+    raise GateError("no person to ask")
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One call of a tool, as the kernel makes it.
+
+    `interrupted` is set when the turn is interrupted: a tool whose traits say `block` is
+    still awaited (a bridged tool sends `tool/cancel` then); a `cancel` tool's task is
+    cancelled instead."""
+
+    call_id: str
+    input: Json
+    cwd: str
+    session: str
+    turn: int
+    progress: Callable[[str], None] = _no_progress
+    ask: AskFn = _nobody
+    interrupted: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(slots=True, frozen=True)
+class CommandContext:
+    """Where a command runs."""
+
+    cwd: str
+    session: str
+
+
+class Tool(Protocol):
+    """A tool the model can call. `spec.name` is the name the kernel, the gate and the
+    model know it by (for a bridged tool, `plugin__<plugin>__<tool>`)."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    @property
+    def traits(self) -> ToolTraits: ...
+
+    @property
+    def source(self) -> str:
+        """Who provides it: `builtin`, or `plugin <name>`."""
+        ...
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        """Run the tool. Failures are answered as an output with `is_error`, or raised as a
+        BingoError whose line the model is told."""
+        ...
+
+
+class Command(Protocol):
+    """A slash command."""
+
+    @property
+    def spec(self) -> CommandSpec: ...
+
+    @property
+    def source(self) -> str: ...
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome: ...
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        """Ways to finish `partial`; none is always a correct answer."""
+        ...
+
+
+class ContextContributor(Protocol):
+    """Adds context to each turn. Past its deadline it is dropped from that round."""
+
+    @property
+    def spec(self) -> ContributorSpec: ...
+
+    @property
+    def source(self) -> str: ...
+
+    async def contribute(self, query: ContextQuery) -> list[ContextPiece]: ...
+
+
+class Compactor(Protocol):
+    """Replaces a history that is too long. Raises CompactionError when it cannot."""
+
+    @property
+    def spec(self) -> CompactorSpec: ...
+
+    @property
+    def source(self) -> str: ...
+
+    async def compact(
+        self, context: CompactionContext, reason: Literal["overflow", "manual"]
+    ) -> Compaction: ...
+
+
+class Provider(Protocol):
+    """A model. `stream` calls `on_delta` for each chunk as it arrives and returns the whole
+    response; cancelling the task stops the stream. Raises ProviderError when it cannot."""
+
+    @property
+    def spec(self) -> ProviderSpec: ...
+
+    @property
+    def source(self) -> str: ...
+
+    async def stream(
+        self, request: ModelRequest, on_delta: Callable[[Delta], None]
+    ) -> ModelResponse: ...
+
+
+class Hook(Protocol):
+    """Decides at decision points and watches observation points of `spec.site`."""
+
+    @property
+    def spec(self) -> HookSpec: ...
+
+    @property
+    def source(self) -> str: ...
+
+    async def decide(self, point: str, payload: Json) -> HookOutcome:
+        """A decision. Raising, or missing the deadline, decides nothing."""
+        ...
+
+    async def observe(self, point: str, payload: Json) -> None:
+        """An observation; nothing waits on it."""
+        ...
+
+
+class Service(Protocol):
+    """Methods other plugins (and the host) call by key."""
+
+    @property
+    def spec(self) -> ServiceSpec: ...
+
+    @property
+    def source(self) -> str: ...
+
+    async def call(self, method: str, params: Json) -> Json:
+        """Raises PluginError (with a JSON-RPC code) when the call fails."""
+        ...
