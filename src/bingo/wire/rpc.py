@@ -59,20 +59,20 @@ class ErrorObject(Wire, frozen=True):
     data: Json = None
 
 
-class Request(Wire, frozen=True):
-    """A call that wants an answer."""
+class Request(Wire, frozen=True, omit_defaults=False):
+    """A call that wants an answer. `jsonrpc` is always sent; `params` only when given."""
 
     id: RequestId
     method: str
-    params: Json = None
+    params: Json | msgspec.UnsetType = msgspec.UNSET
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class Notification(Wire, frozen=True):
-    """A message that wants no answer."""
+class Notification(Wire, frozen=True, omit_defaults=False):
+    """A message that wants no answer. `jsonrpc` is always sent; `params` only when given."""
 
     method: str
-    params: Json = None
+    params: Json | msgspec.UnsetType = msgspec.UNSET
     jsonrpc: Literal["2.0"] = "2.0"
 
 

@@ -1,0 +1,5 @@
+"""`python -m bingo`, the same as the `bingo` console script."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,129 @@
+"""The link: what a proxy holds instead of a process.
+
+Owns the `Link` seam (the name, the deadlines, the current connection, respawned when a
+source is read), the routing of per-call notifications (`tool/progress` by callId,
+`provider/delta` by streamId) and the book of which calls a plugin is running, which
+`bingo.host ask` checks. A proxy holds a Link, never one process, so it stays registered
+across respawns.
+
+It does not spawn anything: the host's plugin handle implements Link over processes, and
+`StaticLink` implements it over one fixed connection for tests and the bench.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..kernel.errors import PluginError
+from ..kernel.interfaces import ToolCall
+from ..wire import Delta, ProviderDeltaParams, ToolProgressParams
+from .connection import Connection
+
+__all__ = ["Calls", "Link", "StaticLink", "Unavailable"]
+
+
+class Unavailable(PluginError):
+    """The plugin is not running (dead, within its backoff, or refused): its sources answer
+    nothing at once. The notice about it was already raised when it stopped."""
+
+
+@dataclass(slots=True)
+class Calls:
+    """The calls and streams of one plugin in flight, by the ids its notifications use."""
+
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+    ended: set[str] = field(default_factory=set)
+    streams: dict[str, Callable[[Delta], None]] = field(default_factory=dict)
+    _stream_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def stream_id(self) -> str:
+        """A fresh streamId for `provider/stream`."""
+        return f"s{next(self._stream_ids)}"
+
+    def begin(self, call: ToolCall) -> None:
+        """Note that `call` is running."""
+        self.tools[call.call_id] = call
+
+    def end(self, call_id: str) -> None:
+        """Note that the call has ended."""
+        if self.tools.pop(call_id, None) is not None:
+            self.ended.add(call_id)
+
+    def install(self, conn: Connection) -> None:
+        """Route this plugin's per-call notifications arriving on `conn`."""
+        conn.on_notification("tool/progress", ToolProgressParams, self._progress)
+        conn.on_notification("provider/delta", ProviderDeltaParams, self._delta)
+
+    def _progress(self, params: ToolProgressParams) -> None:
+        call = self.tools.get(params.call_id)
+        if call is not None:
+            call.progress(params.tail)
+
+    def _delta(self, params: ProviderDeltaParams) -> None:
+        on_delta = self.streams.get(params.stream_id)
+        if on_delta is not None:
+            on_delta(params.delta)
+
+
+class Link(Protocol):
+    """A proxy's handle on its plugin."""
+
+    @property
+    def name(self) -> str:
+        """The plugin's name."""
+        ...
+
+    @property
+    def calls(self) -> Calls: ...
+
+    def deadline(self, method: str) -> float:
+        """Seconds a call of `method` may take (for `provider/stream`: between messages)."""
+        ...
+
+    def current(self) -> Connection | None:
+        """The connection if the plugin is running now; never spawns."""
+        ...
+
+    async def connection(self) -> Connection:
+        """The running connection, respawning a stopped plugin past its backoff.
+
+        Raises:
+            Unavailable: the plugin cannot answer now.
+        """
+        ...
+
+
+class StaticLink:
+    """A Link over one fixed connection (tests, the bench)."""
+
+    def __init__(
+        self, name: str, conn: Connection | None, *, deadlines: Mapping[str, float] | None = None
+    ) -> None:
+        self._name = name
+        self._conn = conn
+        self._deadlines = dict(deadlines or {})
+        self._calls = Calls()
+        if conn is not None:
+            self._calls.install(conn)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def calls(self) -> Calls:
+        return self._calls
+
+    def deadline(self, method: str) -> float:
+        return self._deadlines.get(method, 5.0)
+
+    def current(self) -> Connection | None:
+        return self._conn
+
+    async def connection(self) -> Connection:
+        if self._conn is None or self._conn.ended is not None:
+            raise Unavailable(f"plugin {self.name} is not running")
+        return self._conn

@@ -1,0 +1,272 @@
+"""One plugin's handle: its process lifetimes, one after another, behind one Link.
+
+Owns spawning and the handshake (`initialize`: protocol 5 only, the answered name checked
+against the manifest, both refused with a notice and never retried), death (in-flight calls
+fail with an error naming the plugin and how it ended, ONE notice, sources answer nothing),
+and respawn on the next source read with backoff: 1 s doubling to 60 s between consecutive
+failed spawns, reset once a process has lived 60 s. No health checks, no supervisor.
+
+It does not register anything (the host does, in name order) and does not build proxies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from ..kernel.errors import PluginError
+from ..kernel.notices import Notices
+from ..kernel.settings import Settings
+from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult
+from ._framing import BadLine
+from ._link import Calls, Unavailable
+from .connection import Connection, decoder_for
+from .discovery import PluginSource, entry_command
+from .manifest import Manifest
+from .process import PluginLog, PluginProcess
+from .service import ServiceRouter
+
+__all__ = ["Backoff", "Plugin", "State"]
+
+_log = logging.getLogger(__name__)
+
+State = Literal["starting", "running", "stopped", "refused"]
+
+
+@dataclass(slots=True, frozen=True)
+class Backoff:
+    """Respawn pacing (INTERFACE.md §5); overridable so tests need no real waiting."""
+
+    first: float = 1.0
+    """Seconds after the first failed spawn."""
+    cap: float = 60.0
+    """The longest wait between spawns."""
+    reset_after: float = 60.0
+    """A process that lived this long resets the count of failures."""
+
+
+class _Peek(msgspec.Struct):
+    """The two handshake fields checked before the rest is believed."""
+
+    protocol: int | None = None
+    name: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class HostFacts:
+    """What every plugin is told about the host."""
+
+    version: str
+    cwd: Path
+    data_dir: Path
+    environ: Mapping[str, str]
+
+
+class Plugin:
+    """One plugin: a Link whose connection outlives any one process."""
+
+    def __init__(
+        self,
+        source: PluginSource,
+        manifest: Manifest,
+        *,
+        facts: HostFacts,
+        settings: Settings,
+        notices: Notices,
+        router: ServiceRouter,
+        group: asyncio.TaskGroup,
+        clock: Callable[[], float],
+        backoff: Backoff,
+    ) -> None:
+        self.source = source
+        self.manifest = manifest
+        self.info: InitializeResult | None = None
+        self.state: State = "stopped"
+        self.why: str | None = None
+        self._facts = facts
+        self._settings = settings
+        self._notices = notices
+        self._router = router
+        self._group = group
+        self._clock = clock
+        self._backoff = backoff
+        self._calls = Calls()
+        self._conn: Connection | None = None
+        self._ready: asyncio.Future[Connection | PluginError] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._failures = 0
+        self._retry_at = 0.0
+        self._closing = False
+        self._born = 0.0
+        self.log = PluginLog(facts.data_dir / "logs" / f"plugin-{source.name}.log")
+
+    # --- Link ----------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    @property
+    def calls(self) -> Calls:
+        return self._calls
+
+    def deadline(self, method: str) -> float:
+        return self._settings.deadline(method)
+
+    def current(self) -> Connection | None:
+        return self._conn if self.state == "running" else None
+
+    async def connection(self) -> Connection:
+        if self.state == "running" and self._conn is not None:
+            return self._conn
+        if self.state == "refused" or self._closing:
+            raise Unavailable(f"plugin {self.name} is not running: {self.why}")
+        if self.state == "stopped" and self._clock() < self._retry_at:
+            raise Unavailable(
+                f"plugin {self.name} is not running: {self.why}",
+                "it is started again when next used, after a pause",
+            )
+        answer = await self.start()
+        if isinstance(answer, PluginError):
+            raise Unavailable(answer.message, answer.hint)
+        return answer
+
+    # --- lifetime ------------------------------------------------------------------
+
+    async def start(self) -> Connection | PluginError:
+        """Spawn and handshake (or join the spawn under way); the connection, or why not."""
+        if self._ready is None or self._ready.done():
+            self._ready = asyncio.get_running_loop().create_future()
+            self.state = "starting"
+            self._task = self._group.create_task(self._run(self._ready))
+        # shield: a caller giving up must not cancel the start other callers wait on.
+        return await asyncio.shield(self._ready)
+
+    def stop(self) -> None:
+        """Begin the bounded shutdown of the current process (the host awaits its group)."""
+        self._closing = True
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _run(self, ready: asyncio.Future[Connection | PluginError]) -> None:
+        try:
+            await self._lifetime(ready)
+        except Exception as exc:  # boundary: one plugin's fault never reaches the host
+            _log.exception("plugin %s failed", self.name)
+            self._stopped(f"failed inside the host: {type(exc).__name__}", lived=None, say=True)
+        finally:
+            self._conn = None
+            if not ready.done():
+                ready.set_result(Unavailable(f"plugin {self.name} is not running: {self.why}"))
+            if self.state in ("starting", "running"):
+                self.state = "stopped"
+
+    async def _lifetime(self, ready: asyncio.Future[Connection | PluginError]) -> None:
+        argv, env = entry_command(self.manifest, self.source.root, self._facts.environ)
+        data_dir = self._facts.data_dir / "plugins" / self.name
+        await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+        try:
+            proc = await PluginProcess.spawn(argv, env=env, cwd=self._facts.cwd, log=self.log)
+        except OSError as exc:
+            self._stopped(f"could not be started: {exc}", lived=None, say=True)
+            return
+        async with proc:
+            conn = Connection(
+                proc.stdout,
+                proc.stdin,
+                name=f"plugin {self.name}",
+                on_eof=lambda: self._ended(proc),
+                on_stray=self._stray,
+            )
+            async with conn:
+                self._calls.install(conn)
+                self._router.install(conn, self.name)
+                params = InitializeParams(
+                    protocol=PROTOCOL_VERSION,
+                    plugin_root=str(self.source.root),
+                    config=dict(self._settings.plugins.get(self.name, {})),
+                    env=HostEnv(
+                        host="bingo",
+                        host_version=self._facts.version,
+                        platform=sys.platform,
+                        cwd=str(self._facts.cwd),
+                        data_dir=str(data_dir),
+                    ),
+                )
+                try:
+                    raw = await conn.call(
+                        "initialize", params, msgspec.Raw, deadline=self.deadline("initialize")
+                    )
+                    refusal = self._refusal(raw)
+                    info = decoder_for(InitializeResult).decode(raw) if refusal is None else None
+                except (PluginError, msgspec.DecodeError) as exc:
+                    line = exc.line() if isinstance(exc, PluginError) else str(exc)
+                    self._stopped(f"did not complete its handshake: {line}", lived=None, say=True)
+                    return
+                if info is None:
+                    self.state, self.why = "refused", refusal
+                    self._notices.say(self.name, f"refused: {refusal}", "warning")
+                    return
+                if self.info is None:
+                    self.info = info
+                self._conn = conn
+                self.state, self.why = "running", None
+                self._born = self._clock()
+                ready.set_result(conn)
+                error = await conn.wait_closed()
+                if self.state == "running":  # on_eof did not get to say it
+                    self._conn = None
+                    self._stopped(error.line(), lived=None, say=not self._closing)
+
+    def _refusal(self, raw: msgspec.Raw) -> str | None:
+        peek = decoder_for(_Peek).decode(raw)
+        if peek.protocol != PROTOCOL_VERSION:
+            return (
+                f"it speaks protocol {peek.protocol}, but this host speaks only protocol "
+                f"{PROTOCOL_VERSION}"
+            )
+        if peek.name != self.manifest.name:
+            return f"its handshake says it is {peek.name!r}, but its manifest says {self.manifest.name!r}"
+        return None
+
+    def _stopped(self, why: str, *, lived: float | None, say: bool) -> None:
+        now = self._clock()
+        self.state, self.why = "stopped", why
+        if lived is not None and lived >= self._backoff.reset_after:
+            self._failures = 0
+            self._retry_at = now
+        else:
+            self._failures += 1
+            delay = self._backoff.first * 2 ** (self._failures - 1)
+            self._retry_at = now + min(delay, self._backoff.cap)
+        if say:
+            self._notices.say(self.name, f"stopped: {why}", "warning")
+
+    async def _ended(self, proc: PluginProcess) -> PluginError:
+        """The stream ended: learn how, and stop *before* pending callers are woken, so
+        whoever a caller asks next already sees a stopped plugin."""
+        how = await proc.ended()
+        hint = f"log: {self.log.path}"
+        if proc.last_stderr:
+            hint = f"its last stderr line: {proc.last_stderr!r}; {hint}"
+        error = PluginError(f"plugin {self.name} {how}", hint)
+        self._conn = None
+        self._stopped(error.line(), lived=self._clock() - self._born, say=not self._closing)
+        return error
+
+    def _stray(self, bad: BadLine) -> None:
+        self.log.line(f"stdout line that is not JSON-RPC ({bad.reason}): {bad.preview}")
+        self._notices.say_once(
+            self.name,
+            "stray-stdout",
+            f"wrote a line to stdout that is not JSON-RPC (kept in {self.log.path}); "
+            "a plugin writes diagnostics to stderr",
+            "warning",
+        )

@@ -1,0 +1,323 @@
+"""The connection: one asyncio JSON-RPC 2.0 endpoint per plugin process.
+
+Owns ids, pending calls, per-call deadlines, the dispatch of incoming requests and
+notifications to handlers registered by method, and the one function from an exception to a
+wire error (`error_object`). Requests go both ways; many calls are in flight at once,
+matched by id. The read loop never awaits a handler: a request's handler runs as a task in
+the connection's own TaskGroup, and a notification's handler is a plain function called in
+the loop, wrapped so one bad handler cannot end it.
+
+It does not know processes, plugins or proxies. How the peer ended (an exit code, a signal)
+comes from whoever made the streams, through `on_eof`; what a stray stdout line costs is
+decided through `on_stray`. Cancelling a caller's task sends nothing by itself: the proxies
+decide which cancel notification a kind of call needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from typing import Any, TypeVar
+
+import msgspec
+
+from ..kernel.errors import BingoError, PluginError
+from ..wire import Wire
+from ..wire.rpc import (
+    DEADLINE,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REFUSED,
+    Envelope,
+    ErrorObject,
+    ErrorResponse,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from ._framing import BadLine, LineReader, LineWriter
+
+__all__ = ["Connection", "decoder_for", "error_object"]
+
+_log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+P = TypeVar("P")
+
+
+_envelope_decoder = msgspec.json.Decoder(Envelope)
+_encoder = msgspec.json.Encoder()
+_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def decoder_for(kind: type[R]) -> msgspec.json.Decoder[R]:
+    """The one decoder for a params or result type, built the first time it is needed."""
+    decoder = _decoders.get(kind)
+    if decoder is None:
+        decoder = _decoders[kind] = msgspec.json.Decoder(kind)
+    return decoder
+
+
+def error_object(exc: BaseException) -> ErrorObject:
+    """The wire error for an exception raised while handling an incoming request: a
+    PluginError keeps its code, another BingoError is a refusal in its own words, and
+    anything else is an internal error with a short text (and a logged traceback)."""
+    if isinstance(exc, PluginError) and exc.code:
+        return ErrorObject(code=exc.code, message=exc.line())
+    if isinstance(exc, BingoError):
+        return ErrorObject(code=REFUSED, message=exc.line())
+    _log.exception("handler failed", exc_info=exc)
+    return ErrorObject(code=INTERNAL_ERROR, message=f"internal error in the host: {type(exc).__name__}")
+
+
+def _is_envelope(env: Envelope) -> bool:
+    # Lenient on a missing "jsonrpc" (some plugins omit it), strict on a wrong one.
+    if not isinstance(env.jsonrpc, msgspec.UnsetType) and env.jsonrpc != "2.0":
+        return False
+    if not isinstance(env.method, msgspec.UnsetType):
+        return True
+    has_answer = not isinstance(env.result, msgspec.UnsetType) or not isinstance(
+        env.error, msgspec.UnsetType
+    )
+    return has_answer and not isinstance(env.id, msgspec.UnsetType)
+
+
+RequestHandler = Callable[[Any], Awaitable[Wire]]
+NotificationHandler = Callable[[Any], None]
+
+
+class Connection:
+    """A JSON-RPC endpoint over one pair of streams. Use as `async with`: entering starts the
+    read loop, leaving stops it and fails what is still pending.
+
+    `on_eof` builds the error pending callers are woken with when the stream ends (it may
+    wait, boundedly, to learn how the process ended); `on_stray` is told of every line that
+    is not a JSON-RPC message."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: LineWriter,
+        *,
+        name: str,
+        ids: Iterator[int] | None = None,
+        on_eof: Callable[[], Awaitable[PluginError]] | None = None,
+        on_stray: Callable[[BadLine], None] | None = None,
+    ) -> None:
+        self.name = name
+        self._lines = LineReader(reader, _envelope_decoder.decode)
+        self._writer = writer
+        self._ids = ids if ids is not None else itertools.count(1)
+        self._on_eof = on_eof
+        self._on_stray = on_stray
+        self._pending: dict[RequestId, asyncio.Future[msgspec.Raw]] = {}
+        self._requests: dict[str, tuple[msgspec.json.Decoder[Any], RequestHandler]] = {}
+        self._notifications: dict[str, tuple[msgspec.json.Decoder[Any], NotificationHandler]] = {}
+        self._group = asyncio.TaskGroup()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ended: PluginError | None = None
+        self._closed = asyncio.Event()
+
+    # --- lifetime ------------------------------------------------------------------
+
+    async def __aenter__(self) -> Connection:
+        await self._group.__aenter__()
+        self._spawn(self._read_loop())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._end(PluginError(f"the connection to {self.name} was closed by the host"))
+        for task in self._tasks:
+            task.cancel()
+        await self._group.__aexit__(None, None, None)
+
+    @property
+    def ended(self) -> PluginError | None:
+        """Why the connection ended, or None while it is open."""
+        return self._ended
+
+    async def wait_closed(self) -> PluginError:
+        """Wait until the stream has ended; the error pending callers were woken with."""
+        await self._closed.wait()
+        assert self._ended is not None
+        return self._ended
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = self._group.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _end(self, error: PluginError) -> None:
+        if self._ended is None:
+            self._ended = error
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(error)
+            self._pending.clear()
+            self._closed.set()
+
+    # --- handlers ------------------------------------------------------------------
+
+    def on_request(
+        self, method: str, params: type[P], handler: Callable[[P], Awaitable[Wire]]
+    ) -> None:
+        """Answer incoming `method` requests with `handler` (run as a task)."""
+        self._requests[method] = (decoder_for(params), handler)
+
+    def on_notification(self, method: str, params: type[P], handler: Callable[[P], None]) -> None:
+        """Handle incoming `method` notifications with `handler`, a quick plain function."""
+        self._notifications[method] = (decoder_for(params), handler)
+
+    # --- outgoing ------------------------------------------------------------------
+
+    def _write(self, message: Wire) -> None:
+        if self._ended is not None:
+            raise self._ended
+        try:
+            self._writer.write(_encoder.encode(message) + b"\n")
+        except (ConnectionError, RuntimeError) as exc:
+            raise PluginError(f"cannot write to {self.name}: {exc}") from exc
+
+    def notify(self, method: str, params: Wire) -> None:
+        """Send a notification. Synchronous, so it can be sent from a cancellation handler."""
+        self._write(Notification(method=method, params=params))
+
+    async def call(
+        self, method: str, params: Wire, result: type[R], *, deadline: float | None
+    ) -> R:
+        """Send a request and wait for its answer, decoded as `result`.
+
+        Raises:
+            PluginError: the peer answered an error (its code), the deadline passed
+                (code DEADLINE), the stream ended, or the answer had the wrong shape.
+        """
+        request_id = next(self._ids)
+        future: asyncio.Future[msgspec.Raw] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self._write(Request(id=request_id, method=method, params=params))
+            try:
+                await self._writer.drain()
+            except (ConnectionError, RuntimeError) as exc:
+                raise self._ended or PluginError(f"cannot write to {self.name}: {exc}") from exc
+            if deadline is None:
+                raw = await future
+            else:
+                try:
+                    async with asyncio.timeout(deadline):
+                        raw = await future
+                except TimeoutError:
+                    raise PluginError(
+                        f"{self.name} did not answer {method} within {deadline:g} s",
+                        "the call was abandoned; raise its deadline in settings if it needs longer",
+                        code=DEADLINE,
+                    ) from None
+        finally:
+            self._pending.pop(request_id, None)
+        try:
+            return decoder_for(result).decode(raw)
+        except msgspec.DecodeError as exc:
+            raise PluginError(
+                f"{self.name} answered {method} in the wrong shape: {exc}",
+                "see schema/plugin.json for the answer's shape",
+                code=INVALID_PARAMS,
+            ) from exc
+
+    # --- incoming ------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                item = await self._lines.read()
+                if item is None:
+                    break
+                try:
+                    self._dispatch(item)
+                except Exception:  # boundary: one bad line or handler must not end the loop
+                    _log.exception("dispatch failed on %s", self.name)
+        except (ConnectionError, OSError) as exc:
+            _log.info("reading from %s failed: %s", self.name, exc)
+        error = PluginError(f"{self.name} closed the connection")
+        if self._on_eof is not None and self._ended is None:
+            try:
+                error = await self._on_eof()
+            except Exception:  # boundary: a failing callback still ends the connection
+                _log.exception("on_eof failed for %s", self.name)
+        self._end(error)
+
+    def _stray(self, bad: BadLine) -> None:
+        _log.info("%s: stray line on stdout (%s): %s", self.name, bad.reason, bad.preview)
+        if self._on_stray is not None:
+            self._on_stray(bad)
+
+    def _dispatch(self, item: Envelope | BadLine) -> None:
+        if isinstance(item, BadLine):
+            self._stray(item)
+            return
+        if not _is_envelope(item):
+            self._stray(BadLine("JSON but not a JSON-RPC 2.0 message", ""))
+            return
+        method, request_id = item.method, item.id
+        if isinstance(method, str):
+            params = b"null" if isinstance(item.params, msgspec.UnsetType) else item.params
+            if isinstance(request_id, (int, str)):
+                self._incoming_request(request_id, method, params)
+            else:
+                self._incoming_notification(method, params)
+            return
+        future = self._pending.get(request_id) if isinstance(request_id, (int, str)) else None
+        if future is None or future.done():
+            _log.info("%s answered unknown id %r; ignored", self.name, request_id)
+            return
+        if not isinstance(item.error, msgspec.UnsetType):
+            err = item.error
+            future.set_exception(PluginError(f"{self.name}: {err.message}", code=err.code))
+        elif not isinstance(item.result, msgspec.UnsetType):
+            future.set_result(item.result)
+
+    def _incoming_notification(self, method: str, params: msgspec.Raw | bytes) -> None:
+        entry = self._notifications.get(method)
+        if entry is None:
+            _log.info("%s sent unknown notification %s; ignored", self.name, method)
+            return
+        decoder, handler = entry
+        try:
+            handler(decoder.decode(params))
+        except msgspec.DecodeError as exc:
+            _log.info("%s sent %s with bad params: %s", self.name, method, exc)
+
+    def _incoming_request(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | bytes
+    ) -> None:
+        entry = self._requests.get(method)
+        if entry is None:
+            self._answer_error(request_id, ErrorObject(code=METHOD_NOT_FOUND, message=f"no method {method}"))
+            return
+        decoder, handler = entry
+        try:
+            decoded = decoder.decode(params)
+        except msgspec.DecodeError as exc:
+            self._answer_error(request_id, ErrorObject(code=INVALID_PARAMS, message=str(exc)))
+            return
+        self._spawn(self._handle(request_id, handler, decoded))
+
+    async def _handle(self, request_id: RequestId, handler: RequestHandler, params: object) -> None:
+        try:
+            result = await handler(params)
+        except Exception as exc:  # boundary: the one exception → wire error crossing
+            self._answer_error(request_id, error_object(exc))
+            return
+        try:
+            self._write(Response(id=request_id, result=result))
+        except PluginError as exc:
+            _log.info("cannot answer %s: %s", self.name, exc.message)
+
+    def _answer_error(self, request_id: RequestId, error: ErrorObject) -> None:
+        try:
+            self._write(ErrorResponse(id=request_id, error=error))
+        except PluginError as exc:
+            _log.info("cannot answer %s: %s", self.name, exc.message)

@@ -1,0 +1,62 @@
+"""The bridged hook: the kernel's `Hook`, whose `decide` is `hook/decide` and whose
+`observe` is the `hook/observe` notification.
+
+A failure, a missed deadline or an answer outside the five outcomes (`allow` included)
+raises PluginError, which the kernel's Hooks turns into "decides nothing" and a notice. A
+plugin that is not running decides nothing quietly (`continue`) and observes nothing; an
+observation never respawns a plugin, since nothing waits on it.
+"""
+
+from __future__ import annotations
+
+from ..kernel.errors import PluginError
+from ..wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Json
+from ._link import Link, Unavailable
+
+__all__ = ["BridgedHook"]
+
+_NOTHING = HookOutcome(outcome="continue")
+"""What a hook that cannot answer decides: nothing."""
+
+
+class BridgedHook:
+    """A plugin's hook, as the kernel sees it."""
+
+    def __init__(self, link: Link, spec: HookSpec) -> None:
+        self._link = link
+        self._spec = spec
+        self._source = f"plugin {link.name}"
+
+    @property
+    def spec(self) -> HookSpec:
+        return self._spec
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    async def decide(self, point: str, payload: Json) -> HookOutcome:
+        """The plugin's decision at `point`.
+
+        Raises:
+            PluginError: the call failed, was late, or answered something not a decision.
+        """
+        try:
+            conn = await self._link.connection()
+        except Unavailable:
+            return _NOTHING
+        params = HookDecideParams(id=self._spec.name, site=self._spec.site, point=point, payload=payload)
+        return await conn.call(
+            "hook/decide", params, HookOutcome, deadline=self._link.deadline("hook/decide")
+        )
+
+    async def observe(self, point: str, payload: Json) -> None:
+        """Tell the plugin about an observation point, if it is running."""
+        conn = self._link.current()
+        if conn is None:
+            return
+        params = HookObserveParams(id=self._spec.name, site=self._spec.site, point=point, payload=payload)
+        try:
+            conn.notify("hook/observe", params)
+        except PluginError:
+            pass  # it just stopped; its stop has its own notice

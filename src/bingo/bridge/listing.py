@@ -1,0 +1,36 @@
+"""`/plugins`: each plugin with its layer, path, version, state and what it contributes.
+
+Owns the command and its View; the facts come from `PluginHost.status()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kernel.interfaces import CommandContext
+from ..wire import CommandOutcome, CommandSpec, Completion, TableView, TextView, ViewOutcome
+from .host import PluginHost
+
+__all__ = ["PluginsCommand"]
+
+
+@dataclass(slots=True)
+class PluginsCommand:
+    """`/plugins`."""
+
+    host: PluginHost
+    spec: CommandSpec = CommandSpec(name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo")
+    source: str = "builtin"
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        statuses = self.host.status()
+        if not statuses:
+            return ViewOutcome(view=TextView(text="no plugins: install one in ~/.bingo/plugins/<name>/ or <project>/.bingo/plugins/<name>/"))
+        rows: list[list[str | int | float | None]] = []
+        for s in statuses:
+            state = s.state if not s.why else f"{s.state}: {s.why}"
+            rows.append([s.name, s.layer, s.version, state, ", ".join(s.contributes), str(s.path)])
+        return ViewOutcome(view=TableView(title="plugins", columns=["plugin", "layer", "version", "state", "contributes", "path"], rows=rows))
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []

@@ -1,0 +1,153 @@
+"""The plugin manifest: `plugin.json`, what it may hold, and reading it from a directory.
+
+Owns the manifest's shape (`Manifest`, `Entry`), the rule for a plugin's name, and the one
+function that turns a directory into a Manifest or a PluginError whose one line says exactly
+what is wrong with it. It does not look for plugins (that is `discovery.py`), expand
+`${PLUGIN_ROOT}` or start anything.
+
+A plugin's name is lowercase letters and digits, in runs joined by single `-` or `_`
+(`wordcount`, `echo-node`, `scripted_model`), at most 40 characters. It becomes part of tool
+names (`plugin__<name>__<tool>`), which model APIs restrict to `[a-zA-Z0-9_-]`; a `.` or an
+upper-case letter would make names that differ only on case-insensitive file systems; and a
+`__` inside a name would make `plugin__<name>__<tool>` ambiguous.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+from ..kernel.errors import PluginError
+from ..wire import Json, Wire
+
+__all__ = [
+    "MANIFEST_FILE",
+    "PLUGIN_ROOT",
+    "Entry",
+    "Manifest",
+    "check_name",
+    "read_manifest",
+]
+
+MANIFEST_FILE: Final = "plugin.json"
+"""The file that makes a directory a plugin."""
+
+PLUGIN_ROOT: Final = "${PLUGIN_ROOT}"
+"""Replaced, in the entry's command, arguments and env values, by the plugin's directory."""
+
+_NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_NAME_MAX: Final = 40
+# A manifest is a few hundred bytes; anything this big is not one.
+_MANIFEST_MAX_BYTES: Final = 1_000_000
+_HINT: Final = "see docs/plugins.md, section 'The manifest'"
+
+
+class Entry(Wire, frozen=True):
+    """How to start the plugin's process. `${PLUGIN_ROOT}` may appear in `command`, any
+    argument and any env value; a bare command is looked up on PATH."""
+
+    command: str
+    args: list[str] = msgspec.field(default_factory=list)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class Manifest(Wire, frozen=True):
+    """`plugin.json`. `config` is a JSON Schema for the plugin's `plugins.<name>` settings:
+    documentation for the person writing them, never validated against."""
+
+    name: str
+    version: str
+    entry: Entry
+    description: str = ""
+    config: dict[str, Json] | None = None
+
+
+def check_name(name: str) -> str | None:
+    """Why `name` cannot be a plugin's name, or None when it can."""
+    if len(name) > _NAME_MAX:
+        return f"name {name!r} is longer than {_NAME_MAX} characters"
+    if _NAME.fullmatch(name) is None:
+        return (
+            f"name {name!r} is not a plugin name: use lowercase letters and digits, "
+            "joined by single - or _"
+        )
+    return None
+
+
+def _explain(exc: msgspec.ValidationError) -> str:
+    """msgspec's `Expected X, got Y - at `$.a.b`` as one line a plugin author reads."""
+    text = str(exc)
+    what, sep, where = text.rpartition(" - at ")
+    if not sep:
+        what, where = text, "$"
+    where = where.strip("`")
+    missing = re.fullmatch(r"Object missing required field `(\w+)`", what)
+    if missing is not None:
+        field = missing.group(1) if where == "$" else f"{where[2:]}.{missing.group(1)}"
+        return f"`{field}` is missing"
+    if what.startswith("Expected"):
+        return f"wrong type at `{where}`: {what[0].lower()}{what[1:]}"
+    return f"{what} at `{where}`"
+
+
+def _check_entry(entry: Entry) -> str | None:
+    command = entry.command
+    if not command.strip():
+        return "`entry.command` is empty"
+    if "/" in command and not command.startswith(("/", PLUGIN_ROOT)):
+        return (
+            f"`entry.command` {command!r} is a relative path: write "
+            f"{PLUGIN_ROOT}/{command.removeprefix('./')} for a file in the plugin's directory"
+        )
+    return None
+
+
+def read_manifest(directory: Path) -> Manifest:
+    """Read `<directory>/plugin.json`.
+
+    Raises:
+        PluginError: the file is missing, unreadable, not JSON, not a manifest, or names a
+            plugin other than the directory's name; its message says which, in one line.
+    """
+    path = directory / MANIFEST_FILE
+    if not path.is_file():
+        raise PluginError(
+            f"no {MANIFEST_FILE} in {directory}",
+            "a plugin is a directory holding a plugin.json",
+        )
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MANIFEST_MAX_BYTES + 1)
+    except OSError as exc:
+        raise PluginError(f"cannot read {path}: {exc.strerror}", "check its permissions") from exc
+    if len(data) > _MANIFEST_MAX_BYTES:
+        raise PluginError(f"{path} is larger than {_MANIFEST_MAX_BYTES} bytes", _HINT)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PluginError(f"{path} is not UTF-8 at line {line}", _HINT) from exc
+    try:
+        value: Json = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PluginError(
+            f"{path} is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", _HINT
+        ) from exc
+    try:
+        manifest = msgspec.convert(value, Manifest)
+    except msgspec.ValidationError as exc:
+        raise PluginError(f"{path}: {_explain(exc)}", _HINT) from exc
+    problem = check_name(manifest.name) or _check_entry(manifest.entry)
+    if problem is not None:
+        raise PluginError(f"{path}: {problem}", _HINT)
+    if manifest.name != directory.name:
+        raise PluginError(
+            f"{path}: the directory is named {directory.name!r} but the manifest's name is "
+            f"{manifest.name!r}",
+            "rename one of them so that they agree",
+        )
+    return manifest

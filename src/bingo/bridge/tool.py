@@ -1,0 +1,95 @@
+"""The bridged tool: the kernel's `Tool`, whose `call` is a `tool/call` across the wire.
+
+Owns what the seed promises about a plugin's tools: the name is rewritten to
+`plugin__<plugin>__<tool>` (by `bridged_name`), the traits are always the default ones
+whatever the plugin claimed, `tool/progress` is the call's live line, and an interrupted
+call sends `tool/cancel` and still waits for the answer, under the same deadline. It does
+not ask the gate: the kernel does, for every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..kernel.errors import PluginError
+from ..kernel.interfaces import ToolCall
+from ..wire import (
+    TextPart,
+    ToolCallParams,
+    ToolCallResult,
+    ToolCancelParams,
+    ToolOutput,
+    ToolSpec,
+    ToolTraits,
+)
+from ._link import Link, Unavailable
+from ._names import bridged_name
+from .connection import Connection
+
+__all__ = ["BridgedTool"]
+
+_TRAITS = ToolTraits()
+"""Every bridged tool wears these: nothing a process says about itself is believed."""
+
+
+class BridgedTool:
+    """A plugin's tool, as the kernel sees it."""
+
+    def __init__(self, link: Link, declared: ToolSpec) -> None:
+        self._link = link
+        self._own_name = declared.name
+        self._spec = ToolSpec(
+            name=bridged_name(link.name, declared.name),
+            description=declared.description,
+            input_schema=declared.input_schema,
+        )
+        self._source = f"plugin {link.name}"
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def traits(self) -> ToolTraits:
+        return _TRAITS
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        """Run the plugin's tool. A plugin that is not running answers an error output at
+        once; one that fails, is late or dies during the call raises PluginError."""
+        try:
+            conn = await self._link.connection()
+        except Unavailable as exc:
+            return ToolOutput(parts=[TextPart(text=exc.line())], is_error=True)
+        params = ToolCallParams(
+            call_id=call.call_id,
+            name=self._own_name,
+            input=call.input,
+            cwd=call.cwd,
+            session=call.session,
+            turn=call.turn,
+        )
+        calls = self._link.calls
+        calls.begin(call)
+        watcher = asyncio.create_task(_cancel_when_interrupted(conn, call))
+        try:
+            result = await conn.call(
+                "tool/call", params, ToolCallResult, deadline=self._link.deadline("tool/call")
+            )
+        finally:
+            # The watcher is ours alone and ends here, cancelled or done; it never outlives
+            # the call.
+            watcher.cancel()
+            calls.end(call.call_id)
+        return result.output
+
+
+async def _cancel_when_interrupted(conn: Connection, call: ToolCall) -> None:
+    await call.interrupted.wait()
+    try:
+        conn.notify("tool/cancel", ToolCancelParams(call_id=call.call_id))
+    except PluginError:
+        pass  # the stream has ended: the pending call is failing with that error already

@@ -1,0 +1,431 @@
+"""Settings: where the layers live, how they merge, and what a bad file is told.
+
+Owns the four layers of INTERFACE.md §2 (user `~/.bingo/settings.json`, project
+`<project>/.bingo/settings.json`, local `<project>/.bingo/settings.local.json`, then the
+command-line overrides), the merge rule (later layers win for scalars and for each key of an
+object; `permissions.allow`, `.ask` and `.deny` are concatenated), the project rule
+(`find_project`), and the one-line SettingsError for a file that is not valid JSON or holds a
+known key of the wrong type. Unknown keys are ignored, so a newer file works with an older
+host. It does not interpret permissions (the gate does) nor a plugin's slice (passed as it is).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, TypeAlias
+
+import msgspec
+
+from ..wire import Json
+from .errors import SettingsError
+
+__all__ = [
+    "DEFAULT_DEADLINES",
+    "Permissions",
+    "Settings",
+    "bingo_home",
+    "find_project",
+    "load_settings",
+]
+
+DEFAULT_DEADLINES: dict[str, float] = {
+    "initialize": 10.0,
+    "tool/call": 600.0,
+    "command/run": 60.0,
+    "command/complete": 1.0,
+    "context/contribute": 2.0,
+    "compactor/compact": 60.0,
+    "provider/stream": 60.0,
+    "hook/decide": 5.0,
+    "service/call": 30.0,
+}
+"""Seconds each wire method may take (INTERFACE.md §5); `deadlines` in settings overrides."""
+
+# A method nobody gave a deadline still gets one: every wait on another process is bounded.
+_FALLBACK_DEADLINE = 30.0
+
+_SETTINGS_FILE = "settings.json"
+_LOCAL_FILE = "settings.local.json"
+_RULE_LISTS = ("allow", "ask", "deny")
+
+
+@dataclass(slots=True, frozen=True)
+class Permissions:
+    """The gate's rules, in the order the layers gave them."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+def _default_deadlines() -> Mapping[str, float]:
+    return MappingProxyType(dict(DEFAULT_DEADLINES))
+
+
+def _no_plugins() -> Mapping[str, Mapping[str, Json]]:
+    return MappingProxyType({})
+
+
+@dataclass(slots=True, frozen=True)
+class Settings:
+    """The merged settings of this run."""
+
+    provider: str | None = None
+    model: str | None = None
+    max_tokens: int = 4096
+    context_budget: int = 100_000
+    """Estimated tokens of history before compaction runs."""
+    compactor: str | None = None
+    """The compactor to use; None for the built-in one."""
+    permissions: Permissions = field(default_factory=Permissions)
+    deadlines: Mapping[str, float] = field(default_factory=_default_deadlines)
+    """Seconds per wire method, DEFAULT_DEADLINES merged in."""
+    plugins: Mapping[str, Mapping[str, Json]] = field(default_factory=_no_plugins)
+    """The `plugins.<name>` slices, passed to each plugin as they are."""
+
+    def deadline(self, method: str) -> float:
+        """Seconds a call of wire `method` may take."""
+        return self.deadlines.get(method, DEFAULT_DEADLINES.get(method, _FALLBACK_DEADLINE))
+
+
+# --- finding and saying where a key is ----------------------------------------------
+
+_KeyPath: TypeAlias = tuple[str | int, ...]
+"""A place in a JSON document: object keys and list indexes, from the root."""
+
+_WHITESPACE = " \t\n\r"
+_LONGEST_SHOWN = 40
+
+
+def _key_lines(text: str) -> dict[_KeyPath, int]:
+    """The line of every key (and list item) of the valid JSON document `text`."""
+    newlines = [i for i, char in enumerate(text) if char == "\n"]
+    decoder = json.JSONDecoder()
+    lines: dict[_KeyPath, int] = {}
+
+    def line(i: int) -> int:
+        return bisect.bisect_left(newlines, i) + 1
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in _WHITESPACE:
+            i += 1
+        return i
+
+    def value(i: int, path: _KeyPath) -> int:
+        i = skip(i)
+        lines.setdefault(path, line(i))
+        if text[i] not in "{[":
+            return decoder.raw_decode(text, i)[1]
+        closing = "}" if text[i] == "{" else "]"
+        i = skip(i + 1)
+        index = 0
+        while text[i] != closing:
+            if closing == "}":
+                key, after = decoder.raw_decode(text, i)
+                if not isinstance(key, str):
+                    raise ValueError("an object key that is not a string")
+                here: _KeyPath = (*path, key)
+                lines[here] = line(i)  # a repeated key: the last one is the one that counts
+                i = value(skip(after) + 1, here)
+            else:
+                here = (*path, index)
+                lines[here] = line(i)
+                i = value(i, here)
+                index += 1
+            i = skip(i)
+            if text[i] == ",":
+                i = skip(i + 1)
+        return i + 1
+
+    try:
+        value(0, ())
+    except (ValueError, IndexError, RecursionError):
+        # Only reached for text json.loads refused; the caller falls back to line 1.
+        pass
+    return lines
+
+
+def _describe(value: Json) -> str:
+    """What a value is, in words, for an error line."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= _LONGEST_SHOWN else value[:_LONGEST_SHOWN] + "..."
+        return f"the string {json.dumps(shown)}"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _dotted(path: _KeyPath) -> str:
+    """`permissions.allow[1]`: a key path as a person writes it."""
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return out
+
+
+# --- the shape of one layer ----------------------------------------------------------
+
+_Positive = Annotated[int, msgspec.Meta(ge=1)]
+_Seconds = Annotated[float, msgspec.Meta(gt=0)]
+
+
+class _PermissionsLayer(msgspec.Struct, kw_only=True):
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+
+
+class _Layer(msgspec.Struct, kw_only=True, rename="camel"):
+    """One settings document. Unknown keys are ignored (msgspec's default)."""
+
+    provider: str | None = None
+    model: str | None = None
+    max_tokens: _Positive = 4096
+    context_budget: _Positive = 100_000
+    compactor: str | None = None
+    permissions: _PermissionsLayer = msgspec.field(default_factory=_PermissionsLayer)
+    # Mapping values are checked one by one below: msgspec's error path does not name the
+    # key of a dict entry, and the key is what a person needs to find the mistake.
+    deadlines: dict[str, Json] = {}
+    plugins: dict[str, Json] = {}
+
+
+# What each known key must be, for the hint. Dict entries use "*" for the entry's key.
+_EXPECTED: dict[_KeyPath, str] = {
+    (): "a JSON object",
+    ("provider",): "a string (a provider id)",
+    ("model",): "a string (a model name)",
+    ("maxTokens",): "a positive whole number",
+    ("contextBudget",): "a positive whole number",
+    ("compactor",): "a string (a compactor name)",
+    ("permissions",): "an object with allow, ask and deny lists",
+    ("permissions", "allow"): "a list of tool rules (strings)",
+    ("permissions", "ask"): "a list of tool rules (strings)",
+    ("permissions", "deny"): "a list of tool rules (strings)",
+    ("permissions", "allow", 0): "a tool rule (a string)",
+    ("permissions", "ask", 0): "a tool rule (a string)",
+    ("permissions", "deny", 0): "a tool rule (a string)",
+    ("deadlines",): "an object mapping wire methods to seconds",
+    ("deadlines", "*"): "a positive number of seconds",
+    ("plugins",): "an object mapping plugin names to their settings",
+    ("plugins", "*"): "an object (the plugin's settings)",
+}
+
+_PATH_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+_ERROR_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+
+
+def _parse_path(message: str) -> _KeyPath:
+    match = _ERROR_PATH.search(message)
+    if match is None:
+        return ()
+    steps: list[str | int] = []
+    for step in _PATH_STEP.finditer(match.group("path")):
+        name, index = step.group(1), step.group(2)
+        steps.append(name if name is not None else int(index))
+    return tuple(steps)
+
+
+def _expected(path: _KeyPath) -> str:
+    general = tuple(0 if isinstance(step, int) else step for step in path)
+    if general in _EXPECTED:
+        return _EXPECTED[general]
+    return _EXPECTED.get((*path[:1], "*"), "a different type")
+
+
+def _object(value: Json) -> dict[str, Json] | None:
+    """`value` as a JSON object (a copy), or None when it is not one."""
+    try:
+        return msgspec.convert(value, dict[str, Json])
+    except msgspec.ValidationError:
+        return None
+
+
+def _array(value: Json) -> list[Json] | None:
+    """`value` as a JSON array (a copy), or None when it is not one."""
+    try:
+        return msgspec.convert(value, list[Json])
+    except msgspec.ValidationError:
+        return None
+
+
+def _value_at(data: Json, path: _KeyPath) -> Json:
+    value: Json = data
+    for step in path:
+        if isinstance(step, int):
+            items = _array(value)
+            if items is None or step >= len(items):
+                return None
+            value = items[step]
+        else:
+            fields = _object(value)
+            if fields is None or step not in fields:
+                return None
+            value = fields[step]
+    return value
+
+
+class _Source:
+    """One layer's document and where it came from, for the error line."""
+
+    def __init__(self, label: str, data: Json, text: str | None) -> None:
+        self.label = label
+        self.data = data
+        self.text = text
+
+    def wrong(self, path: _KeyPath) -> SettingsError:
+        """The error for a known key of the wrong type at `path`."""
+        got = _describe(_value_at(self.data, path))
+        hint = f"expected {_expected(path)}"
+        if self.text is None:
+            where = f"{_dotted(path)} from the command line" if path else "the command line"
+            return SettingsError(f"{where} is {got}", hint)
+        line = _key_lines(self.text).get(path, 1)
+        if not path:
+            return SettingsError(f"{self.label} (line {line}) holds {got}", hint)
+        return SettingsError(f"{_dotted(path)} in {self.label} (line {line}) is {got}", hint)
+
+    def check(self) -> _Layer:
+        """Validate the document; SettingsError naming the first key of the wrong type."""
+        try:
+            layer = msgspec.convert(self.data, _Layer)
+        except msgspec.ValidationError as exc:
+            raise self.wrong(_parse_path(str(exc))) from exc
+        for name, seconds in layer.deadlines.items():
+            try:
+                msgspec.convert(seconds, _Seconds)
+            except msgspec.ValidationError as exc:
+                raise self.wrong(("deadlines", name)) from exc
+        for name, slice_ in layer.plugins.items():
+            if _object(slice_) is None:
+                raise self.wrong(("plugins", name))
+        return layer
+
+
+def _read(path: Path) -> _Source | None:
+    """The document at `path`, or None when there is no file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not UTF-8 text", "save it as UTF-8 JSON") from exc
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SettingsError(f"cannot read {path} ({reason})", "fix it or remove it") from exc
+    try:
+        data: Json = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+            "fix the file or remove it",
+        ) from exc
+    return _Source(str(path), data, text)
+
+
+def _merge(base: dict[str, Json], over: Mapping[str, Json], path: _KeyPath = ()) -> None:
+    """Merge `over` into `base`: objects key by key, rule lists concatenated, else `over`."""
+    for key, value in over.items():
+        here = (*path, key)
+        old, new = _object(base.get(key)), _object(value)
+        if old is not None and new is not None:
+            _merge(old, new, here)
+            base[key] = old
+        elif here[:1] == ("permissions",) and len(here) == 2 and key in _RULE_LISTS:
+            base[key] = [*(_array(base.get(key)) or []), *(_array(value) or [])]
+        elif new is not None:
+            fresh: dict[str, Json] = {}
+            _merge(fresh, new, here)
+            base[key] = fresh
+        else:
+            base[key] = value
+
+
+def _settings(layer: _Layer) -> Settings:
+    deadlines = dict(DEFAULT_DEADLINES)
+    deadlines.update({name: float(seconds) for name, seconds in layer.deadlines.items()})
+    plugins: dict[str, Mapping[str, Json]] = {}
+    for name, slice_ in layer.plugins.items():
+        fields = _object(slice_)
+        if fields is not None:
+            plugins[name] = fields
+    return Settings(
+        provider=layer.provider,
+        model=layer.model,
+        max_tokens=layer.max_tokens,
+        context_budget=layer.context_budget,
+        compactor=layer.compactor,
+        permissions=Permissions(
+            allow=tuple(layer.permissions.allow),
+            ask=tuple(layer.permissions.ask),
+            deny=tuple(layer.permissions.deny),
+        ),
+        deadlines=MappingProxyType(deadlines),
+        plugins=MappingProxyType(plugins),
+    )
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def load_settings(
+    *, home: Path, project: Path, overrides: Mapping[str, Json] | None = None
+) -> Settings:
+    """Read and merge the layers: `home/settings.json` (home is the user layer, ~/.bingo),
+    `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
+    (camelCase keys, from the command line). Missing files are fine.
+
+    Raises:
+        SettingsError: a file is not valid JSON or holds a known key of the wrong type.
+    """
+    paths = [home / _SETTINGS_FILE]
+    project_dir = project / ".bingo"
+    # When the project's .bingo is the user layer itself, reading it twice would
+    # concatenate every rule list with itself.
+    if not _same(project_dir, home):
+        paths += [project_dir / _SETTINGS_FILE, project_dir / _LOCAL_FILE]
+    sources = [source for source in map(_read, paths) if source is not None]
+    if overrides is not None:
+        sources.append(_Source("the command line", dict(overrides), None))
+    merged: dict[str, Json] = {}
+    for source in sources:
+        source.check()
+        document = _object(source.data)
+        if document is not None:
+            _merge(merged, document)
+    return _settings(msgspec.convert(merged, _Layer))
+
+
+def bingo_home(environ: Mapping[str, str]) -> Path:
+    """The user layer: `$BINGO_HOME`, else `$HOME/.bingo`."""
+    explicit = environ.get("BINGO_HOME")
+    if explicit:
+        return Path(explicit)
+    home = environ.get("HOME")
+    return (Path(home) if home else Path.home()) / ".bingo"
+
+
+def find_project(cwd: Path, user_home: Path) -> Path:
+    """The nearest directory at or above `cwd` holding a `.bingo/` directory or a `.git`,
+    never `user_home` ($HOME) itself, whose `.bingo` is the user layer; with none, `cwd`."""
+    start = cwd.resolve()
+    home = user_home.resolve()
+    for directory in (start, *start.parents):
+        if directory == home:
+            continue
+        if (directory / ".bingo").is_dir() or (directory / ".git").exists():
+            return directory
+    return start

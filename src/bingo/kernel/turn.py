@@ -1,0 +1,405 @@
+"""The turn loop: one prompt in, model and tools until the model ends.
+
+Owns the order of a turn: the prompt hook, contributors asked concurrently under their
+deadline, compaction when the history passes its budget, the streamed model response, and
+every tool call through `tool.before` hooks and the gate — the one place a tool call goes
+through. It writes each frame to the session the moment it happens. It does not draw (the
+surface's `TurnEvents` does) and does not know whether anything it calls is remote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ..wire import (
+    CompactionContext,
+    ContextPiece,
+    ContextQuery,
+    Delta,
+    Json,
+    Message,
+    ModelRequest,
+    TextBlock,
+    TextDelta,
+    TextPart,
+    ToolOutput,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from .compaction import TrimCompactor, estimate_tokens
+from .errors import BingoError, CompactionError, GateError, ProviderError
+from .frames import (
+    AssistantFrame,
+    CompactionFrame,
+    Frame,
+    PromptFrame,
+    ToolCallFrame,
+    ToolResultFrame,
+)
+from .gate import Gate, Verdict, refusal
+from .hooks import Hooks
+from .interfaces import Compactor, ContextContributor, Provider, Tool, ToolCall
+from .notices import Notices
+from .registry import Registry
+from .settings import Settings
+
+__all__ = [
+    "Asker",
+    "Conversation",
+    "PermissionAnswer",
+    "SessionLog",
+    "TurnEvents",
+    "TurnResult",
+]
+
+_log = logging.getLogger(__name__)
+
+_MAX_STEPS = 64
+"""Model responses in one turn before the turn is ended: a loop guard, not a budget."""
+
+PermissionAnswer = Literal["once", "always", "no"]
+
+
+class SessionLog(Protocol):
+    """Where a turn's frames go, the moment they happen."""
+
+    def append(self, frame: Frame) -> None: ...
+
+
+class TurnEvents(Protocol):
+    """What a surface is told while a turn runs, to draw it live."""
+
+    def text(self, text: str) -> None: ...
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None: ...
+
+    def tool_progress(self, call_id: str, tail: str) -> None: ...
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None: ...
+
+    def waiting(self, what: str) -> None: ...
+
+
+class Asker(Protocol):
+    """The person, if there is one. Both methods raise GateError when nobody can answer."""
+
+    async def permission(self, name: str, input: Json) -> PermissionAnswer: ...
+
+    async def ask(self, question: str, choices: list[str] | None) -> str: ...
+
+
+@dataclass(slots=True, frozen=True)
+class TurnResult:
+    """How a turn ended. `reason` says why when it did not end well."""
+
+    status: Literal["done", "blocked", "failed", "interrupted"]
+    reason: str = ""
+
+
+class _TurnBlocked(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class _Running:
+    call: ToolCall
+    tool: Tool
+    task: asyncio.Task[ToolOutput] | None = None
+
+
+@dataclass
+class Conversation:
+    """One session's history and the machinery to run turns on it."""
+
+    registry: Registry
+    settings: Settings
+    gate: Gate
+    hooks: Hooks
+    notices: Notices
+    log: SessionLog
+    events: TurnEvents
+    asker: Asker
+    session: str
+    cwd: str
+    provider: Provider | None = None
+    model: str = "default"
+    system: str | None = None
+    messages: list[Message] = field(default_factory=lambda: [])
+    turn: int = 0
+    on_always: Callable[[str], None] | None = None
+    _running: dict[str, _Running] = field(default_factory=lambda: {}, init=False)
+    _stream: asyncio.Task[object] | None = field(default=None, init=False)
+    _interrupted: bool = field(default=False, init=False)
+
+    # --- the turn -----------------------------------------------------------------
+
+    async def run_turn(self, prompt: str) -> TurnResult:
+        """Run one turn for `prompt`; never raises a BingoError (it becomes the result)."""
+        self.turn += 1
+        self._interrupted = False
+        self.hooks.observe("turn", "start", {"turn": self.turn})
+        try:
+            return await self._turn(prompt)
+        except _TurnBlocked as blocked:
+            return TurnResult("blocked", blocked.reason)
+        except BingoError as exc:
+            return TurnResult("failed", exc.line())
+        finally:
+            self.hooks.observe("turn", "end", {"turn": self.turn})
+
+    async def _turn(self, prompt: str) -> TurnResult:
+        verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
+        if verdict.action in ("deny", "block"):
+            raise _TurnBlocked(verdict.reason or "a hook refused the prompt")
+        if verdict.action == "continue" and isinstance(verdict.payload, dict):
+            redirected = verdict.payload.get("text")  # pyright: ignore[reportUnknownMemberType]
+            if isinstance(redirected, str):
+                prompt = redirected
+        if self.provider is None:
+            raise ProviderError("no model provider is configured", "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
+        pieces = await self._contributions(prompt)
+        text = _with_context(prompt, pieces)
+        self._append(PromptFrame(text=text, turn=self.turn))
+        self.messages.append(Message(role="user", content=[TextBlock(text=text)]))
+        if estimate_tokens(self.messages) > self.settings.context_budget:
+            await self.compact("overflow")
+        for _ in range(_MAX_STEPS):
+            if self._interrupted:
+                return TurnResult("interrupted", "the turn was interrupted")
+            response = await self._respond()
+            if response is None:
+                return TurnResult("interrupted", "the turn was interrupted")
+            uses = [b for b in response.content if isinstance(b, ToolUseBlock)]
+            if not uses:
+                return TurnResult("done")
+            results = await self._run_tools(uses)
+            self.messages.append(Message(role="user", content=list(results)))
+            if self._interrupted:
+                return TurnResult("interrupted", "the turn was interrupted")
+        return TurnResult("failed", f"the model went on for {_MAX_STEPS} steps; the turn was ended")
+
+    async def _respond(self) -> Message | None:
+        assert self.provider is not None
+        request = ModelRequest(
+            model=self.model,
+            messages=list(self.messages),
+            tools=[tool.spec for tool in self.registry.tools.values()],
+            system=self.system,
+            max_tokens=self.settings.max_tokens,
+        )
+
+        def on_delta(delta: Delta) -> None:
+            if isinstance(delta, TextDelta):
+                self.events.text(delta.text)
+
+        task: asyncio.Task[object] = asyncio.ensure_future(self.provider.stream(request, on_delta))
+        self._stream = task
+        try:
+            response = await task
+        except asyncio.CancelledError:
+            if self._interrupted:
+                return None
+            raise
+        finally:
+            self._stream = None
+        from ..wire import ModelResponse
+
+        if not isinstance(response, ModelResponse):
+            raise ProviderError("the provider answered something that is not a response")
+        message = response.message
+        self._append(AssistantFrame(message=message, turn=self.turn))
+        self.messages.append(message)
+        if response.stop_reason == "maxTokens":
+            self.notices.say("bingo", "the model stopped at its token limit (maxTokens)", "warning")
+        return message
+
+    # --- context and compaction ---------------------------------------------------
+
+    async def _contributions(self, prompt: str) -> list[ContextPiece]:
+        contributors = list(self.registry.contributors)
+        if not contributors:
+            return []
+        query = ContextQuery(session=self.session, turn=self.turn, cwd=self.cwd, prompt=prompt)
+        deadline = self.settings.deadline("context/contribute")
+
+        async def one(contributor: ContextContributor) -> list[ContextPiece]:
+            name = contributor.spec.name
+            try:
+                async with asyncio.timeout(deadline):
+                    return await contributor.contribute(query)
+            except TimeoutError:
+                self.notices.say(contributor.source, f"contributor {name} gave no answer within {deadline:g} s and was dropped from this turn", "warning")
+            except BingoError as exc:
+                self.notices.say(contributor.source, f"contributor {name} was dropped from this turn: {exc.line()}", "warning")
+            except Exception:  # boundary: a contributor must never fail the turn
+                _log.exception("contributor %s failed", name)
+                self.notices.say(contributor.source, f"contributor {name} failed and was dropped from this turn", "warning")
+            return []
+
+        answers = await asyncio.gather(*(one(c) for c in contributors))
+        pieces = [piece for answer in answers for piece in answer]
+        return sorted(pieces, key=lambda p: -p.priority)
+
+    def _compactor(self) -> Compactor:
+        wanted = self.settings.compactor
+        if wanted and wanted in self.registry.compactors:
+            return self.registry.compactors[wanted]
+        if wanted:
+            self.notices.say_once("bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one")
+        return TrimCompactor()
+
+    async def compact(self, reason: Literal["overflow", "manual"]) -> bool:
+        """Replace the history with a compaction; False (and a notice) if it failed."""
+        compactor = self._compactor()
+        try:
+            async with asyncio.timeout(self.settings.deadline("compactor/compact")):
+                compaction = await compactor.compact(CompactionContext(messages=list(self.messages)), reason)
+        except (TimeoutError, CompactionError, BingoError) as exc:
+            why = "it gave no answer in time" if isinstance(exc, TimeoutError) else exc.line()
+            self.notices.say(compactor.source, f"compaction by {compactor.spec.name} failed, history kept as it was: {why}", "warning")
+            return False
+        self._append(CompactionFrame(compaction=compaction, turn=self.turn))
+        self.messages = list(compaction.messages)
+        return True
+
+    # --- tools --------------------------------------------------------------------
+
+    async def _run_tools(self, uses: list[ToolUseBlock]) -> list[ToolResultBlock]:
+        results: dict[str, ToolResultBlock] = {}
+        batch: list[ToolUseBlock] = []
+
+        async def flush() -> None:
+            outs = await asyncio.gather(*(self._call_tool(u) for u in batch))
+            for use, out in zip(batch, outs):
+                results[use.id] = out
+            batch.clear()
+
+        for use in uses:
+            tool = self.registry.tools.get(use.name)
+            if tool is not None and tool.traits.concurrency_safe and not self._interrupted:
+                batch.append(use)
+                continue
+            await flush()
+            results[use.id] = await self._call_tool(use)
+        await flush()
+        return [results[u.id] for u in uses]
+
+    def _result(self, use_id: str, output: ToolOutput) -> ToolResultBlock:
+        self._append(ToolResultFrame(call_id=use_id, output=output, turn=self.turn))
+        return ToolResultBlock(tool_use_id=use_id, parts=output.parts, is_error=output.is_error)
+
+    async def _call_tool(self, use: ToolUseBlock) -> ToolResultBlock:
+        """The one place every tool call goes through: hooks, then the gate, then the tool."""
+        if self._interrupted:
+            return self._result(use.id, _error("not run: the turn was interrupted"))
+        name, input = use.name, use.input
+        verdict = await self.hooks.decide("tool", "before", {"tool": name, "input": input, "callId": use.id})
+        if verdict.action == "block":
+            self._result(use.id, _error(f"blocked by a hook: {verdict.reason or 'no reason given'}"))
+            raise _TurnBlocked(verdict.reason or f"a hook blocked {name}")
+        if verdict.action == "deny":
+            return self._result(use.id, _error(f"{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
+        if isinstance(verdict.payload, dict):
+            # A redirect replaces the call: it goes through the gate as what it has become.
+            payload: dict[str, Json] = verdict.payload  # pyright: ignore[reportUnknownVariableType]
+            name = str(payload.get("tool", name))
+            input = payload.get("input", input)
+        tool = self.registry.tools.get(name)
+        if tool is None:
+            return self._result(use.id, _error(f"there is no tool named {name}"))
+        decision = self.gate.decide(name, tool.traits, hook_asks=verdict.action == "ask")
+        if decision.verdict is Verdict.DENY:
+            return self._result(use.id, _error(f"{name} is denied by the rule {decision.rule!r} in permissions.deny"))
+        if decision.verdict is Verdict.ASK:
+            try:
+                answer = await self.asker.permission(name, input)
+            except GateError:
+                return self._result(use.id, _error(refusal(name)))
+            if answer == "no":
+                return self._result(use.id, _error(f"the person declined to run {name}"))
+            if answer == "always":
+                self.gate.allow(name)
+                if self.on_always is not None:
+                    self.on_always(name)
+        return self._result(use.id, await self._execute(tool, use.id, name, input))
+
+    async def _execute(self, tool: Tool, call_id: str, name: str, input: Json) -> ToolOutput:
+        self._append(ToolCallFrame(call_id=call_id, name=name, input=input, turn=self.turn))
+        call = ToolCall(
+            call_id=call_id,
+            input=input,
+            cwd=self.cwd,
+            session=self.session,
+            turn=self.turn,
+            progress=lambda tail: self.events.tool_progress(call_id, tail),
+            ask=self.asker.ask,
+        )
+        running = _Running(call=call, tool=tool)
+        self._running[call_id] = running
+        self.events.tool_started(call_id, name, input)
+        started = time.monotonic()
+        try:
+            running.task = asyncio.ensure_future(tool.call(call))
+            output = await running.task
+        except asyncio.CancelledError:
+            if not self._interrupted:
+                raise
+            output = _error(f"{name} was cancelled: the turn was interrupted")
+        except BingoError as exc:
+            output = _error(exc.line())
+        except Exception as exc:  # boundary: a failing tool fails its call, not the turn
+            _log.exception("tool %s failed", name)
+            output = _error(f"{name} failed: {type(exc).__name__}: {exc}")
+        finally:
+            del self._running[call_id]
+        self.events.tool_finished(call_id, name, output, time.monotonic() - started)
+        self.hooks.observe("tool", "after", {"tool": name, "input": input, "output": _jsonable(output)})
+        return output
+
+    # --- interrupts ---------------------------------------------------------------
+
+    def interrupt(self) -> list[str]:
+        """Interrupt the running turn. The stream and `cancel` tools stop now; `block` tools
+        are told (a bridged tool sends `tool/cancel`) and still waited for. Returns the names
+        of the calls still being waited for."""
+        self._interrupted = True
+        if self._stream is not None:
+            self._stream.cancel()
+        waiting: list[str] = []
+        for running in self._running.values():
+            running.call.interrupted.set()
+            if running.tool.traits.interrupt == "cancel":
+                if running.task is not None:
+                    running.task.cancel()
+            else:
+                waiting.append(running.tool.spec.name)
+        for name in waiting:
+            self.events.waiting(f"waiting for {name} to answer its cancel")
+        return waiting
+
+    def _append(self, frame: Frame) -> None:
+        self.log.append(frame)
+
+
+def _error(text: str) -> ToolOutput:
+    return ToolOutput(parts=[TextPart(text=text)], is_error=True)
+
+
+def _jsonable(output: ToolOutput) -> Json:
+    import msgspec
+
+    return msgspec.to_builtins(output)
+
+
+def _with_context(prompt: str, pieces: list[ContextPiece]) -> str:
+    if not pieces:
+        return prompt
+    blocks = [f"<context title={p.title!r}>\n{p.text}\n</context>" if p.title else f"<context>\n{p.text}\n</context>" for p in pieces]
+    return "\n".join(blocks) + "\n\n" + prompt

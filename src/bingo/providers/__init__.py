@@ -1,0 +1,21 @@
+"""The built-in model providers and the rule that chooses one.
+
+`AnthropicProvider` (Messages API) and `OpenAIProvider` (Chat Completions, and the servers
+that copy it) implement the kernel's `Provider`; `selection` decides which one a run uses.
+Both stream over httpx, which is imported only when a model is actually asked for, so
+importing this package at start-up costs a few class definitions and nothing more.
+Private modules: `_http` (the one streamed POST and its error mapping), `_sse` (the
+event-stream grammar).
+"""
+
+from .anthropic import AnthropicProvider
+from .openai import OpenAIProvider
+from .selection import builtin_providers, choose_provider, default_model
+
+__all__ = [
+    "AnthropicProvider",
+    "OpenAIProvider",
+    "builtin_providers",
+    "choose_provider",
+    "default_model",
+]

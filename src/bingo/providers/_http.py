@@ -1,0 +1,184 @@
+"""The HTTP leg both built-in providers share: one streamed POST, its events, and the one
+place where everything httpx can raise becomes a ProviderError.
+
+Owns the timeouts, the client's lifetime (one `httpx.AsyncClient` per response, closed when
+the response ends or its task is cancelled), the reading of an error body, and the wording
+of every transport failure: a line naming the provider and what failed, and a hint naming
+the environment variable to check. It does not know either API's shapes (the provider
+modules do) and does not decide which provider runs (`selection.py`).
+
+httpx is imported inside the functions that use it, so that importing `bingo.providers`
+costs nothing until a model is actually asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..kernel.errors import ProviderError
+from ._sse import ServerEvent, events
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "READ_TIMEOUT",
+    "Endpoint",
+    "malformed",
+    "open_events",
+    "status_error",
+]
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection: a server that has not accepted by then is not there."""
+
+READ_TIMEOUT = 60.0
+"""Longest silence, in seconds, between two reads of a streamed answer. A model may think
+for a while before its first token, so this is generous; it is a constant, not a setting,
+until settings grow a key for it (the wire's `provider/stream` deadline is about plugins)."""
+
+_DETAIL_LIMIT = 200
+"""An API's error message is cut to this many characters so the line stays a line."""
+
+
+@dataclass(slots=True, frozen=True)
+class Endpoint:
+    """Where one provider sends a request, and the names its error lines use."""
+
+    provider: str
+    url: str
+    headers: dict[str, str]
+    key_env: str
+    base_env: str
+
+
+class _ErrorDetail(msgspec.Struct):
+    message: str = ""
+    type: str = ""
+
+
+class _ErrorBody(msgspec.Struct):
+    # Both APIs answer `{"error": {"message": ..., "type": ...}}`; anything else is shown raw.
+    error: _ErrorDetail | str | None = None
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _DETAIL_LIMIT else line[: _DETAIL_LIMIT - 1] + "…"
+
+
+def _detail(content: bytes, reason: str) -> str:
+    try:
+        body = msgspec.json.decode(content, type=_ErrorBody)
+    except msgspec.DecodeError:
+        text = content.decode("utf-8", "replace").strip()
+        return _one_line(text) if text else reason
+    match body.error:
+        case _ErrorDetail(message=message) if message:
+            return _one_line(message)
+        case str(message) if message:
+            return _one_line(message)
+        case _:
+            return reason
+
+
+def _status_hint(endpoint: Endpoint, status: int) -> str:
+    if status in (401, 403):
+        return f"check {endpoint.key_env}"
+    if status == 404:
+        return f"check the model name and {endpoint.base_env}"
+    if status == 429:
+        return "the service is rate limiting: wait a moment and try again"
+    if status >= 500:
+        return "the service failed: try again later"
+    return "the request was refused: check the model name and settings"
+
+
+def status_error(endpoint: Endpoint, status: int, content: bytes, reason: str) -> ProviderError:
+    """The error for an HTTP answer that is not a success."""
+    detail = _detail(content, reason or "no reason given")
+    return ProviderError(
+        f"{endpoint.provider} answered HTTP {status}: {detail}", _status_hint(endpoint, status)
+    )
+
+
+def malformed(endpoint: Endpoint, what: str) -> ProviderError:
+    """The error for a stream that does not follow the API's format."""
+    return ProviderError(
+        f"{endpoint.provider} sent a malformed stream: {_one_line(what)}",
+        f"check that {endpoint.base_env} points at a compatible server",
+    )
+
+
+def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) -> ProviderError:
+    import httpx
+
+    reason = _one_line(str(exc)) or type(exc).__name__
+    retry = "try again later"
+    match exc:
+        case httpx.ConnectTimeout() | httpx.PoolTimeout():
+            return ProviderError(
+                f"{endpoint.provider} did not accept a connection within "
+                f"{CONNECT_TIMEOUT:g} s at {endpoint.url}",
+                f"check {endpoint.base_env} and your network",
+            )
+        case httpx.ReadTimeout() | httpx.WriteTimeout():
+            return ProviderError(
+                f"{endpoint.provider} sent nothing for {read_timeout:g} s", retry
+            )
+        case httpx.ConnectError() | httpx.UnsupportedProtocol() | httpx.InvalidURL():
+            return ProviderError(
+                f"cannot reach {endpoint.provider} at {endpoint.url} ({reason})",
+                f"check {endpoint.base_env} and your network",
+            )
+        case _:
+            return ProviderError(
+                f"{endpoint.provider}'s connection failed mid-answer ({reason})", retry
+            )
+
+
+@contextlib.asynccontextmanager
+async def open_events(
+    endpoint: Endpoint,
+    body: bytes,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    read_timeout: float = READ_TIMEOUT,
+) -> AsyncIterator[AsyncIterator[ServerEvent]]:
+    """POST `body` (JSON) to the endpoint and yield the answer's events.
+
+    Every httpx failure, whether opening the response or reading it in the body of the
+    `async with`, leaves as a ProviderError; ProviderErrors the body raises pass through.
+    Cancelling the task closes the response and the client on the way out.
+
+    Raises:
+        ProviderError: the server could not be reached, answered an error status, went
+            silent, or broke the connection.
+    """
+    import httpx
+
+    timeout = httpx.Timeout(
+        connect=CONNECT_TIMEOUT, read=read_timeout, write=read_timeout, pool=CONNECT_TIMEOUT
+    )
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    headers.update(endpoint.headers)
+    try:
+        async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
+            async with client.stream(
+                "POST", endpoint.url, content=body, headers=headers
+            ) as response:
+                if response.status_code >= 400:
+                    content = await response.aread()
+                    raise status_error(
+                        endpoint, response.status_code, content, response.reason_phrase
+                    )
+                async with contextlib.aclosing(events(response.aiter_lines())) as stream:
+                    yield stream
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise _transport_error(endpoint, exc, read_timeout) from exc

@@ -1,0 +1,375 @@
+"""The built-in `anthropic` provider: Anthropic's Messages API, streamed.
+
+Owns the mapping between our contract (Message, Block, ToolSpec, ModelResponse) and the
+Messages API's request body and server-sent events (`message_start`, `content_block_start`
+/ `_delta` / `_stop`, `message_delta`, `message_stop`, `ping`, `error`). The events are
+decoded into private msgspec Structs, so a stream that does not match them is a
+ProviderError rather than a KeyError. It does not choose itself (`selection.py`) and owns
+no HTTP details beyond the URL and headers (`_http.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..kernel.errors import ProviderError
+from ..wire import (
+    Block,
+    Delta,
+    ImagePart,
+    Json,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Part,
+    ProviderSpec,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    TextPart,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseDelta,
+    Usage,
+)
+from ._http import READ_TIMEOUT, Endpoint, malformed, open_events
+from ._sse import ServerEvent
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "AnthropicProvider", "request_body"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+API_VERSION = "2023-06-01"
+
+DEFAULT_MAX_TOKENS = 4096
+"""The Messages API requires max_tokens; this is sent when the request leaves it open."""
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end",
+    "stop_sequence": "end",
+    "tool_use": "toolUse",
+    "max_tokens": "maxTokens",
+}
+
+
+# --- request -----------------------------------------------------------------------
+
+
+def _part(part: Part) -> dict[str, Json]:
+    match part:
+        case TextPart(text=text):
+            return {"type": "text", "text": text}
+        case ImagePart(media_type=media_type, data=data):
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": data},
+            }
+
+
+def _block(block: Block) -> tuple[str | None, dict[str, Json] | None]:
+    """The role a block must travel in (None: the message's own) and its API shape."""
+    match block:
+        case TextBlock(text=text):
+            # The API refuses empty text blocks.
+            return None, ({"type": "text", "text": text} if text else None)
+        case ToolUseBlock(id=id, name=name, input=input):
+            return "assistant", {"type": "tool_use", "id": id, "name": name, "input": input}
+        case ToolResultBlock(tool_use_id=tool_use_id, parts=parts, is_error=is_error):
+            result: dict[str, Json] = {
+                "type": "tool_result",
+                "tool_use_id": tool_use_id,
+                "content": [_part(p) for p in parts],
+            }
+            if is_error:
+                result["is_error"] = True
+            return "user", result
+
+
+def _messages(messages: list[Message]) -> list[dict[str, Json]]:
+    # Each block goes in the role the API requires (a tool_result only in a user message);
+    # neighbouring blocks of one role share a message, so roles alternate as the API wants.
+    out: list[dict[str, Json]] = []
+    for message in messages:
+        for block in message.content:
+            role, shaped = _block(block)
+            if shaped is None:
+                continue
+            role = role or message.role
+            if out and out[-1]["role"] == role:
+                out[-1]["content"].append(shaped)
+            else:
+                out.append({"role": role, "content": [shaped]})
+    return out
+
+
+def request_body(request: ModelRequest) -> dict[str, Json]:
+    """The Messages API body for `request`, streamed."""
+    body: dict[str, Json] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": _messages(request.messages),
+        "stream": True,
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    return body
+
+
+# --- events ------------------------------------------------------------------------
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+
+
+class _StartedMessage(msgspec.Struct):
+    usage: _Usage = msgspec.field(default_factory=_Usage)
+
+
+class _MessageStart(msgspec.Struct):
+    message: _StartedMessage
+
+
+class _ContentBlock(msgspec.Struct):
+    type: str
+    text: str = ""
+    id: str = ""
+    name: str = ""
+
+
+class _BlockStart(msgspec.Struct):
+    index: int
+    content_block: _ContentBlock
+
+
+class _BlockDeltaBody(msgspec.Struct):
+    type: str
+    text: str = ""
+    partial_json: str = ""
+
+
+class _BlockDelta(msgspec.Struct):
+    index: int
+    delta: _BlockDeltaBody
+
+
+class _BlockStop(msgspec.Struct):
+    index: int
+
+
+class _MessageDeltaBody(msgspec.Struct):
+    stop_reason: str | None = None
+
+
+class _MessageDelta(msgspec.Struct):
+    delta: _MessageDeltaBody = msgspec.field(default_factory=_MessageDeltaBody)
+    usage: _Usage = msgspec.field(default_factory=_Usage)
+
+
+class _ErrorDetail(msgspec.Struct):
+    type: str = ""
+    message: str = ""
+
+
+class _ErrorEvent(msgspec.Struct):
+    error: _ErrorDetail = msgspec.field(default_factory=_ErrorDetail)
+
+
+_EVENT_TYPES: dict[str, type[msgspec.Struct]] = {
+    "message_start": _MessageStart,
+    "content_block_start": _BlockStart,
+    "content_block_delta": _BlockDelta,
+    "content_block_stop": _BlockStop,
+    "message_delta": _MessageDelta,
+    "error": _ErrorEvent,
+}
+_DECODERS = {name: msgspec.json.Decoder(kind) for name, kind in _EVENT_TYPES.items()}
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A content block being streamed."""
+
+    kind: str
+    id: str = ""
+    name: str = ""
+    pieces: list[str] = field(default_factory=list)
+    done: Block | None = None
+
+
+@dataclass(slots=True)
+class _Assembly:
+    """The response as its events arrive."""
+
+    endpoint: Endpoint
+    on_delta: Callable[[Delta], None]
+    blocks: dict[int, _Pending] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop: str | None = None
+    started: bool = False
+    finished: bool = False
+
+    def _pending(self, index: int) -> _Pending:
+        if index not in self.blocks:
+            raise malformed(self.endpoint, f"content block {index} was never started")
+        return self.blocks[index]
+
+    def _count(self, usage: _Usage) -> None:
+        if usage.input_tokens is not None:
+            self.input_tokens = (
+                usage.input_tokens
+                + (usage.cache_creation_input_tokens or 0)
+                + (usage.cache_read_input_tokens or 0)
+            )
+        if usage.output_tokens is not None:
+            self.output_tokens = usage.output_tokens
+
+    def _finish_block(self, pending: _Pending) -> None:
+        if pending.kind == "text":
+            pending.done = TextBlock(text="".join(pending.pieces))
+        elif pending.kind == "tool_use":
+            raw = "".join(pending.pieces).strip() or "{}"
+            try:
+                tool_input: Json = msgspec.json.decode(raw)
+            except msgspec.DecodeError:
+                raise malformed(
+                    self.endpoint, f"the input of tool call {pending.name!r} is not JSON"
+                ) from None
+            pending.done = ToolUseBlock(id=pending.id, name=pending.name, input=tool_input)
+            self.on_delta(ToolUseDelta(id=pending.id, name=pending.name, input=tool_input))
+
+    def feed(self, event: ServerEvent) -> None:
+        """Take one event into the response."""
+        decoder = _DECODERS.get(event.event)
+        if decoder is None:
+            # ping, message_stop and event types newer than this code carry nothing we keep.
+            self.finished = self.finished or event.event == "message_stop"
+            return
+        try:
+            decoded = decoder.decode(event.data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise malformed(self.endpoint, f"{event.event} event: {exc}") from None
+        match decoded:
+            case _MessageStart(message=message):
+                self.started = True
+                self._count(message.usage)
+            case _BlockStart(index=index, content_block=block):
+                pieces = [block.text] if block.text else []
+                self.blocks[index] = _Pending(block.type, block.id, block.name, pieces)
+            case _BlockDelta(index=index, delta=delta):
+                pending = self._pending(index)
+                if delta.type == "text_delta" and delta.text:
+                    pending.pieces.append(delta.text)
+                    self.on_delta(TextDelta(text=delta.text))
+                elif delta.type == "input_json_delta":
+                    pending.pieces.append(delta.partial_json)
+            case _BlockStop(index=index):
+                self._finish_block(self._pending(index))
+            case _MessageDelta(delta=delta, usage=usage):
+                self.stop = delta.stop_reason or self.stop
+                self._count(usage)
+            case _ErrorEvent(error=error):
+                what = error.message or error.type or "an unnamed error"
+                raise ProviderError(
+                    f"{self.endpoint.provider} failed mid-answer: {what}", "try again later"
+                )
+            case _:
+                pass
+
+    def response(self) -> ModelResponse:
+        """The whole response, once `message_stop` has arrived."""
+        if not self.started or not self.finished:
+            raise malformed(self.endpoint, "the stream ended before message_stop")
+        content: list[Block] = []
+        for index in sorted(self.blocks):
+            done = self.blocks[index].done
+            # Empty text blocks are dropped: the API would refuse them when sent back.
+            if done is not None and not (isinstance(done, TextBlock) and not done.text):
+                content.append(done)
+        stop = _STOP_REASONS.get(self.stop or "", "end")
+        if stop == "end" and any(isinstance(b, ToolUseBlock) for b in content):
+            stop = "toolUse"
+        return ModelResponse(
+            message=Message(role="assistant", content=content),
+            stop_reason=stop,
+            usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+        )
+
+
+# --- provider ----------------------------------------------------------------------
+
+
+class AnthropicProvider:
+    """Anthropic's Messages API as a kernel Provider."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
+        headers = {"anthropic-version": API_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._endpoint = Endpoint(
+            provider="anthropic",
+            url=f"{base}/v1/messages",
+            headers=headers,
+            key_env="ANTHROPIC_API_KEY",
+            base_env="ANTHROPIC_BASE_URL",
+        )
+        self._transport = transport
+        self._read_timeout = read_timeout
+        self._spec = ProviderSpec(
+            name="anthropic", description="Anthropic Messages API", models=[DEFAULT_MODEL]
+        )
+
+    @property
+    def spec(self) -> ProviderSpec:
+        return self._spec
+
+    @property
+    def source(self) -> str:
+        return "builtin"
+
+    async def stream(
+        self, request: ModelRequest, on_delta: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """Stream one response, calling `on_delta` as text and finished tool calls arrive.
+
+        Raises:
+            ProviderError: the API could not be reached, refused, or sent a broken stream.
+        """
+        body = msgspec.json.encode(request_body(request))
+        assembly = _Assembly(self._endpoint, on_delta)
+        async with open_events(
+            self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
+        ) as stream:
+            await _drain(stream, assembly)
+        return assembly.response()
+
+
+async def _drain(stream: AsyncIterator[ServerEvent], assembly: _Assembly) -> None:
+    async for event in stream:
+        assembly.feed(event)
+        if assembly.finished:
+            return

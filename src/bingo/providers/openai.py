@@ -1,0 +1,347 @@
+"""The built-in `openai` provider: the Chat Completions API, streamed, as OpenAI and the
+servers that copy it (Ollama, vLLM, llama.cpp's server) speak it.
+
+Owns the mapping between our contract and Chat Completions: the system prompt as a system
+message, toolUse blocks as an assistant's `tool_calls`, toolResult blocks as `tool`
+messages, tools as `{type: function, function: {...}}`; and the reading of `data:` chunks up
+to `[DONE]`, with tool calls assembled by index from argument pieces. Chunks are decoded
+into private msgspec Structs, so a chunk that does not match is a ProviderError. It does not
+choose itself (`selection.py`) and owns no HTTP details beyond URL and headers (`_http.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..kernel.errors import ProviderError
+from ..wire import (
+    Block,
+    Delta,
+    ImagePart,
+    Json,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderSpec,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    TextPart,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseDelta,
+    Usage,
+)
+from ._http import READ_TIMEOUT, Endpoint, malformed, open_events
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIProvider", "request_body"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+_DONE = "[DONE]"
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    "length": "maxTokens",
+}
+
+_ERROR_PREFIX = "Error: "
+"""Chat Completions has no error flag on a tool message; a failed call's text says so."""
+
+
+# --- request -----------------------------------------------------------------------
+
+
+def _text(parts: list[TextPart | ImagePart]) -> str:
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+def _image_message(results: list[ToolResultBlock]) -> dict[str, Json] | None:
+    # A tool message carries text only, so a result's images follow in a user message.
+    content: list[Json] = []
+    for result in results:
+        for part in result.parts:
+            if isinstance(part, ImagePart):
+                url = f"data:{part.media_type};base64,{part.data}"
+                content.append({"type": "image_url", "image_url": {"url": url}})
+    if not content:
+        return None
+    intro: Json = {"type": "text", "text": "Images from the tool calls:"}
+    return {"role": "user", "content": [intro, *content]}
+
+
+def _message(message: Message) -> list[dict[str, Json]]:
+    texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
+    uses = [b for b in message.content if isinstance(b, ToolUseBlock)]
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    out: list[dict[str, Json]] = []
+    if message.role == "assistant":
+        shaped: dict[str, Json] = {"role": "assistant", "content": "".join(texts) or None}
+        if uses:
+            shaped["tool_calls"] = [
+                {
+                    "id": u.id,
+                    "type": "function",
+                    "function": {
+                        "name": u.name,
+                        "arguments": msgspec.json.encode(u.input).decode(),
+                    },
+                }
+                for u in uses
+            ]
+        return [shaped]
+    # Tool messages must directly follow the assistant message that asked for them.
+    for result in results:
+        text = _text(result.parts)
+        out.append(
+            {
+                "role": "tool",
+                "tool_call_id": result.tool_use_id,
+                "content": _ERROR_PREFIX + text if result.is_error else text,
+            }
+        )
+    images = _image_message(results)
+    if images is not None:
+        out.append(images)
+    if texts:
+        out.append({"role": "user", "content": "\n".join(texts)})
+    return out
+
+
+def request_body(request: ModelRequest) -> dict[str, Json]:
+    """The Chat Completions body for `request`, streamed with usage."""
+    messages: list[dict[str, Json]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        messages.extend(_message(message))
+    body: dict[str, Json] = {
+        "model": request.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.max_tokens is not None:
+        # `max_tokens` rather than `max_completion_tokens`: the compatible servers know it.
+        body["max_tokens"] = request.max_tokens
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in request.tools
+        ]
+    return body
+
+
+# --- chunks ------------------------------------------------------------------------
+
+
+class _FunctionDelta(msgspec.Struct):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCallDelta(msgspec.Struct):
+    index: int = 0
+    id: str | None = None
+    function: _FunctionDelta | None = None
+
+
+class _ChoiceDelta(msgspec.Struct):
+    content: str | None = None
+    tool_calls: list[_ToolCallDelta] | None = None
+
+
+class _Choice(msgspec.Struct):
+    delta: _ChoiceDelta | None = None
+    finish_reason: str | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _ErrorDetail(msgspec.Struct):
+    message: str = ""
+
+
+class _Chunk(msgspec.Struct):
+    choices: list[_Choice] | None = None
+    usage: _Usage | None = None
+    error: _ErrorDetail | None = None
+
+
+_CHUNK = msgspec.json.Decoder(_Chunk)
+
+
+@dataclass(slots=True)
+class _Call:
+    """A tool call being streamed: its arguments arrive in pieces."""
+
+    id: str = ""
+    name: str = ""
+    pieces: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Assembly:
+    """The response as its chunks arrive."""
+
+    endpoint: Endpoint
+    on_delta: Callable[[Delta], None]
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _Call] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish: str | None = None
+    done: bool = False
+
+    def feed(self, data: str) -> None:
+        """Take one `data:` payload into the response."""
+        if data.strip() == _DONE:
+            self.done = True
+            return
+        try:
+            chunk = _CHUNK.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise malformed(self.endpoint, f"a chunk is not valid: {exc}") from None
+        if chunk.error is not None:
+            what = chunk.error.message or "an unnamed error"
+            raise ProviderError(
+                f"{self.endpoint.provider} failed mid-answer: {what}", "try again later"
+            )
+        if chunk.usage is not None:
+            self.usage = Usage(
+                input_tokens=chunk.usage.prompt_tokens,
+                output_tokens=chunk.usage.completion_tokens,
+            )
+        for choice in (chunk.choices or [])[:1]:
+            delta = choice.delta
+            if delta is not None and delta.content:
+                self.text.append(delta.content)
+                self.on_delta(TextDelta(text=delta.content))
+            for piece in (delta.tool_calls if delta is not None else None) or []:
+                call = self.calls.setdefault(piece.index, _Call())
+                call.id = piece.id or call.id
+                if piece.function is not None:
+                    call.name = piece.function.name or call.name
+                    if piece.function.arguments:
+                        call.pieces.append(piece.function.arguments)
+            self.finish = choice.finish_reason or self.finish
+
+    def _tool_uses(self) -> list[ToolUseBlock]:
+        uses: list[ToolUseBlock] = []
+        for index in sorted(self.calls):
+            call = self.calls[index]
+            if not call.name:
+                raise malformed(self.endpoint, f"tool call {index} has no name")
+            raw = "".join(call.pieces).strip() or "{}"
+            try:
+                tool_input: Json = msgspec.json.decode(raw)
+            except msgspec.DecodeError:
+                raise malformed(
+                    self.endpoint, f"the arguments of tool call {call.name!r} are not JSON"
+                ) from None
+            # Some compatible servers send no id; the result must still name its call.
+            call_id = call.id or f"call_{index}"
+            uses.append(ToolUseBlock(id=call_id, name=call.name, input=tool_input))
+        return uses
+
+    def response(self) -> ModelResponse:
+        """The whole response, once the stream has finished."""
+        # Some compatible servers end without `[DONE]`; a finish reason is enough.
+        if not self.done and self.finish is None:
+            raise malformed(self.endpoint, "the stream ended before a finish reason")
+        uses = self._tool_uses()
+        for use in uses:
+            self.on_delta(ToolUseDelta(id=use.id, name=use.name, input=use.input))
+        content: list[Block] = []
+        text = "".join(self.text)
+        if text:
+            content.append(TextBlock(text=text))
+        content.extend(uses)
+        stop = _STOP_REASONS.get(self.finish or "", "end")
+        # Ollama and others answer `stop` even when they asked for tools.
+        if uses and stop == "end":
+            stop = "toolUse"
+        return ModelResponse(
+            message=Message(role="assistant", content=content),
+            stop_reason=stop,
+            usage=self.usage,
+        )
+
+
+# --- provider ----------------------------------------------------------------------
+
+
+class OpenAIProvider:
+    """Chat Completions (OpenAI or a compatible server) as a kernel Provider."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
+        # Local servers (Ollama and the like) need no key, and get no Authorization header.
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._endpoint = Endpoint(
+            provider="openai",
+            url=f"{base}/chat/completions",
+            headers=headers,
+            key_env="OPENAI_API_KEY",
+            base_env="OPENAI_BASE_URL",
+        )
+        self._transport = transport
+        self._read_timeout = read_timeout
+        self._spec = ProviderSpec(
+            name="openai",
+            description="OpenAI Chat Completions, or a compatible server",
+            models=[DEFAULT_MODEL],
+        )
+
+    @property
+    def spec(self) -> ProviderSpec:
+        return self._spec
+
+    @property
+    def source(self) -> str:
+        return "builtin"
+
+    async def stream(
+        self, request: ModelRequest, on_delta: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """Stream one response, calling `on_delta` as text arrives and for each tool call
+        once the stream has finished (only then are its arguments known to be whole).
+
+        Raises:
+            ProviderError: the API could not be reached, refused, or sent a broken stream.
+        """
+        body = msgspec.json.encode(request_body(request))
+        assembly = _Assembly(self._endpoint, on_delta)
+        async with open_events(
+            self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
+        ) as stream:
+            async for event in stream:
+                assembly.feed(event.data)
+                if assembly.done:
+                    break
+        return assembly.response()

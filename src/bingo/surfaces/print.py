@@ -1,0 +1,102 @@
+"""The print surface: `bingo -p`, a pipe, or one turn without the terminal surface.
+
+Owns plain-text output: the model's text streamed to stdout as it arrives, each View folded
+to text, notices as one line each on stderr. Nothing waits for a person here: every
+question is answered "no" (GateError), and the kernel tells the model why in words.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from ..kernel.errors import GateError
+from ..kernel.turn import PermissionAnswer
+from ..wire import (
+    CommandOutcome,
+    ErrorOutcome,
+    Json,
+    NoneOutcome,
+    Notice,
+    PromptOutcome,
+    TextOutcome,
+    ToolOutput,
+    ViewOutcome,
+    fold,
+)
+
+__all__ = ["PrintSurface"]
+
+
+@dataclass(slots=True)
+class PrintSurface:
+    """Plain text on stdout, notices on stderr, and nobody to ask."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    _at_line_start: bool = field(default=True, init=False)
+
+    # --- TurnEvents ---------------------------------------------------------------
+
+    def text(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self._at_line_start = text.endswith("\n")
+
+    def _line(self, text: str) -> None:
+        if not self._at_line_start:
+            self.out.write("\n")
+        self.out.write(text if text.endswith("\n") else text + "\n")
+        self.out.flush()
+        self._at_line_start = True
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None:
+        return None
+
+    def tool_progress(self, call_id: str, tail: str) -> None:
+        return None
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
+        if output.display is not None:
+            self._line(fold(output.display))
+
+    def waiting(self, what: str) -> None:
+        self.err.write(f"bingo: {what}\n")
+        self.err.flush()
+
+    def end(self) -> None:
+        """The turn is over: end the last line."""
+        if not self._at_line_start:
+            self.out.write("\n")
+            self.out.flush()
+            self._at_line_start = True
+
+    # --- notices and outcomes -----------------------------------------------------
+
+    def notice(self, notice: Notice) -> None:
+        self.err.write(f"{notice.source}: {notice.message}\n")
+        self.err.flush()
+
+    def outcome(self, outcome: CommandOutcome) -> None:
+        """Show a command's outcome (an `error` one goes to stderr; a `prompt` is not shown)."""
+        match outcome:
+            case TextOutcome(text=text):
+                self._line(text)
+            case ViewOutcome(view=view):
+                self._line(fold(view))
+            case ErrorOutcome(message=message):
+                self.err.write(message + "\n")
+                self.err.flush()
+            case PromptOutcome() | NoneOutcome():
+                pass
+
+    # --- Asker: nobody is here ----------------------------------------------------
+
+    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+        raise GateError("no person to ask")
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        raise GateError("no person to ask")

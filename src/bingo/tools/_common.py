@@ -1,0 +1,220 @@
+"""What the built-in tools share: input validation at the edge, paths, outputs, a file walk.
+
+Owns the one way a tool's raw JSON input becomes a typed value (or an error output naming
+the field), the JSON Schema a tool shows the model (generated from that same Struct, so the
+two cannot drift), the `.git`-skipping walk that glob and grep share, and the glob pattern
+grammar. It does not run anything: each tool's own module does that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+import msgspec
+
+from ..kernel.interfaces import ToolCall
+from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
+
+__all__ = [
+    "BINARY_SNIFF",
+    "SKIPPED_DIRS",
+    "BuiltinTool",
+    "Input",
+    "display_path",
+    "error_output",
+    "glob_regex",
+    "in_thread",
+    "is_binary",
+    "parse_input",
+    "resolve",
+    "schema_of",
+    "text_output",
+    "walk_files",
+]
+
+SKIPPED_DIRS = frozenset({".git"})
+"""Directory names glob and grep never descend into."""
+
+BINARY_SNIFF = 8192
+"""How many leading bytes are looked at to decide that a file is binary (a NUL among them)."""
+
+_S = TypeVar("_S", bound=msgspec.Struct)
+_R = TypeVar("_R")
+
+
+class Input(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Base of every built-in tool's input: camelCase names, unknown fields ignored."""
+
+
+def schema_of(kind: type[msgspec.Struct]) -> dict[str, Json]:
+    """The JSON Schema of an input Struct, inlined (no `$ref`), as a ToolSpec wants it."""
+    _, components = msgspec.json.schema_components([kind])
+    schema = dict(components[kind.__name__])
+    schema.pop("title", None)
+    return schema
+
+
+def parse_input(kind: type[_S], raw: Json, tool: str) -> _S | ToolOutput:
+    """`raw` as a `kind`, or an error output saying which field is wrong and how."""
+    try:
+        return msgspec.convert(raw, kind)
+    except msgspec.ValidationError as exc:
+        return error_output(f"{tool}: invalid input: {exc}. Call {tool} again with valid input.")
+
+
+def text_output(text: str) -> ToolOutput:
+    """A successful output holding one text part."""
+    return ToolOutput(parts=[TextPart(text=text)])
+
+
+def error_output(text: str) -> ToolOutput:
+    """A failed output: the text says what was wrong and what to do."""
+    return ToolOutput(parts=[TextPart(text=text)], is_error=True)
+
+
+def resolve(cwd: str, path: str) -> Path:
+    """`path` as given (absolute, or `~/...`), or relative to the call's working directory."""
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else Path(cwd) / candidate
+
+
+def display_path(path: Path, cwd: str) -> str:
+    """How a path is shown to the model: relative to the working directory when inside it."""
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def is_binary(head: bytes) -> bool:
+    """Whether a file's leading bytes say it is not text (a NUL byte, as git and grep judge)."""
+    return b"\0" in head
+
+
+async def in_thread(work: Callable[[threading.Event], _R]) -> _R:
+    """Run blocking file work in a thread, so the loop never blocks. If the awaiting task is
+    cancelled, the work's stop event is set (the work checks it and ends early) and the
+    cancellation goes on."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(work, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+def walk_files(root: Path, stop: threading.Event) -> Iterator[Path]:
+    """Every regular file under `root` (symlinks to files included), in path order, never
+    inside `.git`. Symlinked directories are not followed (no loops), and fifos, sockets and
+    devices are left out (reading one could block forever). An unreadable directory is
+    passed over. Ends early once `stop` is set."""
+    try:
+        with os.scandir(root) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        if stop.is_set():
+            return
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    yield from walk_files(Path(entry.path), stop)
+            elif entry.is_file():
+                yield Path(entry.path)
+        except OSError:
+            continue
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A compiled regex for a glob over `/`-separated relative paths.
+
+    `*` and `?` never cross a `/`; `**` as a whole segment spans any number of directories
+    (none included); `[abc]`, `[!abc]` are classes; `{a,b}` are alternatives. Dotfiles match
+    like any other file. Raises ValueError for an unbalanced `{`."""
+    out: list[str] = []
+    depth = 0
+    i, n = 0, len(pattern)
+    while i < n:
+        at_segment_start = i == 0 or pattern[i - 1] == "/"
+        char = pattern[i]
+        if at_segment_start and pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif at_segment_start and pattern.startswith("**", i) and i + 2 == n:
+            out.append(".*")
+            i += 2
+        elif char == "*":
+            out.append("[^/]*")
+            i += 1
+        elif char == "?":
+            out.append("[^/]")
+            i += 1
+        elif char == "[":
+            i = _glob_class(pattern, i, out)
+        elif char == "{":
+            depth += 1
+            out.append("(?:")
+            i += 1
+        elif char == "," and depth:
+            out.append("|")
+            i += 1
+        elif char == "}" and depth:
+            depth -= 1
+            out.append(")")
+            i += 1
+        else:
+            out.append(re.escape(char))
+            i += 1
+    if depth:
+        raise ValueError(f"unbalanced '{{' in {pattern!r}")
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _glob_class(pattern: str, start: int, out: list[str]) -> int:
+    """Translate the `[...]` class at `start`; a `[` with no closing `]` is a literal."""
+    j = start + 1
+    negate = j < len(pattern) and pattern[j] in "!^"
+    if negate:
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 1
+    if j >= len(pattern):
+        out.append(re.escape("["))
+        return start + 1
+    raw = pattern[start + 1 + (1 if negate else 0) : j]
+    # Escape all but ranges, so no character can end the class early or make `re` warn
+    # about set operations (`[[`, `&&`, `~~`, `||`).
+    body = "".join(c if c == "-" else re.escape(c) for c in raw)
+    out.append(f"[^/{body}]" if negate else f"[{body}]")
+    return j + 1
+
+
+class BuiltinTool:
+    """Base of the built-in tools: a fixed spec and traits, and the source `builtin`."""
+
+    _spec: ClassVar[ToolSpec]
+    _traits: ClassVar[ToolTraits]
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def traits(self) -> ToolTraits:
+        return self._traits
+
+    @property
+    def source(self) -> str:
+        return "builtin"
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        raise NotImplementedError

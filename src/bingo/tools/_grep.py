@@ -1,0 +1,186 @@
+"""The `grep` tool: the lines of text files that match a Python regex, as `file:line:text`.
+
+Owns the search: which files are looked at (a file, or a directory walked without `.git`,
+optionally filtered by a glob; binary files skipped), the order (by path, then line) and the
+bound on how many lines are listed. It is pure Python on purpose, so that what it finds does
+not depend on which tools the machine has; the walking and reading run in a thread.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from ..kernel.interfaces import ToolCall
+from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ._common import (
+    BINARY_SNIFF,
+    BuiltinTool,
+    Input,
+    display_path,
+    error_output,
+    glob_regex,
+    in_thread,
+    is_binary,
+    parse_input,
+    resolve,
+    schema_of,
+    text_output,
+    walk_files,
+)
+
+__all__ = ["GrepTool"]
+
+MAX_LINES = 500
+"""Matching lines listed at most; the rest are counted and left out."""
+
+MAX_LINE = 500
+"""Characters kept of one matching line."""
+
+
+class GrepInput(Input, frozen=True):
+    """Input of the grep tool."""
+
+    pattern: Annotated[str, msgspec.Meta(description="A Python regular expression.")]
+    path: Annotated[
+        str,
+        msgspec.Meta(
+            description="A file or directory to search (default: the working directory)."
+        ),
+    ] = ""
+    glob: Annotated[
+        str,
+        msgspec.Meta(
+            description=(
+                "Only search files matching this glob, e.g. `*.py` (matched against the file "
+                "name) or `src/**/*.ts` (a pattern with `/` is matched against the path)."
+            )
+        ),
+    ] = ""
+    ignore_case: Annotated[
+        bool, msgspec.Meta(description="Match letters without regard to case.")
+    ] = False
+
+
+@dataclass(slots=True)
+class _Hits:
+    """What a search found: the listed lines, how many matched in all, what could not be read."""
+
+    lines: list[str] = field(default_factory=list)
+    total: int = 0
+    unreadable: int = 0
+
+
+class GrepTool(BuiltinTool):
+    """Searches file contents with a regular expression."""
+
+    _spec = ToolSpec(
+        name="grep",
+        description=(
+            "Search the contents of text files for a Python regular expression. Answers "
+            "`file:line:text`, one line per matching line, ordered by file path then line "
+            f"number, at most {MAX_LINES} lines (it says how many more matched). Searches "
+            "`path` (a file, or a directory walked recursively; default the working "
+            "directory), skipping `.git` and binary files. `glob` restricts which files are "
+            "searched; `ignoreCase` makes the match case-insensitive."
+        ),
+        input_schema=schema_of(GrepInput),
+    )
+    _traits = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        args = parse_input(GrepInput, call.input, "grep")
+        if isinstance(args, ToolOutput):
+            return args
+        try:
+            # Warnings `re` raises for odd patterns (e.g. a possible nested set) are not
+            # the model's business and must not reach the terminal.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
+        except re.error as exc:
+            return error_output(
+                f"grep: invalid regular expression {args.pattern!r}: {exc}. "
+                "Fix the pattern (Python `re` syntax; escape literal characters like `(`)."
+            )
+        try:
+            name_filter = glob_regex(args.glob) if args.glob else None
+        except ValueError as exc:
+            return error_output(f"grep: invalid glob: {exc}. Close every `{{` with `}}`.")
+        target = resolve(call.cwd, args.path or ".")
+        if not target.exists():
+            return error_output(
+                f"grep: {target} does not exist. Give `path` as an existing file or "
+                "directory, or leave it out to search the working directory."
+            )
+        hits = await in_thread(
+            lambda stop: _search(target, regex, name_filter, args.glob, call.cwd, stop)
+        )
+        return text_output(_render(args.pattern, hits))
+
+
+def _search(
+    target: Path,
+    regex: re.Pattern[str],
+    name_filter: re.Pattern[str] | None,
+    glob: str,
+    cwd: str,
+    stop: threading.Event,
+) -> _Hits:
+    hits = _Hits()
+    single = not target.is_dir()
+    files: Iterator[Path] = iter([target]) if single else walk_files(target, stop)
+    by_path = "/" in glob
+    for path in files:
+        if stop.is_set():
+            break
+        if name_filter is not None and not single:
+            subject = path.relative_to(target).as_posix() if by_path else path.name
+            if name_filter.fullmatch(subject) is None:
+                continue
+        try:
+            _search_file(path, display_path(path, cwd), regex, hits, stop)
+        except OSError:
+            hits.unreadable += 1
+    return hits
+
+
+def _search_file(
+    path: Path, shown: str, regex: re.Pattern[str], hits: _Hits, stop: threading.Event
+) -> None:
+    with path.open("rb") as raw:
+        if is_binary(raw.read(BINARY_SNIFF)):
+            return
+        raw.seek(0)
+        for number, chunk in enumerate(raw, start=1):
+            if stop.is_set():
+                return
+            line = chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+            if regex.search(line) is None:
+                continue
+            hits.total += 1
+            if len(hits.lines) < MAX_LINES:
+                if len(line) > MAX_LINE:
+                    line = f"{line[:MAX_LINE]}… [line cut]"
+                hits.lines.append(f"{shown}:{number}:{line}")
+
+
+def _render(pattern: str, hits: _Hits) -> str:
+    notes: list[str] = []
+    left_out = hits.total - len(hits.lines)
+    if left_out:
+        notes.append(
+            f"[{left_out} more matching lines not shown: narrow the pattern, path or glob]"
+        )
+    if hits.unreadable:
+        notes.append(f"[{hits.unreadable} files could not be read]")
+    if not hits.lines:
+        return "\n".join([f"No lines match {pattern!r}.", *notes])
+    return "\n".join([*hits.lines, *notes])

@@ -1,0 +1,156 @@
+"""The `read` tool: a window of a text file's lines, numbered like `cat -n`.
+
+Owns the window (a 1-based first line and a line count), the numbering, the truncation of
+overlong lines and the polite refusals (missing file, directory, binary file). It does not
+write, list or search files: `glob` and `grep` do the finding.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from ..kernel.interfaces import ToolCall
+from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ._common import (
+    BINARY_SNIFF,
+    BuiltinTool,
+    Input,
+    error_output,
+    in_thread,
+    is_binary,
+    parse_input,
+    resolve,
+    schema_of,
+    text_output,
+)
+
+__all__ = ["ReadTool"]
+
+DEFAULT_LIMIT = 2000
+"""Lines shown when the model does not say how many."""
+
+MAX_LINE = 2000
+"""Characters kept of one line; the rest is replaced by a marker."""
+
+
+class ReadInput(Input, frozen=True):
+    """Input of the read tool."""
+
+    path: Annotated[
+        str,
+        msgspec.Meta(
+            description="The file to read: absolute, or relative to the working directory."
+        ),
+    ]
+    offset: Annotated[
+        int, msgspec.Meta(ge=1, description="The 1-based number of the first line to show.")
+    ] = 1
+    limit: Annotated[
+        int, msgspec.Meta(ge=1, description=f"How many lines to show (default {DEFAULT_LIMIT}).")
+    ] = DEFAULT_LIMIT
+
+
+@dataclass(slots=True, frozen=True)
+class _Window:
+    """The lines of a file shown, and how many it has in all."""
+
+    lines: list[str]
+    total: int
+
+
+class _Refusal(Exception):
+    """Why a file is not read; its text is the error output."""
+
+
+class ReadTool(BuiltinTool):
+    """Reads a text file's lines, numbered."""
+
+    _spec = ToolSpec(
+        name="read",
+        description=(
+            "Read a text file. Lines are numbered like `cat -n` (the number, a tab, the line). "
+            f"Shows {DEFAULT_LIMIT} lines from the start unless `offset` (1-based first line) "
+            f"and `limit` (line count) say otherwise; lines longer than {MAX_LINE} characters "
+            "are cut. When more lines remain, the output ends with the offset to read next. "
+            "Binary files are refused. Use glob or grep first when you do not know the path."
+        ),
+        input_schema=schema_of(ReadInput),
+    )
+    _traits = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        args = parse_input(ReadInput, call.input, "read")
+        if isinstance(args, ToolOutput):
+            return args
+        path = resolve(call.cwd, args.path)
+        try:
+            window = await in_thread(lambda stop: _read(path, args.offset, args.limit, stop))
+        except _Refusal as refusal:
+            return error_output(str(refusal))
+        return text_output(_render(args.path, window, args.offset))
+
+
+def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window:
+    """Lines `offset`..`offset+limit-1` of `path`, and the file's line count."""
+    try:
+        with path.open("rb") as raw:
+            if is_binary(raw.read(BINARY_SNIFF)):
+                size = path.stat().st_size
+                raise _Refusal(
+                    f"{path} is a binary file ({size} bytes); read shows text files only. "
+                    "Use bash (e.g. `file` or `xxd | head`) to inspect it."
+                )
+            raw.seek(0)
+            lines: list[str] = []
+            total = 0
+            # Lines are split on b"\n" only, so a lone "\r" stays inside its line; every line
+            # is counted so the note can say how many remain.
+            for total, chunk in enumerate(raw, start=1):
+                if stop.is_set():
+                    break
+                if offset <= total < offset + limit:
+                    text = chunk.decode("utf-8", errors="replace")
+                    lines.append(_clip(text.rstrip("\r\n")))
+            return _Window(lines=lines, total=total)
+    except FileNotFoundError:
+        raise _Refusal(
+            f"{path} does not exist. Check the path (relative paths start at the working "
+            "directory), or use glob to find the file."
+        ) from None
+    except IsADirectoryError:
+        raise _Refusal(f"{path} is a directory, not a file. Use glob to list its files.") from None
+    except PermissionError:
+        raise _Refusal(f"{path} cannot be read: permission denied.") from None
+    except OSError as exc:
+        raise _Refusal(f"{path} cannot be read: {exc.strerror or exc}.") from None
+
+
+def _clip(line: str) -> str:
+    if len(line) <= MAX_LINE:
+        return line
+    return f"{line[:MAX_LINE]}… [line cut: {len(line) - MAX_LINE} more characters]"
+
+
+def _render(shown: str, window: _Window, offset: int) -> str:
+    """The numbered lines, and a closing note when the file holds more or fewer."""
+    if window.total == 0:
+        return f"{shown} is empty."
+    if not window.lines:
+        return (
+            f"{shown} has {window.total} lines; offset {offset} is past its end. "
+            "Read again with a smaller offset."
+        )
+    body = "\n".join(
+        f"{number:6}\t{line}" for number, line in enumerate(window.lines, start=offset)
+    )
+    last = offset + len(window.lines) - 1
+    if last < window.total:
+        body += (
+            f"\n[{window.total - last} more lines: read again with offset={last + 1} to continue]"
+        )
+    return body

@@ -1,0 +1,269 @@
+"""The connection, against the in-memory twin: ids, deadlines, EOF, bad lines, handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+import pytest
+
+from bingo.bridge._framing import BadLine, MemoryWriter, memory_pair
+from bingo.bridge.connection import Connection, error_object
+from bingo.kernel.errors import GateError, PluginError
+from bingo.wire import EmptyResult, HostNoticeParams, ServiceCallParams, ServiceCallResult
+from bingo.wire.rpc import DEADLINE, INTERNAL_ERROR, METHOD_NOT_FOUND, REFUSED
+
+
+class Peer:
+    """The far end, speaking raw JSON lines."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: MemoryWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    async def read(self) -> dict[str, Any]:
+        line = await self.reader.readline()
+        assert line, "the connection closed"
+        return msgspec.json.decode(line, type=dict[str, Any])
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.writer.write(data + b"\n")
+
+
+Scenario = Callable[[Connection, Peer], Awaitable[None]]
+
+
+def _run(scenario: Scenario, **options: Any) -> None:
+    async def main() -> None:
+        (host_reader, host_writer), (peer_reader, peer_writer) = memory_pair()
+        conn = Connection(host_reader, host_writer, name="plugin p", ids=itertools.count(1), **options)
+        async with asyncio.timeout(5), conn:
+            await scenario(conn, Peer(peer_reader, peer_writer))
+
+    asyncio.run(main())
+
+
+def _notice(message: str) -> HostNoticeParams:
+    return HostNoticeParams(message=message)
+
+
+def test_calls_in_flight_are_matched_by_id_whatever_the_order_of_answers() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        first = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="a"), ServiceCallResult, deadline=5)
+        )
+        second = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="b"), ServiceCallResult, deadline=5)
+        )
+        one, two = await peer.read(), await peer.read()
+        assert (one["id"], two["id"]) == (1, 2)
+        assert one["jsonrpc"] == "2.0"
+        assert one["params"] == {"key": "k", "method": "a"}
+        peer.send({"jsonrpc": "2.0", "id": 2, "result": {"result": "B"}})
+        peer.send({"jsonrpc": "2.0", "id": 1, "result": {"result": "A"}})
+        assert (await first).result == "A"
+        assert (await second).result == "B"
+
+    _run(scenario)
+
+
+def test_a_call_past_its_deadline_fails_with_code_deadline_and_a_late_answer_is_ignored() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        with pytest.raises(PluginError) as caught:
+            await conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=0.01)
+        assert caught.value.code == DEADLINE
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+        # the connection goes on: a later call is answered normally
+        later = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        again = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": again["id"], "result": {"result": 2}})
+        assert (await later).result == 2
+
+    _run(scenario)
+
+
+def test_eof_wakes_every_pending_caller_with_the_error_the_process_layer_builds() -> None:
+    async def ended() -> PluginError:
+        return PluginError("plugin p exited with code 3", "log: x.log")
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        calls = [
+            asyncio.create_task(
+                conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+            )
+            for _ in range(3)
+        ]
+        for _ in calls:
+            await peer.read()
+        peer.writer.close()
+        for call in calls:
+            with pytest.raises(PluginError, match="exited with code 3"):
+                await call
+        assert (await conn.wait_closed()).message == "plugin p exited with code 3"
+        with pytest.raises(PluginError, match="exited with code 3"):
+            await conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+
+    _run(scenario, on_eof=ended)
+
+
+def test_a_stray_stdout_line_is_reported_and_the_connection_goes_on() -> None:
+    strays: list[BadLine] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send(b"debug: starting up")
+        peer.send({"hello": "world"})
+        peer.send({"jsonrpc": "1.0", "method": "x"})
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": "ok"}})
+        assert (await call).result == "ok"
+
+    _run(scenario, on_stray=strays.append)
+    assert [s.preview for s in strays] == ["debug: starting up", "", ""]
+
+
+def test_a_response_for_an_unknown_id_is_ignored() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        peer.send({"jsonrpc": "2.0", "id": 99, "result": {"result": "?"}})
+        peer.send({"jsonrpc": "2.0", "id": "x", "error": {"code": -1, "message": "?"}})
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": "fine"}})
+        assert (await call).result == "fine"
+
+    _run(scenario)
+
+
+def test_an_error_answer_raises_plugin_error_with_its_code() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "nope"}})
+        with pytest.raises(PluginError) as caught:
+            await call
+        assert caught.value.code == METHOD_NOT_FOUND
+
+    _run(scenario)
+
+
+def test_the_plugin_can_call_the_host_and_a_failing_handler_answers_an_error() -> None:
+    async def notice(params: HostNoticeParams) -> EmptyResult:
+        if params.message == "boom":
+            raise ValueError("a bug")
+        if params.message == "refuse":
+            raise GateError("no person to ask")
+        return EmptyResult()
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        conn.on_request("host/notice", HostNoticeParams, notice)
+        peer.send({"jsonrpc": "2.0", "id": "a", "method": "host/notice", "params": {"message": "boom"}})
+        peer.send({"jsonrpc": "2.0", "id": "b", "method": "host/notice", "params": {"message": "refuse"}})
+        peer.send({"jsonrpc": "2.0", "id": "c", "method": "host/notice", "params": {"message": "hi"}})
+        peer.send({"jsonrpc": "2.0", "id": "d", "method": "no/such"})
+        answers = {a["id"]: a for a in [await peer.read() for _ in range(4)]}
+        assert answers["a"]["error"]["code"] == INTERNAL_ERROR
+        assert answers["b"]["error"] == {"code": REFUSED, "message": "no person to ask"}
+        assert answers["c"] == {"jsonrpc": "2.0", "id": "c", "result": {}}
+        assert answers["d"]["error"]["code"] == METHOD_NOT_FOUND
+
+    _run(scenario)
+
+
+def test_the_read_loop_does_not_wait_for_a_slow_handler() -> None:
+    release = asyncio.Event()
+
+    async def slow(params: HostNoticeParams) -> EmptyResult:
+        await release.wait()
+        return EmptyResult()
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        conn.on_request("slow", HostNoticeParams, slow)
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {"message": "x"}})
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+        assert (await call).result == 1
+        release.set()
+        assert (await peer.read())["id"] == 1
+
+    _run(scenario)
+
+
+def test_a_failing_notification_handler_does_not_end_the_loop() -> None:
+    seen: list[str] = []
+
+    def handler(params: HostNoticeParams) -> None:
+        seen.append(params.message)
+        if params.message == "bad":
+            raise RuntimeError("a bug")
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        conn.on_notification("say", HostNoticeParams, handler)
+        peer.send({"jsonrpc": "2.0", "method": "say", "params": {"message": "bad"}})
+        peer.send({"jsonrpc": "2.0", "method": "say", "params": {"nope": 1}})
+        peer.send({"jsonrpc": "2.0", "method": "say", "params": {"message": "good"}})
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+        await call
+
+    _run(scenario)
+    assert seen == ["bad", "good"]
+
+
+def test_cancelling_a_caller_sends_nothing_and_forgets_the_call() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        conn.notify("marker", _notice("after"))
+        assert (await peer.read())["method"] == "marker"
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+
+    _run(scenario)
+
+
+def test_two_connections_talk_both_ways() -> None:
+    async def echo(params: ServiceCallParams) -> ServiceCallResult:
+        return ServiceCallResult(result=[params.method, params.params])
+
+    async def main() -> None:
+        (a_reader, a_writer), (b_reader, b_writer) = memory_pair()
+        async with asyncio.timeout(5), Connection(a_reader, a_writer, name="a") as a, Connection(
+            b_reader, b_writer, name="b"
+        ) as b:
+            a.on_request("service/call", ServiceCallParams, echo)
+            b.on_request("service/call", ServiceCallParams, echo)
+            x = await a.call("service/call", ServiceCallParams(key="k", method="m", params=1), ServiceCallResult, deadline=5)
+            y = await b.call("service/call", ServiceCallParams(key="k", method="n"), ServiceCallResult, deadline=5)
+        assert (x.result, y.result) == (["m", 1], ["n", None])
+
+    asyncio.run(main())
+
+
+def test_errors_map_to_one_wire_error_each() -> None:
+    assert error_object(PluginError("late", code=DEADLINE)).code == DEADLINE
+    assert error_object(GateError("no person to ask")).code == REFUSED
+    assert error_object(KeyError("x")).code == INTERNAL_ERROR

@@ -1,0 +1,91 @@
+"""The bridged hook, against the in-memory twin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from bingo.bridge._twin import Twin, memory_twin
+from bingo.bridge._link import StaticLink
+from bingo.bridge.hook import BridgedHook
+from bingo.kernel.errors import PluginError
+from bingo.wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Wire
+from bingo.wire.rpc import DEADLINE
+
+_SPEC = HookSpec(name="guard", site="tool", points=["before", "after"])
+
+
+def _run(scenario: Callable[[Twin], Awaitable[None]], *, deadlines: dict[str, float] | None = None) -> None:
+    async def main() -> None:
+        async with asyncio.timeout(5), memory_twin("p", deadlines=deadlines) as twin:
+            await scenario(twin)
+
+    asyncio.run(main())
+
+
+def test_a_hook_decides_across_the_wire() -> None:
+    async def scenario(twin: Twin) -> None:
+        async def decide(params: HookDecideParams) -> HookOutcome:
+            assert (params.id, params.site, params.point) == ("guard", "tool", "before")
+            return HookOutcome(outcome="deny", value=f"no {params.payload['tool']}")
+
+        twin.plugin.on_request("hook/decide", HookDecideParams, decide)
+        outcome = await BridgedHook(twin.link, _SPEC).decide("before", {"tool": "rm"})
+        assert outcome == HookOutcome(outcome="deny", value="no rm")
+
+    _run(scenario)
+
+
+def test_a_late_hook_raises_so_the_hook_decides_nothing() -> None:
+    async def scenario(twin: Twin) -> None:
+        async def decide(params: HookDecideParams) -> HookOutcome:
+            await asyncio.Event().wait()
+            raise AssertionError
+
+        twin.plugin.on_request("hook/decide", HookDecideParams, decide)
+        hook = BridgedHook(twin.link, _SPEC)
+        with pytest.raises(PluginError) as late:
+            await hook.decide("before", {})
+        assert late.value.code == DEADLINE
+
+    _run(scenario, deadlines={"hook/decide": 0.01})
+
+
+class _Allow(Wire, frozen=True):
+    """What a plugin that tries to widen would answer."""
+
+    outcome: str
+
+
+def test_an_allow_answer_is_not_a_decision() -> None:
+    async def scenario(twin: Twin) -> None:
+        async def decide(params: HookDecideParams) -> _Allow:
+            return _Allow(outcome="allow")
+
+        twin.plugin.on_request("hook/decide", HookDecideParams, decide)
+        with pytest.raises(PluginError):
+            await BridgedHook(twin.link, _SPEC).decide("before", {})
+
+    _run(scenario)
+
+
+def test_observe_is_a_notification_and_nothing_when_the_plugin_is_not_running() -> None:
+    seen: list[HookObserveParams] = []
+
+    async def scenario(twin: Twin) -> None:
+        got = asyncio.Event()
+
+        def observe(params: HookObserveParams) -> None:
+            seen.append(params)
+            got.set()
+
+        twin.plugin.on_notification("hook/observe", HookObserveParams, observe)
+        await BridgedHook(twin.link, _SPEC).observe("after", {"tool": "x"})
+        await got.wait()
+        await BridgedHook(StaticLink("p", None), _SPEC).observe("after", {})
+        assert await BridgedHook(StaticLink("p", None), _SPEC).decide("before", {}) == HookOutcome(outcome="continue")
+
+    _run(scenario)
+    assert seen == [HookObserveParams(id="guard", site="tool", point="after", payload={"tool": "x"})]

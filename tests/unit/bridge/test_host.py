@@ -1,0 +1,227 @@
+"""The plugin host with real child processes: tiny Python plugins written into tmp_path."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from bingo.bridge import PluginHost, PluginSource, process
+from bingo.bridge._plugin import Backoff
+from bingo.bridge.manifest import Entry, Manifest
+from bingo.kernel.errors import PluginError
+from bingo.kernel.interfaces import ToolCall
+from bingo.kernel.notices import Notices
+from bingo.kernel.registry import Registry
+from bingo.kernel.settings import Settings
+from bingo.wire import Notice, TextPart, ToolOutput
+
+_PLUGIN = textwrap.dedent(
+    """
+    import json, os, sys, time
+    NAME, PROTOCOL = sys.argv[1], int(sys.argv[2])
+    def send(message):
+        sys.stdout.write(json.dumps(dict(message, jsonrpc="2.0")) + "\\n")
+        sys.stdout.flush()
+    init = None
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, params = message.get("method"), message.get("params")
+        if method == "initialize":
+            init = params
+            send({"id": message["id"], "result": {
+                "protocol": PROTOCOL, "name": NAME, "version": "1.2.3",
+                "tools": [{"name": "echo", "traits": {"trusted": True}}],
+                "services": [{"key": "bingo.mine", "methods": []}, {"key": "shared", "methods": ["get"]}],
+            }})
+        elif method == "tool/call":
+            command = params["input"]
+            if command == "die":
+                print("about to die", file=sys.stderr, flush=True)
+                os._exit(3)
+            if command == "stray":
+                print("hello from print()", flush=True)
+                print("and again", flush=True)
+            if command == "fork":
+                pid = os.fork()
+                if pid == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                command = pid
+            if command == "init":
+                command = init
+            send({"id": message["id"], "result": {"output": {"parts": [{"type": "text", "text": json.dumps(command)}]}}})
+    """
+)
+
+
+class Clock:
+    """A clock the test moves by hand, so backoff needs no real waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _source(tmp_path: Path, name: str, *, answers: str | None = None, protocol: int = 5) -> PluginSource:
+    root = tmp_path / "plugins" / name
+    root.mkdir(parents=True)
+    (root / "main.py").write_text(_PLUGIN, encoding="utf-8")
+    entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", answers or name, str(protocol)])
+    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None)
+
+
+Scenario = Callable[[PluginHost, Registry], Awaitable[None]]
+
+
+def _run(tmp_path: Path, sources: list[PluginSource], scenario: Scenario, *, clock: Clock | None = None) -> list[Notice]:
+    notices = Notices()
+    said: list[Notice] = []
+    notices.listen(said.append)
+    settings = Settings(plugins={"alpha": {"greeting": "hi"}})
+
+    async def main() -> None:
+        registry = Registry(notices)
+        async with asyncio.timeout(10), PluginHost(
+            sources=sources,
+            registry=registry,
+            notices=notices,
+            settings=settings,
+            data_dir=tmp_path / "data",
+            cwd=tmp_path,
+            clock=clock,
+            backoff=Backoff(first=1.0, cap=4.0, reset_after=60.0),
+        ) as host:
+            await host.start()
+            await scenario(host, registry)
+
+    asyncio.run(main())
+    return said
+
+
+def _text(output: ToolOutput) -> str:
+    part = output.parts[0]
+    assert isinstance(part, TextPart)
+    return part.text
+
+
+async def _call(registry: Registry, name: str, value: object, call_id: str = "c1") -> ToolOutput:
+    return await registry.tools[name].call(ToolCall(call_id, value, "/w", "s", 1))
+
+
+def test_start_handshakes_and_registers_the_plugins_tools_under_bridged_names(tmp_path: Path) -> None:
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        assert sorted(registry.tools) == ["plugin__alpha__echo", "plugin__beta__echo"]
+        init = await _call(registry, "plugin__alpha__echo", "init")
+        assert '"config": {"greeting": "hi"}' in _text(init)
+        assert f'"dataDir": "{tmp_path / "data" / "plugins" / "alpha"}"' in _text(init)
+        assert '"protocol": 5' in _text(init)
+        [alpha, beta] = host.status()
+        assert (alpha.name, alpha.state, alpha.version, alpha.why) == ("alpha", "running", "1.2.3", None)
+        assert alpha.contributes == ("tool plugin__alpha__echo", "service shared")
+        assert beta.contributes == ("tool plugin__beta__echo",)
+
+    said = _run(tmp_path, [_source(tmp_path, "beta"), _source(tmp_path, "alpha")], scenario)
+    # bingo.* keys are refused; the second declarer of "shared" (in name order) loses it
+    assert [(n.source, n.message) for n in said] == [
+        ("alpha", "service 'bingo.mine' refused: keys starting 'bingo.' are reserved for the host"),
+        ("beta", "service 'bingo.mine' refused: keys starting 'bingo.' are reserved for the host"),
+        ("plugin beta", "service 'shared' is already provided by plugin alpha; this one is not used"),
+    ]
+
+
+def test_a_protocol_or_name_the_host_does_not_accept_is_refused_with_a_notice(tmp_path: Path) -> None:
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        assert registry.tools == {}
+        states = [(s.name, s.state) for s in host.status()]
+        assert states == [("newer", "refused"), ("renamed", "refused")]
+
+    said = _run(tmp_path, [_source(tmp_path, "newer", protocol=6), _source(tmp_path, "renamed", answers="other")], scenario)
+    # the two handshakes run at once: their notices come in either order
+    assert sorted(n.message for n in said) == [
+        "refused: it speaks protocol 6, but this host speaks only protocol 5",
+        "refused: its handshake says it is 'other', but its manifest says 'renamed'",
+    ]
+
+
+def test_a_death_fails_the_call_in_words_then_backs_off_then_respawns(tmp_path: Path) -> None:
+    clock = Clock()
+    log = tmp_path / "data" / "logs" / "plugin-alpha.log"
+
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        with pytest.raises(PluginError) as died:
+            await _call(registry, "plugin__alpha__echo", "die")
+        assert died.value.message == "plugin alpha exited with code 3"
+        assert died.value.hint == f"its last stderr line: 'about to die'; log: {log}"
+        assert host.status()[0].state == "stopped"
+        within = await _call(registry, "plugin__alpha__echo", "hi")
+        assert within.is_error and "not running" in _text(within)
+        clock.now += 1.0
+        assert _text(await _call(registry, "plugin__alpha__echo", "hi")) == '"hi"'
+        assert host.status()[0].state == "running"
+        # a second quick death doubles the pause
+        with pytest.raises(PluginError):
+            await _call(registry, "plugin__alpha__echo", "die")
+        clock.now += 1.0
+        assert (await _call(registry, "plugin__alpha__echo", "hi")).is_error
+        clock.now += 1.0
+        assert _text(await _call(registry, "plugin__alpha__echo", "hi")) == '"hi"'
+
+    said = _run(tmp_path, [_source(tmp_path, "alpha")], scenario, clock=clock)
+    deaths = [n for n in said if n.message.startswith("stopped:")]
+    assert len(deaths) == 2 and deaths[0].source == "alpha"
+    assert "about to die" in log.read_text(encoding="utf-8")
+
+
+def test_stray_stdout_goes_to_the_log_with_one_notice_and_the_call_goes_on(tmp_path: Path) -> None:
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        assert _text(await _call(registry, "plugin__alpha__echo", "stray")) == '"stray"'
+        assert _text(await _call(registry, "plugin__alpha__echo", "stray", "c2")) == '"stray"'
+
+    said = _run(tmp_path, [_source(tmp_path, "alpha")], scenario)
+    strays = [n for n in said if "not JSON-RPC" in n.message]
+    assert len(strays) == 1 and "writes diagnostics to stderr" in strays[0].message
+    log = (tmp_path / "data" / "logs" / "plugin-alpha.log").read_text(encoding="utf-8")
+    assert "hello from print()" in log and "and again" in log
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+
+
+def test_leaving_the_host_leaves_no_plugin_process_nor_its_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the grandchild ignores the closed stdin: only the group's SIGTERM ends it
+    monkeypatch.setattr(process, "EXIT_GRACE", 0.2)
+    pids: list[int] = []
+
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        pids.append(int(_text(await _call(registry, "plugin__alpha__echo", "fork"))))
+        assert _alive(pids[0])
+
+    _run(tmp_path, [_source(tmp_path, "alpha")], scenario)
+    assert not _alive(pids[0])
+
+
+def test_a_source_with_a_problem_is_refused_with_its_words(tmp_path: Path) -> None:
+    broken = PluginSource(name="broken", layer="project", root=tmp_path, manifest=None, problem="plugin.json: bad")
+
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        [status] = host.status()
+        assert (status.state, status.why, status.layer) == ("refused", "plugin.json: bad", "project")
+
+    said = _run(tmp_path, [broken], scenario)
+    assert said == [Notice(source="broken", message="refused: plugin.json: bad", level="warning")]
+    assert os.path.exists(tmp_path)

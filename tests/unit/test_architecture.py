@@ -1,0 +1,89 @@
+"""The shape of the package: imports point one way, and every package exports what it has."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import types
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
+
+# wire ← kernel ← (store, providers, tools, bridge) ← surfaces ← app ← cli
+LAYER = {"wire": 0, "kernel": 1, "store": 2, "providers": 2, "tools": 2, "bridge": 2, "surfaces": 3, "app": 4, "cli": 5}
+
+
+def _package_of(path: Path) -> str:
+    rel = path.relative_to(SRC)
+    return rel.parts[0].removesuffix(".py") if rel.parts else ""
+
+
+def _imported_packages(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rel = path.relative_to(SRC)
+    depth = len(rel.parts) - 1  # how many packages deep the module sits below bingo
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module and node.module.startswith("bingo."):
+                found.add(node.module.split(".")[1])
+            elif node.level > 0:
+                up = node.level - 1
+                parts = list(rel.parts[:-1])
+                base = parts[: len(parts) - up] if up <= len(parts) else []
+                target = base + (node.module.split(".") if node.module else [])
+                if target:
+                    found.add(target[0])
+                elif node.level > depth:
+                    found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("bingo."):
+                    found.add(alias.name.split(".")[1])
+    return {f.removesuffix(".py") for f in found if f.removesuffix(".py") in LAYER}
+
+
+def test_imports_point_one_way() -> None:
+    wrong: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        own = _package_of(path)
+        if own not in LAYER:
+            continue
+        for other in _imported_packages(path):
+            if other == own:
+                continue
+            if LAYER[other] > LAYER[own] or (LAYER[other] == LAYER[own]):
+                wrong.append(f"{path.relative_to(SRC)} imports bingo.{other}")
+    assert wrong == []
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # isort / ruff RUF022 order: CONSTANTS, then Classes, then functions.
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+def test_every_package_exports_a_sorted_complete_all() -> None:
+    problems: list[str] = []
+    for init in sorted(SRC.rglob("__init__.py")):
+        dotted = "bingo." + ".".join(init.parent.relative_to(SRC).parts) if init.parent != SRC else "bingo"
+        dotted = dotted.rstrip(".")
+        module = importlib.import_module(dotted)
+        exported = getattr(module, "__all__", None)
+        if exported is None:
+            if any(not n.startswith("_") for n, v in vars(module).items() if not isinstance(v, types.ModuleType) and n not in ("annotations",)):
+                problems.append(f"{dotted} has no __all__")
+            continue
+        if list(exported) != sorted(exported, key=_isort_key):
+            problems.append(f"{dotted}.__all__ is not sorted")
+        public = {
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_") and name != "annotations" and not (isinstance(value, types.ModuleType) and name not in exported)
+        }
+        missing = public - set(exported)
+        if missing:
+            problems.append(f"{dotted}.__all__ misses {sorted(missing)}")
+        extra = [n for n in exported if not hasattr(module, n)]
+        if extra:
+            problems.append(f"{dotted}.__all__ names what it lacks: {extra}")
+    assert problems == []

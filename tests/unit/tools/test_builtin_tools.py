@@ -1,0 +1,43 @@
+"""The set of built-in tools: names, sources, traits and schemas the kernel relies on."""
+
+from __future__ import annotations
+
+from bingo.kernel.interfaces import Tool
+from bingo.tools import builtin_tools
+from bingo.wire import ToolTraits
+
+
+def _names(tools: list[Tool]) -> list[str]:
+    return [tool.spec.name for tool in tools]
+
+
+def test_builtin_tools_are_read_glob_grep_bash_from_builtin() -> None:
+    tools = builtin_tools()
+    assert _names(tools) == ["read", "glob", "grep", "bash"]
+    assert {tool.source for tool in tools} == {"builtin"}
+
+
+def test_finding_tools_are_trusted_read_only_concurrent_and_cancellable() -> None:
+    finding = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
+    traits = {tool.spec.name: tool.traits for tool in builtin_tools()}
+    assert traits["read"] == traits["glob"] == traits["grep"] == finding
+
+
+def test_bash_is_untrusted_writing_exclusive_and_cancellable() -> None:
+    (bash,) = [tool for tool in builtin_tools() if tool.spec.name == "bash"]
+    assert bash.traits == ToolTraits(interrupt="cancel")
+
+
+def test_every_tool_describes_itself_with_an_object_schema() -> None:
+    for tool in builtin_tools():
+        schema = tool.spec.input_schema
+        assert tool.spec.description
+        assert schema["type"] == "object"
+        assert "$ref" not in schema and "title" not in schema
+        assert schema["required"]
+        assert all(name in schema["properties"] for name in schema["required"])
+
+
+def test_builtin_tools_are_fresh_instances_each_time() -> None:
+    first, second = builtin_tools(), builtin_tools()
+    assert all(a is not b for a, b in zip(first, second, strict=True))

@@ -1,0 +1,138 @@
+"""The grep tool: `file:line:text`, filtered and bounded, never in `.git` or binary files."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from bingo.kernel.interfaces import ToolCall
+from bingo.tools import GrepTool
+from bingo.tools._common import in_thread
+from bingo.wire import Json, TextPart, ToolOutput
+
+
+def _grep(cwd: Path, raw: Json) -> ToolOutput:
+    async def go() -> ToolOutput:
+        async with asyncio.timeout(5):
+            call = ToolCall(call_id="c1", input=raw, cwd=str(cwd), session="s", turn=1)
+            return await GrepTool().call(call)
+
+    return asyncio.run(go())
+
+
+def _text(output: ToolOutput) -> str:
+    (part,) = output.parts
+    assert isinstance(part, TextPart)
+    return part.text
+
+
+def _write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    _write(tmp_path, "b.py", "import os\ndef main():\n    return os.sep\n")
+    _write(tmp_path, "a/x.py", "def helper():\n    pass\n")
+    _write(tmp_path, "a/notes.md", "def is not code here\nDEF upper\n")
+    _write(tmp_path, ".git/config", "def inside git\n")
+    (tmp_path / "blob.bin").write_bytes(b"def\x00binary\n")
+    return tmp_path
+
+
+def test_grep_lists_file_line_text_by_path_then_line(tree: Path) -> None:
+    output = _grep(tree, {"pattern": r"^def \w+"})
+    assert not output.is_error
+    assert _text(output) == (
+        "a/notes.md:1:def is not code here\na/x.py:1:def helper():\nb.py:2:def main():"
+    )
+
+
+def test_grep_can_ignore_case(tree: Path) -> None:
+    output = _grep(tree, {"pattern": "^def u", "ignoreCase": True})
+    assert _text(output) == "a/notes.md:2:DEF upper"
+
+
+def test_grep_glob_filters_by_file_name(tree: Path) -> None:
+    output = _grep(tree, {"pattern": "def", "glob": "*.py"})
+    assert _text(output) == "a/x.py:1:def helper():\nb.py:2:def main():"
+
+
+def test_grep_glob_with_a_slash_filters_by_path(tree: Path) -> None:
+    output = _grep(tree, {"pattern": "def", "glob": "a/*.{py,txt}"})
+    assert _text(output) == "a/x.py:1:def helper():"
+
+
+def test_grep_searches_under_path_or_in_one_file(tree: Path) -> None:
+    assert _text(_grep(tree, {"pattern": "pass", "path": "a"})) == "a/x.py:2:    pass"
+    assert _text(_grep(tree, {"pattern": "os", "path": "b.py"})) == (
+        "b.py:1:import os\nb.py:3:    return os.sep"
+    )
+
+
+def test_grep_skips_git_and_binary_files(tree: Path) -> None:
+    output = _grep(tree, {"pattern": "inside git|binary"})
+    assert _text(output) == "No lines match 'inside git|binary'."
+
+
+def test_grep_lists_at_most_500_lines_and_counts_the_rest(tmp_path: Path) -> None:
+    _write(tmp_path, "many.txt", "hit\n" * 600)
+    lines = _text(_grep(tmp_path, {"pattern": "hit"})).splitlines()
+    assert len(lines) == 501
+    assert lines[499] == "many.txt:500:hit"
+    assert lines[-1] == "[100 more matching lines not shown: narrow the pattern, path or glob]"
+
+
+def test_grep_cuts_overlong_lines(tmp_path: Path) -> None:
+    _write(tmp_path, "wide.txt", "x" * 800 + "\n")
+    assert _text(_grep(tmp_path, {"pattern": "x"})) == "wide.txt:1:" + "x" * 500 + "… [line cut]"
+
+
+def test_grep_with_an_invalid_regex_names_the_problem(tmp_path: Path) -> None:
+    output = _grep(tmp_path, {"pattern": "(unclosed"})
+    assert output.is_error
+    assert "invalid regular expression '(unclosed': missing ), unterminated" in _text(output)
+
+
+def test_grep_in_a_missing_path_is_an_error(tmp_path: Path) -> None:
+    output = _grep(tmp_path, {"pattern": "x", "path": "gone"})
+    assert output.is_error
+    assert "does not exist" in _text(output)
+
+
+def test_grep_answers_bad_input_with_an_error_naming_the_field(tmp_path: Path) -> None:
+    output = _grep(tmp_path, {"pattern": "x", "ignoreCase": "yes"})
+    assert output.is_error
+    assert "$.ignoreCase" in _text(output)
+
+
+def test_grep_pattern_that_re_warns_about_is_searched_quietly(tmp_path: Path) -> None:
+    _write(tmp_path, "s.txt", "[[x\n")
+    assert _text(_grep(tmp_path, {"pattern": "[[]"})) == "s.txt:1:[[x"
+
+
+def test_cancelling_threaded_work_tells_the_thread_to_stop() -> None:
+    started = threading.Event()
+    seen_stop = threading.Event()
+
+    def work(stop: threading.Event) -> None:
+        started.set()
+        if stop.wait(5):
+            seen_stop.set()
+
+    async def go() -> None:
+        async with asyncio.timeout(5):
+            task = asyncio.create_task(in_thread(work))
+            await asyncio.to_thread(started.wait, 5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await asyncio.to_thread(seen_stop.wait, 5)
+
+    asyncio.run(go())
+    assert seen_stop.is_set()
