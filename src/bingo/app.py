@@ -12,6 +12,7 @@ import logging
 import logging.handlers
 import os
 import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,18 +22,18 @@ from .kernel.errors import SessionError, UsageError
 from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
 from .kernel.hooks import Hooks
-from .kernel.interfaces import CommandContext
+from .kernel.interfaces import CommandContext, Provider
 from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, load_settings
 from .kernel.turn import Conversation
-from .surfaces.print import PrintSurface
-from .wire import ErrorOutcome, Json, Notice, PromptOutcome
+from .surfaces import PrintSurface, Surface
+from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome
 
 if TYPE_CHECKING:
     from .store import SessionStore
 
-__all__ = ["Options", "run_app"]
+__all__ = ["Options", "Run", "run_app"]
 
 _log = logging.getLogger("bingo")
 
@@ -109,25 +110,25 @@ async def run_app(options: Options) -> int:
     settings = load_settings(home=home, project=project, overrides=_overrides(options))
     data_dir = home / "data"
     _setup_logging(data_dir)
-    if options.prompt is None:
-        raise UsageError("the interactive terminal surface is not built yet", 'pass a prompt: bingo "PROMPT" or bingo -p "/help"')
+    interactive = not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    if options.prompt is None and not interactive:
+        raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt: bingo -p "PROMPT"')
+    surface = _surface(options, interactive)
 
-    from .bridge import PluginHost, discover
+    from .bridge import PluginHost, PluginsCommand, discover
     from .store import SessionStore
+    from .tools import builtin_tools
 
-    surface = PrintSurface()
     notices = Notices()
     notices.listen(surface.notice)
     registry = Registry(notices)
-    from .tools import builtin_tools
-
     for tool in builtin_tools():
         registry.add_tool(tool)
     gate = Gate(settings.permissions)
     store = SessionStore(data_dir / "sessions.db")
     try:
         session = _LazySession(store, str(project))
-        messages = []
+        messages: list[Message] = []
         if options.continue_latest:
             latest = store.latest(str(project))
             if latest is None:
@@ -155,68 +156,121 @@ async def run_app(options: Options) -> int:
                     cwd=str(cwd),
                     messages=messages,
                 )
-                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual"))):
+                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual")), PluginsCommand(plugins)):
                     registry.add_command(command)
-                from .bridge import PluginsCommand
+                run = Run(conversation=conversation, session=session, registry=registry, settings=settings, surface=surface, environ=environ)
+                hooks.observe("session", "start", {"session": session.id or ""})
+                try:
+                    if options.prompt is not None and not interactive:
+                        return await run.submit_with_interrupts(options.prompt)
+                    from .surfaces.terminal import interact
 
-                registry.add_command(PluginsCommand(plugins))
-                return await _run_prompt(options.prompt, conversation, session, registry, settings, surface, environ)
+                    return await interact(run, surface, first=options.prompt)
+                finally:
+                    hooks.observe("session", "end", {"session": session.id or ""})
     finally:
         store.close()
 
 
-async def _run_prompt(
-    prompt: str,
-    conversation: Conversation,
-    session: _LazySession,
-    registry: Registry,
-    settings: Settings,
-    surface: PrintSurface,
-    environ: dict[str, str],
-) -> int:
-    if prompt.startswith("/"):
-        name, _, args = prompt[1:].partition(" ")
-        command = registry.commands.get(name)
+def _surface(options: Options, interactive: bool) -> Surface:
+    if interactive:
+        from .surfaces.terminal import TerminalSurface
+
+        return TerminalSurface()
+    return PrintSurface()
+
+
+@dataclass
+class Run:
+    """The run behind a surface: it submits prompts and commands, and interrupts turns."""
+
+    conversation: Conversation
+    session: _LazySession
+    registry: Registry
+    settings: Settings
+    surface: Surface
+    environ: dict[str, str]
+    _busy: bool = field(default=False, init=False)
+
+    def busy(self) -> bool:
+        return self._busy
+
+    def commands(self) -> list[CommandSpec]:
+        return [self.registry.commands[name].spec for name in sorted(self.registry.commands)]
+
+    async def complete(self, name: str, partial: str) -> list[Completion]:
+        command = self.registry.commands.get(name)
         if command is None:
-            raise UsageError(f"there is no command /{name}", "bingo -p /help lists them")
-        verdict = await conversation.hooks.decide("command", "before", {"name": name, "args": args})
-        if verdict.action in ("deny", "block"):
-            surface.outcome(ErrorOutcome(message=f"/{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
-            return 1
-        outcome = await command.run(args, CommandContext(cwd=conversation.cwd, session=session.id or ""))
-        surface.outcome(outcome)
-        if isinstance(outcome, ErrorOutcome):
-            return 1
-        if not isinstance(outcome, PromptOutcome):
+            return []
+        try:
+            return await command.complete(partial, self.conversation.cwd)
+        except Exception:  # boundary: completion is never an error
+            _log.exception("completion of /%s failed", name)
+            return []
+
+    def interrupt(self) -> list[str]:
+        return self.conversation.interrupt() if self._busy else []
+
+    async def submit(self, text: str) -> int:
+        """Run a slash command or a model turn; the exit status."""
+        try:
+            return await self._submit(text)
+        finally:
+            self.surface.end()
+
+    async def submit_with_interrupts(self, text: str) -> int:
+        """`submit`, with Ctrl-C interrupting the turn (a second one says what is awaited)."""
+        loop = asyncio.get_running_loop()
+        interrupts = 0
+
+        def on_sigint() -> None:
+            nonlocal interrupts
+            interrupts += 1
+            waiting = self.interrupt() if interrupts == 1 else []
+            if interrupts > 1 or waiting:
+                self.surface.waiting("still waiting for the interrupted calls to answer")
+
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        try:
+            return await self.submit(text)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    async def _submit(self, text: str) -> int:
+        conversation = self.conversation
+        if text.startswith("/"):
+            name, _, args = text[1:].partition(" ")
+            command = self.registry.commands.get(name)
+            if command is None:
+                raise UsageError(f"there is no command /{name}", "bingo -p /help lists them")
+            verdict = await conversation.hooks.decide("command", "before", {"name": name, "args": args})
+            if verdict.action in ("deny", "block"):
+                self.surface.outcome(ErrorOutcome(message=f"/{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
+                return 1
+            outcome = await command.run(args, CommandContext(cwd=conversation.cwd, session=self.session.id or ""))
+            self.surface.outcome(outcome)
+            if isinstance(outcome, ErrorOutcome):
+                return 1
+            if not isinstance(outcome, PromptOutcome):
+                return 0
+            text = outcome.text
+        if conversation.provider is None:
+            from .providers import builtin_providers, choose_provider, default_model
+
+            providers: dict[str, Provider] = {p.spec.name: p for p in builtin_providers(self.environ)}
+            providers.update(self.registry.providers)
+            provider = choose_provider(self.settings.provider, providers, self.environ)
+            conversation.provider = provider
+            conversation.model = self.settings.model or default_model(provider)
+        conversation.session = self.session.ensure()
+        self.session.turn = conversation.turn + 1
+        self._busy = True
+        try:
+            result = await conversation.run_turn(text)
+        finally:
+            self._busy = False
+        if result.status == "done":
             return 0
-        prompt = outcome.text
-    from .providers import builtin_providers, choose_provider, default_model
-
-    providers = {p.spec.name: p for p in builtin_providers(environ)}
-    providers.update(registry.providers)
-    provider = choose_provider(settings.provider, providers, environ)
-    conversation.provider = provider
-    conversation.model = settings.model or default_model(provider)
-    conversation.session = session.ensure()
-    session.turn = conversation.turn + 1
-    loop = asyncio.get_running_loop()
-    interrupts = 0
-
-    def on_sigint() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
-            conversation.interrupt()
-        else:
-            surface.waiting("still waiting for the interrupted calls to answer")
-
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    try:
-        result = await conversation.run_turn(prompt)
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        surface.end()
-    if result.status == "done":
-        return 0
-    surface.err.write(f"bingo: {result.reason}\n")
-    return 1
+        self.surface.end()
+        self.surface.notice(Notice(source="bingo", message=result.reason, level="error"))
+        return 1

@@ -1,6 +1,7 @@
 """Surfaces: where a person (or a pipe) meets bingo. `print` is plain text; the terminal
-surface is imported only when it is used."""
+surface (`surfaces.terminal`) is imported only when it is used, so --print stays fast."""
 
+from ._seam import Driver, Surface
 from .print import PrintSurface
 
-__all__ = ["PrintSurface"]
+__all__ = ["Driver", "PrintSurface", "Surface"]
