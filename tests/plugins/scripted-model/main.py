@@ -4,7 +4,7 @@ Settings `plugins.scripted-model = {"replies": [[step, ...], ...]}` reach it as
 `initialize.config`. Each `provider/stream` takes the next reply; a step is
 `{"text": "..."}` (streamed in a few text deltas), `{"tool": {"id", "name", "input"}}`
 (one toolUse delta), `{"hang": true}` (stream nothing more until `provider/cancel`, then
-answer stopReason "cancelled") or `{"error": "..."}` (answer a JSON-RPC error instead).
+answer stopReason "cancelled"), `{"sleep": seconds}` (pause, then go on) or `{"error": "..."}` (answer a JSON-RPC error instead).
 Past the script it answers "(script finished)". Every request it receives is appended to
 `<env.dataDir>/requests.jsonl`, so tests can read what the model was told.
 """
@@ -49,6 +49,10 @@ def stream(params):
         if "hang" in step:
             stop = "cancelled" if cancelled.wait(HANG_LIMIT) else "end"
             break
+        if "sleep" in step:  # think for a while (cancellable), then go on with the reply
+            if cancelled.wait(float(step["sleep"])):
+                stop = "cancelled"
+                break
         if "text" in step:
             for piece in chunks(step["text"]):
                 notify("provider/delta", {"streamId": stream_id,
