@@ -9,7 +9,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed${extras:+-$extras}
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras:+[$extras]}"
+  # (grep drops pip's warnings about package-index locations this machine does not have)
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras:+[$extras]}" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  .venv/bin/bingo --help >/dev/null
   touch "$stamp"
 fi

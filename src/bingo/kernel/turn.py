@@ -137,6 +137,7 @@ class Conversation:
     _running: dict[str, _Running] = field(default_factory=lambda: {}, init=False)
     _stream: asyncio.Task[object] | None = field(default=None, init=False)
     _interrupted: bool = field(default=False, init=False)
+    _spoke: bool = field(default=False, init=False)
 
     # --- the turn -----------------------------------------------------------------
 
@@ -144,6 +145,7 @@ class Conversation:
         """Run one turn for `prompt`; never raises a BingoError (it becomes the result)."""
         self.turn += 1
         self._interrupted = False
+        self._spoke = False
         self.hooks.observe("turn", "start", {"turn": self.turn})
         try:
             return await self._turn(prompt)
@@ -195,8 +197,15 @@ class Conversation:
             max_tokens=self.settings.max_tokens,
         )
 
+        first = True
+
         def on_delta(delta: Delta) -> None:
-            if isinstance(delta, TextDelta):
+            nonlocal first
+            if isinstance(delta, TextDelta) and delta.text:
+                if first and self._spoke:
+                    self.events.text("\n")  # a new response starts on a new line
+                first = False
+                self._spoke = True
                 self.events.text(delta.text)
 
         task: asyncio.Task[object] = asyncio.ensure_future(self.provider.stream(request, on_delta))
