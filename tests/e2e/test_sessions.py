@@ -72,3 +72,38 @@ def test_a_slash_command_leaves_no_session_behind(tmp_path: Path) -> None:
     assert box.run("-p", "/help").returncode == 0
     db = box.bingo_home / "data" / "sessions.db"
     assert not db.exists() or sqlite3.connect(db).execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+
+def _first_text(body: dict[str, object]) -> str:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    content = messages[0]["content"]
+    return content if isinstance(content, str) else content[0]["text"]
+
+
+def test_history_past_its_budget_is_compacted_automatically(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings({"contextBudget": 40})
+    with ModelServer([[("text", f"answer {i}")] for i in range(6)]) as server:
+        assert box.run("-p", "question 0 " + "padding " * 10, env=_env(server)).returncode == 0
+        for i in range(1, 6):
+            result = box.run("-p", "-c", f"question {i}", env=_env(server))
+            assert result.returncode == 0, result.stderr
+        bodies = server.bodies
+    assert _first_text(bodies[-1]).startswith("Earlier in this conversation (compacted):")
+    assert "question 5" in repr(bodies[-1]["messages"])
+
+
+def test_compact_command_compacts_the_session_it_continues(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer([[("text", f"answer {i}")] for i in range(7)]) as server:
+        assert box.run("-p", "question 0", env=_env(server)).returncode == 0
+        for i in range(1, 6):
+            assert box.run("-p", "-c", f"question {i}", env=_env(server)).returncode == 0
+        compacted = box.run("-p", "-c", "/compact", env=_env(server))
+        assert compacted.returncode == 0, compacted.stderr
+        assert compacted.stdout == "history compacted\n"
+        assert box.run("-p", "-c", "question 6", env=_env(server)).returncode == 0
+        bodies = server.bodies
+    assert _first_text(bodies[-1]).startswith("Earlier in this conversation (compacted):")
+    assert _first_text(bodies[-2]) == "question 0"
