@@ -8,6 +8,7 @@ command line (`cli.py`) and draws nothing itself (the surface does).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import logging.handlers
 import os
@@ -31,7 +32,7 @@ from .surfaces import PrintSurface, Surface
 from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    from .store import SessionInfo, SessionStore
 
 __all__ = ["Options", "Run", "run_app"]
 
@@ -163,8 +164,11 @@ async def run_app(options: Options) -> int:
                 try:
                     if options.prompt is not None and not interactive:
                         return await run.submit_with_interrupts(options.prompt)
-                    from .surfaces.terminal import interact
+                    from .surfaces.terminal import interact, terminal_commands
 
+                    for command in terminal_commands(run):
+                        registry.add_command(command)
+                    conversation.on_always = run.remember
                     return await interact(run, surface, first=options.prompt)
                 finally:
                     hooks.observe("session", "end", {"session": session.id or ""})
@@ -211,6 +215,34 @@ class Run:
     def interrupt(self) -> list[str]:
         return self.conversation.interrupt() if self._busy else []
 
+    def clear(self) -> None:
+        """Start a new session with the next prompt (`/clear`)."""
+        self.session.id, self.session.turn = None, 0
+        self.conversation.messages, self.conversation.turn, self.conversation.session = [], 0, ""
+
+    def sessions(self) -> list[SessionInfo]:
+        """This project's sessions, the latest first (`/sessions`)."""
+        return self.session.store.sessions(self.session.project)
+
+    def remember(self, rule: str) -> None:
+        """Append `rule` to `permissions.allow` in `<project>/.bingo/settings.local.json`
+        (a "yes, always"), merged into what the file holds."""
+        path = Path(self.session.project) / ".bingo" / "settings.local.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            permissions = data.setdefault("permissions", {})
+            allow = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
+            if not isinstance(allow, list):
+                raise ValueError("permissions.allow is not a list")
+            if rule not in allow:
+                allow.append(rule)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
+
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn; the exit status."""
         try:
@@ -253,6 +285,8 @@ class Run:
                 return 1
             if not isinstance(outcome, PromptOutcome):
                 return 0
+            if self._busy:
+                raise UsageError(f"/{name} starts a turn, and one is running", "wait for it to end, then run it again")
             text = outcome.text
         if conversation.provider is None:
             from .providers import builtin_providers, choose_provider, default_model

@@ -194,8 +194,11 @@ def test_an_interrupted_turn_sends_tool_cancel_and_waits_for_the_answer(tmp_path
         while time.monotonic() < deadline:  # wait until the tool call is under way
             if db.exists():
                 with sqlite3.connect(db) as conn:
-                    if conn.execute("SELECT count(*) FROM frames WHERE kind = 'toolCall'").fetchone()[0]:
-                        break
+                    try:
+                        if conn.execute("SELECT count(*) FROM frames WHERE kind = 'toolCall'").fetchone()[0]:
+                            break
+                    except sqlite3.OperationalError:  # the store is still creating its tables
+                        pass
         else:
             raise AssertionError("the tool call never started")
         proc.send_signal(signal.SIGINT)

@@ -1,0 +1,13 @@
+"""The terminal surface: a person at the keyboard (`bingo` or `bingo "PROMPT"` on a terminal).
+
+Built on prompt_toolkit (input, history, completion) and rich (drawing), which are imported
+only when this package is, so `--print` never pays for them. `TerminalSurface` is what the
+run draws on and asks through; `interact` is the keyboard loop that drives the run;
+`terminal_commands` are `/clear` and `/sessions`.
+"""
+
+from ._commands import SessionKeeper, terminal_commands
+from ._loop import interact
+from ._surface import TerminalSurface
+
+__all__ = ["SessionKeeper", "TerminalSurface", "interact", "terminal_commands"]

@@ -1,0 +1,102 @@
+"""Drawing for the terminal: each View as a rich renderable, and the one-line summaries a
+turn shows (a tool call's input in short, a finished call).
+
+Owns how each View shape looks on a terminal: a table with borders (numbers right-aligned,
+as in the fold), markdown rendered, code highlighted, lists and stacks composed of their
+parts. Every text crosses as `Text`, never as markup, so nothing a plugin or a model says is
+read as rich markup. It writes nothing: the surface prints what this returns.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View
+
+__all__ = ["draw", "finished", "short"]
+
+_SHORT = 60
+"""Characters of a tool's input shown on its one line."""
+
+
+def draw(view: View) -> RenderableType:
+    """The renderable for `view`."""
+    match view:
+        case TextView(text=text):
+            return Text(text)
+        case MarkdownView(text=text):
+            return Markdown(text)
+        case CodeView(text=text, language=language):
+            return Syntax(text, language or "text", theme="ansi_dark", background_color="default", word_wrap=True)
+        case TableView():
+            return _table(view)
+        case ListView(items=items, ordered=ordered):
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True)
+            grid.add_column()
+            for n, item in enumerate(items, 1):
+                grid.add_row(Text(f"{n}." if ordered else "•"), draw(item))
+            return grid
+        case StackView(children=children):
+            parts: list[RenderableType] = []
+            for child in children:
+                if parts:
+                    parts.append(Text())
+                parts.append(draw(child))
+            return Group(*parts)
+
+
+def _cell(value: str | int | float | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _table(view: TableView) -> Table:
+    width = max([len(view.columns)] + [len(row) for row in view.rows])
+    header = view.columns + [""] * (width - len(view.columns))
+    numeric = [
+        bool(view.rows)
+        and all(i >= len(r) or r[i] is None or (isinstance(r[i], (int, float)) and not isinstance(r[i], bool)) for r in view.rows)
+        for i in range(width)
+    ]
+    title = Text(view.title, style="bold") if view.title else None
+    table = Table(title=title, title_justify="left", box=box.ROUNDED, header_style="bold")
+    for name, num in zip(header, numeric):
+        table.add_column(Text(name), justify="right" if num else "left")
+    for row in view.rows:
+        table.add_row(*(Text(_cell(c)) for c in row + [None] * (width - len(row))))
+    return table
+
+
+def short(input: Json, limit: int = _SHORT) -> str:
+    """A tool's input on one line: a lone string argument as itself, anything else as JSON."""
+    if isinstance(input, dict) and len(input) == 1:
+        (only,) = input.values()
+        input = only if isinstance(only, str) else input
+    text = input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def finished(name: str, input: Json, output: ToolOutput, seconds: float) -> Text:
+    """The line a finished call leaves: ✓ or ✗, its name and input, how long it took."""
+    mark, style = ("✗", "red") if output.is_error else ("✓", "green")
+    line = Text(f"{mark} ", style=style)
+    line.append(name, style="bold")
+    if input not in ({}, None):
+        line.append(" " + short(input))
+    line.append(f" · {seconds:.1f} s", style="dim")
+    if output.is_error:
+        said = next((p.text for p in output.parts if isinstance(p, TextPart)), "")
+        line.append(" · failed" + (f": {short(said, 100)}" if said else ""), style="red")
+    return line

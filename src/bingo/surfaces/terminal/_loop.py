@@ -1,0 +1,196 @@
+"""The keyboard loop: one prompt always up, so a person can type while a turn runs.
+
+Owns what a key does. Enter submits (a turn or a command; while one is in flight only an
+instant command runs, beside it). Ctrl-C during a turn interrupts it; a second one says which
+calls are still being waited for (an interrupted bridged call is waited for, never killed).
+Ctrl-C at an idle prompt clears the line; Ctrl-D at an empty one ends the session. A question
+closes the prompt (keeping what was typed), is answered, and the prompt comes back. Output
+goes through prompt_toolkit's patched stdout, so it lands above the prompt. It draws nothing
+itself: the surface does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.patch_stdout import patch_stdout
+
+from ...kernel.errors import BingoError, GateError
+from ...kernel.settings import bingo_home
+from .._seam import Driver
+from ._input import answer, main_session
+from ._surface import Question, TerminalSurface
+
+__all__ = ["interact"]
+
+_log = logging.getLogger(__name__)
+
+
+class _Woken(Exception):
+    """The prompt was closed so the loop sees a question, or the end of a one-turn run."""
+
+
+async def interact(driver: Driver, surface: TerminalSurface, *, first: str | None = None) -> int:
+    """Drive `driver` from the keyboard until Ctrl-D (exit status 0); with `first`, submit it
+    and return its exit status once it is over (`bingo "PROMPT"` on a terminal)."""
+    session = main_session(bingo_home(os.environ) / "data" / "history", driver)
+    with patch_stdout(raw=True):
+        async with asyncio.TaskGroup() as group:
+            return await _Loop(driver, surface, session, group).run(first)
+
+
+class _Loop:
+    def __init__(self, driver: Driver, surface: TerminalSurface, session: PromptSession[str], group: asyncio.TaskGroup) -> None:
+        self.driver = driver
+        self.surface = surface
+        self.session = session
+        self.group = group
+        self.holder: asyncio.Task[int] | None = None
+        """The submission in flight that is not an instant command (at most one)."""
+        self.one_turn = False
+        self.draft = ""
+        self.interrupts = 0
+        self.awaited: list[str] = []
+        self.woken = False
+        surface.changed = session.app.invalidate
+        surface.asked = self._wake
+
+    def _running(self) -> bool:
+        return self.holder is not None and not self.holder.done()
+
+    async def run(self, first: str | None) -> int:
+        try:
+            if first is not None:
+                self.one_turn = True
+                self._start(first)
+            while True:
+                self.woken = False
+                if self.one_turn and self.holder is not None and self.holder.done():
+                    return self.holder.result()
+                if self.surface.questions:
+                    await self._answer(self.surface.questions.popleft())
+                    continue
+                try:
+                    text = await self.session.prompt_async(self._message, default=self.draft, pre_run=self._pre_run)
+                except _Woken:
+                    self.draft = self.session.default_buffer.text
+                    continue
+                except KeyboardInterrupt:
+                    self.draft = ""
+                    self._interrupt()
+                    continue
+                except EOFError:
+                    return await self._quit()
+                self.draft = ""
+                self._submit(text.strip())
+        finally:
+            self._close()
+
+    def _message(self) -> list[tuple[str, str]]:
+        lines = self.surface.live()
+        if self._running():
+            lines.append(("fg:ansibrightblack", "working · Ctrl-C interrupts\n"))
+        lines.append(("bold", "> "))
+        return lines
+
+    def _wake(self) -> None:
+        app = self.session.app
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(exception=_Woken())
+        else:
+            self.woken = True  # the prompt is starting: `_pre_run` closes it as it opens
+
+    def _pre_run(self) -> None:
+        if self.woken:
+            self.woken = False
+            self.session.app.exit(exception=_Woken())
+
+    # --- submissions ----------------------------------------------------------------
+
+    def _submit(self, text: str) -> None:
+        if not text:
+            return
+        self.surface.say("> " + text, "bold")
+        if not self._running():
+            self._start(text)
+        elif self._instant(text):
+            self.group.create_task(self._one(text))
+        else:
+            self.surface.say("a turn is running: wait for it to end, or press Ctrl-C to interrupt it", "yellow")
+
+    def _instant(self, text: str) -> bool:
+        name = text[1:].partition(" ")[0] if text.startswith("/") else None
+        return any(spec.name == name and spec.instant for spec in self.driver.commands())
+
+    def _start(self, text: str) -> None:
+        self.interrupts, self.awaited = 0, []
+        self.holder = self.group.create_task(self._one(text))
+        self.holder.add_done_callback(lambda _: self._wake() if self.one_turn else self.session.app.invalidate())
+
+    async def _one(self, text: str) -> int:
+        try:
+            return await self.driver.submit(text)
+        except BingoError as exc:
+            self.surface.say(f"bingo: {exc.line()}", "red")
+            return exc.exit_code
+        except Exception as exc:  # boundary: one failed submission must not end the session
+            _log.exception("submission failed")
+            self.surface.say(f"bingo: internal error ({type(exc).__name__}); details are in ~/.bingo/data/logs/bingo.log", "red")
+            return 1
+
+    # --- interrupts, questions, the end ---------------------------------------------
+
+    def _interrupt(self) -> None:
+        if not self._running():
+            return  # an idle prompt: Ctrl-C has cleared the line
+        if not self.driver.busy():
+            self.surface.say("a command is running; it ends within its deadline", "yellow")
+            return
+        self.interrupts += 1
+        if self.interrupts == 1:
+            self.awaited = self.driver.interrupt()
+            if not self.awaited:
+                self.surface.say("interrupted", "yellow")
+        elif self.awaited:
+            self.surface.say(f"still waiting for {', '.join(self.awaited)}: an interrupted call is waited for, not killed", "yellow")
+
+    async def _answer(self, question: Question) -> None:
+        if question.answer.done():
+            return
+        try:
+            said = await answer(question)
+        except (KeyboardInterrupt, EOFError):
+            if not question.answer.done():
+                if question.tool is not None:
+                    question.answer.set_result("no")
+                else:
+                    question.answer.set_exception(GateError("the person did not answer"))
+            self._interrupt()
+            return
+        if question.answer.done():
+            return
+        question.answer.set_result(said)
+        if question.tool is None:
+            self.surface.say(f"? {question.text} → {said}")
+        else:
+            self.surface.say({"once": f"allowed {question.tool} once", "always": f"allowed {question.tool} from now on", "no": f"declined {question.tool}"}[said])
+
+    async def _quit(self) -> int:
+        if not self._running() or self.holder is None:
+            return 0
+        self._interrupt()
+        self.surface.say("waiting for the turn to end")
+        self._close()
+        status = await self.holder
+        return status if self.one_turn else 0
+
+    def _close(self) -> None:
+        """Nobody is left to answer: waiting questions and new ones are answered GateError."""
+        self.surface.closed = True
+        while self.surface.questions:
+            question = self.surface.questions.popleft()
+            if not question.answer.done():
+                question.answer.set_exception(GateError("nobody is left to answer"))

@@ -1,0 +1,177 @@
+"""The terminal surface's state and output: what a turn, a command or a notice leaves on the
+screen, what is live (the streamed line not yet ended, the running tools with their progress
+line), and the queue of questions waiting for the person.
+
+Owns the rule that questions queue: `permission` and `ask` put a question in line and wait
+for its answer, and the keyboard loop (`_loop.py`) answers them one at a time, never two at
+once. It reads no keys and runs no prompt itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rich.console import Console, RenderableType
+from rich.text import Text
+
+from ...kernel.errors import GateError
+from ...kernel.turn import PermissionAnswer
+from ...wire import (
+    CommandOutcome,
+    ErrorOutcome,
+    Json,
+    NoneOutcome,
+    Notice,
+    PromptOutcome,
+    TextOutcome,
+    ToolOutput,
+    ViewOutcome,
+)
+from ._draw import draw, finished, short
+
+__all__ = ["Question", "TerminalSurface"]
+
+_NOTICE_STYLE = {"info": "dim", "warning": "dim yellow", "error": "red"}
+
+
+@dataclass(slots=True)
+class Question:
+    """One question waiting for the person: a gate permission (`tool` set) or a plugin's ask."""
+
+    text: str
+    choices: list[str] | None
+    answer: asyncio.Future[str]
+    tool: str | None = None
+    input: Json = None
+
+
+@dataclass(slots=True)
+class _Running:
+    name: str
+    input: Json
+    tail: str = ""
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass
+class TerminalSurface:
+    """A person at a terminal: drawn output, a live area, and questions in line."""
+
+    console: Console = field(default_factory=lambda: Console(highlight=False))
+    changed: Callable[[], None] = _nothing
+    """Called when the live area must be redrawn (the keyboard loop sets it)."""
+    asked: Callable[[], None] = _nothing
+    """Called when a question joins the line (the keyboard loop sets it)."""
+    questions: deque[Question] = field(default_factory=lambda: deque())
+    closed: bool = False
+    """Set when nobody is left to answer: questions then raise GateError at once."""
+    _partial: str = field(default="", init=False)
+    _running: dict[str, _Running] = field(default_factory=lambda: {}, init=False)
+
+    def print(self, renderable: RenderableType) -> None:
+        """Leave `renderable` on the screen, above the live area."""
+        self.console.print(renderable, soft_wrap=isinstance(renderable, Text))
+
+    def say(self, text: str, style: str = "dim") -> None:
+        """One line of bingo's own."""
+        self.print(Text(text, style=style))
+
+    def live(self) -> list[tuple[str, str]]:
+        """The live area as prompt_toolkit formatted text: the unfinished line, then one line
+        per running tool with its progress."""
+        lines: list[tuple[str, str]] = []
+        if self._partial:
+            lines.append(("", self._partial + "\n"))
+        for tool in self._running.values():
+            lines.append(("bold", f"⋯ {tool.name}"))
+            lines.append(("", f" {short(tool.input)}" if tool.input not in ({}, None) else ""))
+            lines.append(("fg:ansibrightblack", f" · {tool.tail}\n" if tool.tail else "\n"))
+        return lines
+
+    def _flush(self) -> None:
+        if self._partial:
+            line, self._partial = self._partial, ""
+            self.print(Text(line))
+
+    # --- TurnEvents ---------------------------------------------------------------
+
+    def text(self, text: str) -> None:
+        self._partial += text
+        if "\n" in self._partial:
+            done, _, self._partial = self._partial.rpartition("\n")
+            self.print(Text(done))
+        self.changed()
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None:
+        self._flush()
+        self._running[call_id] = _Running(name, input)
+        self.changed()
+
+    def tool_progress(self, call_id: str, tail: str) -> None:
+        running = self._running.get(call_id)
+        if running is not None:
+            lines = tail.strip().splitlines()
+            running.tail = short(lines[-1] if lines else "", 80)
+            self.changed()
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
+        running = self._running.pop(call_id, None)
+        self._flush()
+        self.print(finished(name, running.input if running else None, output, seconds))
+        if output.display is not None:
+            self.print(draw(output.display))
+        self.changed()
+
+    def waiting(self, what: str) -> None:
+        self._flush()
+        self.say(f"⋯ {what}", "yellow")
+
+    # --- notices, outcomes, the end of a turn -------------------------------------
+
+    def notice(self, notice: Notice) -> None:
+        self.print(Text(f"{notice.source}: {notice.message}", style=_NOTICE_STYLE.get(notice.level, "dim")))
+
+    def outcome(self, outcome: CommandOutcome) -> None:
+        match outcome:
+            case TextOutcome(text=text):
+                self.print(Text(text))
+            case ViewOutcome(view=view):
+                self.print(draw(view))
+            case ErrorOutcome(message=message):
+                self.say(message, "red")
+            case PromptOutcome() | NoneOutcome():
+                pass
+
+    def end(self) -> None:
+        self._flush()
+        self.changed()
+
+    # --- Asker: the person answers, one question at a time -------------------------
+
+    async def _queue(self, question: Question) -> str:
+        if self.closed:
+            raise GateError("nobody is left to answer")
+        self.questions.append(question)
+        self.asked()
+        try:
+            return await question.answer
+        finally:
+            if question in self.questions:
+                self.questions.remove(question)
+
+    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+        self._flush()
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        answer = await self._queue(Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input))
+        return "once" if answer == "once" else "always" if answer == "always" else "no"
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        self._flush()
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        return await self._queue(Question(text=question, choices=choices or None, answer=future))

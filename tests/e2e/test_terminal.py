@@ -1,0 +1,210 @@
+"""The terminal surface through the real binary in a real pseudo-terminal (pexpect): streamed
+text, slash completion, a table drawn with borders, the gate's questions with "yes, always"
+saved, and Ctrl-C interrupting a slow bridged tool. Plus: `--print` never imports the
+terminal's libraries.
+
+The screen is the raw output stream with ANSI escapes stripped (no terminal emulator is
+installed): what these tests look for is text bingo writes in one piece.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
+from tests.support.model_server import ModelServer, Reply
+
+WAIT = 10.0
+"""The longest any one expectation waits."""
+
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[=>78])")
+
+
+class Screen:
+    """What a pseudo-terminal has shown so far, escapes stripped; `expect` moves past a match."""
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self.child = child
+        self.raw = ""
+        self._pos = 0
+
+    def text(self) -> str:
+        return _ANSI.sub("", self.raw).replace("\r", "")
+
+    def expect(self, pattern: str, timeout: float = WAIT) -> re.Match[str]:
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            found = rx.search(self.text(), self._pos)
+            if found:
+                self._pos = found.end()
+                return found
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"{pattern!r} was not shown; the screen ends with {self.text()[-1200:]!r}")
+            try:
+                self.raw += self.child.read_nonblocking(65536, timeout=min(left, 0.2))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                if not rx.search(self.text(), self._pos):
+                    raise AssertionError(f"bingo exited before {pattern!r}; the screen ends with {self.text()[-1200:]!r}") from None
+
+    def prompt(self) -> None:
+        """Wait for the prompt to be drawn again after what was last seen. A key sent while
+        output is being written may meet the terminal in cooked mode (prompt_toolkit prints
+        above the prompt that way), where Ctrl-D is the line discipline's, not bingo's."""
+        self.expect(">")
+
+    def exits(self) -> int:
+        """Wait for bingo to exit; its exit status."""
+        self.child.expect(pexpect.EOF, timeout=WAIT)
+        self.child.close()
+        assert "Traceback" not in self.text()
+        status = self.child.exitstatus
+        assert status is not None
+        return status
+
+
+@contextmanager
+def terminal(box: Sandbox, replies: list[Reply] | None = None, *args: str) -> Iterator[Screen]:
+    """bingo in a 120x40 xterm, its model the local model server; with no `args`, once its
+    prompt is up."""
+    with ModelServer(replies or []) as server:
+        env = {
+            **box.env,
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "test",
+            "TERM": "xterm",
+            "LANG": "C.UTF-8",
+            # The test is the terminal and answers no cursor-position request; without this
+            # prompt_toolkit spends its first seconds waiting to learn that.
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+        }
+        child = pexpect.spawn(BINGO, list(args), cwd=str(box.project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=WAIT)
+        try:
+            screen = Screen(child)
+            if not args:
+                screen.expect(">")
+            yield screen
+        finally:
+            child.close(force=True)
+
+
+def test_a_typed_prompt_streams_the_models_text_and_ctrl_d_exits_cleanly(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    released = threading.Event()
+    with terminal(box, [[("text", "Hello from"), ("pause", released), ("text", " the local model.")]]) as screen:
+        screen.child.send("say hello\r")
+        screen.expect("Hello from")  # shown while the model is still answering
+        released.set()
+        screen.expect(r"Hello from the local model\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert "say hello" in (box.bingo_home / "data" / "history").read_text(encoding="utf-8")
+
+
+def test_slash_completion_finishes_the_command_then_a_file_name(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(EXAMPLES / "wordcount")
+    (box.project / "notes.txt").write_text("alpha beta gamma\n", encoding="utf-8")
+    with terminal(box) as screen:
+        screen.child.send("/wo")
+        screen.expect("count the words in a file")  # the menu: the command and its hint
+        screen.child.send("\t")
+        screen.child.send("n")
+        screen.expect("notes.txt")  # the plugin's own completion, from command/complete
+        screen.child.send("\t")
+        screen.child.send("\r")
+        screen.expect("> /wordcount notes.txt\n")  # the line as it was submitted
+        screen.expect(r"words\s*│\s*3")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+
+
+def test_a_command_view_is_drawn_as_a_table_with_borders(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(EXAMPLES / "wordcount")
+    (box.project / "notes.txt").write_text("one two three four\nfive\n", encoding="utf-8")
+    with terminal(box) as screen:
+        screen.child.send("/wordcount notes.txt\r")
+        screen.expect("notes.txt")
+        screen.expect(r"╭─+┬─+╮\n│ what +│ count │\n├─+┼─+┤\n")
+        screen.expect(r"│ words +│ +5 │\n│ lines +│ +2 │\n│ characters │ +24 │\n╰─+┴─+╯")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+
+
+def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    replies: list[Reply] = [
+        [("tool", "t1", "bash", {"command": "echo one"})],
+        [("tool", "t2", "bash", {"command": "echo two"})],
+        [("text", "Both ran.")],
+    ]
+    box.settings({"permissions": {"allow": ["read"]}}, layer="local")
+    with terminal(box, replies) as screen:
+        screen.child.send("run two commands\r")
+        screen.expect(r"bingo wants to run bash\n +echo one\n +\[y\] yes, once +\[a\] yes, always +\[n\] no")
+        screen.child.send("y")
+        screen.expect("allowed bash once")
+        screen.expect(r"bingo wants to run bash\n +echo two")
+        screen.child.send("a")
+        screen.expect("allowed bash from now on")
+        screen.expect(r"✓ bash echo two")
+        screen.expect(r"Both ran\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    saved = json.loads((box.project / ".bingo" / "settings.local.json").read_text(encoding="utf-8"))
+    assert saved == {"permissions": {"allow": ["read", "bash"]}}
+
+
+def test_ctrl_c_sends_tool_cancel_to_a_slow_bridged_tool_and_ends_the_turn(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(TEST_PLUGINS / "slow")
+    # slow's contributor and hook never answer: short deadlines keep the turn quick.
+    box.settings({"permissions": {"allow": ["plugin__slow__wait"]}, "deadlines": {"hook/decide": 0.3, "context/contribute": 0.3}})
+    with terminal(box, [[("tool", "t1", "plugin__slow__wait", {})], [("text", "not reached")]]) as screen:
+        screen.child.send("wait for me\r")
+        screen.expect("contributor late gave no answer")  # notices, under their source's name
+        screen.expect(r"⋯ plugin__slow__wait")
+        screen.expect("waiting")  # its tool/progress line
+        screen.child.sendcontrol("c")
+        screen.expect("waiting for plugin__slow__wait to answer its cancel")
+        screen.expect(r"✓ plugin__slow__wait")
+        screen.expect("the turn was interrupted")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert "got tool/cancel" in (box.logs / "plugin-slow.log").read_text(encoding="utf-8")
+
+
+def test_a_prompt_on_the_command_line_draws_one_turn_and_exits_with_its_status(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(EXAMPLES / "wordcount")
+    (box.project / "notes.txt").write_text("a b\n", encoding="utf-8")
+    with terminal(box, None, "/wordcount notes.txt") as screen:
+        screen.expect(r"│ words +│ +2 │")
+        assert screen.exits() == 0
+
+
+@pytest.mark.parametrize("library", ["rich", "prompt_toolkit"])
+def test_print_mode_imports_no_terminal_library(tmp_path: Path, library: str) -> None:
+    result = Sandbox(tmp_path).run("-p", "/help", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr
+    imported = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "bingo.cli" in imported
+    assert not {name for name in imported if name.split(".")[0] == library}

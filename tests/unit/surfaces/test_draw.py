@@ -1,0 +1,76 @@
+"""Views drawn for a terminal, rendered without colour at width 80 and pinned as literal text."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from rich.console import Console, RenderableType
+
+from bingo.surfaces.terminal._draw import draw, finished, short
+from bingo.wire import CodeView, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput
+
+
+def _render(renderable: RenderableType) -> str:
+    console = Console(file=StringIO(), width=80, color_system=None)
+    console.print(renderable)
+    out = console.file
+    assert isinstance(out, StringIO)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+def test_a_table_is_drawn_with_borders_and_numbers_aligned_right() -> None:
+    view = TableView(title="notes.txt", columns=["what", "count"], rows=[["words", 3], ["characters", 17.0], ["lines", None]])
+    assert _render(draw(view)) == (
+        "notes.txt\n"
+        "╭────────────┬───────╮\n"
+        "│ what       │ count │\n"
+        "├────────────┼───────┤\n"
+        "│ words      │     3 │\n"
+        "│ characters │    17 │\n"
+        "│ lines      │       │\n"
+        "╰────────────┴───────╯"
+    )
+
+
+def test_a_short_row_is_padded_and_cells_are_never_markup() -> None:
+    view = TableView(columns=["a", "b"], rows=[["[bold]x[/bold]"], ["y", "z"]])
+    assert _render(draw(view)) == (
+        "╭────────────────┬───╮\n"
+        "│ a              │ b │\n"
+        "├────────────────┼───┤\n"
+        "│ [bold]x[/bold] │   │\n"
+        "│ y              │ z │\n"
+        "╰────────────────┴───╯"
+    )
+
+
+def test_markdown_is_rendered() -> None:
+    assert _render(draw(MarkdownView(text="Some *text*.\n\n- one\n- two"))) == "Some text.\n\n • one\n • two"
+
+
+def test_code_keeps_its_text_and_indentation() -> None:
+    assert _render(draw(CodeView(text="def f():\n    return 1", language="python"))) == "def f():\n    return 1"
+
+
+def test_lists_number_or_bullet_their_items_and_indent_their_lines() -> None:
+    view = ListView(items=[TextView(text="one"), TextView(text="two\nlines")], ordered=True)
+    assert _render(draw(view)) == "1. one\n2. two\n   lines"
+    assert _render(draw(ListView(items=[TextView(text="a")]))) == "• a"
+
+
+def test_a_stack_puts_a_blank_line_between_its_children() -> None:
+    view = StackView(children=[TextView(text="above"), ListView(items=[TextView(text="below")])])
+    assert _render(draw(view)) == "above\n\n• below"
+
+
+def test_a_tools_input_is_shown_in_short() -> None:
+    assert short({"command": "echo   one\ntwo"}) == "echo one two"
+    assert short({"path": "a", "limit": 3}) == '{"path": "a", "limit": 3}'
+    assert short("x" * 100, 10) == "xxxxxxxxx…"
+
+
+def test_a_finished_call_says_how_long_it_took_and_whether_it_failed() -> None:
+    ok = ToolOutput(parts=[TextPart(text="fine")])
+    failed = ToolOutput(parts=[TextPart(text="no such file")], is_error=True)
+    assert _render(finished("read", {"path": "a.txt"}, ok, 0.25)) == "✓ read a.txt · 0.2 s"
+    assert _render(finished("read", {}, failed, 1.0)) == "✗ read · 1.0 s · failed: no such file"
