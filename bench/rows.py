@@ -1,0 +1,282 @@
+"""`bench/run`'s table: bingo beside the pipe's own limit and the MCP Python SDK, measured in
+one interleaved run on this machine, every row a ratio, every target marked ✓ or ✗.
+
+Rows, each measured with its contenders interleaved round by round (rotating who goes
+first, so load noise hits them alike):
+  - `tool/call` round trip, sequential median and p99, and calls per second with 16 in
+    flight: bingo's bridge (PluginHost + the registered BridgedTool), a raw asyncio
+    JSON-line client with per-id futures (the limit; the same child process script), and
+    the MCP SDK 2.x (`MCPServer` over stdio, `ClientSession.call_tool` over `stdio_client`);
+  - spawn to ready: one bingo plugin (`PluginHost.start`), the raw spawn + `initialize`,
+    MCP `initialize` + `list_tools`, and 20 bingo plugins spawned concurrently;
+  - cold `bingo -p "/wordcount notes.txt"` against `python3 -c pass` plus the plugin's own
+    start;
+  - session store: durable frames appended per second against bare sqlite3.
+CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
+CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
+wake-up across cores hiding host overhead) is used for every row, and said.
+Prints; never fails over a target. Run through `bash bench/run`, which makes its venv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import _bingo
+import _cold
+import _mcp_client
+import store
+from _raw import RawClient
+from _table import Row, median, ms, p99, rate, render, us
+
+CHILD = Path(__file__).with_name("_child.py")
+TEXT = "the quick brown fox jumps over the lazy dog " * 4
+"""The `count` tool's input: 36 words, the same for every contender."""
+WIDTH = 16
+"""Calls in flight in the throughput rows."""
+
+Call = Callable[[int], Awaitable[object]]
+clock = time.perf_counter
+
+
+@dataclass(slots=True, frozen=True)
+class Placement:
+    """Where the bench (parent) and each child process run."""
+
+    name: str
+    parent: int
+    child: str
+
+    def describe(self) -> str:
+        if self.child == str(self.parent):
+            return f"{self.name}: parent and child both on CPU {self.parent}"
+        return f"{self.name}: parent on CPU {self.parent}, child on CPU {self.child}"
+
+
+@dataclass(slots=True, frozen=True)
+class Sizes:
+    """How much each phase does (`--quick` shrinks them)."""
+
+    rounds: int = 60
+    per_round: int = 50
+    bursts: int = 6
+    burst: int = 1500
+    spawns: int = 7
+    colds: int = 12
+    appends: int = 4000
+    calibrate_rounds: int = 20
+
+
+# --- tool/call -----------------------------------------------------------------------
+
+
+async def _contenders(stack: AsyncExitStack, root: Path, placement: Placement, *, mcp: bool) -> dict[str, Call]:
+    raw = await stack.enter_async_context(await RawClient.spawn(CHILD, placement.child))
+    await raw.initialize()
+    source = _bingo.install(root / "plugins", "bench", CHILD, placement.child)
+    tool = await stack.enter_async_context(_bingo.running(source, root / "data"))
+    calls: dict[str, Call] = {
+        "raw": lambda n: raw.count(n, TEXT),
+        "bingo": lambda n: tool.call(_bingo.call_of(n, TEXT)),
+    }
+    if mcp:
+        peer = await stack.enter_async_context(_mcp_client.connected(placement.child))
+        calls["mcp"] = lambda n: peer.count(n, TEXT)
+    return calls
+
+
+async def _sequential(calls: dict[str, Call], rounds: int, per_round: int) -> dict[str, list[float]]:
+    """Round trips one at a time, in blocks of `per_round` per contender per round."""
+    names = list(calls)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    n = 0
+    for r in range(rounds):
+        for k in range(len(names)):
+            name = names[(r + k) % len(names)]
+            call, out = calls[name], samples[name]
+            for _ in range(per_round):
+                start = clock()
+                await call(n)
+                out.append(clock() - start)
+                n += 1
+    return samples
+
+
+async def _burst(call: Call, total: int, width: int) -> float:
+    """Calls per second with `width` in flight."""
+    numbers = iter(range(total))
+
+    async def worker() -> None:
+        for n in numbers:
+            await call(n)
+
+    start = clock()
+    await asyncio.gather(*(worker() for _ in range(width)))
+    return total / (clock() - start)
+
+
+async def _throughput(calls: dict[str, Call], bursts: int, total: int) -> dict[str, list[float]]:
+    names = list(calls)
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(bursts):
+        for k in range(len(names)):
+            name = names[(r + k) % len(names)]
+            rates[name].append(await _burst(calls[name], total, WIDTH))
+    return rates
+
+
+async def _warm(calls: dict[str, Call]) -> None:
+    for call in calls.values():
+        for n in range(300):
+            await call(n)
+        await _burst(call, 300, WIDTH)
+
+
+async def calibrate(root: Path, placements: list[Placement], sizes: Sizes) -> dict[str, tuple[float, float, float, float]]:
+    """Per placement: raw and bingo sequential medians, raw and bingo calls/s."""
+    found: dict[str, tuple[float, float, float, float]] = {}
+    for placement in placements:
+        os.sched_setaffinity(0, {placement.parent})
+        async with AsyncExitStack() as stack:
+            calls = await _contenders(stack, root / f"cal-{placement.name}", placement, mcp=False)
+            await _warm(calls)
+            seq = await _sequential(calls, sizes.calibrate_rounds, sizes.per_round)
+            thr = await _throughput(calls, 2, sizes.burst)
+        found[placement.name] = (median(seq["raw"]), median(seq["bingo"]), median(thr["raw"]), median(thr["bingo"]))
+    return found
+
+
+async def round_trips(root: Path, placement: Placement, sizes: Sizes) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Sequential round trips and throughput of all three contenders."""
+    async with AsyncExitStack() as stack:
+        calls = await _contenders(stack, root / "rt", placement, mcp=True)
+        await _warm(calls)
+        seq = await _sequential(calls, sizes.rounds, sizes.per_round)
+        thr = await _throughput(calls, sizes.bursts, sizes.burst)
+    return seq, thr
+
+
+# --- spawn to ready ------------------------------------------------------------------
+
+
+async def spawns(root: Path, placement: Placement, sizes: Sizes) -> dict[str, list[float]]:
+    """Seconds from spawn to ready, interleaved: raw, bingo 1, bingo 20, MCP."""
+    one = [_bingo.install(root / "one", "solo", CHILD, placement.child)]
+    twenty = [_bingo.install(root / "twenty", f"p{i:02d}", CHILD, placement.child) for i in range(20)]
+
+    async def raw() -> float:
+        start = clock()
+        async with await RawClient.spawn(CHILD, placement.child) as client:
+            await client.initialize()
+            return clock() - start
+
+    async def bingo(sources: list[_bingo.PluginSource]) -> float:
+        async with _bingo.started(sources, root / "data") as (host, registry):
+            start = clock()
+            await host.start()
+            elapsed = clock() - start
+            if len(registry.tools) != len(sources):
+                raise RuntimeError(f"not every bench plugin started: {host.status()}")
+            return elapsed
+
+    async def mcp() -> float:
+        async with AsyncExitStack() as stack:
+            start = clock()
+            await stack.enter_async_context(_mcp_client.connected(placement.child))
+            return clock() - start
+
+    steps: dict[str, Callable[[], Awaitable[float]]] = {
+        "raw": raw, "bingo1": lambda: bingo(one), "bingo20": lambda: bingo(twenty), "mcp": mcp,
+    }
+    names = list(steps)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:  # one untimed start each: .pyc files and the page cache
+        await steps[name]()
+    for r in range(sizes.spawns):
+        for k in range(len(names)):
+            name = names[(r + k) % len(names)]
+            samples[name].append(await steps[name]())
+    return samples
+
+
+# --- the table -----------------------------------------------------------------------
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.2f}×"
+
+
+def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[str, list[float]],
+          cold: tuple[list[float], list[float], list[float]], stored: tuple[float, float]) -> list[Row]:
+    """Every row, its ratio and its target."""
+    raw_m, bingo_m, mcp_m = median(seq["raw"]), median(seq["bingo"]), median(seq["mcp"])
+    raw_p, bingo_p, mcp_p = p99(seq["raw"]), p99(seq["bingo"]), p99(seq["mcp"])
+    raw_t, bingo_t, mcp_t = median(thr["raw"]), median(thr["bingo"]), median(thr["mcp"])
+    s_raw, s_one, s_twenty, s_mcp = (median(spawn[k]) for k in ("raw", "bingo1", "bingo20", "mcp"))
+    c_bingo, c_bare, c_plugin = (median(samples) for samples in cold)
+    store_rate, raw_rate = stored
+    return [
+        Row("tool/call median: bingo / raw limit", us(bingo_m), f"raw {us(raw_m)}", _ratio(bingo_m / raw_m), "≤ 2×", bingo_m / raw_m <= 2),
+        Row("tool/call median: MCP SDK / bingo", us(bingo_m), f"MCP {us(mcp_m)}", _ratio(mcp_m / bingo_m), "≥ 7× faster", mcp_m / bingo_m >= 7),
+        Row("tool/call p99: bingo / raw limit", us(bingo_p), f"raw {us(raw_p)}", _ratio(bingo_p / raw_p)),
+        Row("tool/call p99: MCP SDK / bingo", us(bingo_p), f"MCP {us(mcp_p)}", _ratio(mcp_p / bingo_p)),
+        Row(f"calls/s, {WIDTH} in flight: bingo / raw", rate(bingo_t), f"raw {rate(raw_t)}", _ratio(bingo_t / raw_t), "≥ 20,000/s", bingo_t >= 20_000),
+        Row(f"calls/s, {WIDTH} in flight: bingo / MCP", rate(bingo_t), f"MCP {rate(mcp_t)}", _ratio(bingo_t / mcp_t)),
+        Row("spawn to ready, 1 plugin: bingo / raw", ms(s_one), f"raw spawn+initialize {ms(s_raw)}", _ratio(s_one / s_raw), "≤ 30 ms", s_one <= 0.030),
+        Row("spawn to ready: MCP init+list_tools / bingo", ms(s_one), f"MCP {ms(s_mcp)}", _ratio(s_mcp / s_one)),
+        Row("spawn to ready, 20 plugins / 1 plugin", ms(s_twenty), f"1 plugin {ms(s_one)}", _ratio(s_twenty / s_one), "≤ 2×", s_twenty / s_one <= 2),
+        Row('cold bingo -p "/wordcount notes.txt"', ms(c_bingo), f"python3 -c pass {ms(c_bare)} + plugin {ms(c_plugin)}", _ratio(c_bingo / (c_bare + c_plugin)), "≤ 2.5×", c_bingo / (c_bare + c_plugin) <= 2.5),
+        Row("session store: durable appends/s", rate(store_rate), f"bare sqlite3 {rate(raw_rate)}", _ratio(store_rate / raw_rate)),
+    ]
+
+
+async def _async_rows(root: Path, placements: list[Placement], sizes: Sizes) -> tuple[Placement, dict[str, tuple[float, float, float, float]], dict[str, list[float]], dict[str, list[float]], dict[str, list[float]]]:
+    found = await calibrate(root, placements, sizes)
+    chosen = min(placements, key=lambda p: found[p.name][0])
+    os.sched_setaffinity(0, {chosen.parent})
+    seq, thr = await round_trips(root, chosen, sizes)
+    spawn = await spawns(root / "spawn", chosen, sizes)
+    return chosen, found, seq, thr, spawn
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
+    parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
+    args = parser.parse_args()
+    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3) if args.quick else Sizes()
+    cpus = sorted(os.sched_getaffinity(0))
+    first, second = cpus[0], cpus[1 % len(cpus)]
+    placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
+    started = clock()
+    with tempfile.TemporaryDirectory(prefix="bingo-bench-") as tmp:
+        chosen, found, seq, thr, spawn = asyncio.run(_async_rows(Path(tmp), placements, sizes))
+        with _cold.world() as world:
+            world.check()
+            cold = _cold.rounds([world.bingo, world.bare, world.plugin_alone], sizes.colds)
+        stored = store.interleaved(Path(tmp), sizes.appends)
+    rows = table(seq, thr, spawn, (cold[0], cold[1], cold[2]), stored)
+    print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
+          f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
+          f"medians unless said")
+    for placement in placements:
+        raw_m, bingo_m, raw_t, bingo_t = found[placement.name]
+        print(f"  placement {placement.describe()}: raw {us(raw_m)}, bingo {us(bingo_m)}; "
+              f"{WIDTH} in flight raw {rate(raw_t)}, bingo {rate(bingo_t)}")
+    print(f"  used for every row: {chosen.describe()} (the lower raw limit); cold rows: every process "
+          f"inherits CPU {chosen.parent}; python3 = {Path(sys.executable).parent / 'python3'}")
+    print()
+    print(render(rows))
+    print(f"\n({clock() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
