@@ -16,3 +16,15 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(_CLEARED_PREFIXES) or name in _CLEARED:
             monkeypatch.delenv(name, raising=False)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Issue 5, part 7: the figures of the fault zoo, the fuzzing, the load test and the
+    store's crash loop, as their tests recorded them (tests/support/summary.py)."""
+    from tests.support import summary
+
+    rows = summary.lines()
+    if rows:
+        terminalreporter.write_sep("=", "faults, fuzzing and load")
+        for row in rows:
+            terminalreporter.write_line(row)

@@ -27,7 +27,7 @@ from .kernel.interfaces import CommandContext, Provider
 from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, load_settings
-from .kernel.turn import Conversation
+from .kernel.turn import Asker, Conversation
 from .surfaces import PrintSurface, Surface
 from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome
 
@@ -111,12 +111,17 @@ async def run_app(options: Options) -> int:
     settings = load_settings(home=home, project=project, overrides=_overrides(options))
     data_dir = home / "data"
     _setup_logging(data_dir)
+    if options.trust:
+        from .bridge import discover, remember, trust_line
+
+        print(trust_line(remember(project, discover(home=home, project=project), data_dir)))
+        return 0
     interactive = not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
     if options.prompt is None and not interactive:
         raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt: bingo -p "PROMPT"')
     surface = _surface(options, interactive)
 
-    from .bridge import PluginHost, PluginsCommand, discover
+    from .bridge import PluginHost, PluginsCommand, admit, discover
     from .store import SessionStore
     from .tools import builtin_tools
 
@@ -140,7 +145,13 @@ async def run_app(options: Options) -> int:
         if session.id is not None:
             messages = history(store.frames(session.id))
         notices.listen(session.notice)
-        sources = discover(home=home, project=project)
+        sources = await admit(
+            project=project,
+            sources=discover(home=home, project=project),
+            data_dir=data_dir,
+            notices=notices,
+            asker=_start_asker() if interactive else None,
+        )
         async with PluginHost(sources=sources, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd) as plugins:
             await plugins.start()
             async with Hooks(registry.hooks, notices, settings.deadline("hook/decide")) as hooks:
@@ -174,6 +185,12 @@ async def run_app(options: Options) -> int:
                     hooks.observe("session", "end", {"session": session.id or ""})
     finally:
         store.close()
+
+
+def _start_asker() -> Asker:
+    from .surfaces.terminal import StartAsker
+
+    return StartAsker()
 
 
 def _surface(options: Options, interactive: bool) -> Surface:

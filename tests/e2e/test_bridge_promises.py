@@ -59,6 +59,7 @@ def test_the_project_layer_wins_the_name(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(EXAMPLES / "wordcount")
     project_copy = box.install(EXAMPLES / "wordcount", layer="project")
+    assert box.run("--trust").returncode == 0  # project plugins are code that came with a repository
     result = box.run("-p", "/plugins")
     [row] = [line for line in result.stdout.splitlines() if line.startswith("wordcount")]
     assert " project " in row and str(project_copy) in row

@@ -13,6 +13,7 @@ from .discovery import PluginSource, discover
 from .host import PluginHost, PluginStatus
 from .listing import PluginsCommand
 from .manifest import Manifest, read_manifest
+from .trust import TrustState, admit, remember, trust_line, trust_state
 
 __all__ = [
     "Manifest",
@@ -20,7 +21,12 @@ __all__ = [
     "PluginSource",
     "PluginStatus",
     "PluginsCommand",
+    "TrustState",
+    "admit",
     "bridged_name",
     "discover",
     "read_manifest",
+    "remember",
+    "trust_line",
+    "trust_state",
 ]

@@ -95,6 +95,11 @@ class Link(Protocol):
         """
         ...
 
+    def fault(self, key: str, message: str) -> None:
+        """Say, once per `key`, that the plugin misbehaved (a late or malformed answer the
+        kernel would otherwise only hand to the model); the notice names where its log is."""
+        ...
+
 
 class StaticLink:
     """A Link over one fixed connection (tests, the bench)."""
@@ -106,6 +111,8 @@ class StaticLink:
         self._conn = conn
         self._deadlines = dict(deadlines or {})
         self._calls = Calls()
+        self.faults: list[str] = []
+        """What `fault` was told, for tests."""
         if conn is not None:
             self._calls.install(conn)
 
@@ -127,3 +134,6 @@ class StaticLink:
         if self._conn is None or self._conn.ended is not None:
             raise Unavailable(f"plugin {self.name} is not running")
         return self._conn
+
+    def fault(self, key: str, message: str) -> None:
+        self.faults.append(message)

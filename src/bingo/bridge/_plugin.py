@@ -26,6 +26,7 @@ from ..kernel.notices import Notices
 from ..kernel.settings import Settings
 from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult
 from ._framing import BadLine
+from ..wire.rpc import RequestId
 from ._link import Calls, Unavailable
 from .connection import Connection, decoder_for
 from .discovery import PluginSource, entry_command
@@ -33,7 +34,7 @@ from .manifest import Manifest
 from .process import PluginLog, PluginProcess
 from .service import ServiceRouter
 
-__all__ = ["Backoff", "Plugin", "State"]
+__all__ = ["Backoff", "Plugin", "State", "read_handshake"]
 
 _log = logging.getLogger(__name__)
 
@@ -57,6 +58,22 @@ class _Peek(msgspec.Struct):
 
     protocol: int | None = None
     name: str | None = None
+
+
+def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeResult | str:
+    """The handshake validator: the plugin's InitializeResult, or the words refusing it (a
+    protocol this host does not speak, a name other than the manifest's). The two fields are
+    checked before the rest is believed.
+
+    Raises:
+        msgspec.DecodeError: the answer is not JSON of the handshake's shape.
+    """
+    peek = decoder_for(_Peek).decode(raw)
+    if peek.protocol != PROTOCOL_VERSION:
+        return f"it speaks protocol {peek.protocol}, but this host speaks only protocol {PROTOCOL_VERSION}"
+    if peek.name != manifest_name:
+        return f"its handshake says it is {peek.name!r}, but its manifest says {manifest_name!r}"
+    return decoder_for(InitializeResult).decode(raw)
 
 
 @dataclass(slots=True, frozen=True)
@@ -105,6 +122,7 @@ class Plugin:
         self._retry_at = 0.0
         self._closing = False
         self._born = 0.0
+        self._proc: PluginProcess | None = None
         self.log = PluginLog(facts.data_dir / "logs" / f"plugin-{source.name}.log")
 
     # --- Link ----------------------------------------------------------------------
@@ -122,6 +140,15 @@ class Plugin:
 
     def current(self) -> Connection | None:
         return self._conn if self.state == "running" else None
+
+    def fault(self, key: str, message: str) -> None:
+        self._notices.say_once(self.name, key, f"{message}: {self._where()}", "warning")
+
+    def _where(self) -> str:
+        """Where to look: the last line the process wrote to stderr, and its log."""
+        last = self._proc.last_stderr if self._proc is not None else ""
+        where = f"log: {self.log.path}"
+        return f"its last stderr line: {last!r}; {where}" if last else where
 
     async def connection(self) -> Connection:
         if self.state == "running" and self._conn is not None:
@@ -177,6 +204,7 @@ class Plugin:
         except OSError as exc:
             self._stopped(f"could not be started: {exc}", lived=None, say=True)
             return
+        self._proc = proc
         async with proc:
             conn = Connection(
                 proc.stdout,
@@ -184,6 +212,7 @@ class Plugin:
                 name=f"plugin {self.name}",
                 on_eof=lambda: self._ended(proc),
                 on_stray=self._stray,
+                on_unexpected=self._unexpected,
             )
             async with conn:
                 self._calls.install(conn)
@@ -204,18 +233,19 @@ class Plugin:
                     raw = await conn.call(
                         "initialize", params, msgspec.Raw, deadline=self.deadline("initialize")
                     )
-                    refusal = self._refusal(raw)
-                    info = decoder_for(InitializeResult).decode(raw) if refusal is None else None
+                    answer = read_handshake(raw, self.manifest.name)
                 except (PluginError, msgspec.DecodeError) as exc:
-                    line = exc.line() if isinstance(exc, PluginError) else str(exc)
-                    self._stopped(f"did not complete its handshake: {line}", lived=None, say=True)
+                    if conn.ended is not None and self.state == "stopped":
+                        return  # it died: on_eof has stopped it and said so, once
+                    why = exc.message if isinstance(exc, PluginError) else f"its answer has the wrong shape: {exc}"
+                    self._stopped(f"did not complete its handshake: {why}: {self._where()}", lived=None, say=True)
                     return
-                if info is None:
-                    self.state, self.why = "refused", refusal
-                    self._notices.say(self.name, f"refused: {refusal}", "warning")
+                if isinstance(answer, str):
+                    self.state, self.why = "refused", answer
+                    self._notices.say(self.name, f"refused: {answer}", "warning")
                     return
                 if self.info is None:
-                    self.info = info
+                    self.info = answer
                 self._conn = conn
                 self.state, self.why = "running", None
                 self._born = self._clock()
@@ -224,17 +254,6 @@ class Plugin:
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
                     self._stopped(error.line(), lived=None, say=not self._closing)
-
-    def _refusal(self, raw: msgspec.Raw) -> str | None:
-        peek = decoder_for(_Peek).decode(raw)
-        if peek.protocol != PROTOCOL_VERSION:
-            return (
-                f"it speaks protocol {peek.protocol}, but this host speaks only protocol "
-                f"{PROTOCOL_VERSION}"
-            )
-        if peek.name != self.manifest.name:
-            return f"its handshake says it is {peek.name!r}, but its manifest says {self.manifest.name!r}"
-        return None
 
     def _stopped(self, why: str, *, lived: float | None, say: bool) -> None:
         now = self._clock()
@@ -260,6 +279,16 @@ class Plugin:
         self._conn = None
         self._stopped(error.line(), lived=self._clock() - self._born, say=not self._closing)
         return error
+
+    def _unexpected(self, request_id: RequestId) -> None:
+        self.log.line(f"answer to id {request_id!r}, which the host never asked or already had")
+        self._notices.say_once(
+            self.name,
+            "unexpected-id",
+            f"answered id {request_id!r}, which the host never asked or already had an answer "
+            f"for; ignored (see {self.log.path})",
+            "warning",
+        )
 
     def _stray(self, bad: BadLine) -> None:
         self.log.line(f"stdout line that is not JSON-RPC ({bad.reason}): {bad.preview}")

@@ -9,7 +9,9 @@ the loop, wrapped so one bad handler cannot end it.
 
 It does not know processes, plugins or proxies. How the peer ended (an exit code, a signal)
 comes from whoever made the streams, through `on_eof`; what a stray stdout line costs is
-decided through `on_stray`. Cancelling a caller's task sends nothing by itself: the proxies
+decided through `on_stray`, and what an answer to a request never made (or answered twice)
+costs through `on_unexpected`; a late answer to a call the host abandoned (its deadline
+passed, its caller was cancelled) is expected and dropped quietly. Cancelling a caller's task sends nothing by itself: the proxies
 decide which cancel notification a kind of call needs.
 """
 
@@ -41,13 +43,16 @@ from ..wire.rpc import (
 )
 from ._framing import BadLine, LineReader, LineWriter
 
-__all__ = ["Connection", "decoder_for", "error_object"]
+__all__ = ["BadAnswer", "Connection", "decode_answer", "decoder_for", "error_object"]
 
 _log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 P = TypeVar("P")
 
+
+_ABANDONED_KEPT = 4096
+"""How many abandoned request ids are remembered, so their late answers are dropped quietly."""
 
 _envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
@@ -60,6 +65,26 @@ def decoder_for(kind: type[R]) -> msgspec.json.Decoder[R]:
     if decoder is None:
         decoder = _decoders[kind] = msgspec.json.Decoder(kind)
     return decoder
+
+
+class BadAnswer(PluginError):
+    """The peer answered a call, but not in the shape of the method's result."""
+
+
+def decode_answer(peer: str, method: str, raw: msgspec.Raw | bytes, result: type[R]) -> R:
+    """An answer's `result`, decoded as `method`'s result type: the one answer validator.
+
+    Raises:
+        BadAnswer: it is not JSON of that shape.
+    """
+    try:
+        return decoder_for(result).decode(raw)
+    except msgspec.DecodeError as exc:
+        raise BadAnswer(
+            f"{peer} answered {method} in the wrong shape: {exc}",
+            "see schema/plugin.json for the answer's shape",
+            code=INVALID_PARAMS,
+        ) from exc
 
 
 def error_object(exc: BaseException) -> ErrorObject:
@@ -96,7 +121,8 @@ class Connection:
 
     `on_eof` builds the error pending callers are woken with when the stream ends (it may
     wait, boundedly, to learn how the process ended); `on_stray` is told of every line that
-    is not a JSON-RPC message."""
+    is not a JSON-RPC message; `on_unexpected` of every answer to an id the host never sent
+    or already had an answer for."""
 
     def __init__(
         self,
@@ -107,6 +133,7 @@ class Connection:
         ids: Iterator[int] | None = None,
         on_eof: Callable[[], Awaitable[PluginError]] | None = None,
         on_stray: Callable[[BadLine], None] | None = None,
+        on_unexpected: Callable[[RequestId], None] | None = None,
     ) -> None:
         self.name = name
         self._lines = LineReader(reader, _envelope_decoder.decode)
@@ -114,6 +141,8 @@ class Connection:
         self._ids = ids if ids is not None else itertools.count(1)
         self._on_eof = on_eof
         self._on_stray = on_stray
+        self._on_unexpected = on_unexpected
+        self._abandoned: dict[RequestId, None] = {}
         self._pending: dict[RequestId, asyncio.Future[msgspec.Raw]] = {}
         self._requests: dict[str, tuple[msgspec.json.Decoder[Any], RequestHandler]] = {}
         self._notifications: dict[str, tuple[msgspec.json.Decoder[Any], NotificationHandler]] = {}
@@ -217,15 +246,17 @@ class Connection:
                         code=DEADLINE,
                     ) from None
         finally:
+            # A deadline or a cancelled caller cancels the future itself.
+            if future.cancelled() or not future.done():
+                self._abandon(request_id)
             self._pending.pop(request_id, None)
-        try:
-            return decoder_for(result).decode(raw)
-        except msgspec.DecodeError as exc:
-            raise PluginError(
-                f"{self.name} answered {method} in the wrong shape: {exc}",
-                "see schema/plugin.json for the answer's shape",
-                code=INVALID_PARAMS,
-            ) from exc
+        return decode_answer(self.name, method, raw, result)
+
+    def _abandon(self, request_id: RequestId) -> None:
+        """Remember a call nobody waits for any more, so its late answer is not a fault."""
+        self._abandoned[request_id] = None
+        if len(self._abandoned) > _ABANDONED_KEPT:
+            del self._abandoned[next(iter(self._abandoned))]
 
     # --- incoming ------------------------------------------------------------------
 
@@ -271,7 +302,13 @@ class Connection:
             return
         future = self._pending.get(request_id) if isinstance(request_id, (int, str)) else None
         if future is None or future.done():
+            if isinstance(request_id, (int, str)) and request_id in self._abandoned:
+                del self._abandoned[request_id]
+                _log.info("%s answered abandoned call %r late; ignored", self.name, request_id)
+                return
             _log.info("%s answered unknown id %r; ignored", self.name, request_id)
+            if self._on_unexpected is not None and isinstance(request_id, (int, str)):
+                self._on_unexpected(request_id)
             return
         if not isinstance(item.error, msgspec.UnsetType):
             err = item.error

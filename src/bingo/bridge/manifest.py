@@ -6,7 +6,7 @@ what is wrong with it. It does not look for plugins (that is `discovery.py`), ex
 `${PLUGIN_ROOT}` or start anything.
 
 A plugin's name is lowercase letters and digits, in runs joined by single `-` or `_`
-(`wordcount`, `echo-node`, `scripted_model`), at most 40 characters. It becomes part of tool
+(`wordcount`, `echo-node`, `scripted_model`), at most 64 characters. It becomes part of tool
 names (`plugin__<name>__<tool>`), which model APIs restrict to `[a-zA-Z0-9_-]`; a `.` or an
 upper-case letter would make names that differ only on case-insensitive file systems; and a
 `__` inside a name would make `plugin__<name>__<tool>` ambiguous.
@@ -40,7 +40,7 @@ PLUGIN_ROOT: Final = "${PLUGIN_ROOT}"
 """Replaced, in the entry's command, arguments and env values, by the plugin's directory."""
 
 _NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
-_NAME_MAX: Final = 40
+_NAME_MAX: Final = 64
 # A manifest is a few hundred bytes; anything this big is not one.
 _MANIFEST_MAX_BYTES: Final = 1_000_000
 _HINT: Final = "see docs/plugins.md, section 'The manifest'"

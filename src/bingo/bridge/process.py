@@ -7,6 +7,11 @@ at a bound, never the terminal) and remembers the last line, the words for how i
 the bounded, cancellation-proof shutdown: close stdin, wait, SIGTERM the group, wait,
 SIGKILL the group.
 
+On Linux every plugin runs under the janitor (`_janitor.py`), a tiny subreaper parent that
+kills whatever the plugin started when the plugin ends, and everything when bingo dies (its
+parent-death signal): a group kill alone misses a child that left the group, and the
+parent-death signal is not inherited across fork.
+
 It does not speak JSON-RPC: it hands its stdout and stdin to a Connection.
 """
 
@@ -17,6 +22,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -62,15 +68,22 @@ _LAST_LINE_MAX = 300
 _PR_SET_PDEATHSIG = 1
 
 
+_JANITOR = Path(__file__).with_name("_janitor.py")
+"""The subreaper parent every plugin runs under on Linux (run as a script, never imported)."""
+_JANITOR_GRACE = 0.5
+"""The share of TERM_GRACE the janitor gives a plugin between SIGTERM and SIGKILL, so that
+it is done (and has swept the plugin's descendants) before bingo would SIGKILL the group."""
+
+
 def _parent_death_signal() -> Callable[[], None] | None:
-    """A `preexec_fn` asking Linux to SIGKILL the child when bingo dies.
+    """A `preexec_fn` asking Linux to SIGTERM the child (the janitor) when bingo dies.
 
     Why a preexec_fn (which the docs warn about with threads): it is the only way to make
     the *child* call prctl(PR_SET_PDEATHSIG) between fork and exec, and without it a
     SIGKILLed bingo (which runs no shutdown) would leave every plugin running. The function
     is resolved before forking and only calls prctl and getppid, which are async-signal
-    safe. Children the plugin forks do not inherit the setting; the group kill covers them
-    at a normal exit."""
+    safe. Children the plugin forks do not inherit the setting: the child is the janitor,
+    which on that SIGTERM kills the plugin and every descendant (see `_janitor.py`)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -80,7 +93,7 @@ def _parent_death_signal() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:  # bingo died before prctl took effect
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -123,6 +136,26 @@ def _group_has_living(pgid: int) -> bool:
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False
+
+
+def _under_janitor(argv: Sequence[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """`argv` run under the janitor (Linux), after checking that its command can be run, so
+    that a missing command is still an OSError here and not an exit status later.
+
+    Raises:
+        OSError: the command cannot be found or is not executable.
+    """
+    if _PREEXEC is None or not _JANITOR.is_file():
+        return list(argv)
+    command = argv[0]
+    if os.sep in command:
+        found: str | None = str(cwd / command) if os.access(cwd / command, os.X_OK) else None
+    else:
+        found = shutil.which(command, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(2, "No such file or directory", command)
+    grace = f"{TERM_GRACE * _JANITOR_GRACE:g}"
+    return [sys.executable, "-I", "-S", str(_JANITOR), grace, "--", found, *argv[1:]]
 
 
 class PluginLog:
@@ -180,7 +213,7 @@ class PluginProcess:
         """
         await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *_under_janitor(argv, env, cwd),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

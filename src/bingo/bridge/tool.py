@@ -3,8 +3,9 @@
 Owns what the seed promises about a plugin's tools: the name is rewritten to
 `plugin__<plugin>__<tool>` (by `bridged_name`), the traits are always the default ones
 whatever the plugin claimed, `tool/progress` is the call's live line, and an interrupted
-call sends `tool/cancel` and still waits for the answer, under the same deadline. It does
-not ask the gate: the kernel does, for every call.
+call sends `tool/cancel` and still waits for the answer, under the same deadline. A late or
+malformed answer raises one notice through the link (the kernel only tells the model). It
+does not ask the gate: the kernel does, for every call.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from ..wire import (
     ToolSpec,
     ToolTraits,
 )
+from ..wire.rpc import DEADLINE
 from ._link import Link, Unavailable
 from ._names import bridged_name
-from .connection import Connection
+from .connection import BadAnswer, Connection
 
 __all__ = ["BridgedTool"]
 
@@ -79,6 +81,14 @@ class BridgedTool:
             result = await conn.call(
                 "tool/call", params, ToolCallResult, deadline=self._link.deadline("tool/call")
             )
+        except PluginError as exc:
+            # The kernel hands a failed call's words to the model only; a late or malformed
+            # answer is the plugin's fault and the person hears of it once (a death already
+            # had its notice when the process stopped).
+            if isinstance(exc, BadAnswer) or exc.code == DEADLINE:
+                kind = "shape" if isinstance(exc, BadAnswer) else "deadline"
+                self._link.fault(f"tool/call {kind} {self._own_name}", f"tool {self._own_name}: {exc.message}")
+            raise
         finally:
             # The watcher is ours alone and ends here, cancelled or done; it never outlives
             # the call.

@@ -37,6 +37,7 @@ from ..wire import (
     Usage,
 )
 from ._http import READ_TIMEOUT, Endpoint, malformed, open_events
+from ._names import ToolNames, request_names
 from ._sse import ServerEvent
 
 if TYPE_CHECKING:
@@ -73,14 +74,15 @@ def _part(part: Part) -> dict[str, Json]:
             }
 
 
-def _block(block: Block) -> tuple[str | None, dict[str, Json] | None]:
+def _block(block: Block, names: ToolNames) -> tuple[str | None, dict[str, Json] | None]:
     """The role a block must travel in (None: the message's own) and its API shape."""
     match block:
         case TextBlock(text=text):
             # The API refuses empty text blocks.
             return None, ({"type": "text", "text": text} if text else None)
         case ToolUseBlock(id=id, name=name, input=input):
-            return "assistant", {"type": "tool_use", "id": id, "name": name, "input": input}
+            api_name = names.api(name)
+            return "assistant", {"type": "tool_use", "id": id, "name": api_name, "input": input}
         case ToolResultBlock(tool_use_id=tool_use_id, parts=parts, is_error=is_error):
             result: dict[str, Json] = {
                 "type": "tool_result",
@@ -92,13 +94,13 @@ def _block(block: Block) -> tuple[str | None, dict[str, Json] | None]:
             return "user", result
 
 
-def _messages(messages: list[Message]) -> list[dict[str, Json]]:
+def _messages(messages: list[Message], names: ToolNames) -> list[dict[str, Json]]:
     # Each block goes in the role the API requires (a tool_result only in a user message);
     # neighbouring blocks of one role share a message, so roles alternate as the API wants.
     out: list[dict[str, Json]] = []
     for message in messages:
         for block in message.content:
-            role, shaped = _block(block)
+            role, shaped = _block(block, names)
             if shaped is None:
                 continue
             role = role or message.role
@@ -109,19 +111,25 @@ def _messages(messages: list[Message]) -> list[dict[str, Json]]:
     return out
 
 
-def request_body(request: ModelRequest) -> dict[str, Json]:
-    """The Messages API body for `request`, streamed."""
+def request_body(request: ModelRequest, names: ToolNames | None = None) -> dict[str, Json]:
+    """The Messages API body for `request`, streamed. Tool names are sent as `names` fits
+    them (by default, the table of `request` itself)."""
+    names = request_names(request) if names is None else names
     body: dict[str, Json] = {
         "model": request.model,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-        "messages": _messages(request.messages),
+        "messages": _messages(request.messages, names),
         "stream": True,
     }
     if request.system:
         body["system"] = request.system
     if request.tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            {
+                "name": names.api(t.name),
+                "description": t.description,
+                "input_schema": t.input_schema,
+            }
             for t in request.tools
         ]
     return body
@@ -218,6 +226,7 @@ class _Assembly:
 
     endpoint: Endpoint
     on_delta: Callable[[Delta], None]
+    names: ToolNames = field(default_factory=lambda: ToolNames.of(()))
     blocks: dict[int, _Pending] = field(default_factory=dict)
     input_tokens: int = 0
     output_tokens: int = 0
@@ -271,7 +280,9 @@ class _Assembly:
                 self._count(message.usage)
             case _BlockStart(index=index, content_block=block):
                 pieces = [block.text] if block.text else []
-                self.blocks[index] = _Pending(block.type, block.id, block.name, pieces)
+                # A tool call is known by its canonical name from here on (ADR-0011).
+                name = self.names.canonical(block.name)
+                self.blocks[index] = _Pending(block.type, block.id, name, pieces)
             case _BlockDelta(index=index, delta=delta):
                 pending = self._pending(index)
                 if delta.type == "text_delta" and delta.text:
@@ -359,8 +370,9 @@ class AnthropicProvider:
         Raises:
             ProviderError: the API could not be reached, refused, or sent a broken stream.
         """
-        body = msgspec.json.encode(request_body(request))
-        assembly = _Assembly(self._endpoint, on_delta)
+        names = request_names(request)
+        body = msgspec.json.encode(request_body(request, names))
+        assembly = _Assembly(self._endpoint, on_delta, names)
         async with open_events(
             self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
         ) as stream:

@@ -37,6 +37,7 @@ from ..wire import (
     Usage,
 )
 from ._http import READ_TIMEOUT, Endpoint, malformed, open_events
+from ._names import ToolNames, request_names
 
 if TYPE_CHECKING:
     import httpx
@@ -79,7 +80,7 @@ def _image_message(results: list[ToolResultBlock]) -> dict[str, Json] | None:
     return {"role": "user", "content": [intro, *content]}
 
 
-def _message(message: Message) -> list[dict[str, Json]]:
+def _message(message: Message, names: ToolNames) -> list[dict[str, Json]]:
     texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
     uses = [b for b in message.content if isinstance(b, ToolUseBlock)]
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
@@ -92,7 +93,7 @@ def _message(message: Message) -> list[dict[str, Json]]:
                     "id": u.id,
                     "type": "function",
                     "function": {
-                        "name": u.name,
+                        "name": names.api(u.name),
                         "arguments": msgspec.json.encode(u.input).decode(),
                     },
                 }
@@ -117,13 +118,15 @@ def _message(message: Message) -> list[dict[str, Json]]:
     return out
 
 
-def request_body(request: ModelRequest) -> dict[str, Json]:
-    """The Chat Completions body for `request`, streamed with usage."""
+def request_body(request: ModelRequest, names: ToolNames | None = None) -> dict[str, Json]:
+    """The Chat Completions body for `request`, streamed with usage. Tool names are sent as
+    `names` fits them (by default, the table of `request` itself)."""
+    names = request_names(request) if names is None else names
     messages: list[dict[str, Json]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        messages.extend(_message(message))
+        messages.extend(_message(message, names))
     body: dict[str, Json] = {
         "model": request.model,
         "messages": messages,
@@ -138,7 +141,7 @@ def request_body(request: ModelRequest) -> dict[str, Json]:
             {
                 "type": "function",
                 "function": {
-                    "name": t.name,
+                    "name": names.api(t.name),
                     "description": t.description,
                     "parameters": t.input_schema,
                 },
@@ -205,6 +208,7 @@ class _Assembly:
 
     endpoint: Endpoint
     on_delta: Callable[[Delta], None]
+    names: ToolNames = field(default_factory=lambda: ToolNames.of(()))
     text: list[str] = field(default_factory=list)
     calls: dict[int, _Call] = field(default_factory=dict)
     usage: Usage | None = None
@@ -259,7 +263,9 @@ class _Assembly:
                 ) from None
             # Some compatible servers send no id; the result must still name its call.
             call_id = call.id or f"call_{index}"
-            uses.append(ToolUseBlock(id=call_id, name=call.name, input=tool_input))
+            # A tool call is known by its canonical name from here on (ADR-0011).
+            name = self.names.canonical(call.name)
+            uses.append(ToolUseBlock(id=call_id, name=name, input=tool_input))
         return uses
 
     def response(self) -> ModelResponse:
@@ -335,8 +341,9 @@ class OpenAIProvider:
         Raises:
             ProviderError: the API could not be reached, refused, or sent a broken stream.
         """
-        body = msgspec.json.encode(request_body(request))
-        assembly = _Assembly(self._endpoint, on_delta)
+        names = request_names(request)
+        body = msgspec.json.encode(request_body(request, names))
+        assembly = _Assembly(self._endpoint, on_delta, names)
         async with open_events(
             self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
         ) as stream:

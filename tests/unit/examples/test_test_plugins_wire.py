@@ -148,9 +148,9 @@ def _text(output: ToolOutput) -> str:
 
 
 def test_every_test_plugin_has_a_manifest_named_as_its_directory() -> None:
-    names = sorted(p.name for p in PLUGINS.iterdir() if p.is_dir())
-    assert names == ["asker-node", "badproto", "chatty", "crashy", "echo-node", "scripted-model",
-                     "slow", "wrongname"]
+    # zoo/ holds the misbehaving plugins, some of them misnamed on purpose.
+    names = sorted(p.name for p in PLUGINS.iterdir() if p.is_dir() and p.name != "zoo")
+    assert {"asker-node", "badproto", "chatty", "crashy", "echo-node", "scripted-model", "slow", "wrongname"} <= set(names)
     for name in names:
         assert read_manifest(PLUGINS / name).name == name
 

@@ -8,6 +8,7 @@ run draws on and asks through; `interact` is the keyboard loop that drives the r
 
 from ._commands import SessionKeeper, terminal_commands
 from ._loop import interact
+from ._start import StartAsker
 from ._surface import TerminalSurface
 
-__all__ = ["SessionKeeper", "TerminalSurface", "interact", "terminal_commands"]
+__all__ = ["SessionKeeper", "StartAsker", "TerminalSurface", "interact", "terminal_commands"]

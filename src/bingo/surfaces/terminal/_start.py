@@ -1,0 +1,27 @@
+"""The person at the terminal before the terminal surface's loop runs: project trust is
+asked before plugins start, and plugins start before the loop. Owns nothing else."""
+
+from __future__ import annotations
+
+from ...kernel.errors import GateError
+from ...kernel.turn import PermissionAnswer
+from ...wire import Json
+
+__all__ = ["StartAsker"]
+
+
+class StartAsker:
+    """The person at the terminal before the terminal surface runs (project trust is asked
+    before plugins start, and they start before the surface's loop)."""
+
+    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+        raise GateError("no person to ask yet")
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        from prompt_toolkit import PromptSession
+
+        hint = f" [{'/'.join(choices)}]" if choices else ""
+        try:
+            return await PromptSession[str]().prompt_async(f"{question}{hint} ")
+        except EOFError:  # Ctrl-D: no answer is a no
+            raise GateError("no answer") from None

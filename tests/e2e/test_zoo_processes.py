@@ -1,0 +1,111 @@
+"""The fault zoo, part three: processes that will not stop, stop at the worst moment, or leave
+children behind — and bingo itself SIGKILLed mid-turn. Whatever happens, the run ends, and
+no plugin process, nor any child one forked (even into a session of its own), outlives bingo:
+every plugin runs under a subreaper janitor (src/bingo/bridge/_janitor.py)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from tests.e2e._bingo import TIMEOUT, no_traceback
+from tests.e2e._zoo import (
+    COUNTED,
+    PROVIDER,
+    call,
+    data_dir,
+    fault,
+    marks,
+    no_leftovers,
+    plugin_notices,
+    reads_back,
+    tool_results,
+    wait_for_mark,
+    zoo,
+)
+
+
+def test_a_plugin_that_ignores_tool_cancel_is_waited_for_until_its_deadline(tmp_path: Path) -> None:
+    box = zoo(
+        tmp_path,
+        "ignores-cancel",
+        steps=[call("z1", "plugin__ignores-cancel__wait")],
+        deadlines={"tool/call": 3},
+        plugins={"ignores-cancel": {"delay": 6}},
+    )
+    with fault("ignores-cancel"):
+        proc = box.popen("-p", "go")
+        try:
+            wait_for_mark(box, "ignores-cancel", "called wait", proc)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=TIMEOUT)
+        finally:
+            proc.kill()
+        assert proc.returncode == 1, err
+        assert "Traceback" not in err
+        assert "got tool/cancel" in marks(box, "ignores-cancel")
+        [notice] = plugin_notices(err, "ignores-cancel")
+        assert notice.startswith("ignores-cancel: tool wait: plugin ignores-cancel did not answer tool/call within 3 s: ")
+        assert "its last stderr line: 'zoo: got tool/cancel, and ignores it'" in notice
+        assert err.splitlines()[-1] == "bingo: the turn was interrupted"
+        reads_back(box)
+        no_leftovers(box)
+
+
+def test_a_provider_that_dies_mid_stream_fails_the_turn_with_its_last_words(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "dies-streaming", provider="plugin__dies-streaming__model")
+    log = box.logs / "plugin-dies-streaming.log"
+    words = f"plugin dies-streaming exited with code 5: its last stderr line: 'zoo: the model process fell over'; log: {log}"
+    with fault("dies-streaming"):
+        result = box.run("-p", "go")
+        assert result.returncode == 1 and no_traceback(result)
+        assert result.stdout == "Half a\n"
+        assert plugin_notices(result.stderr, "dies-streaming") == [f"dies-streaming: stopped: {words}"]
+        assert result.stderr.splitlines()[-1] == f"bingo: {words}"
+        reads_back(box)
+        no_leftovers(box)
+
+
+def test_children_a_plugin_forks_are_gone_when_bingo_exits(tmp_path: Path) -> None:
+    # One child stays in the plugin's group, one escapes into a session of its own; both
+    # ignore SIGTERM and outlive the plugin itself.
+    box = zoo(tmp_path, "forks")
+    with fault("forks"):
+        result = box.run("-p", "go")
+        assert result.returncode == 0, result.stderr
+        assert tool_results(box)["wc"] == COUNTED
+        assert plugin_notices(result.stderr, "forks") == []
+        pids = (data_dir(box, "forks") / "pids.txt").read_text().split()
+        assert len(pids) == 3
+        reads_back(box)
+        no_leftovers(box)
+
+
+def test_a_plugin_that_ignores_stdin_closing_and_sigterm_is_killed(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "ignores-eof")
+    with fault("ignores-eof"):
+        result = box.run("-p", "go")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.endswith("\ndone.\n")
+        assert tool_results(box)["wc"] == COUNTED
+        assert plugin_notices(result.stderr, "ignores-eof") == []
+        assert "stdin closed" in marks(box, "ignores-eof")
+        reads_back(box)
+        no_leftovers(box)
+
+
+def test_bingo_killed_mid_turn_leaves_no_plugin_nor_child_behind(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "forks", steps=[call("z1", "plugin__forks__wait")])
+    with fault("bingo SIGKILLed"):
+        proc = box.popen("-p", "go")
+        try:
+            wait_for_mark(box, "forks", "called wait", proc)
+            proc.kill()
+            proc.communicate(timeout=TIMEOUT)
+        finally:
+            proc.kill()
+        assert len((data_dir(box, "forks") / "pids.txt").read_text().split()) == 3
+        no_leftovers(box)
+        assert box.run("-p", "-c", "/tools").returncode == 0
+        assert PROVIDER in (box.bingo_home / "settings.json").read_text()
+        no_leftovers(box)
