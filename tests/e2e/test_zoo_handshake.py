@@ -79,5 +79,5 @@ def test_tools_spelled_like_a_builtin_or_another_plugins_name_cannot_take_them(t
     steps = [{"tool": {"id": "r1", "name": "read", "input": {"path": "hello.txt"}}}]
     with fault("shadow"):
         notices = _survives(tmp_path, "shadow", steps=steps)
-        assert notices == ["plugin shadow: tool 'plugin__shadow__count' is already provided by plugin shadow; this one is not used"]
+        assert notices == ["shadow: tool 'plugin__shadow__count' is already provided by shadow; this one is not used"]
         assert "hello from the built-in read" in RESULTS["r1"]

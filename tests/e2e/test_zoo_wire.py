@@ -162,7 +162,7 @@ def test_a_hook_that_answers_allow_decides_nothing_and_the_gate_still_refuses(tm
         result = box.run("-p", "go")
         assert result.returncode == 0 and no_traceback(result)
         [notice] = plugin_notices(result.stderr, "hook-allow")
-        assert notice.startswith("plugin hook-allow: hook gatekeeper failed (plugin hook-allow answered hook/decide in the wrong shape")
+        assert notice.startswith("hook-allow: hook gatekeeper failed (plugin hook-allow answered hook/decide in the wrong shape")
         assert "'allow'" in notice and notice.endswith("and decides nothing")
         assert tool_results(box)["wc"] == "plugin__wordcount__count is not allowed here: add it to permissions.allow or pass --allow"
         reads_back(box)

@@ -32,7 +32,7 @@ class BridgedCommand:
     def __init__(self, link: Link, spec: CommandSpec) -> None:
         self._link = link
         self._spec = spec
-        self._source = f"plugin {link.name}"
+        self._source = link.name
         self._completes = spec.args.kind == "free"
 
     @property

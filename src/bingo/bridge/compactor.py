@@ -26,7 +26,7 @@ class BridgedCompactor:
         self._spec = CompactorSpec(
             name=bridged_name(link.name, declared.name), description=declared.description
         )
-        self._source = f"plugin {link.name}"
+        self._source = link.name
 
     @property
     def spec(self) -> CompactorSpec:

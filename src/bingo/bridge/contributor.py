@@ -21,7 +21,7 @@ class BridgedContributor:
     def __init__(self, link: Link, spec: ContributorSpec) -> None:
         self._link = link
         self._spec = spec
-        self._source = f"plugin {link.name}"
+        self._source = link.name
 
     @property
     def spec(self) -> ContributorSpec:

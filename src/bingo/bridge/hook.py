@@ -25,7 +25,7 @@ class BridgedHook:
     def __init__(self, link: Link, spec: HookSpec) -> None:
         self._link = link
         self._spec = spec
-        self._source = f"plugin {link.name}"
+        self._source = link.name
 
     @property
     def spec(self) -> HookSpec:

@@ -66,6 +66,10 @@ class Manifest(Wire, frozen=True):
     config: dict[str, Json] | None = None
 
 
+_RESERVED = frozenset({"bingo", "builtin"})
+"""Names that would be mistaken for the host's own voice in notices and listings."""
+
+
 def check_name(name: str) -> str | None:
     """Why `name` cannot be a plugin's name, or None when it can."""
     if len(name) > _NAME_MAX:
@@ -75,6 +79,8 @@ def check_name(name: str) -> str | None:
             f"name {name!r} is not a plugin name: use lowercase letters and digits, "
             "joined by single - or _"
         )
+    if name in _RESERVED:
+        return f"name {name!r} is reserved: notices and tools of the host itself speak under it"
     return None
 
 

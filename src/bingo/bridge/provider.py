@@ -40,7 +40,7 @@ class BridgedProvider:
             description=declared.description,
             models=list(declared.models),
         )
-        self._source = f"plugin {link.name}"
+        self._source = link.name
 
     @property
     def spec(self) -> ProviderSpec:

@@ -49,7 +49,7 @@ class BridgedService:
     def __init__(self, link: Link, spec: ServiceSpec) -> None:
         self._link = link
         self._spec = spec
-        self._source = f"plugin {link.name}"
+        self._source = link.name
 
     @property
     def spec(self) -> ServiceSpec:

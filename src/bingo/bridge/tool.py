@@ -45,7 +45,7 @@ class BridgedTool:
             description=declared.description,
             input_schema=declared.input_schema,
         )
-        self._source = f"plugin {link.name}"
+        self._source = link.name
 
     @property
     def spec(self) -> ToolSpec:

@@ -80,7 +80,8 @@ class ToolsCommand:
             gate = {Verdict.ALLOW: "runs", Verdict.ASK: "asks", Verdict.DENY: "denied"}[decision.verdict]
             if decision.rule:
                 gate += f" ({decision.rule})"
-            rows.append([name, tool.source, _traits_text(tool.traits), gate])
+            origin = tool.source if tool.source == "builtin" else f"plugin {tool.source}"
+            rows.append([name, origin, _traits_text(tool.traits), gate])
         if not rows:
             return ViewOutcome(view=TextView(text="no tools"))
         return ViewOutcome(view=TableView(title="tools", columns=["tool", "from", "traits", "gate"], rows=rows))

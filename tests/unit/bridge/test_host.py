@@ -133,7 +133,7 @@ def test_start_handshakes_and_registers_the_plugins_tools_under_bridged_names(tm
     assert [(n.source, n.message) for n in said] == [
         ("alpha", "service 'bingo.mine' refused: keys starting 'bingo.' are reserved for the host"),
         ("beta", "service 'bingo.mine' refused: keys starting 'bingo.' are reserved for the host"),
-        ("plugin beta", "service 'shared' is already provided by plugin alpha; this one is not used"),
+        ("beta", "service 'shared' is already provided by alpha; this one is not used"),
     ]
 
 

@@ -51,7 +51,7 @@ def test_a_bridged_tool_is_renamed_and_wears_default_traits_whatever_it_claims()
     tool = BridgedTool(StaticLink("wc", None), declared.tools[0])
     assert tool.spec.name == "plugin__wc__count"
     assert tool.traits == ToolTraits()
-    assert tool.source == "plugin wc"
+    assert tool.source == "wc"
 
 
 def test_a_call_sends_the_plugins_own_name_and_progress_reaches_the_call() -> None:
