@@ -51,8 +51,8 @@ class Entry(Wire, frozen=True):
     argument and any env value; a bare command is looked up on PATH."""
 
     command: str
-    args: list[str] = msgspec.field(default_factory=list)
-    env: dict[str, str] = msgspec.field(default_factory=dict)
+    args: list[str] = []
+    env: dict[str, str] = {}
 
 
 class Manifest(Wire, frozen=True):

@@ -20,13 +20,13 @@ class Registry:
     """What the host can use this run."""
 
     notices: Notices
-    tools: dict[str, Tool] = field(default_factory=dict)
-    commands: dict[str, Command] = field(default_factory=dict)
-    contributors: list[ContextContributor] = field(default_factory=list)
-    compactors: dict[str, Compactor] = field(default_factory=dict)
-    providers: dict[str, Provider] = field(default_factory=dict)
-    hooks: list[Hook] = field(default_factory=list)
-    services: dict[str, Service] = field(default_factory=dict)
+    tools: dict[str, Tool] = field(default_factory=dict[str, Tool])
+    commands: dict[str, Command] = field(default_factory=dict[str, Command])
+    contributors: list[ContextContributor] = field(default_factory=list[ContextContributor])
+    compactors: dict[str, Compactor] = field(default_factory=dict[str, Compactor])
+    providers: dict[str, Provider] = field(default_factory=dict[str, Provider])
+    hooks: list[Hook] = field(default_factory=list[Hook])
+    services: dict[str, Service] = field(default_factory=dict[str, Service])
 
     def _refuse(self, kind: str, name: str, loser: str, keeper: str) -> None:
         self.notices.say(

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeGuard
 
 from ..wire import (
     CompactionContext,
@@ -24,6 +24,7 @@ from ..wire import (
     Json,
     Message,
     ModelRequest,
+    ModelResponse,
     TextBlock,
     TextDelta,
     TextPart,
@@ -135,7 +136,7 @@ class Conversation:
     turn: int = 0
     on_always: Callable[[str], None] | None = None
     _running: dict[str, _Running] = field(default_factory=lambda: {}, init=False)
-    _stream: asyncio.Task[object] | None = field(default=None, init=False)
+    _stream: asyncio.Task[ModelResponse] | None = field(default=None, init=False)
     _interrupted: bool = field(default=False, init=False)
     _spoke: bool = field(default=False, init=False)
 
@@ -160,8 +161,8 @@ class Conversation:
         verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
         if verdict.action in ("deny", "block"):
             raise _TurnBlocked(verdict.reason or "a hook refused the prompt")
-        if verdict.action == "continue" and isinstance(verdict.payload, dict):
-            redirected = verdict.payload.get("text")  # pyright: ignore[reportUnknownMemberType]
+        if verdict.action == "continue" and _is_object(verdict.payload):
+            redirected = verdict.payload.get("text")
             if isinstance(redirected, str):
                 prompt = redirected
         if self.provider is None:
@@ -208,7 +209,7 @@ class Conversation:
                 self._spoke = True
                 self.events.text(delta.text)
 
-        task: asyncio.Task[object] = asyncio.ensure_future(self.provider.stream(request, on_delta))
+        task: asyncio.Task[ModelResponse] = asyncio.ensure_future(self.provider.stream(request, on_delta))
         self._stream = task
         try:
             response = await task
@@ -218,10 +219,6 @@ class Conversation:
             raise
         finally:
             self._stream = None
-        from ..wire import ModelResponse
-
-        if not isinstance(response, ModelResponse):
-            raise ProviderError("the provider answered something that is not a response")
         message = response.message
         self._append(AssistantFrame(message=message, turn=self.turn))
         self.messages.append(message)
@@ -315,9 +312,9 @@ class Conversation:
             raise _TurnBlocked(verdict.reason or f"a hook blocked {name}")
         if verdict.action == "deny":
             return self._result(use.id, _error(f"{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
-        if isinstance(verdict.payload, dict):
+        payload = verdict.payload
+        if _is_object(payload):
             # A redirect replaces the call: it goes through the gate as what it has become.
-            payload: dict[str, Json] = verdict.payload  # pyright: ignore[reportUnknownVariableType]
             name = str(payload.get("tool", name))
             input = payload.get("input", input)
         tool = self.registry.tools.get(name)
@@ -395,6 +392,10 @@ class Conversation:
 
     def _append(self, frame: Frame) -> None:
         self.log.append(frame)
+
+
+def _is_object(value: Json) -> TypeGuard[dict[str, Json]]:
+    return isinstance(value, dict)
 
 
 def _error(text: str) -> ToolOutput:

@@ -14,7 +14,7 @@ costs nothing until a model is actually asked for.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -150,7 +150,7 @@ async def open_events(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     read_timeout: float = READ_TIMEOUT,
-) -> AsyncIterator[AsyncIterator[ServerEvent]]:
+) -> AsyncGenerator[AsyncIterator[ServerEvent]]:
     """POST `body` (JSON) to the endpoint and yield the answer's events.
 
     Every httpx failure, whether opening the response or reading it in the body of the

@@ -216,7 +216,7 @@ class _Pending:
     kind: str
     id: str = ""
     name: str = ""
-    pieces: list[str] = field(default_factory=list)
+    pieces: list[str] = field(default_factory=list[str])
     done: Block | None = None
 
 
@@ -227,7 +227,7 @@ class _Assembly:
     endpoint: Endpoint
     on_delta: Callable[[Delta], None]
     names: ToolNames = field(default_factory=lambda: ToolNames.of(()))
-    blocks: dict[int, _Pending] = field(default_factory=dict)
+    blocks: dict[int, _Pending] = field(default_factory=dict[int, _Pending])
     input_tokens: int = 0
     output_tokens: int = 0
     stop: str | None = None

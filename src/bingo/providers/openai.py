@@ -199,7 +199,7 @@ class _Call:
 
     id: str = ""
     name: str = ""
-    pieces: list[str] = field(default_factory=list)
+    pieces: list[str] = field(default_factory=list[str])
 
 
 @dataclass(slots=True)
@@ -209,8 +209,8 @@ class _Assembly:
     endpoint: Endpoint
     on_delta: Callable[[Delta], None]
     names: ToolNames = field(default_factory=lambda: ToolNames.of(()))
-    text: list[str] = field(default_factory=list)
-    calls: dict[int, _Call] = field(default_factory=dict)
+    text: list[str] = field(default_factory=list[str])
+    calls: dict[int, _Call] = field(default_factory=dict[int, _Call])
     usage: Usage | None = None
     finish: str | None = None
     done: bool = False

@@ -73,7 +73,7 @@ class GrepInput(Input, frozen=True):
 class _Hits:
     """What a search found: the listed lines, how many matched in all, what could not be read."""
 
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list[str])
     total: int = 0
     unreadable: int = 0
 

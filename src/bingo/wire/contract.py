@@ -104,7 +104,7 @@ Part: TypeAlias = TextPart | ImagePart
 class ToolOutput(Wire, frozen=True):
     """What a tool answers: parts for the model, and optionally a View for the person."""
 
-    parts: list[Part] = msgspec.field(default_factory=list)
+    parts: list[Part] = []
     display: View | None = None
     is_error: bool = False
 
@@ -246,7 +246,7 @@ class ProviderSpec(Wire, frozen=True):
 
     name: str
     description: str = ""
-    models: list[str] = msgspec.field(default_factory=list)
+    models: list[str] = []
 
 
 class ModelRequest(Wire, frozen=True):
@@ -254,7 +254,7 @@ class ModelRequest(Wire, frozen=True):
 
     model: str
     messages: list[Message]
-    tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    tools: list[ToolSpec] = []
     system: str | None = None
     max_tokens: int | None = None
 

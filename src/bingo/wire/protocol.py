@@ -106,13 +106,13 @@ class InitializeResult(Wire, frozen=True):
     protocol: int
     name: str
     version: str = ""
-    tools: list[ToolSpec] = msgspec.field(default_factory=list)
-    commands: list[CommandSpec] = msgspec.field(default_factory=list)
-    contributors: list[ContributorSpec] = msgspec.field(default_factory=list)
-    compactors: list[CompactorSpec] = msgspec.field(default_factory=list)
-    providers: list[ProviderSpec] = msgspec.field(default_factory=list)
-    hooks: list[HookSpec] = msgspec.field(default_factory=list)
-    services: list[ServiceSpec] = msgspec.field(default_factory=list)
+    tools: list[ToolSpec] = []
+    commands: list[CommandSpec] = []
+    contributors: list[ContributorSpec] = []
+    compactors: list[CompactorSpec] = []
+    providers: list[ProviderSpec] = []
+    hooks: list[HookSpec] = []
+    services: list[ServiceSpec] = []
 
 
 # --- tools -------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
 from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
@@ -95,7 +96,7 @@ async def answer(question: Question) -> str:
     lines.append(("bold", "answer> "))
     session: PromptSession[str] = PromptSession(erase_when_done=True, completer=WordCompleter(choices) if choices else None)
     while True:
-        text = (await session.prompt_async(lines)).strip()
+        text = (await session.prompt_async(FormattedText(lines))).strip()
         if not choices:
             return text
         if text.isdigit() and 1 <= int(text) <= len(choices):
@@ -119,6 +120,6 @@ async def _permission(question: Question) -> str:
     ]
     session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys)
     while True:
-        said = await session.prompt_async(message)
+        said = await session.prompt_async(FormattedText(message))
         if said in ("once", "always", "no"):
             return said

@@ -16,6 +16,7 @@ import logging
 import os
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from ...kernel.errors import BingoError, GateError
@@ -89,12 +90,12 @@ class _Loop:
         finally:
             self._close()
 
-    def _message(self) -> list[tuple[str, str]]:
+    def _message(self) -> FormattedText:
         lines = self.surface.live()
         if self._running():
             lines.append(("fg:ansibrightblack", "working · Ctrl-C interrupts\n"))
         lines.append(("bold", "> "))
-        return lines
+        return FormattedText(lines)
 
     def _wake(self) -> None:
         app = self.session.app
