@@ -6,7 +6,8 @@ Prints, in order:
   2. a pyinstrument wall-clock profile of that same cold run (imports, start, waits);
   3. a pyinstrument profile of sequential and 16-in-flight `tool/call`s through the bridge
      (the raw client's cost is printed beside it for scale);
-  4. a pyinstrument profile of `PluginHost.start` with one and with 20 plugins.
+  4. a pyinstrument profile of `PluginHost.start` with one plugin (no cache, then a warm
+     declaration cache: nothing spawned) and with 20 plugins (no cache).
 Needs pyinstrument in the bench's venv (`bench/run --profile` installs it). Asserts nothing.
 """
 
@@ -89,7 +90,7 @@ async def _calls(root: Path) -> None:
 async def _starts(root: Path) -> None:
     one = [_bingo.install(root / "one", "solo", CHILD, "-")]
     twenty = [_bingo.install(root / "twenty", f"p{i:02d}", CHILD, "-") for i in range(20)]
-    for label, sources in (("1 plugin", one), ("1 plugin, again", one), ("20 plugins", twenty)):
+    for label, sources in (("1 plugin", one), ("1 plugin, again: a warm declaration cache, nothing spawned", one), ("20 plugins", twenty)):
         async with _bingo.started(sources, root / "data") as (host, _):
             profiler = Profiler(interval=0.0002, async_mode="enabled")
             profiler.start()

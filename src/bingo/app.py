@@ -3,6 +3,13 @@
 Owns the wiring of the layers for a run and the run's lifetime (`async with` for the plugin
 host and the hooks, so every plugin process is gone when it returns). It does not parse the
 command line (`cli.py`) and draws nothing itself (the surface does).
+
+Start-up is on the path of every `bingo -p "/command"`, so it does only what the run needs,
+in an order that lets a plugin start early (issue 6): the session store is opened only when
+a session is continued or a first frame is written; built-in tools are registered by name
+and imported when first used; with a warm declaration cache no plugin is started at all
+until it is used, and the plugin behind a command given on the command line is started as
+soon as its declaration is known, so its interpreter starts while bingo finishes its own.
 """
 
 from __future__ import annotations
@@ -10,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import logging.handlers
 import os
 import signal
 import sys
@@ -39,7 +45,7 @@ __all__ = ["Options", "Run", "run_app"]
 _log = logging.getLogger("bingo")
 
 _LOG_BYTES = 1_000_000
-"""bingo's own log rotates past this size, keeping one old file."""
+"""bingo's own log is set aside at start past this size, keeping one old file."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -59,13 +65,26 @@ class Options:
 @dataclass(slots=True)
 class _LazySession:
     """The session a run writes to, created on its first frame so a slash command that
-    never talks to a model leaves no empty session behind."""
+    never talks to a model leaves no empty session behind; the store itself is opened on
+    first use too, so such a command never opens (nor checkpoints) the file."""
 
-    store: SessionStore
+    path: Path
     project: str
     id: str | None = None
     turn: int = 0
-    _pending: list[Frame] = field(default_factory=lambda: [])
+    _store: SessionStore | None = None
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None:
+            from .store import SessionStore
+
+            self._store = SessionStore(self.path)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
 
     def ensure(self) -> str:
         if self.id is None:
@@ -81,9 +100,18 @@ class _LazySession:
 
 
 def _setup_logging(data_dir: Path) -> None:
+    """bingo's own log, `<data_dir>/logs/bingo.log`: past `_LOG_BYTES` at start it becomes
+    `bingo.log.1` (one old file kept). A plain FileHandler, opened at the first record:
+    `logging.handlers` costs more to import than a run that logs nothing should pay."""
     logs = data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(logs / "bingo.log", maxBytes=_LOG_BYTES, backupCount=1, encoding="utf-8")
+    path = logs / "bingo.log"
+    try:
+        if path.stat().st_size > _LOG_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except OSError:
+        pass  # no log yet, or it cannot be moved: appending to it is still right
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -122,28 +150,28 @@ async def run_app(options: Options) -> int:
     surface = _surface(options, interactive)
 
     from .bridge import PluginHost, PluginsCommand, admit, discover
-    from .store import SessionStore
     from .tools import builtin_tools
 
     notices = Notices()
     notices.listen(surface.notice)
     registry = Registry(notices)
     for tool in builtin_tools():
-        registry.add_tool(tool)
+        # By name, into the empty registry (no clash is possible): reading a built-in's
+        # spec would import its module, which only a model turn needs.
+        registry.tools[tool.name] = tool
     gate = Gate(settings.permissions)
-    store = SessionStore(data_dir / "sessions.db")
+    session = _LazySession(data_dir / "sessions.db", str(project))
     try:
-        session = _LazySession(store, str(project))
         messages: list[Message] = []
         if options.continue_latest:
-            latest = store.latest(str(project))
+            latest = session.store.latest(str(project))
             if latest is None:
                 raise SessionError("there is no session to continue in this project", 'start one with bingo "PROMPT"')
             session.id = latest
         elif options.resume:
-            session.id = store.find(options.resume)
+            session.id = session.store.find(options.resume)
         if session.id is not None:
-            messages = history(store.frames(session.id))
+            messages = history(session.store.frames(session.id))
         notices.listen(session.notice)
         sources = await admit(
             project=project,
@@ -154,6 +182,7 @@ async def run_app(options: Options) -> int:
         )
         async with PluginHost(sources=sources, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd) as plugins:
             await plugins.start()
+            plugins.warm(options.prompt)
             async with Hooks(registry.hooks, notices, settings.deadline("hook/decide")) as hooks:
                 conversation = Conversation(
                     registry=registry,
@@ -184,7 +213,7 @@ async def run_app(options: Options) -> int:
                 finally:
                     hooks.observe("session", "end", {"session": session.id or ""})
     finally:
-        store.close()
+        session.close()
 
 
 def _start_asker() -> Asker:

@@ -3,29 +3,81 @@
 Owns argument parsing and the last line of defence: every failure becomes one line on stderr
 and an exit status (0 done, 1 the turn failed, 2 bad usage or settings); a traceback never
 reaches the person. What a run does is `app.py`'s.
+
+argparse is the parser of record, but it is imported only for a command line the quick
+reader cannot take as it stands (`--help`, an unknown or abbreviated option, `--opt=value`,
+a second prompt, a value that looks like an option): the plain shapes people type are read
+without it, into the same Options, because its import is a measurable share of a cold
+`bingo -p "/command"`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
 from .app import Options
 from .kernel.errors import BingoError, UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["main", "parse", "run"]
 
 _log = logging.getLogger("bingo")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]  # argparse's signature returns NoReturn
-        raise UsageError(message, "see bingo --help")
+_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust"}
+"""The switches the quick reader knows, by spelling, and the Options field each sets."""
+_VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow"}
+"""The options taking a value (the next argument), and the Options field each sets."""
+
+
+def _quick(argv: Sequence[str]) -> Options | None:
+    """The Options for a plain command line, as argparse would read it; None when the line
+    needs argparse (which then says what is wrong, or prints help)."""
+    switches: set[str] = set()
+    values: dict[str, str] = {}
+    allow: list[str] = []
+    prompt: str | None = None
+    words = iter(argv)
+    for word in words:
+        if word in _FLAGS:
+            switches.add(_FLAGS[word])
+        elif word in _VALUED:
+            value = next(words, None)
+            if value is None or value.startswith("-"):
+                return None
+            if _VALUED[word] == "allow":
+                allow.append(value)
+            else:
+                values[_VALUED[word]] = value  # the last one given wins, as with argparse
+        elif word.startswith("-") or prompt is not None:
+            return None
+        else:
+            prompt = word
+    return Options(
+        prompt=prompt,
+        print_mode="print_mode" in switches,
+        continue_latest="continue_latest" in switches,
+        resume=values.get("resume"),
+        provider=values.get("provider"),
+        model=values.get("model"),
+        allow=tuple(allow),
+        trust="trust" in switches,
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(message, "see bingo --help")
+
     p = _Parser(prog="bingo", description="An agent host whose extensions are cross-process plugins.")
     p.add_argument("prompt", nargs="?", help="one turn, then exit; starting with / runs a slash command")
     p.add_argument("-p", "--print", dest="print_mode", action="store_true", help="plain text output, nothing waits for a person")
@@ -40,9 +92,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def parse(argv: Sequence[str]) -> Options:
     """Options from the command line; UsageError when they cannot be understood."""
-    ns = _parser().parse_args(list(argv))
-    if ns.continue_latest and ns.resume:
+    options = _quick(argv) or _parsed(argv)
+    if options.continue_latest and options.resume:
         raise UsageError("--continue and --resume cannot be used together", "pick one")
+    return options
+
+
+def _parsed(argv: Sequence[str]) -> Options:
+    ns = _parser().parse_args(list(argv))
     return Options(
         prompt=ns.prompt,
         print_mode=ns.print_mode,

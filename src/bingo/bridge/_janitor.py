@@ -1,33 +1,52 @@
-"""The janitor: a tiny parent that every plugin process runs under, so that nothing the
-plugin starts outlives it, or outlives bingo.
+"""The janitor: one small process per bingo run, the parent of every plugin process, so that
+nothing a plugin starts outlives the plugin, or outlives bingo.
 
-Run as a script, never imported: `python -I -S _janitor.py GRACE -- COMMAND ARG...`. It is
-the process bingo spawns (the leader of the plugin's process group). It makes itself a
-*child subreaper* (PR_SET_CHILD_SUBREAPER), forks, and execs the plugin's command in the
-child, which keeps the janitor's stdin, stdout and stderr while the janitor lets go of its
-own copies. Then it waits.
+Run as a script, never imported: `python -I -S _janitor.py FD BINGO_PID MAIN`, FD being its
+end of a unix stream socket to bingo (the control socket), MAIN `1` when bingo's main thread
+spawned it (the parent-death signal follows that thread). bingo starts it once, lazily, with the
+first plugin spawn, and asks it, over the socket, to start each plugin with the three pipe
+ends bingo made (passed by SCM_RIGHTS). It imports only what is built in or cheap (`os`,
+`_signal`, `_socket`, `select`, `marshal`, `ctypes`; not `signal`, `socket` or `json`, whose
+enums and regexes would double its start), so it is up in about the time of `python -S`.
 
-Why it exists: PR_SET_PDEATHSIG, which bingo sets on the process it spawns, is not inherited
-across fork, and a process group does not hold a child that calls setsid(). A subreaper
-does: every orphan below it (a daemonised grandchild, one in a session of its own) is
-re-parented to it, so it can find them all as its own children and kill them.
+For every plugin it forks a *warden* (a fork of itself, no new interpreter), which:
+  - starts a session of its own (it leads the plugin's process group, whose id is the pid
+    bingo is told), dies with the janitor (PR_SET_PDEATHSIG) and makes itself a *child
+    subreaper* (PR_SET_CHILD_SUBREAPER), then forks the plugin, which dies with its warden,
+    takes the three pipes as 0, 1 and 2, runs on the CPUs bingo runs on now, and execs the
+    command; the warden lets go of the pipes, so bingo sees EOF when the plugin (and
+    whatever it started) does;
+  - when the plugin exits: kills and reaps every descendant left (orphans, even those in a
+    session of their own, are re-parented to the subreaper), and exits the way the plugin
+    did (the same code, or the same signal), which the janitor reports to bingo;
+  - on SIGTERM (bingo's shutdown signals the group; the janitor's own end): sends the
+    plugin SIGTERM, gives it GRACE seconds, SIGKILLs it, and kills every descendant as above.
 
-  - the plugin exits: every descendant left is killed and reaped, and the janitor exits
-    the way the plugin did (the same code, or the same signal), which is what bingo reports;
-  - SIGTERM (bingo's shutdown, or bingo's death: the janitor's parent-death signal is
-    SIGTERM): the plugin is sent SIGTERM, given GRACE seconds, then SIGKILLed, and every
-    descendant is killed as above. GRACE is kept below bingo's own TERM grace so that the
-    janitor finishes before bingo would SIGKILL the group.
+Why: PR_SET_PDEATHSIG is not inherited across fork and a process group does not hold a child
+that calls setsid(), but a subreaper holds every orphan below it. The janitor is a subreaper
+too: a warden SIGKILLed before it could sweep (bingo's last resort on a group) leaves its
+orphans to the janitor, which kills them.
 
-It does not speak JSON-RPC and never touches the plugin's pipes. Standard library only,
-Linux only (bingo uses it only there).
+bingo's death (EOF on the control socket, or SIGTERM from the janitor's own parent-death
+signal, set here and checked against BINGO_PID for the race) ends everything: every warden
+is sent SIGTERM and given GRACE and its sweep, then every group left is SIGKILLed, every
+descendant killed, and the janitor exits.
+
+The control protocol, both ways: a 4-byte big-endian length, then a `marshal`led tuple.
+bingo → janitor: `("spawn", id, path, argv, env, cwd, grace, cpus)`, the three fds (stdin's read
+end, stdout's and stderr's write ends) attached to its first byte. janitor → bingo:
+`("spawned", id, pid)`, `("failed", id, errno, text)`, `("exit", pid, wait_status)`.
+It never touches the plugin's pipes otherwise, and speaks no JSON-RPC. Linux only.
 """
 
 from __future__ import annotations
 
+import _signal
+import _socket
 import ctypes
+import marshal
 import os
-import signal
+import select
 import sys
 import time
 
@@ -36,102 +55,160 @@ __all__: list[str] = []
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL = 0.01
-"""Seconds between checks while waiting out the grace, or for orphans to arrive."""
+"""Seconds between checks while waiting out a grace, or for orphans to arrive."""
 _SWEEP_LIMIT = 2.0
-"""Seconds the sweep of descendants may take: SIGKILL is not refused, so this is ample."""
+"""Seconds a sweep of descendants may take: SIGKILL is not refused, so this is ample."""
+_FDS = 3
+"""Pipe ends passed with each spawn: the plugin's stdin, stdout and stderr."""
+_ENDINGS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
+_END_GRACE = 1.0
+"""Seconds the janitor waits, once bingo is gone, for its wardens to end their plugins
+gently and sweep (at least: the longest grace a spawn asked for), before SIGKILL."""
+_MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
+"""Where closing the descriptors a plugin must not inherit stops (close_range makes it cheap)."""
+
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _prctl = None
 
 
-class _Terminate(Exception):
-    """SIGTERM (or SIGHUP, SIGINT) arrived while waiting for the plugin."""
+def _set(option: int, value: int) -> None:
+    if _prctl is not None:
+        _prctl(option, value, 0, 0, 0)
 
 
-def _on_signal(signum: int, frame: object) -> None:
-    raise _Terminate
+# --- shared: children, reaping, sweeping ---------------------------------------------
 
 
 def _children(me: int) -> list[int]:
-    """The pids whose parent is `me`, from /proc (orphans re-parented to a subreaper are not
-    in /proc/<me>/task/*/children until they are, so /proc/*/stat is read)."""
+    """The living pids whose parent is `me`, from /proc/*/stat (orphans re-parented to a
+    subreaper are found this way as soon as they arrive)."""
     found: list[int] = []
+    mine = str(me)
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open("/proc/%s/stat" % entry, encoding="ascii", errors="replace") as file:
-                fields = file.read().rsplit(")", 1)[-1].split()
+            with open("/proc/%s/stat" % entry, "rb") as file:
+                fields = file.read().rsplit(b")", 1)[-1].split()
         except OSError:
             continue
-        if len(fields) > 1 and fields[1] == str(me) and fields[0] != "Z":
+        if len(fields) > 1 and fields[1] == mine.encode() and fields[0] != b"Z":
             found.append(int(entry))
     return found
 
 
-def _reap() -> bool:
-    """Reap every exited child; False once there is no child at all."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
-
-
-def _sweep() -> None:
-    """Kill every descendant: killing a child orphans its children, which then arrive here."""
+def _sweep(keep: frozenset[int] = frozenset()) -> None:
+    """Kill every descendant but `keep` (and theirs): killing a child orphans its children,
+    which then arrive here, so repeat until none is left (boundedly)."""
     me = os.getpid()
     until = time.monotonic() + _SWEEP_LIMIT
     while time.monotonic() < until:
-        for pid in _children(me):
+        found = [pid for pid in _children(me) if pid not in keep]
+        for pid in found:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, _signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        if not _reap():
+        _reap_all(keep)
+        if not found:
             return
         time.sleep(_POLL)
+
+
+def _reap_all(keep: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
+    """Reap every exited child; the (pid, status) of those in `keep` (the rest were orphans)."""
+    kept: list[tuple[int, int]] = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return kept
+        if pid == 0:
+            return kept
+        if pid in keep:
+            kept.append((pid, status))
+
+
+# --- the warden: one plugin ------------------------------------------------------------
+
+
+class _Terminate(Exception):
+    """SIGTERM (or SIGHUP, SIGINT) arrived while the warden waited for its plugin."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    for ending in _ENDINGS:  # once is enough: a second signal must not interrupt the ending
+        _signal.signal(ending, _signal.SIG_IGN)
+    raise _Terminate
+
+
+class _Spawn:
+    """One plugin to start, as bingo asked."""
+
+    __slots__ = ("argv", "cpus", "cwd", "env", "grace", "path", "request_id")
+
+    def __init__(
+        self, request_id: int, path: str, argv: list[str], env: dict[str, str], cwd: str, grace: float, cpus: list[int]
+    ) -> None:
+        self.request_id = request_id
+        self.path = path
+        self.argv = argv
+        self.env = env
+        self.cwd = cwd
+        self.grace = grace
+        self.cpus = cpus
+
+
+def _read_spawn(message: object) -> _Spawn | None:
+    """A `spawn` message, checked, or None."""
+    match message:
+        case ("spawn", int(request_id), str(path), list(argv), dict(env), str(cwd), float(grace), list(cpus)):
+            words = [word for word in argv if isinstance(word, str)]
+            pairs = {key: value for key, value in env.items() if isinstance(key, str) and isinstance(value, str)}
+            numbers = [cpu for cpu in cpus if isinstance(cpu, int)]
+            return _Spawn(request_id, path, words, pairs, cwd, grace, numbers)
+        case _:
+            return None
+
+
+def _exec_plugin(spawn: _Spawn, fds: list[int], warden: int) -> None:
+    """In the plugin's own process: die with the warden, take the pipes, become the plugin."""
+    try:
+        _set(_PR_SET_PDEATHSIG, _signal.SIGKILL)
+        if os.getppid() != warden:
+            os._exit(1)
+        for signum in (*_ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
+            _signal.signal(signum, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        os.closerange(3, _MAX_FD)
+        if spawn.cpus:
+            try:  # where bingo runs now, as a plugin forked by bingo itself would
+                os.sched_setaffinity(0, spawn.cpus)
+            except OSError:
+                pass
+        os.chdir(spawn.cwd)
+        os.execve(spawn.path, spawn.argv, spawn.env)
+    except OSError as exc:
+        os.write(2, ("cannot run %s: %s\n" % (spawn.argv[0] if spawn.argv else spawn.path, exc.strerror)).encode())
+        os._exit(127)
+    finally:
+        os._exit(127)
 
 
 def _wait_for(pid: int, seconds: float) -> int | None:
     """The plugin's wait status if it ends within `seconds` (reaping others meanwhile)."""
     until = time.monotonic() + seconds
     while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return 0
-        if done == pid:
-            return status
-        _reap_others(pid)
+        for done, status in _reap_all(frozenset((pid,))):
+            if done == pid:
+                return status
         if time.monotonic() >= until:
             return None
         time.sleep(_POLL)
-
-
-def _reap_others(plugin: int) -> None:
-    for pid in _children(os.getpid()):
-        if pid != plugin:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-
-
-def _exec_plugin(argv: list[str], prctl: object, janitor: int) -> None:
-    """In the forked child: die with the janitor, then become the plugin."""
-    try:
-        if callable(prctl):
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != janitor:
-            os._exit(1)
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            signal.signal(signum, signal.SIG_DFL)
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        os.write(2, ("cannot run %s: %s\n" % (argv[0], exc.strerror)).encode())
-        os._exit(127)
-    finally:
-        os._exit(127)
 
 
 def _finish(status: int) -> None:
@@ -139,60 +216,214 @@ def _finish(status: int) -> None:
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         try:
-            signal.signal(signum, signal.SIG_DFL)
+            _signal.signal(signum, _signal.SIG_DFL)
         except (OSError, ValueError):
             pass  # SIGKILL and SIGSTOP have no handler to reset
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, (signum,))
         os.kill(os.getpid(), signum)
         os._exit(128 + signum)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
-def main(args: list[str]) -> None:
-    grace = float(args[0])
-    argv = args[2:] if len(args) > 2 and args[1] == "--" else args[1:]
-    prctl = None
+def _end_plugin(plugin: int, grace: float) -> int | None:
+    """SIGTERM, GRACE seconds, SIGKILL: the plugin's wait status."""
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
+        os.kill(plugin, _signal.SIGTERM)
+    except ProcessLookupError:
         pass
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, _on_signal)
-    janitor = os.getpid()
-    plugin = os.fork()
-    if plugin == 0:
-        _exec_plugin(argv, prctl, janitor)
-    # The plugin holds the pipes now: bingo must see EOF when the plugin (and whatever it
-    # started) lets go of them, not when the janitor does.
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    status: int | None
-    try:
-        while True:
-            done, status = os.waitpid(-1, 0)
-            if done == plugin:
-                break
-    except _Terminate:
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            signal.signal(signum, signal.SIG_IGN)
+    status = _wait_for(plugin, grace)
+    if status is None:
         try:
-            os.kill(plugin, signal.SIGTERM)
+            os.kill(plugin, _signal.SIGKILL)
         except ProcessLookupError:
             pass
-        status = _wait_for(plugin, grace)
-        if status is None:
+        status = _wait_for(plugin, _SWEEP_LIMIT)
+    return status
+
+
+def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> None:
+    """In the forked warden (born with the ending signals blocked, see `_Janitor.spawn`):
+    start the plugin, wait for it, sweep, exit as it did. Never returns."""
+    status: int | None = None
+    plugin = 0
+    try:
+        try:
+            for signum in _ENDINGS:
+                _signal.signal(signum, _terminate)
+            _signal.set_wakeup_fd(-1)
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+            for fd in theirs:  # the janitor's own: the control socket, its wake-up pipe
+                os.close(fd)
+            os.setsid()
+            _set(_PR_SET_PDEATHSIG, _signal.SIGTERM)
+            if os.getppid() != janitor:
+                os._exit(1)
+            _set(_PR_SET_CHILD_SUBREAPER, 1)
+            warden = os.getpid()
+            plugin = os.fork()
+            if plugin == 0:
+                _exec_plugin(spawn, fds, warden)
+            for fd in fds:
+                os.close(fd)
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _ENDINGS)
+            while True:
+                done, status = os.waitpid(-1, 0)
+                if done == plugin:
+                    break
+        except _Terminate:
+            status = _end_plugin(plugin, spawn.grace) if plugin > 0 else 0
+        except ChildProcessError:
+            status = 0
+    except BaseException:  # nothing may escape a forked child: end what it started
+        status = _end_plugin(plugin, 0) if plugin > 0 else None
+    for signum in _ENDINGS:
+        _signal.signal(signum, _signal.SIG_IGN)
+    _sweep()
+    _finish(status if status is not None else _signal.SIGKILL)
+
+
+# --- the janitor: every plugin of one bingo run ----------------------------------------
+
+
+class _Janitor:
+    def __init__(self, control: _socket.socket, bingo: int) -> None:
+        self.control = control
+        self.bingo = bingo
+        self.wardens: set[int] = set()
+        self.inbox = b""
+        self.fds: list[int] = []
+        self.ending = False
+        self.grace = _END_GRACE
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+
+    def send(self, message: tuple[object, ...]) -> None:
+        data = marshal.dumps(message)
+        try:
+            self.control.sendall(len(data).to_bytes(4, "big") + data)
+        except OSError:
+            self.ending = True  # bingo is gone
+
+    def receive(self) -> None:
+        try:
+            data, ancillary, _flags, _address = self.control.recvmsg(1 << 16, _socket.CMSG_SPACE(16 * 4))
+        except InterruptedError:
+            return
+        except OSError:
+            data, ancillary = b"", []
+        if not data:
+            self.ending = True  # bingo closed the socket, or died
+            return
+        for level, kind, payload in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                self.fds.extend(memoryview(payload)[:usable].cast("i"))
+        self.inbox += data
+        while len(self.inbox) >= 4:
+            size = int.from_bytes(self.inbox[:4], "big")
+            if len(self.inbox) < 4 + size:
+                return
+            spawn = _read_spawn(marshal.loads(self.inbox[4 : 4 + size]))
+            self.inbox = self.inbox[4 + size :]
+            if spawn is not None:
+                self.spawn(spawn)
+
+    def spawn(self, spawn: _Spawn) -> None:
+        fds, self.fds = self.fds[:_FDS], self.fds[_FDS:]
+        if len(fds) < _FDS:
+            for fd in fds:
+                os.close(fd)
+            self.send(("failed", spawn.request_id, 9, "the plugin's pipes did not arrive"))
+            return
+        janitor = os.getpid()
+        self.grace = max(self.grace, spawn.grace)
+        # The warden is born with the ending signals blocked, so that one sent the moment
+        # bingo learns its pid is held until its own handler is in place.
+        previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, _ENDINGS)
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            pid = -1
+            self.send(("failed", spawn.request_id, exc.errno or 0, exc.strerror or str(exc)))
+        if pid == 0:
+            _warden(spawn, fds, janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds])
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
+        for fd in fds:
+            os.close(fd)
+        if pid > 0:
+            self.wardens.add(pid)
+            self.send(("spawned", spawn.request_id, pid))
+
+    def reap(self) -> None:
+        for pid, status in _reap_all(frozenset(self.wardens)):
+            self.wardens.discard(pid)
+            self.send(("exit", pid, status))
+            if os.WIFSIGNALED(status):
+                # It may have died before its sweep (SIGKILLed with its group): what it
+                # left is ours now.
+                _sweep(frozenset(self.wardens))
+
+    def run(self) -> None:
+        while not self.ending:
             try:
-                os.kill(plugin, signal.SIGKILL)
+                ready, _, _ = select.select([self.control, self.wake_r], [], [])
+            except InterruptedError:
+                continue
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                self.reap()
+            if self.control in ready:
+                self.receive()
+
+    def end(self) -> None:
+        """bingo is gone: end every warden (each ends its plugin within its grace, then
+        sweeps), then anything left."""
+        for signum in _ENDINGS:
+            _signal.signal(signum, _signal.SIG_IGN)
+        for pid in self.wardens:
+            try:
+                os.kill(pid, _signal.SIGTERM)
             except ProcessLookupError:
                 pass
-            status = _wait_for(plugin, _SWEEP_LIMIT)
-    except ChildProcessError:
-        status = 0
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, signal.SIG_IGN)
-    _sweep()
-    _finish(status if status is not None else signal.SIGKILL)
+        until = time.monotonic() + self.grace + _SWEEP_LIMIT
+        while self.wardens and time.monotonic() < until:
+            for pid, _status in _reap_all(frozenset(self.wardens)):
+                self.wardens.discard(pid)
+            time.sleep(_POLL)
+        for pid in self.wardens:
+            try:
+                os.killpg(pid, _signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        _sweep()
+
+
+def main(args: list[str]) -> None:
+    control = _socket.socket(fileno=int(args[0]))
+    control.setblocking(True)
+    bingo = int(args[1])
+    janitor = _Janitor(control, bingo)
+    _set(_PR_SET_CHILD_SUBREAPER, 1)
+
+    def wake(signum: int, frame: object) -> None:
+        if signum != _signal.SIGCHLD:
+            janitor.ending = True
+
+    for signum in (*_ENDINGS, _signal.SIGCHLD):
+        _signal.signal(signum, wake)
+    _signal.set_wakeup_fd(janitor.wake_w)
+    if args[2:3] == ["1"]:
+        # Die with bingo (the thread that spawned us is its main thread); if it died before
+        # this took effect, we were re-parented already.
+        _set(_PR_SET_PDEATHSIG, _signal.SIGTERM)
+    if os.getppid() != bingo:
+        janitor.ending = True
+    janitor.run()
+    janitor.end()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@ fail with an error naming the plugin and how it ended, ONE notice, sources answe
 and respawn on the next source read with backoff: 1 s doubling to 60 s between consecutive
 failed spawns, reset once a process has lived 60 s. No health checks, no supervisor.
 
+A plugin declared from the declaration cache is `idle`: registered, never started. Its first
+source read starts it like any start (no backoff, no notice about a death that never
+happened), and every handshake's answer is handed to the host (`on_answer`), which compares
+it with what is registered.
+
 It does not register anything (the host does, in name order) and does not build proxies.
 """
 
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,7 +43,11 @@ __all__ = ["Backoff", "Plugin", "State", "read_handshake"]
 
 _log = logging.getLogger(__name__)
 
-State = Literal["starting", "running", "stopped", "refused"]
+State = Literal["idle", "starting", "running", "stopped", "refused"]
+"""`idle`: declared from the cache and not started yet; the others say what they say."""
+
+Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
+"""Told every handshake's outcome: the accepted declaration, or the words refusing it."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -101,6 +110,7 @@ class Plugin:
         group: asyncio.TaskGroup,
         clock: Callable[[], float],
         backoff: Backoff,
+        on_answer: Answered | None = None,
     ) -> None:
         self.source = source
         self.manifest = manifest
@@ -114,6 +124,7 @@ class Plugin:
         self._group = group
         self._clock = clock
         self._backoff = backoff
+        self._on_answer = on_answer
         self._calls = Calls()
         self._conn: Connection | None = None
         self._ready: asyncio.Future[Connection | PluginError] | None = None
@@ -167,14 +178,27 @@ class Plugin:
 
     # --- lifetime ------------------------------------------------------------------
 
-    async def start(self) -> Connection | PluginError:
-        """Spawn and handshake (or join the spawn under way); the connection, or why not."""
+    def declare(self, info: InitializeResult) -> None:
+        """Take `info` (from the declaration cache) as what the plugin declares, without
+        starting it: the plugin is `idle` until a source is read."""
+        self.info = info
+        self.state, self.why = "idle", None
+
+    def begin(self) -> asyncio.Future[Connection | PluginError]:
+        """Spawn and handshake in the background (or join the start under way); the future
+        of its outcome. Nothing waits here, so a caller can start a plugin early and go on
+        with its own work while the child's interpreter starts."""
         if self._ready is None or self._ready.done():
             self._ready = asyncio.get_running_loop().create_future()
             self.state = "starting"
             self._task = self._group.create_task(self._run(self._ready))
+        return self._ready
+
+    async def start(self) -> Connection | PluginError:
+        """Spawn and handshake (or join the spawn under way); the connection, or why not."""
+        ready = self.begin()
         # shield: a caller giving up must not cancel the start other callers wait on.
-        return await asyncio.shield(self._ready)
+        return await asyncio.shield(ready)
 
     def stop(self) -> None:
         """Begin the bounded shutdown of the current process (the host awaits its group)."""
@@ -243,9 +267,15 @@ class Plugin:
                 if isinstance(answer, str):
                     self.state, self.why = "refused", answer
                     self._notices.say(self.name, f"refused: {answer}", "warning")
+                    if self._on_answer is not None:
+                        await self._on_answer(self, answer)
                     return
                 if self.info is None:
                     self.info = answer
+                if self._on_answer is not None:
+                    # Before anyone is handed the connection: what the caller finds in the
+                    # registry next is what this process declares.
+                    await self._on_answer(self, answer)
                 self._conn = conn
                 self.state, self.why = "running", None
                 self._born = self._clock()

@@ -138,6 +138,12 @@ class Connection:
         self.name = name
         self._lines = LineReader(reader, _envelope_decoder.decode)
         self._writer = writer
+        # A pipe's transport says whether a write must wait (drain), without a coroutine.
+        self._transport: asyncio.WriteTransport | None = None
+        self._high_water = 0
+        if isinstance(writer, asyncio.StreamWriter):
+            self._transport = writer.transport
+            self._high_water = writer.transport.get_write_buffer_limits()[1]
         self._ids = ids if ids is not None else itertools.count(1)
         self._on_eof = on_eof
         self._on_stray = on_stray
@@ -225,32 +231,53 @@ class Connection:
                 (code DEADLINE), the stream ended, or the answer had the wrong shape.
         """
         request_id = next(self._ids)
-        future: asyncio.Future[msgspec.Raw] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[msgspec.Raw] = loop.create_future()
         self._pending[request_id] = future
+        timer: asyncio.TimerHandle | None = None
         try:
             self._write(Request(id=request_id, method=method, params=params))
-            try:
-                await self._writer.drain()
-            except (ConnectionError, RuntimeError) as exc:
-                raise self._ended or PluginError(f"cannot write to {self.name}: {exc}") from exc
-            if deadline is None:
-                raw = await future
-            else:
+            if self._must_drain():
                 try:
-                    async with asyncio.timeout(deadline):
-                        raw = await future
-                except TimeoutError:
-                    raise PluginError(
-                        f"{self.name} did not answer {method} within {deadline:g} s",
-                        "the call was abandoned; raise its deadline in settings if it needs longer",
-                        code=DEADLINE,
-                    ) from None
+                    await self._writer.drain()
+                except (ConnectionError, RuntimeError) as exc:
+                    raise self._ended or PluginError(f"cannot write to {self.name}: {exc}") from exc
+            if deadline is not None:
+                # A timer failing the future, not asyncio.timeout: no task machinery per call.
+                timer = loop.call_at(loop.time() + deadline, self._expire, request_id, future, method, deadline)
+            raw = await future
         finally:
-            # A deadline or a cancelled caller cancels the future itself.
+            if timer is not None:
+                timer.cancel()
+            # A cancelled caller cancels the future itself.
             if future.cancelled() or not future.done():
                 self._abandon(request_id)
             self._pending.pop(request_id, None)
         return decode_answer(self.name, method, raw, result)
+
+    def _must_drain(self) -> bool:
+        """Whether writing must wait: the pipe's buffer is past its high-water mark (or the
+        writer is not a transport's, or the transport is closing, which drain reports)."""
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return True
+        return transport.get_write_buffer_size() > self._high_water
+
+    def _expire(
+        self, request_id: RequestId, future: asyncio.Future[msgspec.Raw], method: str, deadline: float
+    ) -> None:
+        """The deadline of call `request_id` passed: abandon it and fail its caller."""
+        if future.done():
+            return
+        self._abandon(request_id)
+        self._pending.pop(request_id, None)
+        future.set_exception(
+            PluginError(
+                f"{self.name} did not answer {method} within {deadline:g} s",
+                "the call was abandoned; raise its deadline in settings if it needs longer",
+                code=DEADLINE,
+            )
+        )
 
     def _abandon(self, request_id: RequestId) -> None:
         """Remember a call nobody waits for any more, so its late answer is not a fault."""

@@ -6,23 +6,34 @@ plugin-name order (so the first in name order keeps a contested name or key), re
 `bingo.*` service keys, the reserved `bingo.host` service, the `/plugins` status, and, on
 leaving the `async with`, the concurrent bounded shutdown of every process and its children.
 
+With the declaration cache (`_cache.py`, ADR-0012) a plugin whose answer is cached under
+its current key is registered from the cache and not started (`idle`); it starts on its
+first use. A plugin that declares an observer hook is started at once all the same, since
+an observation never starts a plugin and it would miss what it watches. When a real
+handshake answers other than what is registered, the host drops that plugin's proxies,
+registers what it declares now (in the same places of the hook and contributor lists),
+files the new answer and says so in one notice; a refusal drops them and the entry.
+
 It does not discover plugins (discovery.py does), decide trust, or run turns.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
+from .. import __version__
+from ..kernel.hooks import OBSERVE_POINTS
 from ..kernel.notices import Notices
 from ..kernel.registry import Registry
 from ..kernel.settings import Settings
 from ..wire import HOST_SERVICE_KEY, InitializeResult
+from ._cache import DeclarationCache, Declared
 from ._link import Calls
 from ._plugin import Backoff, HostFacts, Plugin
 from .command import BridgedCommand
@@ -36,29 +47,57 @@ from .tool import BridgedTool
 
 __all__ = ["PluginHost", "PluginStatus"]
 
+_log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
 _RESERVED_PREFIX = "bingo."
-
-
-def _host_version() -> str:
-    try:
-        return importlib.metadata.version("bingo")
-    except importlib.metadata.PackageNotFoundError:
-        return "0.0.0"
+_NOT_STARTED = "not started yet"
+"""`/plugins`' words for a plugin declared from the cache that nothing has used yet."""
 
 
 @dataclass(slots=True, frozen=True)
 class PluginStatus:
-    """One plugin as `/plugins` shows it. `state` is `running`, `stopped` or `refused`;
-    `why` says why it is not running; `contributes` names what it registered, as the kernel
-    knows it (`tool plugin__wordcount__count`, `command /wordcount`, ...)."""
+    """One plugin as `/plugins` shows it. `state` is `running`, `idle` (declared from the
+    cache, not started yet), `stopped` or `refused`; `why` says why it is not running;
+    `contributes` names what it registered, as the kernel knows it
+    (`tool plugin__wordcount__count`, `command /wordcount`, ...)."""
 
     name: str
     layer: Literal["user", "project"]
     path: Path
     version: str
-    state: Literal["running", "stopped", "refused"]
+    state: Literal["running", "idle", "stopped", "refused"]
     why: str | None
     contributes: tuple[str, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class _Registered:
+    """One proxy the host put in the registry, and under which kind and name."""
+
+    kind: Literal["tool", "command", "contributor", "compactor", "provider", "hook", "service"]
+    name: str
+    proxy: object
+
+
+def _drop(items: list[_T], proxy: object, places: dict[str, int], kind: str) -> None:
+    """Remove `proxy` from `items` (by identity), remembering where the first one was."""
+    for index, item in enumerate(items):
+        if item is proxy:
+            del items[index]
+            places.setdefault(kind, index)
+            return
+
+
+def _decides(info: InitializeResult, site: str, point: str) -> bool:
+    """Whether the plugin declares a hook at decision point `site.point`."""
+    return any(hook.site == site and point in hook.points for hook in info.hooks)
+
+
+def _observes(info: InitializeResult) -> bool:
+    """Whether the plugin declares a hook at an observation point."""
+    return any((hook.site, point) in OBSERVE_POINTS for hook in info.hooks for point in hook.points)
 
 
 class PluginHost:
@@ -77,6 +116,7 @@ class PluginHost:
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], float] | None = None,
         backoff: Backoff | None = None,
+        cache: bool = True,
     ) -> None:
         self._sources = sorted(sources, key=lambda source: source.name)
         self._registry = registry
@@ -91,6 +131,10 @@ class PluginHost:
         self._router = ServiceRouter(registry, notices, self._books)
         self._plugins: dict[str, Plugin] = {}
         self._contributes: dict[str, list[str]] = {}
+        self._registered: dict[str, list[_Registered]] = {}
+        self._cache = DeclarationCache(data_dir) if cache else None
+        self._declared: dict[str, Declared] = {}
+        self._started = False
         self._group = asyncio.TaskGroup()
 
     async def __aenter__(self) -> PluginHost:
@@ -103,13 +147,12 @@ class PluginHost:
         await self._group.__aexit__(None, None, None)
 
     async def start(self) -> None:
-        """Spawn every plugin without a problem and handshake with all of them at once, then
-        register what each contributes, in plugin-name order. Never raises for a plugin's
-        fault: a plugin that fails is a notice and a `/plugins` line."""
+        """Declare every plugin without a problem: from the cache where its answer is cached
+        under its current key (not started), otherwise by spawning it and handshaking, all
+        at once; then register what each contributes, in plugin-name order. Never raises
+        for a plugin's fault: a plugin that fails is a notice and a `/plugins` line."""
         loop = asyncio.get_running_loop()
-        facts = HostFacts(
-            version=_host_version(), cwd=self._cwd, data_dir=self._data_dir, environ=self._environ
-        )
+        facts = HostFacts(version=__version__, cwd=self._cwd, data_dir=self._data_dir, environ=self._environ)
         if HOST_SERVICE_KEY not in self._registry.services:
             self._registry.add_service(HostService())
         for source in self._sources:
@@ -126,38 +169,182 @@ class PluginHost:
                 group=self._group,
                 clock=self._clock or loop.time,
                 backoff=self._backoff,
+                on_answer=self._answered,
             )
             self._plugins[source.name] = plugin
             self._books[source.name] = plugin.calls
-        await asyncio.gather(*(plugin.start() for plugin in self._plugins.values()))
+        if self._cache is not None and self._plugins:
+            # One thread hop for every plugin's fingerprint (it reads their files).
+            self._declared = await asyncio.to_thread(self._lookup, list(self._plugins.values()))
+        spawn: list[Plugin] = []
+        for name, plugin in self._plugins.items():
+            declared = self._declared.get(name)
+            if declared is not None and declared.info is not None and not _observes(declared.info):
+                plugin.declare(declared.info)
+            else:
+                spawn.append(plugin)
+        await asyncio.gather(*(plugin.start() for plugin in spawn))
         for name in sorted(self._plugins):
             plugin = self._plugins[name]
             if plugin.info is not None:
                 self._contributes[name] = self._register(plugin, plugin.info)
+        self._started = True
+        if self._cache is not None and spawn:
+            await asyncio.to_thread(self._file, spawn)
 
-    def _register(self, plugin: Plugin, info: InitializeResult) -> list[str]:
-        registry, added = self._registry, list[str]()
+    def warm(self, prompt: str | None) -> None:
+        """Begin starting, in the background, each idle plugin the run is about to use, so
+        that their interpreters start together and while the run finishes its own start-up:
+        for a slash command, the plugin whose command it is and those with a
+        `command.before` hook; otherwise (a prompt, or a terminal session, whose turns
+        consult them), those with a contributor, a `prompt.submit` hook, or a provider that
+        may be the run's (the one `provider` names, or any when it names none)."""
+        chosen = self._settings.provider
+        command = prompt[1:].partition(" ")[0] if prompt is not None and prompt.startswith("/") else None
+        for name in sorted(self._plugins):
+            plugin, info = self._plugins[name], self._plugins[name].info
+            if plugin.state != "idle" or info is None:
+                continue
+            mine = self._registered.get(name, [])
+            if command is not None:
+                wanted = _decides(info, "command", "before") or any(r.kind == "command" and r.name == command for r in mine)
+            else:
+                wanted = (
+                    bool(info.contributors)
+                    or _decides(info, "prompt", "submit")
+                    or any(r.kind == "provider" and chosen in (None, r.name) for r in mine)
+                )
+            if wanted:
+                plugin.begin()
+
+    def _lookup(self, plugins: Sequence[Plugin]) -> dict[str, Declared]:
+        """Each plugin's key now and its cached declaration (blocking: reads files)."""
+        assert self._cache is not None
+        found: dict[str, Declared] = {}
+        for plugin in plugins:
+            found[plugin.name] = self._cache.lookup(
+                plugin.source,
+                environ=self._environ,
+                config=self._settings.plugins.get(plugin.name, {}),
+                host_version=__version__,
+            )
+        return found
+
+    def _file(self, spawned: Sequence[Plugin]) -> None:
+        """File what the plugins started at start-up declared, where it is not what the
+        cache holds; forget the entries of those refused (blocking: writes files)."""
+        assert self._cache is not None
+        for plugin in spawned:
+            declared = self._declared.get(plugin.name)
+            if declared is None:
+                continue
+            if plugin.state == "refused" and declared.info is not None:
+                self._cache.forget(plugin.source)
+            elif plugin.info is not None and plugin.info != declared.info:
+                self._cache.save(plugin.source, declared.key, plugin.info)
+
+    def _refile(self, plugin: Plugin, info: InitializeResult | None) -> None:
+        """File (or, for None, forget) a declaration learned after start-up, under the key
+        computed at start, if the plugin's files are still what was keyed then: a plugin
+        edited during the run is learned afresh by the next run (blocking: reads files)."""
+        cache, declared = self._cache, self._declared.get(plugin.name)
+        if cache is None or declared is None:
+            return
+        if info is None:
+            cache.forget(plugin.source)
+            return
+        config = self._settings.plugins.get(plugin.name, {})
+        now = cache.key(plugin.source, environ=self._environ, config=config, host_version=__version__)
+        if now == declared.key:
+            cache.save(plugin.source, declared.key, info)
+        self._declared[plugin.name] = Declared(key=declared.key, info=info)
+
+    async def _answered(self, plugin: Plugin, answer: InitializeResult | str) -> None:
+        """A handshake's outcome after start-up: reconcile what is registered with it."""
+        if not self._started:
+            return  # start() registers in name order, and files what it learned
+        name = plugin.name
+        if isinstance(answer, str):
+            self._unregister(name)
+            self._contributes[name] = []
+            await asyncio.to_thread(self._refile, plugin, None)
+            return
+        if answer == plugin.info and name in self._registered:
+            return
+        had = plugin.info is not None and name in self._registered
+        places = self._unregister(name)
+        plugin.info = answer
+        self._contributes[name] = self._register(plugin, answer, places)
+        await asyncio.to_thread(self._refile, plugin, answer)
+        if had:
+            self._notices.say(
+                name,
+                "declares other contributions than the ones registered for it; "
+                "what it declares now is registered",
+                "info",
+            )
+
+    def _unregister(self, name: str) -> dict[str, int]:
+        """Drop every proxy registered for plugin `name`; where its first contributor and
+        first hook were in their lists, so that what replaces them keeps the run order."""
+        registry, places = self._registry, dict[str, int]()
+        for r in self._registered.pop(name, []):
+            match r.kind:
+                case "tool" if registry.tools.get(r.name) is r.proxy:
+                    del registry.tools[r.name]
+                case "command" if registry.commands.get(r.name) is r.proxy:
+                    del registry.commands[r.name]
+                case "compactor" if registry.compactors.get(r.name) is r.proxy:
+                    del registry.compactors[r.name]
+                case "provider" if registry.providers.get(r.name) is r.proxy:
+                    del registry.providers[r.name]
+                case "service" if registry.services.get(r.name) is r.proxy:
+                    del registry.services[r.name]
+                case "contributor":
+                    _drop(registry.contributors, r.proxy, places, "contributor")
+                case "hook":
+                    _drop(registry.hooks, r.proxy, places, "hook")
+                case _:
+                    pass
+        return places
+
+    def _register(self, plugin: Plugin, info: InitializeResult, places: dict[str, int] | None = None) -> list[str]:
+        registry, added, mine = self._registry, list[str](), list[_Registered]()
+        places = places or {}
         for tool_spec in info.tools:
             tool = BridgedTool(plugin, tool_spec)
             if registry.add_tool(tool):
                 added.append(f"tool {tool.spec.name}")
+                mine.append(_Registered("tool", tool.spec.name, tool))
         for command_spec in info.commands:
-            if registry.add_command(BridgedCommand(plugin, command_spec)):
+            command = BridgedCommand(plugin, command_spec)
+            if registry.add_command(command):
                 added.append(f"command /{command_spec.name}")
+                mine.append(_Registered("command", command_spec.name, command))
+        at = places.get("contributor", len(registry.contributors))
         for contributor_spec in info.contributors:
-            registry.add_contributor(BridgedContributor(plugin, contributor_spec))
+            contributor = BridgedContributor(plugin, contributor_spec)
+            registry.contributors.insert(at, contributor)
+            at += 1
             added.append(f"contributor {contributor_spec.name}")
+            mine.append(_Registered("contributor", contributor_spec.name, contributor))
         for compactor_spec in info.compactors:
             compactor = BridgedCompactor(plugin, compactor_spec)
             if registry.add_compactor(compactor):
                 added.append(f"compactor {compactor.spec.name}")
+                mine.append(_Registered("compactor", compactor.spec.name, compactor))
         for provider_spec in info.providers:
             provider = BridgedProvider(plugin, provider_spec)
             if registry.add_provider(provider):
                 added.append(f"provider {provider.spec.name}")
+                mine.append(_Registered("provider", provider.spec.name, provider))
+        at = places.get("hook", len(registry.hooks))
         for hook_spec in info.hooks:
-            registry.add_hook(BridgedHook(plugin, hook_spec))
+            hook = BridgedHook(plugin, hook_spec)
+            registry.hooks.insert(at, hook)
+            at += 1
             added.append(f"hook {hook_spec.name} ({hook_spec.site}: {', '.join(hook_spec.points)})")
+            mine.append(_Registered("hook", hook_spec.name, hook))
         for service_spec in info.services:
             if service_spec.key.startswith(_RESERVED_PREFIX):
                 self._notices.say(
@@ -167,8 +354,11 @@ class PluginHost:
                     "warning",
                 )
                 continue
-            if registry.add_service(BridgedService(plugin, service_spec)):
+            service = BridgedService(plugin, service_spec)
+            if registry.add_service(service):
                 added.append(f"service {service_spec.key}")
+                mine.append(_Registered("service", service_spec.key, service))
+        self._registered[plugin.name] = mine
         return added
 
     def status(self) -> list[PluginStatus]:
@@ -189,16 +379,25 @@ class PluginHost:
                     )
                 )
                 continue
-            state = plugin.state
+            state, why = plugin.state, plugin.why
             version = plugin.info.version if plugin.info is not None else plugin.manifest.version
+            shown: Literal["running", "idle", "stopped", "refused"]
+            if state == "idle":
+                shown, why = "idle", _NOT_STARTED
+            elif state == "starting":
+                # Starting for the first time (from the cache) is still idle; a restart is
+                # a stopped plugin coming back, and says why it stopped.
+                shown, why = ("idle", "starting") if why is None else ("stopped", why)
+            else:
+                shown = state
             statuses.append(
                 PluginStatus(
                     name=source.name,
                     layer=source.layer,
                     path=source.root,
                     version=version or plugin.manifest.version,
-                    state="stopped" if state == "starting" else state,
-                    why=plugin.why,
+                    state=shown,
+                    why=why,
                     contributes=tuple(self._contributes.get(source.name, ())),
                 )
             )

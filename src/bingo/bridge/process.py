@@ -1,32 +1,44 @@
 """The plugin process: spawning it, its stderr log, how it ended, and shutting it down.
 
-Owns one child process and everything it leaves behind: the process group it leads (so its
-own children go with it), the parent-death signal (so a SIGKILLed bingo leaves no plugin
-behind), the task that appends its stderr to `<data_dir>/logs/plugin-<name>.log` (rotated
-at a bound, never the terminal) and remembers the last line, the words for how it ended, and
-the bounded, cancellation-proof shutdown: close stdin, wait, SIGTERM the group, wait,
-SIGKILL the group.
+Owns one plugin process and everything it leaves behind: the process group it runs in (so
+its own children go with it), the task that appends its stderr to
+`<data_dir>/logs/plugin-<name>.log` (rotated at a bound, never the terminal) and remembers
+the last line, the words for how it ended, and the bounded, cancellation-proof shutdown:
+close stdin, wait, SIGTERM the group, wait, SIGKILL the group.
 
-On Linux every plugin runs under the janitor (`_janitor.py`), a tiny subreaper parent that
-kills whatever the plugin started when the plugin ends, and everything when bingo dies (its
-parent-death signal): a group kill alone misses a child that left the group, and the
-parent-death signal is not inherited across fork.
+On Linux every plugin is started by the run's one janitor (`_janitor.py`, started lazily
+with the first spawn, by posix_spawn: no fork of bingo, no preexec_fn), through a small
+*warden* it forks per plugin: the warden leads the plugin's process group (its pid is
+`PluginProcess.pid`), is a child subreaper that kills whatever the plugin started when the
+plugin ends, and exits the way the plugin did; the janitor reports that exit here and, when
+bingo dies (EOF on its control socket, or its parent-death signal), ends every plugin and
+every descendant. A group kill alone misses a child that left the group, and the
+parent-death signal is not inherited across fork. bingo makes the plugin's three pipes and
+passes their far ends to the janitor (SCM_RIGHTS), so the streams are bingo's own from the
+start. Elsewhere the plugin is spawned directly in a session of its own.
 
 It does not speak JSON-RPC: it hands its stdout and stdin to a Connection.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
-import ctypes
+import itertools
 import logging
+import marshal
 import os
 import shutil
 import signal
+import socket
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from asyncio.streams import FlowControlMixin
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._framing import MAX_LINE
@@ -37,10 +49,12 @@ __all__ = [
     "KILL_WAIT",
     "LOG_BACKUPS",
     "LOG_MAX_BYTES",
+    "SPAWN_WAIT",
     "TERM_GRACE",
     "PluginLog",
     "PluginProcess",
     "describe_exit",
+    "start_janitor",
 ]
 
 _log = logging.getLogger(__name__)
@@ -53,6 +67,9 @@ KILL_WAIT = 2.0
 """Seconds to wait for the reaping after SIGKILL (the kernel does not refuse it)."""
 END_WAIT = 1.0
 """Seconds to wait, after stdout closes, to learn how the process ended."""
+SPAWN_WAIT = 10.0
+"""Seconds the janitor has to say it started a plugin (the first spawn includes the
+janitor's own start, which a loaded machine makes slow)."""
 LOG_MAX_BYTES = 1024 * 1024
 """A plugin log is rotated when it grows past this (1 MiB)."""
 LOG_BACKUPS = 1
@@ -65,42 +82,12 @@ _STDERR_DRAIN = 0.5
 _LAST_LINE_MAX = 300
 """Characters of the last stderr line kept for notices."""
 
-_PR_SET_PDEATHSIG = 1
-
-
 _JANITOR = Path(__file__).with_name("_janitor.py")
-"""The subreaper parent every plugin runs under on Linux (run as a script, never imported)."""
+"""The run's janitor (run as a script, never imported)."""
 _JANITOR_GRACE = 0.5
-"""The share of TERM_GRACE the janitor gives a plugin between SIGTERM and SIGKILL, so that
+"""The share of TERM_GRACE a warden gives its plugin between SIGTERM and SIGKILL, so that
 it is done (and has swept the plugin's descendants) before bingo would SIGKILL the group."""
-
-
-def _parent_death_signal() -> Callable[[], None] | None:
-    """A `preexec_fn` asking Linux to SIGTERM the child (the janitor) when bingo dies.
-
-    Why a preexec_fn (which the docs warn about with threads): it is the only way to make
-    the *child* call prctl(PR_SET_PDEATHSIG) between fork and exec, and without it a
-    SIGKILLed bingo (which runs no shutdown) would leave every plugin running. The function
-    is resolved before forking and only calls prctl and getppid, which are async-signal
-    safe. Children the plugin forks do not inherit the setting: the child is the janitor,
-    which on that SIGTERM kills the plugin and every descendant (see `_janitor.py`)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # bingo died before prctl took effect
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
-
-
-_PREEXEC = _parent_death_signal()
+_USE_JANITOR = sys.platform.startswith("linux") and hasattr(os, "posix_spawn") and _JANITOR.is_file()
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -138,15 +125,15 @@ def _group_has_living(pgid: int) -> bool:
     return False
 
 
-def _under_janitor(argv: Sequence[str], env: dict[str, str], cwd: Path) -> list[str]:
-    """`argv` run under the janitor (Linux), after checking that its command can be run, so
-    that a missing command is still an OSError here and not an exit status later.
+def _resolve(argv: Sequence[str], env: dict[str, str], cwd: Path) -> str:
+    """The path of `argv`'s command, checked here so that a missing command (or working
+    directory) is an OSError at spawn and not an exit status later.
 
     Raises:
-        OSError: the command cannot be found or is not executable.
+        OSError: the command cannot be found or is not executable, or `cwd` is missing.
     """
-    if _PREEXEC is None or not _JANITOR.is_file():
-        return list(argv)
+    if not cwd.is_dir():
+        raise FileNotFoundError(2, "No such file or directory", str(cwd))
     command = argv[0]
     if os.sep in command:
         found: str | None = str(cwd / command) if os.access(cwd / command, os.X_OK) else None
@@ -154,8 +141,234 @@ def _under_janitor(argv: Sequence[str], env: dict[str, str], cwd: Path) -> list[
         found = shutil.which(command, path=env.get("PATH", os.defpath))
     if found is None:
         raise FileNotFoundError(2, "No such file or directory", command)
-    grace = f"{TERM_GRACE * _JANITOR_GRACE:g}"
-    return [sys.executable, "-I", "-S", str(_JANITOR), grace, "--", found, *argv[1:]]
+    return found
+
+
+def _kill(warden: int) -> None:
+    """SIGKILL a plugin's group and its warden (which may not lead a group yet: then the
+    plugin dies with it, by its parent-death signal, and the janitor sweeps the rest)."""
+    with contextlib.suppress(OSError):
+        os.killpg(warden, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(warden, signal.SIGKILL)
+
+
+def _frame(message: tuple[object, ...]) -> bytes:
+    data = marshal.dumps(message)
+    return len(data).to_bytes(4, "big") + data
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    """A frame waiting to be written to the janitor, with the fds its first byte carries."""
+
+    data: bytes
+    fds: list[int]
+    started: bool = False
+
+
+@dataclass(slots=True)
+class _Janitor:
+    """bingo's end of the janitor's control socket (see `_janitor.py` for the protocol).
+
+    One per bingo process, started at most once, and attached to whichever event loop is
+    spawning (a test suite runs many loops; bingo one). Its answers and exits are futures
+    of the loop it is attached to."""
+
+    pid: int
+    sock: socket.socket
+    loop: asyncio.AbstractEventLoop | None = None
+    alive: bool = True
+    inbox: bytes = b""
+    writing: bool = False
+    outgoing: deque[_Outgoing] = field(default_factory=lambda: deque[_Outgoing]())
+    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = field(default_factory=dict)
+    exits: dict[int, asyncio.Future[int | None]] = field(default_factory=dict)
+    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    @classmethod
+    def start(cls) -> _Janitor:
+        """posix_spawn the janitor (no fork of bingo, whatever its size), its stdio on
+        /dev/null, in a session of its own (a terminal's Ctrl-C is bingo's to handle).
+
+        Raises:
+            OSError: it cannot be started.
+        """
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.set_inheritable(theirs.fileno(), True)
+            # Its parent-death signal follows the thread that spawned it: only the main
+            # thread is sure to live as long as bingo (EOF on the socket covers the rest).
+            main = "1" if threading.current_thread() is threading.main_thread() else "0"
+            argv = [sys.executable, "-I", "-S", str(_JANITOR), str(theirs.fileno()), str(os.getpid()), main]
+            devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+            pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=devnull, setsid=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        return cls(pid=pid, sock=ours)
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Read the socket on `loop`; what was pending on a previous loop is dropped (that
+        loop has ended, and its plugins with it)."""
+        if self.loop is loop:
+            return
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.sock.fileno())
+            if self.writing:
+                self.loop.remove_writer(self.sock.fileno())
+        self.writing = False
+        self.answers.clear()
+        self.exits.clear()
+        self.loop = loop
+        loop.add_reader(self.sock.fileno(), self._readable)
+        if self.outgoing:
+            self._flush()
+
+    async def spawn(
+        self, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, fds: list[int]
+    ) -> tuple[int, asyncio.Future[int | None]]:
+        """Ask for a plugin with these pipe ends; its pid and the future of its exit code.
+
+        Raises:
+            OSError: the janitor could not start it, or did not answer within SPAWN_WAIT.
+        """
+        loop = asyncio.get_running_loop()
+        self.attach(loop)
+        request_id = next(self.ids)
+        answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
+        self.answers[request_id] = answer
+        grace = TERM_GRACE * _JANITOR_GRACE
+        cpus = sorted(os.sched_getaffinity(0))  # the janitor's may be older than bingo's
+        outgoing = _Outgoing(_frame(("spawn", request_id, path, list(argv), env, str(cwd), grace, cpus)), fds)
+        self.outgoing.append(outgoing)
+        self._flush()
+        try:
+            async with asyncio.timeout(SPAWN_WAIT):
+                return await answer
+        except TimeoutError:
+            raise OSError(f"the janitor did not start it within {SPAWN_WAIT:g} s") from None
+        finally:
+            self.answers.pop(request_id, None)
+            if not outgoing.started:
+                with contextlib.suppress(ValueError):
+                    self.outgoing.remove(outgoing)
+
+    def _flush(self) -> None:
+        """Write what is queued, in order; wait for the socket to take more when it is full."""
+        while self.outgoing:
+            head = self.outgoing[0]
+            fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", head.fds))] if head.fds and not head.started else []
+            try:
+                sent = self.sock.sendmsg([head.data], fds)
+            except (BlockingIOError, InterruptedError):
+                if not self.writing and self.loop is not None:
+                    self.loop.add_writer(self.sock.fileno(), self._flush)
+                    self.writing = True
+                return
+            except OSError:
+                self._lost()
+                return
+            head.started = True
+            head.data = head.data[sent:]
+            if not head.data:
+                self.outgoing.popleft()
+        if self.writing and self.loop is not None:
+            self.loop.remove_writer(self.sock.fileno())
+            self.writing = False
+
+    def _readable(self) -> None:
+        try:
+            data = self.sock.recv(1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._lost()
+            return
+        self.inbox += data
+        while len(self.inbox) >= 4:
+            size = int.from_bytes(self.inbox[:4], "big")
+            if len(self.inbox) < 4 + size:
+                return
+            message: object = marshal.loads(self.inbox[4 : 4 + size])
+            self.inbox = self.inbox[4 + size :]
+            self._dispatch(message)
+
+    def _dispatch(self, message: object) -> None:
+        match message:
+            case ("spawned", int(request_id), int(pid)):
+                assert self.loop is not None
+                exit_code: asyncio.Future[int | None] = self.loop.create_future()
+                self.exits[pid] = exit_code
+                answer = self.answers.pop(request_id, None)
+                if answer is None or answer.done():
+                    _kill(pid)  # its caller gave up waiting: nobody will talk to it
+                else:
+                    answer.set_result((pid, exit_code))
+            case ("failed", int(request_id), int(errno), str(text)):
+                answer = self.answers.pop(request_id, None)
+                if answer is not None and not answer.done():
+                    answer.set_exception(OSError(errno, text))
+            case ("exit", int(pid), int(status)):
+                waiting = self.exits.pop(pid, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(os.waitstatus_to_exitcode(status))
+            case _:
+                _log.warning("the janitor said something unexpected: %r", message)
+
+    def _lost(self) -> None:
+        """The janitor is gone (it should never be while bingo runs): fail what waits on it,
+        and let the next spawn start another."""
+        global _current
+        if not self.alive:
+            return
+        self.alive = False
+        _log.warning("the plugin janitor (pid %d) ended", self.pid)
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.sock.fileno())
+            if self.writing:
+                self.loop.remove_writer(self.sock.fileno())
+        self.sock.close()
+        for answer in self.answers.values():
+            if not answer.done():
+                answer.set_exception(OSError("the plugin janitor ended"))
+        for ended in self.exits.values():
+            if not ended.done():
+                ended.set_result(None)
+        self.answers.clear()
+        self.exits.clear()
+        self.outgoing.clear()  # the fds they carry are their spawners' to close
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, os.WNOHANG)
+        if _current is self:
+            _current = None
+
+
+_current: _Janitor | None = None
+
+
+def start_janitor() -> None:
+    """Start the run's janitor now, if it is not running (Linux; idempotent, cheap, no loop
+    needed). The first spawn does it anyway; calling this as soon as plugins are known to be
+    needed takes the janitor's interpreter start off the first plugin's path.
+
+    Raises:
+        OSError: it cannot be started.
+    """
+    global _current
+    if _USE_JANITOR and (_current is None or not _current.alive):
+        _current = _Janitor.start()
+
+
+def _the_janitor() -> _Janitor:
+    start_janitor()
+    assert _current is not None
+    return _current
 
 
 class PluginLog:
@@ -187,20 +400,61 @@ class PluginLog:
         self.write(f"[bingo {stamp}] {text}\n".encode("utf-8", "replace"))
 
 
+class _PipeWriter(FlowControlMixin):
+    """The protocol under the stdin StreamWriter: flow control (drain), nothing read."""
+
+
+async def _streams(
+    stdin_w: int, stdout_r: int, stderr_r: int
+) -> tuple[asyncio.StreamWriter, asyncio.StreamReader, asyncio.StreamReader]:
+    """asyncio streams over bingo's ends of the three pipes (each closed by its transport,
+    or here when a transport could not be made)."""
+    loop = asyncio.get_running_loop()
+    pipes = [os.fdopen(fd, "wb" if fd == stdin_w else "rb", buffering=0) for fd in (stdin_w, stdout_r, stderr_r)]
+    taken = 0
+    try:
+        transport, protocol = await loop.connect_write_pipe(_PipeWriter, pipes[0])
+        taken = 1
+        stdin = asyncio.StreamWriter(transport, protocol, None, loop)
+        stdout = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), pipes[1])
+        taken = 2
+        stderr = asyncio.StreamReader(loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), pipes[2])
+        taken = 3
+    except BaseException:
+        for pipe in pipes[taken:]:
+            pipe.close()
+        raise
+    return stdin, stdout, stderr
+
+
 class PluginProcess:
     """One running plugin process. Use as `async with` (after `spawn`): leaving shuts the
     process and its group down, boundedly, even when cancelled."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, log: PluginLog) -> None:
-        self._proc = proc
+    def __init__(
+        self,
+        *,
+        pid: int,
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+        wait: Callable[[], Awaitable[object]],
+        returncode: Callable[[], int | None],
+        log: PluginLog,
+    ) -> None:
         self.log = log
-        self.pid = proc.pid
+        self.pid = pid
+        """The process group's id: the warden's pid (or the plugin's, without a janitor)."""
         self.last_stderr = ""
         self.started = time.monotonic()
+        self.stdout = stdout
+        self.stdin = stdin
+        self._stderr = stderr
+        self._wait = wait
+        self._returncode = returncode
         self._stderr_task: asyncio.Task[None] | None = None
-        assert proc.stdout is not None and proc.stdin is not None
-        self.stdout: asyncio.StreamReader = proc.stdout
-        self.stdin: asyncio.StreamWriter = proc.stdin
 
     @classmethod
     async def spawn(
@@ -211,9 +465,51 @@ class PluginProcess:
         Raises:
             OSError: the command cannot be run.
         """
+        if not _USE_JANITOR:
+            await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
+            return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
+        path = _resolve(argv, env, cwd)
+        janitor = _the_janitor()  # before the log line: its start overlaps the write
         await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
+        try:
+            try:
+                pid, ended = await janitor.spawn(path, [path, *argv[1:]], env, cwd, theirs)
+            finally:
+                for fd in theirs:  # the janitor has its own copies once it has answered
+                    os.close(fd)
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        try:
+            stdin, stdout, stderr = await _streams(stdin_w, stdout_r, stderr_r)
+        except BaseException:
+            _kill(pid)
+            raise
+
+        def returncode() -> int | None:
+            return ended.result() if ended.done() else None
+
+        return cls(
+            pid=pid,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            wait=lambda: asyncio.shield(ended),
+            returncode=returncode,
+            log=log,
+        )
+
+    @classmethod
+    async def _spawn_directly(
+        cls, argv: Sequence[str], *, env: dict[str, str], cwd: Path, log: PluginLog
+    ) -> PluginProcess:
         proc = await asyncio.create_subprocess_exec(
-            *_under_janitor(argv, env, cwd),
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -221,13 +517,21 @@ class PluginProcess:
             cwd=cwd,
             limit=MAX_LINE,
             start_new_session=True,
-            preexec_fn=_PREEXEC,
         )
-        return cls(proc, log)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        return cls(
+            pid=proc.pid,
+            stdin=proc.stdin,
+            stdout=proc.stdout,
+            stderr=proc.stderr,
+            wait=proc.wait,
+            returncode=lambda: proc.returncode,
+            log=log,
+        )
 
     @property
     def returncode(self) -> int | None:
-        return self._proc.returncode
+        return self._returncode()
 
     async def __aenter__(self) -> PluginProcess:
         self._stderr_task = asyncio.create_task(self._read_stderr())
@@ -237,8 +541,7 @@ class PluginProcess:
         await self.shutdown()
 
     async def _read_stderr(self) -> None:
-        stderr = self._proc.stderr
-        assert stderr is not None
+        stderr = self._stderr
         partial = b""
         while True:
             chunk = await stderr.read(65536)
@@ -260,10 +563,10 @@ class PluginProcess:
         closed when this is asked) and for its last stderr to be read."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(END_WAIT):
-                await self._proc.wait()
+                await self._wait()
                 if self._stderr_task is not None:
                     await asyncio.shield(self._stderr_task)
-        return describe_exit(self._proc.returncode)
+        return describe_exit(self.returncode)
 
     def _signal_group(self, sig: int) -> bool:
         """Send `sig` to the process group; False when the group is empty."""
@@ -279,7 +582,7 @@ class PluginProcess:
         """Wait up to `seconds` for every member of the group (the leader reaped) to exit."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
-                await self._proc.wait()
+                await self._wait()
                 while self._signal_group(0) and _group_has_living(self.pid):
                     await asyncio.sleep(_GROUP_POLL)
                 return True

@@ -76,7 +76,15 @@ class BridgedTool:
         )
         calls = self._link.calls
         calls.begin(call)
-        watcher = asyncio.create_task(_cancel_when_interrupted(conn, call))
+        # The cancel goes out on the loop's next turn: an interrupt that came before this
+        # call began must still reach the plugin after its request, which `conn.call`
+        # writes before it first waits.
+        loop = asyncio.get_running_loop()
+
+        def cancel() -> None:
+            loop.call_soon(_send_cancel, conn, call.call_id)
+
+        unregister = call.interrupted.on_set(cancel)
         try:
             result = await conn.call(
                 "tool/call", params, ToolCallResult, deadline=self._link.deadline("tool/call")
@@ -90,16 +98,13 @@ class BridgedTool:
                 self._link.fault(f"tool/call {kind} {self._own_name}", f"tool {self._own_name}: {exc.message}")
             raise
         finally:
-            # The watcher is ours alone and ends here, cancelled or done; it never outlives
-            # the call.
-            watcher.cancel()
+            unregister()
             calls.end(call.call_id)
         return result.output
 
 
-async def _cancel_when_interrupted(conn: Connection, call: ToolCall) -> None:
-    await call.interrupted.wait()
+def _send_cancel(conn: Connection, call_id: str) -> None:
     try:
-        conn.notify("tool/cancel", ToolCancelParams(call_id=call.call_id))
+        conn.notify("tool/cancel", ToolCancelParams(call_id=call_id))
     except PluginError:
         pass  # the stream has ended: the pending call is failing with that error already

@@ -81,7 +81,8 @@ Frame: TypeAlias = (
 )
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Frame)
+_decoder: msgspec.json.Decoder[Frame] | None = None
+"""Built on the first decode: a run that continues no session never reads a frame."""
 
 
 def encode_frame(frame: Frame) -> bytes:
@@ -91,6 +92,9 @@ def encode_frame(frame: Frame) -> bytes:
 
 def decode_frame(data: bytes) -> Frame:
     """A frame back from the store's bytes."""
+    global _decoder
+    if _decoder is None:
+        _decoder = msgspec.json.Decoder(Frame)
     return _decoder.decode(data)
 
 

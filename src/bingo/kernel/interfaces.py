@@ -8,6 +8,7 @@ method bodies are wire calls: that is the point of the module. It holds no logic
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -42,11 +43,14 @@ __all__ = [
     "Compactor",
     "ContextContributor",
     "Hook",
+    "Interrupt",
     "Provider",
     "Service",
     "Tool",
     "ToolCall",
 ]
+
+_log = logging.getLogger(__name__)
 
 AskFn = Callable[[str, "list[str] | None"], Awaitable[str]]
 """Put a question (with optional choices) to the person; the answer, or GateError when
@@ -63,13 +67,77 @@ async def _nobody(_question: str, _choices: list[str] | None) -> str:
     raise GateError("no person to ask")
 
 
+def _nothing() -> None:
+    return None
+
+
+class Interrupt:
+    """A one-way flag, set when the turn is interrupted. `set()` raises it once and for all;
+    then `is_set()` is true, `wait()` returns, and every callback registered with `on_set`
+    has been called, in the setter's frame. A callback registered after the flag is up is
+    called at once. `on_set` answers the function that unregisters its callback.
+
+    Not an asyncio.Event because a tool that only needs to *react* (a bridged tool sends
+    `tool/cancel`) should not need a task waiting on it for every call (measured at
+    22–30 µs a call); the Event behind `wait()` is made only for whoever waits."""
+
+    __slots__ = ("_callbacks", "_event", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._callbacks: list[Callable[[], None]] = []
+        self._event: asyncio.Event | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        """Raise the flag (again is a no-op) and call every registered callback."""
+        if self._set:
+            return
+        self._set = True
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # boundary: one tool's callback must not stop the interrupt
+                _log.exception("an interrupt callback failed")
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Return once the flag is up."""
+        if self._set:
+            return
+        if self._event is None:
+            self._event = asyncio.Event()
+        await self._event.wait()
+
+    def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` (a quick plain function) when the flag goes up, or now if it is
+        up; the function that unregisters it (harmless to call after it ran)."""
+        if self._set:
+            callback()
+            return _nothing
+        self._callbacks.append(callback)
+
+        def unregister() -> None:
+            # By identity, not equality: the same function may be registered twice.
+            for index, registered in enumerate(self._callbacks):
+                if registered is callback:
+                    del self._callbacks[index]
+                    return
+
+        return unregister
+
+
 @dataclass(slots=True)
 class ToolCall:
     """One call of a tool, as the kernel makes it.
 
     `interrupted` is set when the turn is interrupted: a tool whose traits say `block` is
-    still awaited (a bridged tool sends `tool/cancel` then); a `cancel` tool's task is
-    cancelled instead."""
+    still awaited (a bridged tool sends `tool/cancel` then, from an `on_set` callback); a
+    `cancel` tool's task is cancelled instead."""
 
     call_id: str
     input: Json
@@ -78,7 +146,7 @@ class ToolCall:
     turn: int
     progress: Callable[[str], None] = _no_progress
     ask: AskFn = _nobody
-    interrupted: asyncio.Event = field(default_factory=asyncio.Event)
+    interrupted: Interrupt = field(default_factory=Interrupt)
 
 
 @dataclass(slots=True, frozen=True)

@@ -24,7 +24,7 @@ It does not decide which session a run continues (the CLI does, with `latest` an
 from __future__ import annotations
 
 import datetime as dt
-import secrets
+import os
 import sqlite3
 import threading
 import time
@@ -96,7 +96,7 @@ class SessionInfo:
 def new_session_id() -> str:
     """A short id that sorts by creation time: `20250314-092653-a1f3` (UTC)."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{secrets.token_hex(2)}"
+    return f"{stamp}-{os.urandom(2).hex()}"
 
 
 class SessionStore:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -267,3 +268,54 @@ def test_errors_map_to_one_wire_error_each() -> None:
     assert error_object(PluginError("late", code=DEADLINE)).code == DEADLINE
     assert error_object(GateError("no person to ask")).code == REFUSED
     assert error_object(KeyError("x")).code == INTERNAL_ERROR
+
+
+def test_a_late_answer_to_an_expired_call_is_dropped_quietly_but_a_second_one_is_reported() -> None:
+    unexpected: list[object] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        with pytest.raises(PluginError) as caught:
+            await conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=0.01)
+        assert caught.value.code == DEADLINE
+        assert caught.value.message == "plugin p did not answer service/call within 0.01 s"
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+        conn.notify("marker", _notice("after"))
+        assert (await peer.read())["method"] == "marker"
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        again = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": again["id"], "result": {"result": 2}})
+        assert (await call).result == 2
+
+    _run(scenario, on_unexpected=unexpected.append)
+    assert unexpected == [1]
+
+
+def test_calls_through_a_real_transport_past_its_high_water_mark_all_arrive_in_order() -> None:
+    # A socket pair: a real transport with flow control, so a writer that outruns the reader
+    # is made to wait (drain) and nothing is lost or reordered.
+    async def echo(params: ServiceCallParams) -> ServiceCallResult:
+        return ServiceCallResult(result=params.method)
+
+    async def main() -> list[object]:
+        a, b = socket.socketpair()
+        host_reader, host_writer = await asyncio.open_connection(sock=a, limit=1 << 24)
+        peer_reader, peer_writer = await asyncio.open_connection(sock=b, limit=1 << 24)
+        big = "x" * 200_000  # each request is past the 64 KiB high-water mark by itself
+        async with asyncio.timeout(5), Connection(host_reader, host_writer, name="host") as host, Connection(
+            peer_reader, peer_writer, name="peer"
+        ) as peer:
+            peer.on_request("service/call", ServiceCallParams, echo)
+            calls = [
+                host.call("service/call", ServiceCallParams(key="k", method=f"{n}", params=big), ServiceCallResult, deadline=5)
+                for n in range(20)
+            ]
+            answers = [answer.result for answer in await asyncio.gather(*calls)]
+        host_writer.close()
+        peer_writer.close()
+        return answers
+
+    assert asyncio.run(main()) == [f"{n}" for n in range(20)]

@@ -1,4 +1,5 @@
-"""One plugin process: its log, how it ended, and a shutdown that leaves nothing behind."""
+"""One plugin process: its log, how it ended, and a shutdown that leaves nothing behind, run
+by the run's one janitor (Linux)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,23 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+async def _gone(*pids: int) -> None:
+    """Wait until none of `pids` is alive (they are not our children: no event to wait on)."""
+    async with asyncio.timeout(5):
+        while any(_alive(pid) for pid in pids):
+            await asyncio.sleep(0.01)
+
+
+def _spawn(script: str, tmp_path: Path) -> Awaitable[PluginProcess]:
+    return PluginProcess.spawn(
+        [sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path, log=PluginLog(tmp_path / "p.log")
+    )
 
 
 def test_how_a_process_ended_is_said_in_words() -> None:
@@ -90,8 +109,8 @@ def test_a_process_that_ignores_stdin_and_sigterm_is_killed_with_its_group(
     assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
 
 
-def test_a_sigkilled_bingo_leaves_no_plugin_behind(tmp_path: Path) -> None:
-    # a stand-in for bingo: spawns a plugin the way the host does, says its pid, then waits
+def test_a_sigkilled_bingo_leaves_no_plugin_nor_janitor_behind(tmp_path: Path) -> None:
+    # a stand-in for bingo: spawns a plugin the way the host does, says the pids, then waits
     host = textwrap.dedent(
         f"""
         import asyncio, os, sys
@@ -99,23 +118,132 @@ def test_a_sigkilled_bingo_leaves_no_plugin_behind(tmp_path: Path) -> None:
         from bingo.bridge.process import PluginLog, PluginProcess
         async def main():
             proc = await PluginProcess.spawn(
-                [sys.executable, "-c", "import time; time.sleep(60)"], env=dict(os.environ),
-                cwd=Path({str(tmp_path)!r}), log=PluginLog(Path({str(tmp_path / "p.log")!r})))
-            print(proc.pid, flush=True)
+                [sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(60)"],
+                env=dict(os.environ), cwd=Path({str(tmp_path)!r}), log=PluginLog(Path({str(tmp_path / "p.log")!r})))
+            plugin = int(await proc.stdout.readline())
+            print(proc.pid, plugin, flush=True)
             await asyncio.sleep(60)
         asyncio.run(main())
         """
     )
     with subprocess.Popen([sys.executable, "-c", host], stdout=subprocess.PIPE) as bingo:
         assert bingo.stdout is not None
-        plugin = int(bingo.stdout.readline())
-        assert _alive(plugin)
+        warden, plugin = (int(pid) for pid in bingo.stdout.readline().split())
+        janitor = _parent(warden)
+        assert _parent(plugin) == warden and _parent(janitor) == bingo.pid
+        assert all(_alive(pid) for pid in (janitor, warden, plugin))
         bingo.kill()
         bingo.wait(5)
 
-    async def gone() -> None:
-        async with asyncio.timeout(5):
-            while _alive(plugin):
-                await asyncio.sleep(0.01)  # not our child: no event to wait on
+    asyncio.run(_gone(janitor, warden, plugin))
 
-    asyncio.run(gone())
+
+def test_an_exit_code_and_a_signal_are_reported_as_the_plugin_ended(tmp_path: Path) -> None:
+    async def main() -> list[tuple[str, int | None]]:
+        found: list[tuple[str, int | None]] = []
+        for script in ("raise SystemExit(3)", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"):
+            proc = await _spawn(script, tmp_path)
+            async with asyncio.timeout(5), proc:
+                assert await proc.stdout.read() == b""
+                found.append((await proc.ended(), proc.returncode))
+        return found
+
+    assert asyncio.run(main()) == [("exited with code 3", 3), ("was killed by SIGTERM", -signal.SIGTERM)]
+
+
+def test_a_child_that_left_the_plugins_session_dies_when_the_plugin_exits(tmp_path: Path) -> None:
+    # The child escapes the group (setsid), ignores SIGTERM and lets go of the pipes; the
+    # plugin says its pid, then exits when told to.
+    script = textwrap.dedent(
+        """
+        import os, signal, sys, time
+        r, w = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            os.write(w, b"%d\\n" % os.getpid())
+            for fd in (0, 1, 2):
+                os.close(fd)
+            time.sleep(60)
+        os.close(w)
+        print(os.read(r, 100).decode().strip(), flush=True)
+        sys.stdin.readline()
+        """
+    )
+
+    async def main() -> None:
+        proc = await _spawn(script, tmp_path)
+        async with asyncio.timeout(5), proc:
+            escaped = int(await proc.stdout.readline())
+            assert _alive(escaped) and os.getsid(escaped) == escaped
+            proc.stdin.write(b"go\n")
+            assert await proc.ended() == "exited with code 0"  # its warden has swept by then
+            assert not _alive(escaped)
+
+    asyncio.run(main())
+
+
+def test_a_missing_command_is_an_os_error_at_spawn(tmp_path: Path) -> None:
+    async def main() -> None:
+        with pytest.raises(FileNotFoundError):
+            await PluginProcess.spawn(["no-such-command-here"], env={"PATH": str(tmp_path)}, cwd=tmp_path, log=PluginLog(tmp_path / "p.log"))
+
+    asyncio.run(main())
+
+
+def test_twenty_plugins_start_at_once_under_one_janitor(tmp_path: Path) -> None:
+    script = "import sys; sys.stdout.write(sys.stdin.readline())"
+
+    async def one(n: int) -> tuple[int, bytes]:
+        proc = await _spawn(script, tmp_path)
+        async with proc:
+            proc.stdin.write(b"%d\n" % n)
+            return _parent(proc.pid), await proc.stdout.readline()
+
+    async def main() -> list[tuple[int, bytes]]:
+        async with asyncio.timeout(5):
+            return await asyncio.gather(*(one(n) for n in range(20)))
+
+    answers = asyncio.run(main())
+    assert [line for _, line in answers] == [b"%d\n" % n for n in range(20)]
+    assert len({janitor for janitor, _ in answers}) == 1
+
+
+def test_when_the_janitor_dies_its_plugins_end_and_the_next_spawn_starts_another(tmp_path: Path) -> None:
+    async def main() -> tuple[str, int, int]:
+        proc = await _spawn("import time; time.sleep(60)", tmp_path)
+        async with asyncio.timeout(5), proc:
+            janitor = _parent(proc.pid)
+            os.kill(janitor, signal.SIGKILL)
+            assert await proc.stdout.read() == b""  # the plugin went with it
+            how = await proc.ended()
+        again = await _spawn("print('up', flush=True)", tmp_path)
+        async with asyncio.timeout(5), again:
+            assert await again.stdout.readline() == b"up\n"
+            return how, janitor, _parent(again.pid)
+
+    how, first, second = asyncio.run(main())
+    assert how == "closed its stdout"
+    assert first != second
+
+
+def test_a_plugin_runs_on_the_cpus_bingo_runs_on_when_it_is_spawned(tmp_path: Path) -> None:
+    before = os.sched_getaffinity(0)
+    if len(before) < 2:
+        pytest.skip("one CPU: nothing to choose")
+    script = "import os; print(sorted(os.sched_getaffinity(0)), flush=True)"
+
+    async def main() -> list[bytes]:
+        seen: list[bytes] = []
+        for cpus in ({min(before)}, before):
+            os.sched_setaffinity(0, cpus)
+            proc = await _spawn(script, tmp_path)
+            async with asyncio.timeout(5), proc:
+                seen.append(await proc.stdout.readline())
+        return seen
+
+    try:
+        seen = asyncio.run(main())
+    finally:
+        os.sched_setaffinity(0, before)
+    assert seen == [f"{[min(before)]}\n".encode(), f"{sorted(before)}\n".encode()]

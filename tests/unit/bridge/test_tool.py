@@ -118,3 +118,48 @@ def test_a_plugin_that_is_not_running_answers_an_error_output_at_once() -> None:
     output = asyncio.run(main())
     assert output.is_error
     assert _text(output) == "plugin wc is not running"
+
+
+def test_an_interrupt_that_came_before_the_call_began_sends_tool_cancel_after_the_request() -> None:
+    async def scenario(twin: Twin) -> None:
+        order: list[str] = []
+        cancelled = asyncio.Event()
+
+        async def call(params: ToolCallParams) -> ToolCallResult:
+            order.append("tool/call")
+            await cancelled.wait()
+            return ToolCallResult(output=ToolOutput(parts=[TextPart(text="stopped at once")]))
+
+        def cancel(params: ToolCancelParams) -> None:
+            order.append("tool/cancel")
+            cancelled.set()
+
+        twin.plugin.on_request("tool/call", ToolCallParams, call)
+        twin.plugin.on_notification("tool/cancel", ToolCancelParams, cancel)
+        call_record = ToolCall("c1", {}, "/w", "s", 1)
+        call_record.interrupted.set()
+        assert _text(await BridgedTool(twin.link, _SPEC).call(call_record)) == "stopped at once"
+        assert order == ["tool/call", "tool/cancel"]
+
+    _run(scenario)
+
+
+def test_an_interrupt_after_the_call_ended_sends_nothing() -> None:
+    async def scenario(twin: Twin) -> None:
+        cancels: list[str] = []
+
+        async def call(params: ToolCallParams) -> ToolCallResult:
+            return ToolCallResult(output=ToolOutput(parts=[TextPart(text="done")]))
+
+        twin.plugin.on_request("tool/call", ToolCallParams, call)
+        twin.plugin.on_notification("tool/cancel", ToolCancelParams, lambda params: cancels.append(params.call_id))
+        call_record = ToolCall("c1", {}, "/w", "s", 1)
+        assert _text(await BridgedTool(twin.link, _SPEC).call(call_record)) == "done"
+        call_record.interrupted.set()
+        assert call_record.interrupted.is_set()
+        await call_record.interrupted.wait()  # returns at once: the flag is up
+        # A second call on the same connection is answered, and no cancel went before it.
+        assert _text(await BridgedTool(twin.link, _SPEC).call(ToolCall("c2", {}, "/w", "s", 1))) == "done"
+        assert cancels == []
+
+    _run(scenario)

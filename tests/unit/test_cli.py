@@ -1,0 +1,51 @@
+"""The command line: the quick reader takes the plain shapes people type exactly as argparse
+(the parser of record) would, and hands everything else to argparse."""
+
+from __future__ import annotations
+
+import pytest
+
+from bingo.cli import _parsed, _quick, parse
+from bingo.kernel.errors import UsageError
+
+_PLAIN = [
+    [],
+    ["hello"],
+    ["-p", "/wordcount notes.txt"],
+    ["/help", "-p"],
+    ["--print", "-c", "go on"],
+    ["--continue", "--model", "m1", "--model", "m2", "x"],
+    ["--resume", "2025", "--provider", "openai", "hi"],
+    ["--allow", "plugin__*", "--allow", "bash", "-p", "run"],
+    ["--trust"],
+    [""],
+]
+_UNUSUAL = [
+    ["--help"],
+    ["-pc", "x"],
+    ["--model=m1", "x"],
+    ["--mod", "m1", "x"],
+    ["one", "two"],
+    ["--model"],
+    ["--model", "-p"],
+    ["--", "-p"],
+    ["-x"],
+]
+
+
+@pytest.mark.parametrize("argv", _PLAIN)
+def test_a_plain_command_line_is_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    assert _quick(argv) is not None
+    assert _quick(argv) == _parsed(argv)
+
+
+@pytest.mark.parametrize("argv", _UNUSUAL)
+def test_any_other_command_line_is_left_to_argparse(argv: list[str]) -> None:
+    assert _quick(argv) is None
+
+
+def test_bad_flags_are_a_usage_error_from_argparse() -> None:
+    with pytest.raises(UsageError):
+        parse(["--no-such-flag"])
+    with pytest.raises(UsageError):
+        parse(["-c", "--resume", "abc"])
