@@ -22,7 +22,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
 from .kernel.errors import SessionError, UsageError
@@ -204,8 +204,9 @@ async def run_app(options: Options) -> int:
                 try:
                     if options.prompt is not None and not interactive:
                         return await run.submit_with_interrupts(options.prompt)
-                    from .surfaces.terminal import interact, terminal_commands
+                    from .surfaces.terminal import TerminalSurface, interact, terminal_commands
 
+                    assert isinstance(surface, TerminalSurface)  # chosen above for an interactive run
                     for command in terminal_commands(run):
                         registry.add_command(command)
                     conversation.on_always = run.remember
@@ -214,6 +215,14 @@ async def run_app(options: Options) -> int:
                     hooks.observe("session", "end", {"session": session.id or ""})
     finally:
         session.close()
+
+
+def _is_object(value: Json) -> TypeGuard[dict[str, Json]]:
+    return isinstance(value, dict)
+
+
+def _is_list(value: Json) -> TypeGuard[list[Json]]:
+    return isinstance(value, list)
 
 
 def _start_asker() -> Asker:
@@ -275,12 +284,12 @@ class Run:
         (a "yes, always"), merged into what the file holds."""
         path = Path(self.session.project) / ".bingo" / "settings.local.json"
         try:
-            data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-            if not isinstance(data, dict):
+            data: Json = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            if not _is_object(data):
                 raise ValueError("not a JSON object")
-            permissions = data.setdefault("permissions", {})
-            allow = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
-            if not isinstance(allow, list):
+            permissions: Json = data.setdefault("permissions", {})
+            allow: Json = permissions.setdefault("allow", []) if _is_object(permissions) else None
+            if not _is_list(allow):
                 raise ValueError("permissions.allow is not a list")
             if rule not in allow:
                 allow.append(rule)

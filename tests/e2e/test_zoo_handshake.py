@@ -6,6 +6,7 @@ and no process is left behind (tests/e2e/_zoo.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.e2e._bingo import no_traceback
 from tests.e2e._zoo import COUNTED, fault, no_leftovers, plugin_notices, reads_back, tool_results, zoo
@@ -14,7 +15,7 @@ from tests.e2e._zoo import COUNTED, fault, no_leftovers, plugin_notices, reads_b
 RESULTS: dict[str, str] = {}
 
 
-def _survives(tmp_path: Path, name: str, **settings: object) -> list[str]:
+def _survives(tmp_path: Path, name: str, **settings: Any) -> list[str]:
     """Run one turn beside zoo plugin `name`; the notices naming it, once every check passed
     (the model's last tool results are kept in RESULTS)."""
     box = zoo(tmp_path, name, **settings)

@@ -127,7 +127,11 @@ def _sse(event: str | None, data: Any) -> bytes:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    @property
+    def owner(self) -> ModelServer:
+        server = self.server
+        assert isinstance(server, _Server)
+        return server.owner
 
     def log_message(self, format: str, *args: Any) -> None:
         return None  # keep test output clean
@@ -139,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        owner = self.server.owner
+        owner = self.owner
         owner.record(Recorded(self.path, dict(self.headers.items()), body))
         api = "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
         if not (api == "anthropic" or self.path.rstrip("/").endswith("/chat/completions")):
@@ -183,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _pause(self, step: Step) -> None:
-        owner = self.server.owner
+        owner = self.owner
         owner.paused.set()
         event = step[1] if len(step) > 1 else owner.released
         event.wait(PAUSE_CAP)

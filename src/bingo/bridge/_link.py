@@ -34,9 +34,9 @@ class Unavailable(PluginError):
 class Calls:
     """The calls and streams of one plugin in flight, by the ids its notifications use."""
 
-    tools: dict[str, ToolCall] = field(default_factory=dict)
-    ended: set[str] = field(default_factory=set)
-    streams: dict[str, Callable[[Delta], None]] = field(default_factory=dict)
+    tools: dict[str, ToolCall] = field(default_factory=dict[str, ToolCall])
+    ended: set[str] = field(default_factory=set[str])
+    streams: dict[str, Callable[[Delta], None]] = field(default_factory=dict[str, Callable[[Delta], None]])
     _stream_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def stream_id(self) -> str:

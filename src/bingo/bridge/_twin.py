@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 
 from ._framing import memory_pair
@@ -31,7 +31,7 @@ class Twin:
 @contextlib.asynccontextmanager
 async def memory_twin(
     name: str = "p", *, deadlines: Mapping[str, float] | None = None
-) -> AsyncIterator[Twin]:
+) -> AsyncGenerator[Twin]:
     """A fresh twin for plugin `name`, closed on exit."""
     (host_reader, host_writer), (plugin_reader, plugin_writer) = memory_pair()
     host = Connection(host_reader, host_writer, name=f"plugin {name}")

@@ -153,7 +153,11 @@ def _kill(warden: int) -> None:
         os.kill(warden, signal.SIGKILL)
 
 
-def _frame(message: tuple[object, ...]) -> bytes:
+_Field = str | int | float | list[str] | list[int] | dict[str, str]
+"""What a message to the janitor is made of: only what `marshal` carries."""
+
+
+def _frame(message: tuple[_Field, ...]) -> bytes:
     data = marshal.dumps(message)
     return len(data).to_bytes(4, "big") + data
 
@@ -182,8 +186,10 @@ class _Janitor:
     inbox: bytes = b""
     writing: bool = False
     outgoing: deque[_Outgoing] = field(default_factory=lambda: deque[_Outgoing]())
-    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = field(default_factory=dict)
-    exits: dict[int, asyncio.Future[int | None]] = field(default_factory=dict)
+    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = field(
+        default_factory=dict[int, "asyncio.Future[tuple[int, asyncio.Future[int | None]]]"]
+    )
+    exits: dict[int, asyncio.Future[int | None]] = field(default_factory=dict[int, "asyncio.Future[int | None]"])
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @classmethod

@@ -31,7 +31,7 @@ import hashlib
 import logging
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,13 +178,13 @@ def fingerprint(source: PluginSource) -> str:
 
 
 class _Project(msgspec.Struct, kw_only=True, rename="camel"):
-    plugins: dict[str, str] = msgspec.field(default_factory=dict)
+    plugins: dict[str, str] = {}
     trusted_at: str = ""
 
 
 class _Record(msgspec.Struct, kw_only=True):
     version: int = _FORMAT
-    projects: dict[str, _Project] = msgspec.field(default_factory=dict)
+    projects: dict[str, _Project] = {}
 
 
 _DECODER = msgspec.json.Decoder(_Record)
@@ -233,7 +233,7 @@ def _write(path: Path, record: _Record) -> None:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path) -> Generator[None]:
     """Two `bingo --trust` at once (two projects) must not lose one another's record."""
     with open(path.with_name(path.name + ".lock"), "a+b") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)

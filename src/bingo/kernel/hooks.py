@@ -70,7 +70,9 @@ class Hooks:
     owns, and leaving it waits for them at most one deadline, then cancels the rest."""
 
     def __init__(self, hooks: Sequence[Hook], notices: Notices, deadline: float) -> None:
-        self._hooks = list(hooks)
+        # The registry's own list, read live: a plugin whose handshake changed is re-registered
+        # mid-run, and its hooks must apply from then on.
+        self._hooks = hooks
         self._notices = notices
         self._deadline = deadline
         self._group: asyncio.TaskGroup | None = None

@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,7 +338,7 @@ class SessionStore:
     # --- the one place sqlite3's errors are mapped --------------------------------------
 
     @contextmanager
-    def _mapped(self, action: str) -> Iterator[None]:
+    def _mapped(self, action: str) -> Generator[None]:
         with self._lock:
             try:
                 yield

@@ -239,7 +239,7 @@ def test_concurrency_safe_calls_run_together_and_the_rest_in_order() -> None:
 
     slow = FakeTool("grep", SAFE, gate=gate)
     serial = FakeTool("edit")
-    uses = [_use("1", "grep"), _use("2", "glob"), _use("3", "glob"), _use("4", "edit"), _use("5", "edit")]
+    uses: list[TextBlock | ToolUseBlock] = [_use("1", "grep"), _use("2", "glob"), _use("3", "glob"), _use("4", "edit"), _use("5", "edit")]
     opener = Opener("open", SAFE)
     uses.insert(3, _use("x", "open"))
     _, provider, _, _, _ = _run([uses, [TextBlock(text="ok")]], tools=(slow, safe, serial, opener), allow=("edit",))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bingo.kernel.interfaces import Tool
 from bingo.tools import builtin_tools
 from bingo.wire import ToolTraits
 
 
-def _names(tools: list[Tool]) -> list[str]:
+def _names(tools: Sequence[Tool]) -> list[str]:
     return [tool.spec.name for tool in tools]
 
 
