@@ -13,6 +13,7 @@ It does not spawn anything: the host's plugin handle implements Link over proces
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -30,6 +31,10 @@ class Unavailable(PluginError):
     nothing at once. The notice about it was already raised when it stopped."""
 
 
+PROGRESS_PER_SECOND = 200
+"""More live lines a second than anyone can read: past this, a plugin floods."""
+
+
 @dataclass(slots=True)
 class Calls:
     """The calls and streams of one plugin in flight, by the ids its notifications use."""
@@ -38,6 +43,9 @@ class Calls:
     ended: set[str] = field(default_factory=set[str])
     streams: dict[str, Callable[[Delta], None]] = field(default_factory=dict[str, Callable[[Delta], None]])
     _stream_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    on_flood: Callable[[], None] | None = None
+    _window: float = 0.0
+    _in_window: int = 0
 
     def stream_id(self) -> str:
         """A fresh streamId for `provider/stream`."""
@@ -59,8 +67,19 @@ class Calls:
 
     def _progress(self, params: ToolProgressParams) -> None:
         call = self.tools.get(params.call_id)
-        if call is not None:
-            call.progress(params.tail)
+        if call is None:
+            return
+        # A live line is for a person to read: past PROGRESS_PER_SECOND lines a second
+        # the rest of that second is dropped, and the flood is said once.
+        now = time.monotonic()
+        if now - self._window >= 1.0:
+            self._window, self._in_window = now, 0
+        self._in_window += 1
+        if self._in_window > PROGRESS_PER_SECOND:
+            if self._in_window == PROGRESS_PER_SECOND + 1 and self.on_flood is not None:
+                self.on_flood()
+            return
+        call.progress(params.tail)
 
     def _delta(self, params: ProviderDeltaParams) -> None:
         on_delta = self.streams.get(params.stream_id)

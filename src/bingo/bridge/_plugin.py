@@ -32,7 +32,7 @@ from ..kernel.settings import Settings
 from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult
 from ._framing import BadLine
 from ..wire.rpc import RequestId
-from ._link import Calls, Unavailable
+from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
 from .connection import Connection, decoder_for
 from .discovery import PluginSource, entry_command
 from .manifest import Manifest
@@ -125,7 +125,12 @@ class Plugin:
         self._clock = clock
         self._backoff = backoff
         self._on_answer = on_answer
-        self._calls = Calls()
+        self._calls = Calls(
+            on_flood=lambda: self.fault(
+                "progress-flood",
+                f"sends more than {PROGRESS_PER_SECOND} tool/progress lines a second; the rest of each second is dropped",
+            )
+        )
         self._conn: Connection | None = None
         self._ready: asyncio.Future[Connection | PluginError] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -229,6 +234,7 @@ class Plugin:
             self._stopped(f"could not be started: {exc}", lived=None, say=True)
             return
         self._proc = proc
+        proc.on_fault = self.fault
         async with proc:
             conn = Connection(
                 proc.stdout,

@@ -454,6 +454,9 @@ class PluginProcess:
         self.pid = pid
         """The process group's id: the warden's pid (or the plugin's, without a janitor)."""
         self.last_stderr = ""
+        self.stderr_bytes = 0
+        self.on_fault: Callable[[str, str], None] | None = None
+        """Told (key, what) once for each misbehaviour only this layer sees."""
         self.started = time.monotonic()
         self.stdout = stdout
         self.stdin = stdin
@@ -554,6 +557,9 @@ class PluginProcess:
             if not chunk:
                 break
             await asyncio.to_thread(self.log.write, chunk)
+            before, self.stderr_bytes = self.stderr_bytes, self.stderr_bytes + len(chunk)
+            if before <= LOG_MAX_BYTES < self.stderr_bytes:
+                self._fault("stderr-flood", f"wrote more than {LOG_MAX_BYTES // 1024 // 1024} MiB to stderr; its log keeps only the latest")
             lines = (partial + chunk).split(b"\n")
             partial = lines.pop()[-4096:]
             for line in reversed(lines):
@@ -563,6 +569,10 @@ class PluginProcess:
                     break
         if partial.strip():
             self.last_stderr = partial.decode("utf-8", "replace").strip()[:_LAST_LINE_MAX]
+
+    def _fault(self, key: str, what: str) -> None:
+        if self.on_fault is not None:
+            self.on_fault(key, what)
 
     async def ended(self) -> str:
         """How the process ended, waiting up to END_WAIT for it to exit (its stdout is
@@ -606,6 +616,9 @@ class PluginProcess:
                 if not await self._group_gone(TERM_GRACE):
                     self._signal_group(signal.SIGKILL)
                     await self._group_gone(KILL_WAIT)
+                    self._fault("ignores-stop", f"did not exit within {EXIT_GRACE:g} s of its stdin closing, nor on SIGTERM; it was killed")
+                else:
+                    self._fault("ignores-stop", f"did not exit within {EXIT_GRACE:g} s of its stdin closing; it was stopped with SIGTERM")
         except asyncio.CancelledError:
             self._signal_group(signal.SIGKILL)
             raise

@@ -139,10 +139,13 @@ class ServiceRouter:
         call = book.tools.get(params.call) if book is not None else None
         if call is None:
             if any(params.call in other.tools for name, other in self._books.items() if name != plugin):
-                raise _refused(f"call {params.call} is not yours: it is another plugin's call")
-            if book is not None and params.call in book.ended:
-                raise _refused(f"call {params.call} has ended: ask only during a call you are running")
-            raise _refused(f"call {params.call} is not a call you are running")
+                why = f"call {params.call} is not yours: it is another plugin's call"
+            elif book is not None and params.call in book.ended:
+                why = f"call {params.call} has ended: ask only during a call you are running"
+            else:
+                why = f"call {params.call} is not a call you are running"
+            self._notices.say_once(plugin, "ask-refused", f"bingo.host ask was refused: {why}", "warning")
+            raise _refused(why)
         try:
             answer = await call.ask(params.question, params.choices)
         except GateError:
