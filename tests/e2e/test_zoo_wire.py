@@ -186,7 +186,8 @@ def test_a_hook_cannot_redirect_a_call_past_the_gate(tmp_path: Path) -> None:
     with fault("hook-redirect"):
         result = box.run("-p", "go")
         assert result.returncode == 0 and no_traceback(result)
-        assert plugin_notices(result.stderr, "hook-redirect") == []
+        [notice] = plugin_notices(result.stderr, "hook-redirect")
+        assert notice.startswith("hook-redirect: hook ") and notice.endswith("redirected a call of plugin__wordcount__count into bash, which the gate refused")
         assert tool_results(box)["wc"] == "bash is not allowed here: add it to permissions.allow or pass --allow"
         assert not (target / "pwned").exists()
         reads_back(box)

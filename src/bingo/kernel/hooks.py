@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal
 
@@ -53,6 +53,8 @@ class HookVerdict:
     action: Literal["continue", "deny", "ask", "block"]
     payload: Json
     reason: str | None = None
+    redirected_by: Hook | None = field(default=None, compare=False)
+    """The last hook that redirected the payload, if one did."""
 
 
 async def _answer(hook: Hook, point: str, payload: Json) -> object:
@@ -118,6 +120,7 @@ class Hooks:
         if (site, point) not in DECIDE_POINTS:
             raise ValueError(f"{site}.{point} is not a decision point")
         asked = False
+        by: Hook | None = None
         for hook in self._at(site, point):
             outcome = await self._ask_one(hook, point, payload)
             if outcome is None:
@@ -128,11 +131,11 @@ class Hooks:
             reason = outcome.value if isinstance(outcome.value, str) else None
             match answer:
                 case "deny":
-                    return HookVerdict("deny", payload, reason)
+                    return HookVerdict("deny", payload, reason, by)
                 case "block":
-                    return HookVerdict("block", payload, reason)
+                    return HookVerdict("block", payload, reason, by)
                 case "redirect" if outcome.value is not None:
-                    payload = outcome.value
+                    payload, by = outcome.value, hook
                 case "redirect":
                     self._fault(hook, "answered 'redirect' with no value, which decides nothing")
                 case "ask":
@@ -141,7 +144,7 @@ class Hooks:
                     pass
                 case _:
                     self._fault(hook, f"answered {answer!r}, which decides nothing: {_ANSWERS}")
-        return HookVerdict("ask" if asked else "continue", payload)
+        return HookVerdict("ask" if asked else "continue", payload, None, by)
 
     async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | None:
         """One hook's outcome, or None (and one notice) when it decided nothing."""

@@ -43,7 +43,7 @@ from .frames import (
     ToolResultFrame,
 )
 from .gate import Gate, Verdict, refusal
-from .hooks import Hooks
+from .hooks import Hooks, HookVerdict
 from .interfaces import Compactor, ContextContributor, Provider, Tool, ToolCall
 from .notices import Notices
 from .registry import Registry
@@ -322,11 +322,13 @@ class Conversation:
             return self._result(use.id, _error(f"there is no tool named {name}"))
         decision = self.gate.decide(name, tool.traits, hook_asks=verdict.action == "ask")
         if decision.verdict is Verdict.DENY:
+            self._redirected_into_refusal(verdict, use.name, name)
             return self._result(use.id, _error(f"{name} is denied by the rule {decision.rule!r} in permissions.deny"))
         if decision.verdict is Verdict.ASK:
             try:
                 answer = await self.asker.permission(name, input)
             except GateError:
+                self._redirected_into_refusal(verdict, use.name, name)
                 return self._result(use.id, _error(refusal(name)))
             if answer == "no":
                 return self._result(use.id, _error(f"the person declined to run {name}"))
@@ -335,6 +337,11 @@ class Conversation:
                 if self.on_always is not None:
                     self.on_always(name)
         return self._result(use.id, await self._execute(tool, use.id, name, input))
+
+    def _redirected_into_refusal(self, verdict: HookVerdict, asked: str, became: str) -> None:
+        hook = verdict.redirected_by
+        if hook is not None:
+            self.notices.say(hook.source, f"hook {hook.spec.name} redirected a call of {asked} into {became}, which the gate refused", "warning")
 
     async def _execute(self, tool: Tool, call_id: str, name: str, input: Json) -> ToolOutput:
         self._append(ToolCallFrame(call_id=call_id, name=name, input=input, turn=self.turn))
