@@ -22,7 +22,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
 from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
 from .kernel.errors import SessionError, UsageError
@@ -35,7 +35,7 @@ from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, load_settings
 from .kernel.turn import Asker, Conversation
 from .surfaces import PrintSurface, Surface
-from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome
+from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object
 
 if TYPE_CHECKING:
     from .store import SessionInfo, SessionStore
@@ -217,14 +217,6 @@ async def run_app(options: Options) -> int:
         session.close()
 
 
-def _is_object(value: Json) -> TypeGuard[dict[str, Json]]:
-    return isinstance(value, dict)
-
-
-def _is_list(value: Json) -> TypeGuard[list[Json]]:
-    return isinstance(value, list)
-
-
 def _start_asker() -> Asker:
     from .surfaces.terminal import StartAsker
 
@@ -285,11 +277,11 @@ class Run:
         path = Path(self.session.project) / ".bingo" / "settings.local.json"
         try:
             data: Json = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-            if not _is_object(data):
+            if not is_object(data):
                 raise ValueError("not a JSON object")
             permissions: Json = data.setdefault("permissions", {})
-            allow: Json = permissions.setdefault("allow", []) if _is_object(permissions) else None
-            if not _is_list(allow):
+            allow: Json = permissions.setdefault("allow", []) if is_object(permissions) else None
+            if not is_array(allow):
                 raise ValueError("permissions.allow is not a list")
             if rule not in allow:
                 allow.append(rule)

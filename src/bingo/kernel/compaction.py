@@ -15,6 +15,7 @@ from ..wire import (
     CompactorSpec,
     Message,
     TextBlock,
+    TextPart,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -40,7 +41,7 @@ def _text_of(message: Message) -> str:
             case ToolUseBlock(name=name):
                 out.append(f"[called {name}]")
             case ToolResultBlock(parts=parts):
-                out.append("[result] " + " ".join(getattr(p, "text", "") for p in parts))
+                out.append("[result] " + " ".join(p.text for p in parts if isinstance(p, TextPart)))
     return " ".join(out)
 
 

@@ -11,7 +11,18 @@ from typing import TypeAlias
 
 import msgspec
 
-from ..wire import Compaction, Json, Message, Notice, TextBlock, ToolOutput, Wire
+from ..wire import (
+    Compaction,
+    Json,
+    Message,
+    Notice,
+    TextBlock,
+    TextPart,
+    ToolOutput,
+    ToolResultBlock,
+    ToolUseBlock,
+    Wire,
+)
 
 __all__ = [
     "AssistantFrame",
@@ -103,8 +114,6 @@ def history(frames: list[Frame]) -> list[Message]:
 
     A tool call whose result never arrived (the process was killed mid-call) is answered
     with an error result, so the history stays one the model APIs accept."""
-    from ..wire import ToolResultBlock, ToolUseBlock, TextPart
-
     messages: list[Message] = []
     pending: dict[str, None] = {}
     results: list[ToolResultBlock] = []

@@ -14,7 +14,9 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeGuard
+from typing import Literal, Protocol
+
+import msgspec
 
 from ..wire import (
     CompactionContext,
@@ -31,6 +33,7 @@ from ..wire import (
     ToolOutput,
     ToolResultBlock,
     ToolUseBlock,
+    is_object,
 )
 from .compaction import TrimCompactor, estimate_tokens
 from .errors import BingoError, CompactionError, GateError, ProviderError
@@ -161,7 +164,7 @@ class Conversation:
         verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
         if verdict.action in ("deny", "block"):
             raise _TurnBlocked(verdict.reason or "a hook refused the prompt")
-        if verdict.action == "continue" and _is_object(verdict.payload):
+        if verdict.action == "continue" and is_object(verdict.payload):
             redirected = verdict.payload.get("text")
             if isinstance(redirected, str):
                 prompt = redirected
@@ -313,7 +316,7 @@ class Conversation:
         if verdict.action == "deny":
             return self._result(use.id, _error(f"{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
         payload = verdict.payload
-        if _is_object(payload):
+        if is_object(payload):
             # A redirect replaces the call: it goes through the gate as what it has become.
             name = str(payload.get("tool", name))
             input = payload.get("input", input)
@@ -401,17 +404,11 @@ class Conversation:
         self.log.append(frame)
 
 
-def _is_object(value: Json) -> TypeGuard[dict[str, Json]]:
-    return isinstance(value, dict)
-
-
 def _error(text: str) -> ToolOutput:
     return ToolOutput(parts=[TextPart(text=text)], is_error=True)
 
 
 def _jsonable(output: ToolOutput) -> Json:
-    import msgspec
-
     return msgspec.to_builtins(output)
 
 

@@ -2,7 +2,7 @@
 the schema generated from both. Nothing here does I/O."""
 
 from . import rpc
-from ._base import Json, Wire
+from ._base import Json, Wire, is_array, is_object
 from .contract import (
     Block,
     CommandArgs,
@@ -162,5 +162,7 @@ __all__ = [
     "ViewOutcome",
     "Wire",
     "fold",
+    "is_array",
+    "is_object",
     "rpc",
 ]

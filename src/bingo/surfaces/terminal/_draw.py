@@ -10,7 +10,6 @@ read as rich markup. It writes nothing: the surface prints what this returns.
 from __future__ import annotations
 
 import json
-from typing import TypeGuard
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -19,7 +18,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View
+from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, is_object
 
 __all__ = ["draw", "finished", "short"]
 
@@ -79,13 +78,9 @@ def _table(view: TableView) -> Table:
     return table
 
 
-def _is_object(value: Json) -> TypeGuard[dict[str, Json]]:
-    return isinstance(value, dict)
-
-
 def short(input: Json, limit: int = _SHORT) -> str:
     """A tool's input on one line: a lone string argument as itself, anything else as JSON."""
-    if _is_object(input) and len(input) == 1:
+    if is_object(input) and len(input) == 1:
         (only,) = input.values()
         input = only if isinstance(only, str) else input
     text = input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
