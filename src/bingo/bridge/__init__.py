@@ -6,14 +6,23 @@ message per line), the connection (`connection.py`, ids, deadlines, the one exce
 wire error boundary) and the proxies (`tool.py`, `command.py`, `contributor.py`,
 `compactor.py`, `provider.py`, `hook.py`, `service.py`). `process.py` owns one child
 process; `host.py` owns them all. The kernel never imports this package.
+
+Each export is imported when first asked for (PEP 562), so that importing one module of the
+package, as the very start of a run does (`_early.py`), imports nothing else.
 """
 
-from ._names import bridged_name
-from .discovery import PluginSource, discover
-from .host import PluginHost, PluginStatus
-from .listing import PluginsCommand
-from .manifest import Manifest, read_manifest
-from .trust import TrustState, admit, remember, trust_line, trust_state
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # not typing's, whose import the start of a run does not pay for
+if TYPE_CHECKING:
+    from ._names import bridged_name
+    from .discovery import PluginSource, discover
+    from .host import PluginHost, PluginStatus
+    from .listing import PluginsCommand
+    from .manifest import Manifest, read_manifest
+    from .trust import TrustState, admit, remember, trust_line, trust_state
 
 __all__ = [
     "Manifest",
@@ -30,3 +39,29 @@ __all__ = [
     "trust_line",
     "trust_state",
 ]
+
+_HOMES = {
+    "Manifest": ".manifest",
+    "PluginHost": ".host",
+    "PluginSource": ".discovery",
+    "PluginStatus": ".host",
+    "PluginsCommand": ".listing",
+    "TrustState": ".trust",
+    "admit": ".trust",
+    "bridged_name": "._names",
+    "discover": ".discovery",
+    "read_manifest": ".manifest",
+    "remember": ".trust",
+    "trust_line": ".trust",
+    "trust_state": ".trust",
+}
+"""Where each export lives."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value

@@ -39,13 +39,13 @@ from .connection import decoder_for
 from .discovery import PluginSource, entry_command
 from .trust import fingerprint
 
-__all__ = ["CACHE_DIR", "DeclarationCache", "Declared"]
+__all__ = ["CACHE_DIR", "DECLARATIONS", "DeclarationCache", "Declared"]
 
 _log = logging.getLogger(__name__)
 
 CACHE_DIR: Final = "cache"
 """The host's caches, under the data directory (`~/.bingo/data/cache/`)."""
-_DECLARATIONS: Final = "declarations"
+DECLARATIONS: Final = "declarations"
 _FORMAT: Final = 1
 """Bumped when the entry's shape or the key's recipe changes: every old entry misses."""
 
@@ -95,7 +95,7 @@ class DeclarationCache:
     """The declarations of plugins, filed by key under `<data_dir>/cache/declarations/`."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.directory = data_dir / CACHE_DIR / _DECLARATIONS
+        self.directory = data_dir / CACHE_DIR / DECLARATIONS
 
     def path(self, source: PluginSource) -> Path:
         """The file holding `source`'s entry: its name, and a hash of its directory so that

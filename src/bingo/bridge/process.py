@@ -33,14 +33,15 @@ import shutil
 import signal
 import socket
 import sys
-import threading
 import time
 from asyncio.streams import FlowControlMixin
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import _early
+from ._early import WARDEN_GRACE, frame
 from ._framing import MAX_LINE
 
 __all__ = [
@@ -51,9 +52,11 @@ __all__ = [
     "LOG_MAX_BYTES",
     "SPAWN_WAIT",
     "TERM_GRACE",
+    "USE_JANITOR",
     "PluginLog",
     "PluginProcess",
     "describe_exit",
+    "resolve",
     "start_janitor",
 ]
 
@@ -82,12 +85,8 @@ _STDERR_DRAIN = 0.5
 _LAST_LINE_MAX = 300
 """Characters of the last stderr line kept for notices."""
 
-_JANITOR = Path(__file__).with_name("_janitor.py")
-"""The run's janitor (run as a script, never imported)."""
-_JANITOR_GRACE = 0.5
-"""The share of TERM_GRACE a warden gives its plugin between SIGTERM and SIGKILL, so that
-it is done (and has swept the plugin's descendants) before bingo would SIGKILL the group."""
-_USE_JANITOR = sys.platform.startswith("linux") and hasattr(os, "posix_spawn") and _JANITOR.is_file()
+USE_JANITOR = sys.platform.startswith("linux") and hasattr(os, "posix_spawn")
+"""Whether plugins are started through the run's janitor (Linux) or directly."""
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -125,7 +124,7 @@ def _group_has_living(pgid: int) -> bool:
     return False
 
 
-def _resolve(argv: Sequence[str], env: dict[str, str], cwd: Path) -> str:
+def resolve(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str:
     """The path of `argv`'s command, checked here so that a missing command (or working
     directory) is an OSError at spawn and not an exit status later.
 
@@ -151,15 +150,6 @@ def _kill(warden: int) -> None:
         os.killpg(warden, signal.SIGKILL)
     with contextlib.suppress(OSError):
         os.kill(warden, signal.SIGKILL)
-
-
-_Field = str | int | float | list[str] | list[int] | dict[str, str]
-"""What a message to the janitor is made of: only what `marshal` carries."""
-
-
-def _frame(message: tuple[_Field, ...]) -> bytes:
-    data = marshal.dumps(message)
-    return len(data).to_bytes(4, "big") + data
 
 
 @dataclass(slots=True)
@@ -191,31 +181,26 @@ class _Janitor:
     )
     exits: dict[int, asyncio.Future[int | None]] = field(default_factory=dict[int, "asyncio.Future[int | None]"])
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    early: list[int] = field(default_factory=list[int])
+    """Spawns `_early.begin` asked for before there was a loop: their answers get futures
+    when one attaches, for `adopt` to await."""
 
     @classmethod
     def start(cls) -> _Janitor:
-        """posix_spawn the janitor (no fork of bingo, whatever its size), its stdio on
-        /dev/null, in a session of its own (a terminal's Ctrl-C is bingo's to handle).
+        """The janitor `_early.begin` started for this run, or a new one (see
+        `_early.spawn_janitor`).
 
         Raises:
             OSError: it cannot be started.
         """
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            os.set_inheritable(theirs.fileno(), True)
-            # Its parent-death signal follows the thread that spawned it: only the main
-            # thread is sure to live as long as bingo (EOF on the socket covers the rest).
-            main = "1" if threading.current_thread() is threading.main_thread() else "0"
-            argv = [sys.executable, "-I", "-S", str(_JANITOR), str(theirs.fileno()), str(os.getpid()), main]
-            devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-            pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=devnull, setsid=True)
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        ours.setblocking(False)
-        return cls(pid=pid, sock=ours)
+        begun = _early.take_janitor()
+        if begun is not None:
+            pid, sock, early = begun
+            sock.setblocking(False)
+            return cls(pid=pid, sock=sock, early=early, ids=itertools.count(max(early, default=0) + 1))
+        pid, sock = _early.spawn_janitor()
+        sock.setblocking(False)
+        return cls(pid=pid, sock=sock)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Read the socket on `loop`; what was pending on a previous loop is dropped (that
@@ -230,6 +215,9 @@ class _Janitor:
         self.answers.clear()
         self.exits.clear()
         self.loop = loop
+        for request_id in self.early:
+            self.answers[request_id] = loop.create_future()
+        self.early.clear()
         loop.add_reader(self.sock.fileno(), self._readable)
         if self.outgoing:
             self._flush()
@@ -247,21 +235,36 @@ class _Janitor:
         request_id = next(self.ids)
         answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
         self.answers[request_id] = answer
-        grace = TERM_GRACE * _JANITOR_GRACE
         cpus = sorted(os.sched_getaffinity(0))  # the janitor's may be older than bingo's
-        outgoing = _Outgoing(_frame(("spawn", request_id, path, list(argv), env, str(cwd), grace, cpus)), fds)
+        outgoing = _Outgoing(frame(("spawn", request_id, path, list(argv), env, str(cwd), WARDEN_GRACE, cpus)), fds)
         self.outgoing.append(outgoing)
         self._flush()
         try:
+            return await self._answer(request_id)
+        finally:
+            if not outgoing.started:
+                with contextlib.suppress(ValueError):
+                    self.outgoing.remove(outgoing)
+
+    async def adopt(self, request_id: int) -> tuple[int, asyncio.Future[int | None]]:
+        """The pid and exit future of a spawn `_early.begin` asked for.
+
+        Raises:
+            OSError: the janitor could not start it, or did not answer within SPAWN_WAIT.
+        """
+        self.attach(asyncio.get_running_loop())
+        if request_id not in self.answers:
+            raise OSError("the plugin begun early is not known to the janitor")
+        return await self._answer(request_id)
+
+    async def _answer(self, request_id: int) -> tuple[int, asyncio.Future[int | None]]:
+        try:
             async with asyncio.timeout(SPAWN_WAIT):
-                return await answer
+                return await self.answers[request_id]
         except TimeoutError:
             raise OSError(f"the janitor did not start it within {SPAWN_WAIT:g} s") from None
         finally:
             self.answers.pop(request_id, None)
-            if not outgoing.started:
-                with contextlib.suppress(ValueError):
-                    self.outgoing.remove(outgoing)
 
     def _flush(self) -> None:
         """Write what is queued, in order; wait for the socket to take more when it is full."""
@@ -311,7 +314,7 @@ class _Janitor:
                 assert self.loop is not None
                 exit_code: asyncio.Future[int | None] = self.loop.create_future()
                 self.exits[pid] = exit_code
-                answer = self.answers.pop(request_id, None)
+                answer = self.answers.get(request_id)
                 if answer is None or answer.done():
                     _kill(pid)  # its caller gave up waiting: nobody will talk to it
                 else:
@@ -367,7 +370,7 @@ def start_janitor() -> None:
         OSError: it cannot be started.
     """
     global _current
-    if _USE_JANITOR and (_current is None or not _current.alive):
+    if USE_JANITOR and (_current is None or not _current.alive):
         _current = _Janitor.start()
 
 
@@ -474,26 +477,37 @@ class PluginProcess:
         Raises:
             OSError: the command cannot be run.
         """
-        if not _USE_JANITOR:
+        if not USE_JANITOR:
             await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
             return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
-        path = _resolve(argv, env, cwd)
+        path = resolve(argv, env, cwd)
         janitor = _the_janitor()  # before the log line: its start overlaps the write
-        await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
-        stdin_r, stdin_w = os.pipe()
-        stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
-        theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
-        try:
+        begun = _early.take(path, [path, *argv[1:]], env, str(cwd))
+        early = " (begun before bingo had started)" if begun is not None else ""
+        await asyncio.to_thread(log.line, f"starting {' '.join(argv)}{early}")
+        if begun is not None:
+            stdin_w, stdout_r, stderr_r = begun.fds
             try:
-                pid, ended = await janitor.spawn(path, [path, *argv[1:]], env, cwd, theirs)
-            finally:
-                for fd in theirs:  # the janitor has its own copies once it has answered
+                pid, ended = await janitor.adopt(begun.request_id)
+            except BaseException:
+                for fd in begun.fds:
                     os.close(fd)
-        except BaseException:
-            for fd in ours:
-                os.close(fd)
-            raise
+                raise
+        else:
+            stdin_r, stdin_w = os.pipe()
+            stdout_r, stdout_w = os.pipe()
+            stderr_r, stderr_w = os.pipe()
+            theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
+            try:
+                try:
+                    pid, ended = await janitor.spawn(path, [path, *argv[1:]], env, cwd, theirs)
+                finally:
+                    for fd in theirs:  # the janitor has its own copies once it has answered
+                        os.close(fd)
+            except BaseException:
+                for fd in ours:
+                    os.close(fd)
+                raise
         try:
             stdin, stdout, stderr = await _streams(stdin_w, stdout_r, stderr_r)
         except BaseException:

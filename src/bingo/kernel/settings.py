@@ -24,6 +24,7 @@ import msgspec
 
 from ..wire import Json
 from .errors import SettingsError
+from .home import bingo_home
 
 __all__ = [
     "DEFAULT_DEADLINES",
@@ -88,6 +89,9 @@ class Settings:
     """Seconds per wire method, DEFAULT_DEADLINES merged in."""
     plugins: Mapping[str, Mapping[str, Json]] = field(default_factory=_no_plugins)
     """The `plugins.<name>` slices, passed to each plugin as they are."""
+    files: tuple[Path, ...] = field(default=(), compare=False)
+    """The settings files these were read from, present or not (a file created later
+    changes them too): where they came from, not what they are."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -353,7 +357,7 @@ def _merge(base: dict[str, Json], over: Mapping[str, Json], path: _KeyPath = ())
             base[key] = value
 
 
-def _settings(layer: _Layer) -> Settings:
+def _settings(layer: _Layer, files: tuple[Path, ...]) -> Settings:
     deadlines = dict(DEFAULT_DEADLINES)
     deadlines.update({name: float(seconds) for name, seconds in layer.deadlines.items()})
     plugins: dict[str, Mapping[str, Json]] = {}
@@ -374,6 +378,7 @@ def _settings(layer: _Layer) -> Settings:
         ),
         deadlines=MappingProxyType(deadlines),
         plugins=MappingProxyType(plugins),
+        files=files,
     )
 
 
@@ -406,16 +411,7 @@ def load_settings(
         document = _object(source.data)
         if document is not None:
             _merge(merged, document)
-    return _settings(msgspec.convert(merged, _Layer))
-
-
-def bingo_home(environ: Mapping[str, str]) -> Path:
-    """The user layer: `$BINGO_HOME`, else `$HOME/.bingo`."""
-    explicit = environ.get("BINGO_HOME")
-    if explicit:
-        return Path(explicit)
-    home = environ.get("HOME")
-    return (Path(home) if home else Path.home()) / ".bingo"
+    return _settings(msgspec.convert(merged, _Layer), tuple(paths))
 
 
 def find_project(cwd: Path, user_home: Path) -> Path:

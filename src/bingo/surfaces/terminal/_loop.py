@@ -20,7 +20,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from ...kernel.errors import BingoError, GateError
-from ...kernel.settings import bingo_home
+from ...kernel.home import bingo_home, data_dir
 from .._seam import Driver
 from ._input import answer, main_session
 from ._surface import Question, TerminalSurface
@@ -37,7 +37,7 @@ class _Woken(Exception):
 async def interact(driver: Driver, surface: TerminalSurface, *, first: str | None = None) -> int:
     """Drive `driver` from the keyboard until Ctrl-D (exit status 0); with `first`, submit it
     and return its exit status once it is over (`bingo "PROMPT"` on a terminal)."""
-    session = main_session(bingo_home(os.environ) / "data" / "history", driver)
+    session = main_session(data_dir(bingo_home(os.environ)) / "history", driver)
     with patch_stdout(raw=True):
         async with asyncio.TaskGroup() as group:
             return await _Loop(driver, surface, session, group).run(first)
