@@ -20,9 +20,10 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
 from .kernel.errors import SessionError, UsageError
@@ -48,8 +49,7 @@ _LOG_BYTES = 1_000_000
 """bingo's own log is set aside at start past this size, keeping one old file."""
 
 
-@dataclass(slots=True, frozen=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     """What the command line asked for."""
 
     prompt: str | None
@@ -62,8 +62,7 @@ class Options:
     trust: bool
 
 
-@dataclass(slots=True)
-class _LazySession:
+class _LazySession(msgspec.Struct):
     """The session a run writes to, created on its first frame so a slash command that
     never talks to a model leaves no empty session behind; the store itself is opened on
     first use too, so such a command never opens (nor checkpoints) the file."""
@@ -231,8 +230,7 @@ def _surface(options: Options, interactive: bool) -> Surface:
     return PrintSurface()
 
 
-@dataclass
-class Run:
+class Run(msgspec.Struct):
     """The run behind a surface: it submits prompts and commands, and interrupts turns."""
 
     conversation: Conversation
@@ -241,7 +239,7 @@ class Run:
     settings: Settings
     surface: Surface
     environ: dict[str, str]
-    _busy: bool = field(default=False, init=False)
+    _busy: bool = False
 
     def busy(self) -> bool:
         return self._busy

@@ -28,7 +28,6 @@ import logging
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -70,8 +69,7 @@ class _KeyParts(msgspec.Struct, array_like=True):
     host_version: str
 
 
-@dataclass(slots=True, frozen=True)
-class Declared:
+class Declared(msgspec.Struct, frozen=True):
     """A plugin's key this run and the declaration cached under it, if any."""
 
     key: str

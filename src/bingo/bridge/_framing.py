@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 import msgspec
@@ -37,8 +36,7 @@ _PREVIEW = 200
 T = TypeVar("T")
 
 
-@dataclass(slots=True, frozen=True)
-class BadLine:
+class BadLine(msgspec.Struct, frozen=True):
     """A line that could not be read as a message: why, and the start of it."""
 
     reason: str

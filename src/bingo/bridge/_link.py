@@ -15,8 +15,9 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
+
+import msgspec
 
 from ..kernel.errors import PluginError
 from ..kernel.interfaces import ToolCall
@@ -35,14 +36,13 @@ PROGRESS_PER_SECOND = 200
 """More live lines a second than anyone can read: past this, a plugin floods."""
 
 
-@dataclass(slots=True)
-class Calls:
+class Calls(msgspec.Struct):
     """The calls and streams of one plugin in flight, by the ids its notifications use."""
 
-    tools: dict[str, ToolCall] = field(default_factory=dict[str, ToolCall])
-    ended: set[str] = field(default_factory=set[str])
-    streams: dict[str, Callable[[Delta], None]] = field(default_factory=dict[str, Callable[[Delta], None]])
-    _stream_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    tools: dict[str, ToolCall] = msgspec.field(default_factory=dict[str, ToolCall])
+    ended: set[str] = msgspec.field(default_factory=set[str])
+    streams: dict[str, Callable[[Delta], None]] = msgspec.field(default_factory=dict[str, Callable[[Delta], None]])
+    _stream_ids: Iterator[int] = msgspec.field(default_factory=lambda: itertools.count(1))
     on_flood: Callable[[], None] | None = None
     _window: float = 0.0
     _in_window: int = 0

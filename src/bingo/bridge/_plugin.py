@@ -20,7 +20,6 @@ import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -50,8 +49,7 @@ Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
 """Told every handshake's outcome: the accepted declaration, or the words refusing it."""
 
 
-@dataclass(slots=True, frozen=True)
-class Backoff:
+class Backoff(msgspec.Struct, frozen=True):
     """Respawn pacing (INTERFACE.md §5); overridable so tests need no real waiting."""
 
     first: float = 1.0
@@ -85,8 +83,7 @@ def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeRe
     return decoder_for(InitializeResult).decode(raw)
 
 
-@dataclass(slots=True, frozen=True)
-class HostFacts:
+class HostFacts(msgspec.Struct, frozen=True):
     """What every plugin is told about the host."""
 
     version: str

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from ._framing import memory_pair
 from ._link import StaticLink
@@ -19,8 +20,7 @@ from .connection import Connection
 __all__ = ["Twin", "memory_twin"]
 
 
-@dataclass(slots=True, frozen=True)
-class Twin:
+class Twin(msgspec.Struct, frozen=True):
     """`link` is what a proxy holds; `plugin` is the fake plugin's end; `host` the host's."""
 
     link: StaticLink

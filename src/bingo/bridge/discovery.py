@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from ..kernel.errors import PluginError
 from .manifest import PLUGIN_ROOT, Manifest, read_manifest
@@ -24,8 +25,7 @@ __all__ = ["Layer", "PluginSource", "discover", "entry_command"]
 Layer = Literal["user", "project"]
 
 
-@dataclass(slots=True, frozen=True)
-class PluginSource:
+class PluginSource(msgspec.Struct, frozen=True):
     """One installed plugin. `name` is its directory's name; `root` is that directory,
     absolute. When the plugin is refused, `manifest` is None and `problem` says why, in one
     line. `overrides` is the user-layer directory a project plugin hides, if any."""

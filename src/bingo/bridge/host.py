@@ -23,9 +23,10 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
+
+import msgspec
 
 from .. import __version__
 from ..kernel.hooks import OBSERVE_POINTS
@@ -60,8 +61,7 @@ _NOT_STARTED = "not started yet"
 """`/plugins`' words for a plugin declared from the cache that nothing has used yet."""
 
 
-@dataclass(slots=True, frozen=True)
-class PluginStatus:
+class PluginStatus(msgspec.Struct, frozen=True):
     """One plugin as `/plugins` shows it. `state` is `running`, `idle` (declared from the
     cache, not started yet), `stopped` or `refused`; `why` says why it is not running;
     `contributes` names what it registered, as the kernel knows it
@@ -76,8 +76,7 @@ class PluginStatus:
     contributes: tuple[str, ...]
 
 
-@dataclass(slots=True, frozen=True)
-class _Registered:
+class _Registered(msgspec.Struct, frozen=True):
     """One proxy the host put in the registry, and under which kind and name."""
 
     kind: Literal["tool", "command", "contributor", "compactor", "provider", "hook", "service"]

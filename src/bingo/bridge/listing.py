@@ -5,7 +5,8 @@ Owns the command and its View; the facts come from `PluginHost.status()`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
+
 
 from ..kernel.interfaces import CommandContext
 from ..wire import CommandOutcome, CommandSpec, Completion, TableView, TextView, ViewOutcome
@@ -14,8 +15,7 @@ from .host import PluginHost
 __all__ = ["PluginsCommand"]
 
 
-@dataclass(slots=True)
-class PluginsCommand:
+class PluginsCommand(msgspec.Struct):
     """`/plugins`."""
 
     host: PluginHost

@@ -37,8 +37,9 @@ import time
 from asyncio.streams import FlowControlMixin
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from . import _early
 from ._early import WARDEN_GRACE, frame
@@ -152,8 +153,7 @@ def _kill(warden: int) -> None:
         os.kill(warden, signal.SIGKILL)
 
 
-@dataclass(slots=True)
-class _Outgoing:
+class _Outgoing(msgspec.Struct):
     """A frame waiting to be written to the janitor, with the fds its first byte carries."""
 
     data: bytes
@@ -161,8 +161,7 @@ class _Outgoing:
     started: bool = False
 
 
-@dataclass(slots=True)
-class _Janitor:
+class _Janitor(msgspec.Struct):
     """bingo's end of the janitor's control socket (see `_janitor.py` for the protocol).
 
     One per bingo process, started at most once, and attached to whichever event loop is
@@ -175,13 +174,13 @@ class _Janitor:
     alive: bool = True
     inbox: bytes = b""
     writing: bool = False
-    outgoing: deque[_Outgoing] = field(default_factory=lambda: deque[_Outgoing]())
-    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = field(
+    outgoing: deque[_Outgoing] = msgspec.field(default_factory=lambda: deque[_Outgoing]())
+    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = msgspec.field(
         default_factory=dict[int, "asyncio.Future[tuple[int, asyncio.Future[int | None]]]"]
     )
-    exits: dict[int, asyncio.Future[int | None]] = field(default_factory=dict[int, "asyncio.Future[int | None]"])
-    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    early: list[int] = field(default_factory=list[int])
+    exits: dict[int, asyncio.Future[int | None]] = msgspec.field(default_factory=dict[int, "asyncio.Future[int | None]"])
+    ids: itertools.count[int] = msgspec.field(default_factory=lambda: itertools.count(1))
+    early: list[int] = msgspec.field(default_factory=list[int])
     """Spawns `_early.begin` asked for before there was a loop: their answers get futures
     when one attaches, for `adopt` to await."""
 

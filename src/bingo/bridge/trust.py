@@ -33,7 +33,6 @@ import os
 import stat
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
@@ -81,8 +80,7 @@ TrustStatus = Literal["none", "trusted", "untrusted", "changed"]
 # --- fingerprint -------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Budget:
+class _Budget(msgspec.Struct):
     left: int = _CONTENT_BUDGET
 
 
@@ -246,8 +244,7 @@ def _locked(path: Path) -> Generator[None]:
 # --- the verdict -------------------------------------------------------------------
 
 
-@dataclass(slots=True, frozen=True)
-class TrustState:
+class TrustState(msgspec.Struct, frozen=True):
     """A project's plugins against the record. `status`: `none` (no project plugins),
     `trusted` (all as trusted), `untrusted` (never trusted), `changed` (trusted before, but
     some are new or different). `pending` names the project plugins not trusted as they are

@@ -7,7 +7,8 @@ to another layer (`/plugins` to the bridge, `/sessions` to the store) live there
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from ..wire import (
     CommandOutcome,
@@ -38,8 +39,7 @@ def _traits_text(traits: ToolTraits) -> str:
     return ", ".join(words)
 
 
-@dataclass(slots=True)
-class HelpCommand:
+class HelpCommand(msgspec.Struct):
     """`/help`: every command with its hint, grouped by family."""
 
     registry: Registry
@@ -63,8 +63,7 @@ class HelpCommand:
         return []
 
 
-@dataclass(slots=True)
-class ToolsCommand:
+class ToolsCommand(msgspec.Struct):
     """`/tools`: every tool, its traits, and what the gate would do with it."""
 
     registry: Registry
@@ -90,8 +89,7 @@ class ToolsCommand:
         return []
 
 
-@dataclass(slots=True)
-class CompactCommand:
+class CompactCommand(msgspec.Struct):
     """`/compact`: compact the history now."""
 
     compact: Callable[[], Awaitable[bool]]

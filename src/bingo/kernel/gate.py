@@ -13,7 +13,8 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from ..wire import ToolTraits
 from .settings import Permissions
@@ -32,8 +33,7 @@ class Verdict(enum.Enum):
     DENY = "deny"
 
 
-@dataclass(slots=True, frozen=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     """A verdict and the rule that decided it; `rule` is None when no rule did (the
     trusted-and-read-only exemption, an untrusted tool with no rule, or a hook's `ask`)."""
 

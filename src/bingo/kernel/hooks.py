@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal
+
+import msgspec
 
 from ..wire import HookOutcome, Json
 from .interfaces import Hook
@@ -45,15 +46,14 @@ OBSERVE_POINTS: frozenset[tuple[str, str]] = frozenset(
 _ANSWERS = "hooks can continue, deny, ask, block or redirect"
 
 
-@dataclass(slots=True, frozen=True)
-class HookVerdict:
+class HookVerdict(msgspec.Struct, frozen=True):
     """What the hooks at a decision point decided together. `payload` is the payload as the
     last `redirect` left it; `reason` is the deciding hook's words for `deny` or `block`."""
 
     action: Literal["continue", "deny", "ask", "block"]
     payload: Json
     reason: str | None = None
-    redirected_by: Hook | None = field(default=None, compare=False)
+    redirected_by: Hook | None = None
     """The last hook that redirected the payload, if one did."""
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Literal, Protocol
+
+import msgspec
 
 from ..wire import (
     CommandOutcome,
@@ -131,8 +132,7 @@ class Interrupt:
         return unregister
 
 
-@dataclass(slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct):
     """One call of a tool, as the kernel makes it.
 
     `interrupted` is set when the turn is interrupted: a tool whose traits say `block` is
@@ -146,11 +146,10 @@ class ToolCall:
     turn: int
     progress: Callable[[str], None] = _no_progress
     ask: AskFn = _nobody
-    interrupted: Interrupt = field(default_factory=Interrupt)
+    interrupted: Interrupt = msgspec.field(default_factory=Interrupt)
 
 
-@dataclass(slots=True, frozen=True)
-class CommandContext:
+class CommandContext(msgspec.Struct, frozen=True):
     """Where a command runs."""
 
     cwd: str

@@ -7,7 +7,8 @@ with a notice. A clash never ends the program. It does not start or stop anythin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
+
 
 from .interfaces import Command, Compactor, ContextContributor, Hook, Provider, Service, Tool
 from .notices import Notices
@@ -15,18 +16,17 @@ from .notices import Notices
 __all__ = ["Registry"]
 
 
-@dataclass(slots=True)
-class Registry:
+class Registry(msgspec.Struct):
     """What the host can use this run."""
 
     notices: Notices
-    tools: dict[str, Tool] = field(default_factory=dict[str, Tool])
-    commands: dict[str, Command] = field(default_factory=dict[str, Command])
-    contributors: list[ContextContributor] = field(default_factory=list[ContextContributor])
-    compactors: dict[str, Compactor] = field(default_factory=dict[str, Compactor])
-    providers: dict[str, Provider] = field(default_factory=dict[str, Provider])
-    hooks: list[Hook] = field(default_factory=list[Hook])
-    services: dict[str, Service] = field(default_factory=dict[str, Service])
+    tools: dict[str, Tool] = msgspec.field(default_factory=dict[str, Tool])
+    commands: dict[str, Command] = msgspec.field(default_factory=dict[str, Command])
+    contributors: list[ContextContributor] = msgspec.field(default_factory=list[ContextContributor])
+    compactors: dict[str, Compactor] = msgspec.field(default_factory=dict[str, Compactor])
+    providers: dict[str, Provider] = msgspec.field(default_factory=dict[str, Provider])
+    hooks: list[Hook] = msgspec.field(default_factory=list[Hook])
+    services: dict[str, Service] = msgspec.field(default_factory=dict[str, Service])
 
     def _refuse(self, kind: str, name: str, loser: str, keeper: str) -> None:
         self.notices.say(

@@ -15,7 +15,6 @@ import bisect
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, TypeAlias
@@ -56,8 +55,7 @@ _LOCAL_FILE = "settings.local.json"
 _RULE_LISTS = ("allow", "ask", "deny")
 
 
-@dataclass(slots=True, frozen=True)
-class Permissions:
+class Permissions(msgspec.Struct, frozen=True):
     """The gate's rules, in the order the layers gave them."""
 
     allow: tuple[str, ...] = ()
@@ -73,8 +71,7 @@ def _no_plugins() -> Mapping[str, Mapping[str, Json]]:
     return MappingProxyType({})
 
 
-@dataclass(slots=True, frozen=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True):
     """The merged settings of this run."""
 
     provider: str | None = None
@@ -84,12 +81,12 @@ class Settings:
     """Estimated tokens of history before compaction runs."""
     compactor: str | None = None
     """The compactor to use; None for the built-in one."""
-    permissions: Permissions = field(default_factory=Permissions)
-    deadlines: Mapping[str, float] = field(default_factory=_default_deadlines)
+    permissions: Permissions = msgspec.field(default_factory=Permissions)
+    deadlines: Mapping[str, float] = msgspec.field(default_factory=_default_deadlines)
     """Seconds per wire method, DEFAULT_DEADLINES merged in."""
-    plugins: Mapping[str, Mapping[str, Json]] = field(default_factory=_no_plugins)
+    plugins: Mapping[str, Mapping[str, Json]] = msgspec.field(default_factory=_no_plugins)
     """The `plugins.<name>` slices, passed to each plugin as they are."""
-    files: tuple[Path, ...] = field(default=(), compare=False)
+    files: tuple[Path, ...] = ()
     """The settings files these were read from, present or not (a file created later
     changes them too): where they came from, not what they are."""
 

@@ -13,7 +13,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import msgspec
@@ -97,8 +96,7 @@ class Asker(Protocol):
     async def ask(self, question: str, choices: list[str] | None) -> str: ...
 
 
-@dataclass(slots=True, frozen=True)
-class TurnResult:
+class TurnResult(msgspec.Struct, frozen=True):
     """How a turn ended. `reason` says why when it did not end well."""
 
     status: Literal["done", "blocked", "failed", "interrupted"]
@@ -111,15 +109,13 @@ class _TurnBlocked(Exception):
         self.reason = reason
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(msgspec.Struct):
     call: ToolCall
     tool: Tool
     task: asyncio.Task[ToolOutput] | None = None
 
 
-@dataclass
-class Conversation:
+class Conversation(msgspec.Struct):
     """One session's history and the machinery to run turns on it."""
 
     registry: Registry
@@ -135,13 +131,13 @@ class Conversation:
     provider: Provider | None = None
     model: str = "default"
     system: str | None = None
-    messages: list[Message] = field(default_factory=lambda: [])
+    messages: list[Message] = msgspec.field(default_factory=lambda: [])
     turn: int = 0
     on_always: Callable[[str], None] | None = None
-    _running: dict[str, _Running] = field(default_factory=lambda: {}, init=False)
-    _stream: asyncio.Task[ModelResponse] | None = field(default=None, init=False)
-    _interrupted: bool = field(default=False, init=False)
-    _spoke: bool = field(default=False, init=False)
+    _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
+    _stream: asyncio.Task[ModelResponse] | None = None
+    _interrupted: bool = False
+    _spoke: bool = False
 
     # --- the turn -----------------------------------------------------------------
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -47,8 +46,7 @@ _DETAIL_LIMIT = 200
 """An API's error message is cut to this many characters so the line stays a line."""
 
 
-@dataclass(slots=True, frozen=True)
-class Endpoint:
+class Endpoint(msgspec.Struct, frozen=True):
     """Where one provider sends a request, and the names its error lines use."""
 
     provider: str

@@ -30,8 +30,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from ..wire import ModelRequest, ToolUseBlock
 
@@ -72,8 +73,7 @@ def fit_name(name: str, attempt: int = 0) -> str:
     return f"{clean[:_HEAD]}_{tag}_{clean[-_TAIL:]}"
 
 
-@dataclass(slots=True, frozen=True)
-class ToolNames:
+class ToolNames(msgspec.Struct, frozen=True):
     """One request's table between canonical tool names and the names sent to the model."""
 
     to_api: Mapping[str, str]

@@ -15,7 +15,8 @@ provider to judge instead of a foreign exception to map.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = ["ServerEvent", "events"]
 
@@ -23,8 +24,7 @@ _DEFAULT_EVENT = "message"
 """The event name when a block has no `event:` line (what OpenAI-style streams send)."""
 
 
-@dataclass(slots=True, frozen=True)
-class ServerEvent:
+class ServerEvent(msgspec.Struct, frozen=True):
     """One dispatched event: its name and its data (the `data:` lines, newline-joined)."""
 
     event: str

@@ -11,7 +11,6 @@ no HTTP details beyond the URL and headers (`_http.py`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -209,25 +208,23 @@ _EVENT_TYPES: dict[str, type[msgspec.Struct]] = {
 _DECODERS = {name: msgspec.json.Decoder(kind) for name, kind in _EVENT_TYPES.items()}
 
 
-@dataclass(slots=True)
-class _Pending:
+class _Pending(msgspec.Struct):
     """A content block being streamed."""
 
     kind: str
     id: str = ""
     name: str = ""
-    pieces: list[str] = field(default_factory=list[str])
+    pieces: list[str] = msgspec.field(default_factory=list[str])
     done: Block | None = None
 
 
-@dataclass(slots=True)
-class _Assembly:
+class _Assembly(msgspec.Struct):
     """The response as its events arrive."""
 
     endpoint: Endpoint
     on_delta: Callable[[Delta], None]
-    names: ToolNames = field(default_factory=lambda: ToolNames.of(()))
-    blocks: dict[int, _Pending] = field(default_factory=dict[int, _Pending])
+    names: ToolNames = msgspec.field(default_factory=lambda: ToolNames.of(()))
+    blocks: dict[int, _Pending] = msgspec.field(default_factory=dict[int, _Pending])
     input_tokens: int = 0
     output_tokens: int = 0
     stop: str | None = None

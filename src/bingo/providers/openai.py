@@ -12,7 +12,6 @@ choose itself (`selection.py`) and owns no HTTP details beyond URL and headers (
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -193,24 +192,22 @@ class _Chunk(msgspec.Struct):
 _CHUNK = msgspec.json.Decoder(_Chunk)
 
 
-@dataclass(slots=True)
-class _Call:
+class _Call(msgspec.Struct):
     """A tool call being streamed: its arguments arrive in pieces."""
 
     id: str = ""
     name: str = ""
-    pieces: list[str] = field(default_factory=list[str])
+    pieces: list[str] = msgspec.field(default_factory=list[str])
 
 
-@dataclass(slots=True)
-class _Assembly:
+class _Assembly(msgspec.Struct):
     """The response as its chunks arrive."""
 
     endpoint: Endpoint
     on_delta: Callable[[Delta], None]
-    names: ToolNames = field(default_factory=lambda: ToolNames.of(()))
-    text: list[str] = field(default_factory=list[str])
-    calls: dict[int, _Call] = field(default_factory=dict[int, _Call])
+    names: ToolNames = msgspec.field(default_factory=lambda: ToolNames.of(()))
+    text: list[str] = msgspec.field(default_factory=list[str])
+    calls: dict[int, _Call] = msgspec.field(default_factory=dict[int, _Call])
     usage: Usage | None = None
     finish: str | None = None
     done: bool = False

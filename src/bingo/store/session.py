@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -81,8 +80,7 @@ RETURNING frames
 """
 
 
-@dataclass(slots=True, frozen=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct, frozen=True):
     """One session as `/sessions` lists it. Times are UTC."""
 
     id: str

@@ -8,8 +8,9 @@ question is answered "no" (GateError), and the kernel tells the model why in wor
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import TextIO
+
+import msgspec
 
 from ..kernel.errors import GateError
 from ..kernel.turn import PermissionAnswer
@@ -29,13 +30,12 @@ from ..wire import (
 __all__ = ["PrintSurface"]
 
 
-@dataclass(slots=True)
-class PrintSurface:
+class PrintSurface(msgspec.Struct):
     """Plain text on stdout, notices on stderr, and nobody to ask."""
 
-    out: TextIO = field(default_factory=lambda: sys.stdout)
-    err: TextIO = field(default_factory=lambda: sys.stderr)
-    _at_line_start: bool = field(default=True, init=False)
+    out: TextIO = msgspec.field(default_factory=lambda: sys.stdout)
+    err: TextIO = msgspec.field(default_factory=lambda: sys.stderr)
+    _at_line_start: bool = True
 
     # --- TurnEvents ---------------------------------------------------------------
 

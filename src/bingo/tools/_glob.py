@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -60,8 +59,7 @@ class GlobInput(Input, frozen=True):
     ] = ""
 
 
-@dataclass(slots=True, frozen=True)
-class _Found:
+class _Found(msgspec.Struct, frozen=True):
     """Matching files, newest first, and how many there were in all."""
 
     paths: list[Path]

@@ -12,7 +12,6 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
@@ -69,11 +68,10 @@ class GrepInput(Input, frozen=True):
     ] = False
 
 
-@dataclass(slots=True)
-class _Hits:
+class _Hits(msgspec.Struct):
     """What a search found: the listed lines, how many matched in all, what could not be read."""
 
-    lines: list[str] = field(default_factory=list[str])
+    lines: list[str] = msgspec.field(default_factory=list[str])
     total: int = 0
     unreadable: int = 0
 

@@ -8,7 +8,6 @@ write, list or search files: `glob` and `grep` do the finding.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -55,8 +54,7 @@ class ReadInput(Input, frozen=True):
     ] = DEFAULT_LIMIT
 
 
-@dataclass(slots=True, frozen=True)
-class _Window:
+class _Window(msgspec.Struct, frozen=True):
     """The lines of a file shown, and how many it has in all."""
 
     lines: list[str]

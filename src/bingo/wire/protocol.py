@@ -7,7 +7,6 @@ contract types and never reshape them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Final, Literal
 
 import msgspec
@@ -310,8 +309,7 @@ class EmptyResult(Wire, frozen=True):
 Direction = Literal["host→plugin", "plugin→host", "both"]
 
 
-@dataclass(slots=True, frozen=True)
-class MethodInfo:
+class MethodInfo(msgspec.Struct, frozen=True):
     """One method or notification of the wire."""
 
     direction: Direction

@@ -167,23 +167,22 @@ def test_a_redirect_replaces_the_payload_for_later_hooks_and_the_caller() -> Non
     redirected: Json = {"tool": "bash", "input": {"command": "ls -a"}, "callId": "c1"}
     after = FakeHook("after")
 
-    verdict, _ = decide([FakeHook("rewrite", HookOutcome(outcome="redirect", value=redirected)), after])
+    rewrite = FakeHook("rewrite", HookOutcome(outcome="redirect", value=redirected))
 
-    assert verdict == HookVerdict("continue", redirected)
+    verdict, _ = decide([rewrite, after])
+
+    assert verdict == HookVerdict("continue", redirected, redirected_by=rewrite)
     assert after.decided == [redirected]
 
 
 def test_a_deny_after_a_redirect_carries_the_redirected_payload() -> None:
     redirected: Json = {"tool": "rm", "input": {}, "callId": "c1"}
 
-    verdict, _ = decide(
-        [
-            FakeHook("rewrite", HookOutcome(outcome="redirect", value=redirected)),
-            FakeHook("guard", HookOutcome(outcome="deny", value="no rm")),
-        ]
-    )
+    rewrite = FakeHook("rewrite", HookOutcome(outcome="redirect", value=redirected))
 
-    assert verdict == HookVerdict("deny", redirected, "no rm")
+    verdict, _ = decide([rewrite, FakeHook("guard", HookOutcome(outcome="deny", value="no rm"))])
+
+    assert verdict == HookVerdict("deny", redirected, "no rm", redirected_by=rewrite)
 
 
 def test_a_redirect_without_a_value_decides_nothing_and_says_so() -> None:

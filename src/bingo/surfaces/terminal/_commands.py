@@ -7,8 +7,9 @@ surface). They keep no state: the run owns the session and the store.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from ...kernel.interfaces import Command, CommandContext
 from ...store import SessionInfo
@@ -29,8 +30,7 @@ class SessionKeeper(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class _Clear:
+class _Clear(msgspec.Struct):
     keeper: SessionKeeper
     spec: CommandSpec = CommandSpec(name="clear", hint="start a new session (this one stays in /sessions)", family="bingo")
     source: str = "builtin"
@@ -43,8 +43,7 @@ class _Clear:
         return []
 
 
-@dataclass(slots=True)
-class _Sessions:
+class _Sessions(msgspec.Struct):
     keeper: SessionKeeper
     spec: CommandSpec = CommandSpec(name="sessions", hint="list this project's sessions", instant=True, family="bingo")
     source: str = "builtin"

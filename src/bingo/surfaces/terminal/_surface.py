@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from rich.console import Console, RenderableType
 from rich.text import Text
+
+import msgspec
 
 from ...kernel.errors import GateError
 from ...kernel.turn import PermissionAnswer
@@ -37,8 +38,7 @@ __all__ = ["Question", "TerminalSurface"]
 _NOTICE_STYLE = {"info": "dim", "warning": "dim yellow", "error": "red"}
 
 
-@dataclass(slots=True)
-class Question:
+class Question(msgspec.Struct):
     """One question waiting for the person: a gate permission (`tool` set) or a plugin's ask."""
 
     text: str
@@ -48,8 +48,7 @@ class Question:
     input: Json = None
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(msgspec.Struct):
     name: str
     input: Json
     tail: str = ""
@@ -59,20 +58,19 @@ def _nothing() -> None:
     return None
 
 
-@dataclass
-class TerminalSurface:
+class TerminalSurface(msgspec.Struct):
     """A person at a terminal: drawn output, a live area, and questions in line."""
 
-    console: Console = field(default_factory=lambda: Console(highlight=False))
+    console: Console = msgspec.field(default_factory=lambda: Console(highlight=False))
     changed: Callable[[], None] = _nothing
     """Called when the live area must be redrawn (the keyboard loop sets it)."""
     asked: Callable[[], None] = _nothing
     """Called when a question joins the line (the keyboard loop sets it)."""
-    questions: deque[Question] = field(default_factory=lambda: deque())
+    questions: deque[Question] = msgspec.field(default_factory=lambda: deque())
     closed: bool = False
     """Set when nobody is left to answer: questions then raise GateError at once."""
-    _partial: str = field(default="", init=False)
-    _running: dict[str, _Running] = field(default_factory=lambda: {}, init=False)
+    _partial: str = ""
+    _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
 
     def print(self, renderable: RenderableType) -> None:
         """Leave `renderable` on the screen, above the live area."""
