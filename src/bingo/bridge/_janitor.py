@@ -99,12 +99,27 @@ def _children(me: int) -> list[int]:
     return found
 
 
+def _alone() -> bool:
+    """Whether no child is left, reaping those that ended: a subreaper with no child has no
+    descendant at all (every orphan below it is re-parented to it), so there is nothing to
+    look for in /proc."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+
+
 def _sweep(keep: frozenset[int] = frozenset()) -> None:
     """Kill every descendant but `keep` (and theirs): killing a child orphans its children,
     which then arrive here, so repeat until none is left (boundedly)."""
     me = os.getpid()
     until = time.monotonic() + _SWEEP_LIMIT
     while time.monotonic() < until:
+        if not keep and _alone():
+            return
         found = [pid for pid in _children(me) if pid not in keep]
         for pid in found:
             try:
