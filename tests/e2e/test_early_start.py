@@ -137,3 +137,38 @@ def test_a_broken_launch_record_is_no_head_start_and_is_rewritten(tmp_path: Path
     path.write_text("{not json", encoding="utf-8")
     assert EARLY not in _wordcount(box)
     assert EARLY in _wordcount(box)
+
+
+def _janitor_of(bingo: int) -> list[int]:
+    """The janitor (and its wardens) of the bingo run with pid `bingo`."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = (Path("/proc") / entry / "cmdline").read_bytes().split(b"\0")
+            state = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if any(word.endswith(b"_janitor.py") for word in argv) and str(bingo).encode() in argv and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_a_run_that_fails_before_taking_its_head_start_leaves_nothing_behind(tmp_path: Path) -> None:
+    # The begun plugin reads EOF as its warden is told to end: the warden must not lose how
+    # it ended and wait out its grace (it did, in one run in 5 to 25, for 3 s).
+    box = _sandbox(tmp_path)
+    _wordcount(box)
+    for _ in range(20):
+        run = box.popen("--resume", "nosuch", "-p", "/wordcount notes.txt")
+        _out, err = run.communicate(timeout=60)
+        assert run.returncode == 1 and err == "bingo: no session nosuch: list this project's sessions with /sessions\n"
+        deadline = time.monotonic() + 2
+        while _janitor_of(run.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _janitor_of(run.pid) == []
+    # Each of those runs had its head start: the record it began from still holds.
+    records = json.loads((box.bingo_home / "data" / "launches.json").read_text(encoding="utf-8"))["records"]
+    assert list(records) == [f"{box.project}\0wordcount"]
+    assert EARLY in _wordcount(box)

@@ -149,16 +149,6 @@ def _reap_all(keep: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
 # --- the warden: one plugin ------------------------------------------------------------
 
 
-class _Terminate(Exception):
-    """SIGTERM (or SIGHUP, SIGINT) arrived while the warden waited for its plugin."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    for ending in _ENDINGS:  # once is enough: a second signal must not interrupt the ending
-        _signal.signal(ending, _signal.SIG_IGN)
-    raise _Terminate
-
-
 class _Spawn:
     """One plugin to start, as bingo asked."""
 
@@ -258,41 +248,44 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
 
 def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> None:
     """In the forked warden (born with the ending signals blocked, see `_Janitor.spawn`):
-    start the plugin, wait for it, sweep, exit as it did. Never returns."""
+    start the plugin, wait for it, sweep, exit as it did. Never returns.
+
+    The ending signals and SIGCHLD stay blocked and are taken with `sigtimedwait`, never by
+    a handler: a handler's exception could land just after `waitpid` reaped the plugin and
+    lose how it ended (the plugin reads EOF and exits at the very moment bingo's death makes
+    the janitor end its wardens)."""
     status: int | None = None
     plugin = 0
     try:
-        try:
-            for signum in _ENDINGS:
-                _signal.signal(signum, _terminate)
-            _signal.set_wakeup_fd(-1)
-            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-            for fd in theirs:  # the janitor's own: the control socket, its wake-up pipe
-                os.close(fd)
-            os.setsid()
-            _set(_PR_SET_PDEATHSIG, _signal.SIGTERM)
-            if os.getppid() != janitor:
-                os._exit(1)
-            _set(_PR_SET_CHILD_SUBREAPER, 1)
-            warden = os.getpid()
-            plugin = os.fork()
-            if plugin == 0:
-                _exec_plugin(spawn, fds, warden)
-            for fd in fds:
-                os.close(fd)
-            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _ENDINGS)
-            while True:
-                done, status = os.waitpid(-1, 0)
-                if done == plugin:
-                    break
-        except _Terminate:
-            status = _end_plugin(plugin, spawn.grace) if plugin > 0 else 0
-        except ChildProcessError:
-            status = 0
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, (*_ENDINGS, _signal.SIGCHLD))
+        _signal.set_wakeup_fd(-1)
+        for signum in (*_ENDINGS, _signal.SIGCHLD):
+            _signal.signal(signum, _signal.SIG_DFL)
+        for fd in theirs:  # the janitor's own: the control socket, its wake-up pipe
+            os.close(fd)
+        os.setsid()
+        _set(_PR_SET_PDEATHSIG, _signal.SIGTERM)
+        if os.getppid() != janitor:
+            os._exit(1)
+        _set(_PR_SET_CHILD_SUBREAPER, 1)
+        warden = os.getpid()
+        plugin = os.fork()
+        if plugin == 0:
+            _exec_plugin(spawn, fds, warden)
+        for fd in fds:
+            os.close(fd)
+        ending = False
+        while status is None and not ending:
+            for _pid, status in _reap_all(frozenset((plugin,))):
+                break
+            if status is None:
+                # A SIGCHLD sent since the reaping above is pending, so nothing is missed.
+                taken = _signal.sigtimedwait((*_ENDINGS, _signal.SIGCHLD), 1.0)
+                ending = taken is not None and taken.si_signo in _ENDINGS
+        if status is None:
+            status = _end_plugin(plugin, spawn.grace)
     except BaseException:  # nothing may escape a forked child: end what it started
         status = _end_plugin(plugin, 0) if plugin > 0 else None
-    for signum in _ENDINGS:
-        _signal.signal(signum, _signal.SIG_IGN)
     _sweep()
     _finish(status if status is not None else _signal.SIGKILL)
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Awaitable
 from pathlib import Path
 
@@ -149,6 +150,26 @@ def test_an_exit_code_and_a_signal_are_reported_as_the_plugin_ended(tmp_path: Pa
         return found
 
     assert asyncio.run(main()) == [("exited with code 3", 3), ("was killed by SIGTERM", -signal.SIGTERM)]
+
+
+def test_a_plugin_ending_as_its_warden_is_told_to_end_is_reported_as_it_ended(tmp_path: Path) -> None:
+    # The plugin exits at EOF just as its warden gets SIGTERM (what bingo's death does to
+    # both at once): how it ended must not be lost in the race, nor take the warden's grace.
+    async def main() -> list[tuple[str, float]]:
+        found: list[tuple[str, float]] = []
+        for _ in range(12):
+            proc = await _spawn("import os, sys; sys.stdin.read(); os._exit(5)", tmp_path)
+            async with asyncio.timeout(10), proc:
+                proc.stdin.close()
+                os.kill(proc.pid, signal.SIGTERM)
+                start = time.monotonic()
+                how = await proc.ended()
+                found.append((how, time.monotonic() - start))
+        return found
+
+    for how, seconds in asyncio.run(main()):
+        assert how in ("exited with code 5", "was killed by SIGTERM")
+        assert seconds < 0.9
 
 
 def test_a_child_that_left_the_plugins_session_dies_when_the_plugin_exits(tmp_path: Path) -> None:
