@@ -480,18 +480,22 @@ class PluginProcess:
             await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
             return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
         path = resolve(argv, env, cwd)
-        janitor = _the_janitor()  # before the log line: its start overlaps the write
+        janitor = _the_janitor()
         begun = _early.take(path, [path, *argv[1:]], env, str(cwd))
-        early = " (begun before bingo had started)" if begun is not None else ""
-        await asyncio.to_thread(log.line, f"starting {' '.join(argv)}{early}")
+        adopted: tuple[int, asyncio.Future[int | None]] | None = None
         if begun is not None:
-            stdin_w, stdout_r, stderr_r = begun.fds
             try:
-                pid, ended = await janitor.adopt(begun.request_id)
-            except BaseException:
-                for fd in begun.fds:
-                    os.close(fd)
-                raise
+                adopted = await janitor.adopt(begun.request_id)
+            except OSError as exc:  # the head start was lost (its janitor died): start afresh
+                _log.warning("a plugin begun early could not be taken over (%s); starting it again", exc)
+                janitor = _the_janitor()
+            finally:
+                if adopted is None:
+                    for fd in begun.fds:
+                        os.close(fd)
+        if begun is not None and adopted is not None:
+            pid, ended = adopted
+            stdin_w, stdout_r, stderr_r = begun.fds
         else:
             stdin_r, stdin_w = os.pipe()
             stdout_r, stdout_w = os.pipe()
@@ -508,6 +512,9 @@ class PluginProcess:
                     os.close(fd)
                 raise
         try:
+            early = " (begun before bingo had started)" if adopted is not None else ""
+            # Before its stderr is read, so the plugin's own lines follow this one.
+            await asyncio.to_thread(log.line, f"starting {' '.join(argv)}{early}")
             stdin, stdout, stderr = await _streams(stdin_w, stdout_r, stderr_r)
         except BaseException:
             _kill(pid)

@@ -4,8 +4,10 @@ it changes, and a begun plugin is handed over once, for exactly its command line
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -116,3 +118,38 @@ def test_begun_plugins_are_handed_over_once_for_exactly_their_command_line(tmp_p
         sock.close()  # the janitor reads EOF, ends what it started, and exits
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_head_start_whose_janitor_died_is_started_again(tmp_path: Path) -> None:
+    from bingo.bridge import process
+    from bingo.bridge.process import PluginLog, PluginProcess
+
+    home = tmp_path / ".bingo"
+    environ = {**os.environ, "BINGO_HOME": str(home)}
+    recipe = Recipe(path=sys.executable, argv=(sys.executable, "-c", "import sys; print(sys.stdin.readline().upper(), end='')"), extra=())
+    _early.remember(home / "data", str(tmp_path), "wc", [recipe], [], environ)
+    before = process._current  # pyright: ignore[reportPrivateUsage]
+    process._current = None  # pyright: ignore[reportPrivateUsage]  # this run has no janitor yet
+    try:
+        assert _early.begin(environ, str(tmp_path), "/wc") == 1
+        started = _early._janitor  # pyright: ignore[reportPrivateUsage]
+        assert started is not None
+        os.kill(started[0], signal.SIGKILL)
+        os.waitpid(started[0], 0)
+        log = PluginLog(tmp_path / "plugin.log")
+
+        async def main() -> bytes:
+            proc = await PluginProcess.spawn(list(recipe.argv), env=dict(environ), cwd=tmp_path, log=log)
+            async with asyncio.timeout(10), proc:
+                proc.stdin.write(b"hello\n")
+                return await proc.stdout.read()
+
+        assert asyncio.run(main()) == b"HELLO\n"
+        assert "begun before" not in (tmp_path / "plugin.log").read_text(encoding="utf-8")
+        assert _early.take_janitor() is None
+    finally:
+        fresh = process._current  # pyright: ignore[reportPrivateUsage]
+        if fresh is not None and fresh is not before:
+            fresh.sock.close()  # it reads EOF and exits
+            os.waitpid(fresh.pid, 0)
+        process._current = before  # pyright: ignore[reportPrivateUsage]
