@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     """A plain command line, read without argparse: the switches, the valued options, the
     `--allow` rules and the prompt."""
 
-__all__ = ["main", "parse", "run"]
+__all__ = ["launch", "main", "parse", "run"]
 
 
 _FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust"}
@@ -156,19 +156,23 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main() -> None:
-    """The console script: give the plugins this command line will use a head start
-    (`bridge._early`, before anything heavy is imported), run, and exit without tearing the
-    interpreter down (what needs closing is closed by then; the teardown of every module
-    is ~20 ms of a cold `bingo -p "/command"` that nobody waits for)."""
+    """The console script: `launch`, then exit without tearing the interpreter down (what
+    needs closing is closed by then; the teardown of every module is ~20 ms of a cold
+    `bingo -p "/command"` that nobody waits for)."""
+    _exit(launch(sys.argv[1:]))
+
+
+def launch(argv: Sequence[str]) -> int:
+    """`run`, with a head start for the plugins this command line will use (`bridge._early`,
+    taken before anything heavy is imported) and no cyclic collection while bingo imports
+    itself; the exit status."""
     gc.disable()  # imports make ~100k objects that all live: collecting them is ~5% of a start
-    argv = sys.argv[1:]
     line = _read(argv)
     if line is not None and line[3] is not None and "trust" not in line[0]:
         from .bridge import _early
 
         _early.begin(os.environ, os.getcwd(), line[3])
-    code = run(argv)
-    _exit(code)
+    return run(argv)
 
 
 def _exit(code: int) -> NoReturn:
