@@ -1,5 +1,10 @@
 """The plugin wire: the kernel's contract types, the JSON-RPC envelopes that carry them, and
-the schema generated from both. Nothing here does I/O."""
+the schema generated from both. Nothing here does I/O.
+
+The modules that declare types do without `from __future__ import annotations`: msgspec then
+reads their annotations as objects when it builds a decoder instead of evaluating strings
+(the `initialize` decoder: 1.2 ms → 0.35 ms, on every cold start). A forward reference is
+quoted where it is needed (`"list[View]"`)."""
 
 from . import rpc
 from ._base import Json, Wire, is_array, is_object

@@ -6,7 +6,6 @@ representation per contract. This module owns their shapes; it does not know whi
 methods carry them (that is `protocol.py`) nor how they are framed (`rpc.py`).
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 

@@ -4,7 +4,6 @@ Owns the six View shapes and their fold to plain text (what `--print`, a pipe an
 channel show). It does not draw anything richer: the terminal surface does that.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, TypeAlias
 
@@ -60,14 +59,14 @@ class TableView(_View, frozen=True, tag="table"):
 class ListView(_View, frozen=True, tag="list"):
     """A list of views, bulleted or numbered."""
 
-    items: list[View]
+    items: "list[View]"
     ordered: bool = False
 
 
 class StackView(_View, frozen=True, tag="stack"):
     """Views one above the other."""
 
-    children: list[View]
+    children: "list[View]"
 
 
 View: TypeAlias = Annotated[
