@@ -197,7 +197,9 @@ class PluginHost:
                 self._contributes[name] = self._register(plugin, plugin.info)
         self._started = True
         if self._cache is not None and spawn:
-            await asyncio.to_thread(self._file, spawn)
+            # Bookkeeping for the next run, not part of being ready: the host's task group
+            # sees it done before the host is left.
+            self._group.create_task(self._file_soon(spawn))
 
     def warm(self, prompt: str | None) -> None:
         """Begin starting, in the background, each idle plugin the run is about to use, so
@@ -266,6 +268,12 @@ class PluginHost:
                 host_version=__version__,
             )
         return found
+
+    async def _file_soon(self, spawned: Sequence[Plugin]) -> None:
+        try:
+            await asyncio.to_thread(self._file, spawned)
+        except Exception:  # boundary: bookkeeping never takes the host down
+            _log.exception("cannot file what the plugins declared")
 
     def _file(self, spawned: Sequence[Plugin]) -> None:
         """File what the plugins started at start-up declared, where it is not what the
