@@ -172,3 +172,16 @@ def test_a_run_that_fails_before_taking_its_head_start_leaves_nothing_behind(tmp
     records = json.loads((box.bingo_home / "data" / "launches.json").read_text(encoding="utf-8"))["records"]
     assert list(records) == [f"{box.project}\0wordcount"]
     assert EARLY in _wordcount(box)
+
+
+def test_a_manifest_that_adds_to_the_environment_has_its_head_start_too(tmp_path: Path) -> None:
+    box = _sandbox(tmp_path)
+    manifest_path = box.bingo_home / "plugins" / "wordcount" / "plugin.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["entry"]["env"] = {"WORDCOUNT_HOME": "${PLUGIN_ROOT}/home", "LANG": "C.UTF-8"}
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert EARLY not in _wordcount(box)
+    assert EARLY in _wordcount(box)
+    record = json.loads((box.bingo_home / "data" / "launches.json").read_text(encoding="utf-8"))
+    [entry] = record["records"].values()
+    assert entry["spawn"][0]["extra"]["WORDCOUNT_HOME"] == str(manifest_path.parent / "home")

@@ -147,11 +147,12 @@ class PluginHost:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        self._remember_launch()
         _early.abandon()
         for plugin in self._plugins.values():
             plugin.stop()
         await self._group.__aexit__(None, None, None)
+        # Last, once every file this run writes is written: the record holds their state.
+        self._remember_launch()
 
     async def start(self) -> None:
         """Declare every plugin without a problem: from the cache where its answer is cached
