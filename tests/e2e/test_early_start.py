@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.e2e._bingo import EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
@@ -40,20 +41,30 @@ def _wordcount(box: Sandbox, env: dict[str, str] | None = None) -> str:
     return line
 
 
-def _living(marker: str) -> list[int]:
-    """Processes whose command line holds `marker`."""
+def _living(matches: Callable[[list[str]], bool]) -> list[int]:
+    """The living processes whose argv `matches`."""
     found: list[int] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            cmdline = (Path("/proc") / entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            argv = (Path("/proc") / entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
             state = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
         except OSError:
             continue
-        if marker in cmdline and state != "Z":
+        if matches(argv) and state != "Z":
             found.append(int(entry))
     return found
+
+
+def _naming(marker: str) -> list[int]:
+    """The living processes with `marker` in their argv."""
+    return _living(lambda argv: any(marker in word for word in argv))
+
+
+def _janitor_of(bingo: int) -> list[int]:
+    """The janitor (and its wardens) of the bingo run with pid `bingo`."""
+    return _living(lambda argv: any(word.endswith("_janitor.py") for word in argv) and str(bingo) in argv)
 
 
 def test_the_second_run_of_a_command_begins_its_plugin_early(tmp_path: Path) -> None:
@@ -122,9 +133,9 @@ def test_a_begun_plugin_the_run_does_not_want_ends_with_the_run(tmp_path: Path) 
     assert no_traceback(result)
     assert EARLY not in _starts(box, "wordcount")[-1]
     deadline = time.monotonic() + 5
-    while _living(marker) and time.monotonic() < deadline:
+    while _naming(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _living(marker) == []
+    assert _naming(marker) == []
     assert "a plugin begun early was not wanted" in (box.logs / "bingo.log").read_text(encoding="utf-8")
     # The run put the record right again: the next run has its head start.
     assert EARLY in _wordcount(box)
@@ -138,21 +149,6 @@ def test_a_broken_launch_record_is_no_head_start_and_is_rewritten(tmp_path: Path
     assert EARLY not in _wordcount(box)
     assert EARLY in _wordcount(box)
 
-
-def _janitor_of(bingo: int) -> list[int]:
-    """The janitor (and its wardens) of the bingo run with pid `bingo`."""
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = (Path("/proc") / entry / "cmdline").read_bytes().split(b"\0")
-            state = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if any(word.endswith(b"_janitor.py") for word in argv) and str(bingo).encode() in argv and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 def test_a_run_that_fails_before_taking_its_head_start_leaves_nothing_behind(tmp_path: Path) -> None:
