@@ -168,10 +168,12 @@ def launch(argv: Sequence[str]) -> int:
     itself; the exit status."""
     gc.disable()  # imports make ~100k objects that all live: collecting them is ~5% of a start
     line = _read(argv)
-    if line is not None and line[3] is not None and "trust" not in line[0]:
-        from .bridge import _early
+    if line is not None:
+        switches, _values, _allow, prompt = line
+        if prompt is not None and "trust" not in switches:
+            from .bridge import _early
 
-        _early.begin(os.environ, os.getcwd(), line[3])
+            _early.begin(os.environ, os.getcwd(), prompt)
     return run(argv)
 
 

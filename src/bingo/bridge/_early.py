@@ -55,6 +55,7 @@ __all__ = [
     "frame",
     "remember",
     "spawn_janitor",
+    "spawn_request",
     "take",
     "take_janitor",
 ]
@@ -109,6 +110,13 @@ def frame(message: tuple[_Field, ...]) -> bytes:
     """One message to the janitor: a 4-byte big-endian length, then the marshalled tuple."""
     data = marshal.dumps(message)
     return len(data).to_bytes(4, "big") + data
+
+
+def spawn_request(request_id: int, path: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> bytes:
+    """The janitor's `spawn` message: the plugin runs on the CPUs bingo runs on now (the
+    janitor's own may be older), and its warden gives it WARDEN_GRACE."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return frame(("spawn", request_id, path, list(argv), dict(env), cwd, WARDEN_GRACE, cpus))
 
 
 def spawn_janitor() -> tuple[int, socket.socket]:
@@ -221,7 +229,6 @@ def begin(environ: Mapping[str, str], cwd: str, prompt: str | None) -> int:
         return 0
     ids: list[int] = []
     _janitor = (pid, sock, ids)
-    cpus = sorted(os.sched_getaffinity(0))
     for request_id, recipe in enumerate(recipes, start=1):
         env = dict(environ)
         env.update(recipe.extra)
@@ -229,7 +236,7 @@ def begin(environ: Mapping[str, str], cwd: str, prompt: str | None) -> int:
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         theirs = [stdin_r, stdout_w, stderr_w]
-        message = frame(("spawn", request_id, recipe.path, list(recipe.argv), env, cwd, WARDEN_GRACE, cpus))
+        message = spawn_request(request_id, recipe.path, recipe.argv, env, cwd)
         try:
             sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
         except OSError:

@@ -42,7 +42,7 @@ from pathlib import Path
 import msgspec
 
 from . import _early
-from ._early import WARDEN_GRACE, frame
+from ._early import WARDEN_GRACE, spawn_request
 from ._framing import MAX_LINE
 
 __all__ = [
@@ -65,8 +65,9 @@ _log = logging.getLogger(__name__)
 
 EXIT_GRACE = 2.0
 """Seconds a plugin has to exit by itself once its stdin is closed."""
-TERM_GRACE = 2.0
-"""Seconds its process group has to exit after SIGTERM, before SIGKILL."""
+TERM_GRACE = 2 * WARDEN_GRACE
+"""Seconds its process group has to exit after SIGTERM, before SIGKILL: twice what a warden
+gives its plugin, so the warden has ended it and swept before bingo would SIGKILL the group."""
 KILL_WAIT = 2.0
 """Seconds to wait for the reaping after SIGKILL (the kernel does not refuse it)."""
 END_WAIT = 1.0
@@ -234,8 +235,7 @@ class _Janitor(msgspec.Struct):
         request_id = next(self.ids)
         answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
         self.answers[request_id] = answer
-        cpus = sorted(os.sched_getaffinity(0))  # the janitor's may be older than bingo's
-        outgoing = _Outgoing(frame(("spawn", request_id, path, list(argv), env, str(cwd), WARDEN_GRACE, cpus)), fds)
+        outgoing = _Outgoing(spawn_request(request_id, path, argv, env, str(cwd)), fds)
         self.outgoing.append(outgoing)
         self._flush()
         try:
