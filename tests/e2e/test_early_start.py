@@ -64,7 +64,21 @@ def _naming(marker: str) -> list[int]:
 
 def _janitor_of(bingo: int) -> list[int]:
     """The janitor (and its wardens) of the bingo run with pid `bingo`."""
-    return _living(lambda argv: any(word.endswith("_janitor.py") for word in argv) and str(bingo) in argv)
+    return _living(lambda argv: any("import _janitor;" in word for word in argv) and str(bingo) in argv)
+
+
+def test_a_janitor_is_known_by_its_command_line() -> None:
+    # What `_janitor_of` looks for (so that "no janitor is left" below cannot pass by
+    # looking for the wrong thing): one started the way bingo starts it, gone at EOF.
+    from bingo.bridge import _early
+
+    pid, sock = _early.spawn_janitor()
+    try:
+        assert _janitor_of(os.getpid()) == [pid]
+    finally:
+        sock.close()
+        os.waitpid(pid, 0)
+    assert _janitor_of(os.getpid()) == []
 
 
 def test_the_second_run_of_a_command_begins_its_plugin_early(tmp_path: Path) -> None:

@@ -57,7 +57,8 @@ def test_bad_flags_are_a_usage_error_from_argparse() -> None:
 def test_the_head_start_runs_before_anything_heavy_is_imported() -> None:
     # bingo.cli and bridge._early run before the plugin's head start is taken (ADR-0014):
     # every heavy import there delays the plugin's start by as much.
-    heavy = ["argparse", "asyncio", "dataclasses", "logging", "msgspec", "typing", "bingo.app", "bingo.bridge.host"]
+    heavy = ["argparse", "asyncio", "dataclasses", "logging", "msgspec", "typing", "pathlib", "socket", "threading",
+             "bingo.app", "bingo.bridge.host"]
     script = f"import sys, bingo.cli, bingo.bridge._early; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

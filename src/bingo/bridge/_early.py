@@ -25,21 +25,20 @@ cheap or that every run imports anyway.
 
 from __future__ import annotations
 
+import _socket
 import array
 import json
 import marshal
 import os
-import socket
 import sys
-import threading
 import zlib
-from pathlib import Path
 
-from ..kernel.home import bingo_home, data_dir
+from ..kernel.home import DATA, bingo_home_path
 
 TYPE_CHECKING = False  # not typing's: see the last paragraph above
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import NamedTuple
 else:
     from collections import namedtuple as _namedtuple
@@ -68,7 +67,14 @@ TERM_GRACE: it is done, and has swept, before the host would SIGKILL the group).
 _KEEP = 64
 """Records kept (the most recently written): one per directory and command."""
 _VERSION = 1
-_JANITOR = Path(__file__).with_name("_janitor.py")
+_JANITOR = (
+    f"import sys; sys.path.append({os.path.dirname(os.path.abspath(__file__))!r}); "
+    "import _janitor; _janitor.main(sys.argv[1:])"
+)
+"""How the janitor is started (`python -I -S -c _JANITOR FD PID MAIN`): imported from this
+directory, put last on its path (after the standard library, which it alone imports), so
+that its bytecode is the cached one; run as a script, it would compile its source at every
+start, as long again as the rest of that start."""
 
 _Field = str | int | float | list[str] | list[int] | dict[str, str]
 """What a message to the janitor is made of: only what `marshal` carries."""
@@ -101,7 +107,7 @@ else:  # the same records, without importing typing (or dataclasses, which impor
     Begun = _namedtuple("Begun", "request_id path argv env cwd fds")
 
 
-_janitor: tuple[int, socket.socket, list[int]] | None = None
+_janitor: tuple[int, _socket.socket, list[int]] | None = None
 """The janitor `begin` started and the request ids it sent, until the host takes them."""
 _begun: list[Begun] = []
 
@@ -119,7 +125,7 @@ def spawn_request(request_id: int, path: str, argv: Sequence[str], env: Mapping[
     return frame(("spawn", request_id, path, list(argv), dict(env), cwd, WARDEN_GRACE, cpus))
 
 
-def spawn_janitor() -> tuple[int, socket.socket]:
+def spawn_janitor() -> tuple[int, _socket.socket]:
     """posix_spawn the run's janitor (no fork of bingo, whatever its size), its stdio on
     /dev/null, in a session of its own (a terminal's Ctrl-C is bingo's to handle); its pid
     and bingo's end of the control socket (blocking).
@@ -127,13 +133,16 @@ def spawn_janitor() -> tuple[int, socket.socket]:
     Raises:
         OSError: it cannot be started.
     """
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         os.set_inheritable(theirs.fileno(), True)
         # Its parent-death signal follows the thread that spawned it: only the main thread
         # is sure to live as long as bingo (EOF on the socket covers the rest).
-        main = "1" if threading.current_thread() is threading.main_thread() else "0"
-        argv = [sys.executable, "-I", "-S", str(_JANITOR), str(theirs.fileno()), str(os.getpid()), main]
+        # (threading is imported by anything that starts a thread with it: if it is not, this
+        # is the thread that started the interpreter, as threading itself would assume)
+        threading = sys.modules.get("threading")
+        main = "1" if threading is None or threading.current_thread() is threading.main_thread() else "0"
+        argv = [sys.executable, "-I", "-S", "-c", _JANITOR, str(theirs.fileno()), str(os.getpid()), main]
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
         pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=devnull, setsid=True)
     except BaseException:
@@ -178,9 +187,10 @@ def _dict(value: object) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
 
 
-def _records(path: Path) -> dict[str, object]:
+def _records(path: str) -> dict[str, object]:
     try:
-        data = _dict(json.loads(path.read_bytes()))
+        with open(path, "rb") as file:
+            data = _dict(json.loads(file.read()))
     except (OSError, ValueError):
         return {}
     if data is None or data.get("version") != _VERSION:
@@ -220,7 +230,7 @@ def begin(environ: Mapping[str, str], cwd: str, prompt: str | None) -> int:
     if command is None or _janitor is not None or not sys.platform.startswith("linux"):
         return 0
     try:
-        record = _records(data_dir(bingo_home(environ)) / LAUNCHES).get(_key(cwd, command))
+        record = _records(os.path.join(bingo_home_path(environ), DATA, LAUNCHES)).get(_key(cwd, command))
         recipes = _recipes(record, environ)
         if not recipes:
             return 0
@@ -238,7 +248,7 @@ def begin(environ: Mapping[str, str], cwd: str, prompt: str | None) -> int:
         theirs = [stdin_r, stdout_w, stderr_w]
         message = spawn_request(request_id, recipe.path, recipe.argv, env, cwd)
         try:
-            sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
+            sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", theirs))])
         except OSError:
             for fd in (stdin_w, stdout_r, stderr_r):
                 os.close(fd)
@@ -251,7 +261,7 @@ def begin(environ: Mapping[str, str], cwd: str, prompt: str | None) -> int:
     return len(_begun)
 
 
-def take_janitor() -> tuple[int, socket.socket, list[int]] | None:
+def take_janitor() -> tuple[int, _socket.socket, list[int]] | None:
     """The janitor `begin` started (pid, control socket, the ids of the spawns it asked
     for), handed over once."""
     global _janitor
@@ -293,7 +303,7 @@ def remember(
     import logging
 
     path = data_dir / LAUNCHES
-    records = _records(path)
+    records = _records(str(path))
     key = _key(cwd, command)
     record: dict[str, object] | None = None
     if recipes:

@@ -1,12 +1,13 @@
 """The janitor: one small process per bingo run, the parent of every plugin process, so that
 nothing a plugin starts outlives the plugin, or outlives bingo.
 
-Run as a script, never imported: `python -I -S _janitor.py FD BINGO_PID MAIN`, FD being its
+Started as `python -I -S -c "…import _janitor; _janitor.main(sys.argv[1:])" FD BINGO_PID MAIN`
+(its cached bytecode, never bingo's modules; see `_early._JANITOR`), FD being its
 end of a unix stream socket to bingo (the control socket), MAIN `1` when bingo's main thread
 spawned it (the parent-death signal follows that thread). bingo starts it once, lazily, with the
 first plugin spawn, and asks it, over the socket, to start each plugin with the three pipe
 ends bingo made (passed by SCM_RIGHTS). It imports only what is built in or cheap (`os`,
-`_signal`, `_socket`, `select`, `marshal`, `ctypes`; not `signal`, `socket` or `json`, whose
+`_signal`, `_socket`, `select`, `marshal`, `_ctypes`; not `signal`, `socket` or `json`, whose
 enums and regexes would double its start), so it is up in about the time of `python -S`.
 
 For every plugin it forks a *warden* (a fork of itself, no new interpreter), which:
@@ -43,12 +44,15 @@ from __future__ import annotations
 
 import _signal
 import _socket
-import ctypes
 import marshal
 import os
 import select
 import sys
 import time
+
+TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do without
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__: list[str] = []
 
@@ -67,10 +71,37 @@ gently and sweep (at least: the longest grace a spawn asked for), before SIGKILL
 _MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
 """Where closing the descriptors a plugin must not inherit stops (close_range makes it cheap)."""
 
-try:
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):
-    _prctl = None
+
+def _libc_prctl() -> Callable[[int, int, int, int, int], int] | None:
+    """libc's `prctl`, through `_ctypes` itself: the `ctypes` package around it (its types,
+    its struct and endian modules) would be a quarter of the janitor's start, which a head
+    start waits on (ADR-0014). These few lines are what `ctypes.CDLL(None).prctl` builds;
+    where `_ctypes` differs, `ctypes` does it. None where there is no such function."""
+    try:
+        import _ctypes
+
+        class _Int(_ctypes._SimpleCData):  # ctypes.c_int
+            _type_ = "i"
+
+        class _Function(_ctypes.CFuncPtr):  # ctypes.CDLL's function pointers
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = _Int
+
+        class _Process:  # what a function pointer is looked up in: this process's symbols
+            _handle = _ctypes.dlopen(None, os.RTLD_LOCAL)
+
+        return _Function(("prctl", _Process()))
+    except (ImportError, AttributeError, TypeError):
+        pass
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+_prctl = _libc_prctl()
 
 
 def _set(option: int, value: int) -> None:

@@ -22,6 +22,7 @@ It does not speak JSON-RPC: it hands its stdout and stdin to a Connection.
 
 from __future__ import annotations
 
+import _socket
 import array
 import asyncio
 import contextlib
@@ -162,6 +163,14 @@ class _Outgoing(msgspec.Struct):
     started: bool = False
 
 
+def _nonblocking(raw: _socket.socket) -> socket.socket:
+    """The janitor's control socket as a `socket.socket` (`_early` makes it with `_socket`,
+    to start before the `socket` module is imported), for the loop."""
+    sock = socket.socket(fileno=raw.detach())
+    sock.setblocking(False)
+    return sock
+
+
 class _Janitor(msgspec.Struct):
     """bingo's end of the janitor's control socket (see `_janitor.py` for the protocol).
 
@@ -195,12 +204,10 @@ class _Janitor(msgspec.Struct):
         """
         begun = _early.take_janitor()
         if begun is not None:
-            pid, sock, early = begun
-            sock.setblocking(False)
-            return cls(pid=pid, sock=sock, early=early, ids=itertools.count(max(early, default=0) + 1))
-        pid, sock = _early.spawn_janitor()
-        sock.setblocking(False)
-        return cls(pid=pid, sock=sock)
+            pid, raw, early = begun
+            return cls(pid=pid, sock=_nonblocking(raw), early=early, ids=itertools.count(max(early, default=0) + 1))
+        pid, raw = _early.spawn_janitor()
+        return cls(pid=pid, sock=_nonblocking(raw))
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Read the socket on `loop`; what was pending on a previous loop is dropped (that

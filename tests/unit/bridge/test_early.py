@@ -25,7 +25,7 @@ def _recipe(*args: str) -> Recipe:
 
 
 def _held(data: Path, cwd: str, command: str, environ: dict[str, str]) -> list[Recipe]:
-    record = _early._records(data / LAUNCHES).get(f"{cwd}\0{command}")  # pyright: ignore[reportPrivateUsage]
+    record = _early._records(str(data / LAUNCHES)).get(f"{cwd}\0{command}")  # pyright: ignore[reportPrivateUsage]
     return _early._recipes(record, environ)  # pyright: ignore[reportPrivateUsage]
 
 

@@ -268,3 +268,20 @@ def test_a_plugin_runs_on_the_cpus_bingo_runs_on_when_it_is_spawned(tmp_path: Pa
     finally:
         os.sched_setaffinity(0, before)
     assert seen == [f"{[min(before)]}\n".encode(), f"{sorted(before)}\n".encode()]
+
+
+def test_the_janitor_reaches_prctl_without_the_ctypes_package() -> None:
+    # The janitor calls libc's prctl through `_ctypes` (the `ctypes` package would be a
+    # quarter of its start): in a janitor-like interpreter, its calls must reach the kernel
+    # (PR_GET_DUMPABLE answers in the return value: 1, then 0 once PR_SET_DUMPABLE cleared
+    # it), and `ctypes` stay unimported.
+    janitor = Path(process.__file__).with_name("_janitor.py")
+    script = textwrap.dedent(f"""
+        import runpy, sys
+        space = runpy.run_path({str(janitor)!r}, run_name="not_main")
+        before = space["_prctl"](3, 0, 0, 0, 0)
+        space["_set"](4, 0)
+        print(before, space["_prctl"](3, 0, 0, 0, 0), "ctypes" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["1", "0", "False"]
