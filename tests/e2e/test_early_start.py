@@ -74,11 +74,11 @@ def test_a_janitor_is_known_by_its_command_line() -> None:
 
     pid, sock = _early.spawn_janitor()
     try:
-        assert _janitor_of(os.getpid()) == [pid]
+        assert pid in _janitor_of(os.getpid())  # (this test process may have its own already)
     finally:
         sock.close()
         os.waitpid(pid, 0)
-    assert _janitor_of(os.getpid()) == []
+    assert pid not in _janitor_of(os.getpid())
 
 
 def test_the_second_run_of_a_command_begins_its_plugin_early(tmp_path: Path) -> None:

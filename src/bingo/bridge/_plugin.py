@@ -224,7 +224,7 @@ class Plugin:
     async def _lifetime(self, ready: asyncio.Future[Connection | PluginError]) -> None:
         argv, env = entry_command(self.manifest, self.source.root, self._facts.environ)
         data_dir = self._facts.data_dir / "plugins" / self.name
-        await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+        data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
         try:
             proc = await PluginProcess.spawn(argv, env=env, cwd=self._facts.cwd, log=self.log)
         except OSError as exc:

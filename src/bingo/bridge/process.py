@@ -484,7 +484,7 @@ class PluginProcess:
             OSError: the command cannot be run.
         """
         if not USE_JANITOR:
-            await asyncio.to_thread(log.line, f"starting {' '.join(argv)}")
+            log.line(f"starting {' '.join(argv)}")  # inline, as below
             return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
         path = resolve(argv, env, cwd)
         janitor = _the_janitor()
@@ -520,8 +520,9 @@ class PluginProcess:
                 raise
         try:
             early = " (begun before bingo had started)" if adopted is not None else ""
-            # Before its stderr is read, so the plugin's own lines follow this one.
-            await asyncio.to_thread(log.line, f"starting {' '.join(argv)}{early}")
+            # Before its stderr is read, so the plugin's own lines follow this one. Inline, not
+            # through a thread: one short append, and a hop costs far more (ADR-0003).
+            log.line(f"starting {' '.join(argv)}{early}")
             stdin, stdout, stderr = await _streams(stdin_w, stdout_r, stderr_r)
         except BaseException:
             _kill(pid)
