@@ -1,11 +1,13 @@
 """Cold starts, as a person meets them: fresh processes, timed from spawn to exit.
 
-Three contenders, interleaved round by round in one temporary world (a BINGO_HOME with the
+Four contenders, interleaved round by round in one temporary world (a BINGO_HOME with the
 example wordcount plugin installed, a project with `notes.txt`):
   - `bingo -p "/wordcount notes.txt"`, end to end;
   - `python3 -c pass`, the bare interpreter;
   - the plugin's own start: `python3 examples/plugins/wordcount/main.py` spawned, sent
-    `initialize` and one `command/run` through a pipe, answered, stdin closed, exited.
+    `initialize` and one `command/run` through a pipe, answered, stdin closed, exited;
+  - the floor: `python3 -c "import asyncio, msgspec, pathlib"`, the standard library and
+    msgspec that bingo's process imports before a line of its own runs.
 `python3` is the bench venv's, put first on PATH, so neither side pays a version manager's
 shim or the `.pth` files of the base interpreter's site-packages (on the project's machine
 one of them imports certifi at every start: 60–90 ms that a clean machine does not pay).
@@ -31,6 +33,9 @@ __all__ = ["ColdWorld", "rounds", "world"]
 REPO = Path(__file__).resolve().parents[1]
 BINGO = str(Path(sys.executable).parent / "bingo")
 WORDCOUNT = REPO / "examples" / "plugins" / "wordcount"
+
+FLOOR = "import asyncio, msgspec, pathlib"
+"""The imports no cold run of bingo can do without (see `ColdWorld.floor`)."""
 
 _INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocol": 5, "pluginRoot": "", "config": {},
@@ -62,6 +67,12 @@ class ColdWorld:
     def bare(self) -> float:
         """Seconds for `python3 -c pass`."""
         return self._timed([self.python3, "-c", "pass"])
+
+    def floor(self) -> float:
+        """Seconds for `python3 -c "import asyncio, msgspec, pathlib"`: what a host built as
+        bingo is (one asyncio loop, the msgspec contract, paths) imports before any of its
+        own code, so the least a cold run can take with the plugin wholly overlapped."""
+        return self._timed([self.python3, "-c", FLOOR])
 
     def plugin_alone(self) -> float:
         """Seconds for the plugin's own start: spawn, initialize, one command/run, exit."""
