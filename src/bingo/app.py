@@ -29,7 +29,7 @@ from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
 from .kernel.errors import SessionError, UsageError
 from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
-from .kernel.home import DATA
+from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
 from .kernel.interfaces import CommandContext, Provider
 from .kernel.notices import Notices
@@ -137,7 +137,7 @@ async def run_app(options: Options) -> int:
     cwd = Path.cwd()
     project = find_project(cwd, user_home)
     settings = load_settings(home=home, project=project, overrides=_overrides(options))
-    data_dir = home / DATA
+    data_dir = data_dir_of(home)
     _setup_logging(data_dir)
     if options.trust:
         from .bridge import discover, remember, trust_line

@@ -164,7 +164,6 @@ def test_a_broken_launch_record_is_no_head_start_and_is_rewritten(tmp_path: Path
     assert EARLY in _wordcount(box)
 
 
-
 def test_a_run_that_fails_before_taking_its_head_start_leaves_nothing_behind(tmp_path: Path) -> None:
     # The begun plugin reads EOF as its warden is told to end: the warden must not lose how
     # it ended and wait out its grace (it did, in one run in 5 to 25, for 3 s).

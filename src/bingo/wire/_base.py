@@ -5,7 +5,6 @@ keyword-only construction, defaults left out of what is sent, unknown fields ign
 decode (msgspec's default). It deliberately holds no types of its own.
 """
 
-
 from typing import Any, TypeAlias, TypeGuard
 
 import msgspec

@@ -6,7 +6,6 @@ representation per contract. This module owns their shapes; it does not know whi
 methods carry them (that is `protocol.py`) nor how they are framed (`rpc.py`).
 """
 
-
 from typing import Annotated, Literal, TypeAlias
 
 import msgspec

@@ -5,7 +5,6 @@ which both the bridge and the schema generator read. The payloads wrap the kerne
 contract types and never reshape them.
 """
 
-
 from typing import Annotated, Final, Literal
 
 import msgspec

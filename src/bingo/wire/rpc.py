@@ -5,7 +5,6 @@ Params and results stay raw (`msgspec.Raw`) here so each method decodes its own 
 payload once, at the edge. It does not frame bytes or track ids (the bridge does).
 """
 
-
 from typing import Final, Literal
 
 import msgspec

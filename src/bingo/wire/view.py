@@ -4,7 +4,6 @@ Owns the six View shapes and their fold to plain text (what `--print`, a pipe an
 channel show). It does not draw anything richer: the terminal surface does that.
 """
 
-
 from typing import Annotated, TypeAlias
 
 import msgspec
