@@ -71,7 +71,8 @@ class ColdWorld:
     def floor(self) -> float:
         """Seconds for `python3 -c "import asyncio, msgspec, pathlib"`: what a host built as
         bingo is (one asyncio loop, the msgspec contract, paths) imports before any of its
-        own code, so the least a cold run can take with the plugin wholly overlapped."""
+        own code, so the least a cold run could take even with the plugin's start wholly
+        overlapped (bingo starts it only once it knows the command's plugin)."""
         return self._timed([self.python3, "-c", FLOOR])
 
     def plugin_alone(self) -> float:

@@ -13,10 +13,9 @@ first, so load noise hits them alike):
     warm declaration cache (ADR-0012: it registers from the cache and spawns nothing; a
     plugin starts at its first use), for 1 and 20 plugins;
   - cold `bingo -p "/wordcount notes.txt"` against `python3 -c pass` plus the plugin's own
-    start, twice: every process free on both CPUs (as a person runs it: bingo starts its
-    plugin on the other CPU while it imports itself, ADR-0014), and every process on one CPU
-    (where that head start buys nothing); beside the first, its floor: a bare `python3`
-    importing only asyncio, msgspec and pathlib, against the same sum;
+    start, twice: every process free on both CPUs (as a person runs it) and every process
+    on one CPU; beside the first, its floor: a bare `python3` importing only asyncio,
+    msgspec and pathlib, against the same sum;
   - session store: durable frames appended per second against bare sqlite3.
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no

@@ -163,17 +163,8 @@ def main() -> None:
 
 
 def launch(argv: Sequence[str]) -> int:
-    """`run`, with a head start for the plugins this command line will use (`bridge._early`,
-    taken before anything heavy is imported) and no cyclic collection while bingo imports
-    itself; the exit status."""
+    """`run`, with no cyclic collection while bingo imports itself; the exit status."""
     gc.disable()  # imports make ~100k objects that all live: collecting them is ~5% of a start
-    line = _read(argv)
-    if line is not None:
-        switches, _values, _allow, prompt = line
-        if prompt is not None and "trust" not in switches:
-            from .bridge import _early
-
-            _early.begin(os.environ, os.getcwd(), prompt)
     return run(argv)
 
 

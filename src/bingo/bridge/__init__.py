@@ -7,15 +7,16 @@ wire error boundary) and the proxies (`tool.py`, `command.py`, `contributor.py`,
 `compactor.py`, `provider.py`, `hook.py`, `service.py`). `process.py` owns one child
 process; `host.py` owns them all. The kernel never imports this package.
 
-Each export is imported when first asked for (PEP 562), so that importing one module of the
-package, as the very start of a run does (`_early.py`), imports nothing else.
+Each export is imported when first asked for (PEP 562), so that a caller pays only for what
+it asks for: importing the package imports none of its modules, and importing one of them
+only what that one needs.
 """
 
 from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False  # not typing's, whose import the start of a run does not pay for
+TYPE_CHECKING = False  # not typing's: importing the package imports nothing else
 if TYPE_CHECKING:
     from ._names import bridged_name
     from .discovery import PluginSource, discover

@@ -2,7 +2,7 @@
 nothing a plugin starts outlives the plugin, or outlives bingo.
 
 Started as `python -I -S -c "…import _janitor; _janitor.main(sys.argv[1:])" FD BINGO_PID MAIN`
-(its cached bytecode, never bingo's modules; see `_early._JANITOR`), FD being its
+(its cached bytecode, never bingo's modules; see `process._JANITOR`), FD being its
 end of a unix stream socket to bingo (the control socket), MAIN `1` when bingo's main thread
 spawned it (the parent-death signal follows that thread). bingo starts it once, lazily, with the
 first plugin spawn, and asks it, over the socket, to start each plugin with the three pipe
@@ -74,8 +74,8 @@ _MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
 
 def _libc_prctl() -> Callable[[int, int, int, int, int], int] | None:
     """libc's `prctl`, through `_ctypes` itself: the `ctypes` package around it (its types,
-    its struct and endian modules) would be a quarter of the janitor's start, which a head
-    start waits on (ADR-0014). These few lines are what `ctypes.CDLL(None).prctl` builds;
+    its struct and endian modules) would be a quarter of the janitor's start, which a run's
+    first plugin spawn waits on (ADR-0013). These few lines are what `ctypes.CDLL(None).prctl` builds;
     where `_ctypes` differs, `ctypes` does it. None where there is no such function."""
     try:
         import _ctypes

@@ -34,21 +34,17 @@ from ..kernel.notices import Notices
 from ..kernel.registry import Registry
 from ..kernel.settings import Settings
 from ..wire import HOST_SERVICE_KEY, InitializeResult
-from . import _early
-from ._cache import CACHE_DIR, DECLARATIONS, DeclarationCache, Declared
+from ._cache import DeclarationCache, Declared
 from ._link import Calls
 from ._plugin import Backoff, HostFacts, Plugin
 from .command import BridgedCommand
 from .compactor import BridgedCompactor
 from .contributor import BridgedContributor
-from .discovery import PluginSource, entry_command
+from .discovery import PluginSource
 from .hook import BridgedHook
-from .manifest import MANIFEST_FILE
-from .process import USE_JANITOR, resolve
 from .provider import BridgedProvider
 from .service import BridgedService, HostService, ServiceRouter
 from .tool import BridgedTool
-from .trust import TRUST_FILE
 
 __all__ = ["PluginHost", "PluginStatus"]
 
@@ -98,6 +94,13 @@ def _decides(info: InitializeResult, site: str, point: str) -> bool:
     return any(hook.site == site and point in hook.points for hook in info.hooks)
 
 
+def _command_of(prompt: str | None) -> str | None:
+    """The slash command a prompt runs (`/wordcount notes.txt` → `wordcount`), or None."""
+    if prompt is None or not prompt.startswith("/"):
+        return None
+    return prompt[1:].partition(" ")[0] or None
+
+
 def _observes(info: InitializeResult) -> bool:
     """Whether the plugin declares a hook at an observation point."""
     return any((hook.site, point) in OBSERVE_POINTS for hook in info.hooks for point in hook.points)
@@ -138,8 +141,6 @@ class PluginHost:
         self._cache = DeclarationCache(data_dir) if cache else None
         self._declared: dict[str, Declared] = {}
         self._started = False
-        self._launch: tuple[str, list[str]] | None = None
-        """The slash command `warm` was told of and the plugins it wanted for it."""
         self._group = asyncio.TaskGroup()
 
     async def __aenter__(self) -> PluginHost:
@@ -147,12 +148,9 @@ class PluginHost:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        _early.abandon()
         for plugin in self._plugins.values():
             plugin.stop()
         await self._group.__aexit__(None, None, None)
-        # Last, once every file this run writes is written: the record holds their state.
-        self._remember_launch()
 
     async def start(self) -> None:
         """Declare every plugin without a problem: from the cache where its answer is cached
@@ -210,11 +208,10 @@ class PluginHost:
         consult them), those with a contributor, a `prompt.submit` hook, or a provider that
         may be the run's (the one `provider` names, or any when it names none)."""
         chosen = self._settings.provider
-        command = _early.command_of(prompt)
-        wanted: list[str] = []
+        command = _command_of(prompt)
         for name in sorted(self._plugins):
             plugin, info = self._plugins[name], self._plugins[name].info
-            if info is None:
+            if plugin.state != "idle" or info is None:
                 continue
             mine = self._registered.get(name, [])
             if command is not None:
@@ -226,36 +223,7 @@ class PluginHost:
                     or any(r.kind == "provider" and chosen in (None, r.name) for r in mine)
                 )
             if wants:
-                wanted.append(name)
-                if plugin.state == "idle":
-                    plugin.begin()
-        if command is not None:
-            self._launch = (command, wanted)
-
-    def _remember_launch(self) -> None:
-        """Leave the next run of the same slash command here a head start (`_early`): the
-        user-layer plugins `warm` wanted for it, and the files that decided so."""
-        if self._launch is None or not USE_JANITOR:
-            return
-        command, names = self._launch
-        recipes: list[_early.Recipe] = []
-        for name in names:
-            plugin = self._plugins[name]
-            if plugin.source.layer != "user":
-                continue  # a project's plugin starts only once its trust is checked
-            argv, env = entry_command(plugin.manifest, plugin.source.root, self._environ)
-            try:
-                path = resolve(argv, env, self._cwd)
-            except OSError:
-                continue
-            extra = tuple((key, value) for key, value in env.items() if self._environ.get(key) != value)
-            recipes.append(_early.Recipe(path=path, argv=(path, *argv[1:]), extra=extra))
-        witness: list[Path] = []
-        for file in self._settings.files:  # each layer's settings, its directory, its plugins
-            witness += [file, file.parent, file.parent / "plugins"]
-        witness += [source.root / MANIFEST_FILE for source in self._sources]
-        witness += [self._data_dir / CACHE_DIR / DECLARATIONS, self._data_dir / TRUST_FILE]
-        _early.remember(self._data_dir, str(self._cwd), command, recipes, list(dict.fromkeys(witness)), self._environ)
+                plugin.begin()
 
     def _lookup(self, plugins: Sequence[Plugin]) -> dict[str, Declared]:
         """Each plugin's key now and its cached declaration (blocking: reads files)."""

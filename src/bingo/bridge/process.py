@@ -17,12 +17,14 @@ parent-death signal is not inherited across fork. bingo makes the plugin's three
 passes their far ends to the janitor (SCM_RIGHTS), so the streams are bingo's own from the
 start. Elsewhere the plugin is spawned directly in a session of its own.
 
+The janitor is started from its cached bytecode (`_JANITOR`, ADR-0013), not run as a script,
+which would compile its source at every start.
+
 It does not speak JSON-RPC: it hands its stdout and stdin to a Connection.
 """
 
 from __future__ import annotations
 
-import _socket
 import array
 import asyncio
 import contextlib
@@ -34,6 +36,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 import time
 from asyncio.streams import FlowControlMixin
 from collections import deque
@@ -42,8 +45,6 @@ from pathlib import Path
 
 import msgspec
 
-from . import _early
-from ._early import WARDEN_GRACE, spawn_request
 from ._framing import MAX_LINE
 
 __all__ = [
@@ -55,15 +56,20 @@ __all__ = [
     "SPAWN_WAIT",
     "TERM_GRACE",
     "USE_JANITOR",
+    "WARDEN_GRACE",
     "PluginLog",
     "PluginProcess",
     "describe_exit",
     "resolve",
+    "spawn_janitor",
     "start_janitor",
 ]
 
 _log = logging.getLogger(__name__)
 
+WARDEN_GRACE = 1.0
+"""Seconds a warden gives its plugin between SIGTERM and SIGKILL (half of TERM_GRACE: it is
+done, and has swept, before the host would SIGKILL the group)."""
 EXIT_GRACE = 2.0
 """Seconds a plugin has to exit by itself once its stdin is closed."""
 TERM_GRACE = 2 * WARDEN_GRACE
@@ -90,6 +96,14 @@ _LAST_LINE_MAX = 300
 
 USE_JANITOR = sys.platform.startswith("linux") and hasattr(os, "posix_spawn")
 """Whether plugins are started through the run's janitor (Linux) or directly."""
+_JANITOR = (
+    f"import sys; sys.path.append({os.path.dirname(os.path.abspath(__file__))!r}); "
+    "import _janitor; _janitor.main(sys.argv[1:])"
+)
+"""How the janitor is started (`python -I -S -c _JANITOR FD PID MAIN`): imported from this
+directory, put last on its path (after the standard library, which it alone imports), so
+that its bytecode is the cached one; run as a script, it would compile its source at every
+start, as long again as the rest of that start."""
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -163,12 +177,46 @@ class _Outgoing(msgspec.Struct):
     started: bool = False
 
 
-def _nonblocking(raw: _socket.socket) -> socket.socket:
-    """The janitor's control socket as a `socket.socket` (`_early` makes it with `_socket`,
-    to start before the `socket` module is imported), for the loop."""
-    sock = socket.socket(fileno=raw.detach())
-    sock.setblocking(False)
-    return sock
+_Field = str | int | float | list[str] | list[int] | dict[str, str]
+"""What a message to the janitor is made of: only what `marshal` carries."""
+
+
+def _frame(message: tuple[_Field, ...]) -> bytes:
+    """One message to the janitor: a 4-byte big-endian length, then the marshalled tuple."""
+    data = marshal.dumps(message)
+    return len(data).to_bytes(4, "big") + data
+
+
+def _spawn_request(request_id: int, path: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> bytes:
+    """The janitor's `spawn` message: the plugin runs on the CPUs bingo runs on now (the
+    janitor's own may be older), and its warden gives it WARDEN_GRACE."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return _frame(("spawn", request_id, path, list(argv), dict(env), cwd, WARDEN_GRACE, cpus))
+
+
+def spawn_janitor() -> tuple[int, socket.socket]:
+    """posix_spawn a janitor (no fork of bingo, whatever its size), its stdio on /dev/null,
+    in a session of its own (a terminal's Ctrl-C is bingo's to handle); its pid and bingo's
+    end of the control socket (blocking).
+
+    Raises:
+        OSError: it cannot be started.
+    """
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.set_inheritable(theirs.fileno(), True)
+        # Its parent-death signal follows the thread that spawned it: only the main thread
+        # is sure to live as long as bingo (EOF on the socket covers the rest).
+        main = "1" if threading.current_thread() is threading.main_thread() else "0"
+        argv = [sys.executable, "-I", "-S", "-c", _JANITOR, str(theirs.fileno()), str(os.getpid()), main]
+        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=devnull, setsid=True)
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return pid, ours
 
 
 class _Janitor(msgspec.Struct):
@@ -190,24 +238,17 @@ class _Janitor(msgspec.Struct):
     )
     exits: dict[int, asyncio.Future[int | None]] = msgspec.field(default_factory=dict[int, "asyncio.Future[int | None]"])
     ids: itertools.count[int] = msgspec.field(default_factory=lambda: itertools.count(1))
-    early: list[int] = msgspec.field(default_factory=list[int])
-    """Spawns `_early.begin` asked for before there was a loop: their answers get futures
-    when one attaches, for `adopt` to await."""
 
     @classmethod
     def start(cls) -> _Janitor:
-        """The janitor `_early.begin` started for this run, or a new one (see
-        `_early.spawn_janitor`).
+        """A new janitor (see `spawn_janitor`), its socket non-blocking, for the loop.
 
         Raises:
             OSError: it cannot be started.
         """
-        begun = _early.take_janitor()
-        if begun is not None:
-            pid, raw, early = begun
-            return cls(pid=pid, sock=_nonblocking(raw), early=early, ids=itertools.count(max(early, default=0) + 1))
-        pid, raw = _early.spawn_janitor()
-        return cls(pid=pid, sock=_nonblocking(raw))
+        pid, sock = spawn_janitor()
+        sock.setblocking(False)
+        return cls(pid=pid, sock=sock)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Read the socket on `loop`; what was pending on a previous loop is dropped (that
@@ -222,9 +263,6 @@ class _Janitor(msgspec.Struct):
         self.answers.clear()
         self.exits.clear()
         self.loop = loop
-        for request_id in self.early:
-            self.answers[request_id] = loop.create_future()
-        self.early.clear()
         loop.add_reader(self.sock.fileno(), self._readable)
         if self.outgoing:
             self._flush()
@@ -242,7 +280,7 @@ class _Janitor(msgspec.Struct):
         request_id = next(self.ids)
         answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
         self.answers[request_id] = answer
-        outgoing = _Outgoing(spawn_request(request_id, path, argv, env, str(cwd)), fds)
+        outgoing = _Outgoing(_spawn_request(request_id, path, argv, env, str(cwd)), fds)
         self.outgoing.append(outgoing)
         self._flush()
         try:
@@ -251,17 +289,6 @@ class _Janitor(msgspec.Struct):
             if not outgoing.started:
                 with contextlib.suppress(ValueError):
                     self.outgoing.remove(outgoing)
-
-    async def adopt(self, request_id: int) -> tuple[int, asyncio.Future[int | None]]:
-        """The pid and exit future of a spawn `_early.begin` asked for.
-
-        Raises:
-            OSError: the janitor could not start it, or did not answer within SPAWN_WAIT.
-        """
-        self.attach(asyncio.get_running_loop())
-        if request_id not in self.answers:
-            raise OSError("the plugin begun early is not known to the janitor")
-        return await self._answer(request_id)
 
     async def _answer(self, request_id: int) -> tuple[int, asyncio.Future[int | None]]:
         try:
@@ -488,41 +515,24 @@ class PluginProcess:
             return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
         path = resolve(argv, env, cwd)
         janitor = _the_janitor()
-        begun = _early.take(path, [path, *argv[1:]], env, str(cwd))
-        adopted: tuple[int, asyncio.Future[int | None]] | None = None
-        if begun is not None:
-            try:
-                adopted = await janitor.adopt(begun.request_id)
-            except OSError as exc:  # the head start was lost (its janitor died): start afresh
-                _log.warning("a plugin begun early could not be taken over (%s); starting it again", exc)
-                janitor = _the_janitor()
-            finally:
-                if adopted is None:
-                    for fd in begun.fds:
-                        os.close(fd)
-        if begun is not None and adopted is not None:
-            pid, ended = adopted
-            stdin_w, stdout_r, stderr_r = begun.fds
-        else:
-            stdin_r, stdin_w = os.pipe()
-            stdout_r, stdout_w = os.pipe()
-            stderr_r, stderr_w = os.pipe()
-            theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
-            try:
-                try:
-                    pid, ended = await janitor.spawn(path, [path, *argv[1:]], env, cwd, theirs)
-                finally:
-                    for fd in theirs:  # the janitor has its own copies once it has answered
-                        os.close(fd)
-            except BaseException:
-                for fd in ours:
-                    os.close(fd)
-                raise
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
         try:
-            early = " (begun before bingo had started)" if adopted is not None else ""
+            try:
+                pid, ended = await janitor.spawn(path, [path, *argv[1:]], env, cwd, theirs)
+            finally:
+                for fd in theirs:  # the janitor has its own copies once it has answered
+                    os.close(fd)
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        try:
             # Before its stderr is read, so the plugin's own lines follow this one. Inline, not
             # through a thread: one short append, and a hop costs far more (ADR-0003).
-            log.line(f"starting {' '.join(argv)}{early}")
+            log.line(f"starting {' '.join(argv)}")
             stdin, stdout, stderr = await _streams(stdin_w, stdout_r, stderr_r)
         except BaseException:
             _kill(pid)

@@ -1,16 +1,16 @@
 """Where bingo keeps the user's things: the user layer and its data directory.
 
-Its own small module so that the very start of a run (`bingo.bridge._early`, before any
-heavy import) can find them without importing the settings machinery, or pathlib (with
-`urllib.parse` and `ipaddress` behind it, about a tenth of what that start imports): the
-`*_path` spellings are strings, and `bingo_home`/`data_dir` the same places as `Path`s.
+Its own small module, so that what needs only these places (the app, the terminal surface)
+finds them without the settings machinery; it does not import pathlib until asked for a
+`Path`: `bingo_home_path` is the string spelling, `bingo_home`/`data_dir` the same places
+as `Path`s. It does not read or create anything there.
 """
 
 from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # not typing's: see above
+TYPE_CHECKING = False  # not typing's: the module imports nothing but os
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path

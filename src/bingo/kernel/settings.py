@@ -86,9 +86,6 @@ class Settings(msgspec.Struct, frozen=True):
     """Seconds per wire method, DEFAULT_DEADLINES merged in."""
     plugins: Mapping[str, Mapping[str, Json]] = msgspec.field(default_factory=_no_plugins)
     """The `plugins.<name>` slices, passed to each plugin as they are."""
-    files: tuple[Path, ...] = ()
-    """The settings files these were read from, present or not (a file created later
-    changes them too): where they came from, not what they are."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -354,7 +351,7 @@ def _merge(base: dict[str, Json], over: Mapping[str, Json], path: _KeyPath = ())
             base[key] = value
 
 
-def _settings(layer: _Layer, files: tuple[Path, ...]) -> Settings:
+def _settings(layer: _Layer) -> Settings:
     deadlines = dict(DEFAULT_DEADLINES)
     deadlines.update({name: float(seconds) for name, seconds in layer.deadlines.items()})
     plugins: dict[str, Mapping[str, Json]] = {}
@@ -375,7 +372,6 @@ def _settings(layer: _Layer, files: tuple[Path, ...]) -> Settings:
         ),
         deadlines=MappingProxyType(deadlines),
         plugins=MappingProxyType(plugins),
-        files=files,
     )
 
 
@@ -408,7 +404,7 @@ def load_settings(
         document = _object(source.data)
         if document is not None:
             _merge(merged, document)
-    return _settings(msgspec.convert(merged, _Layer), tuple(paths))
+    return _settings(msgspec.convert(merged, _Layer))
 
 
 def find_project(cwd: Path, user_home: Path) -> Path:

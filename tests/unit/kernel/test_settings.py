@@ -67,7 +67,7 @@ def load_error(home: Path, project: Path, overrides: dict[str, Json] | None = No
 def test_no_files_give_the_defaults(home: Path, project: Path) -> None:
     loaded = load_settings(home=home, project=project)
 
-    assert loaded == Settings(files=(home / "settings.json", project / ".bingo" / "settings.json", project / ".bingo" / "settings.local.json"))
+    assert loaded == Settings()
     assert dict(loaded.deadlines) == DEFAULT_DEADLINES
     assert loaded.max_tokens == 4096
     assert loaded.context_budget == 100_000
@@ -76,8 +76,7 @@ def test_no_files_give_the_defaults(home: Path, project: Path) -> None:
 def test_missing_directories_are_fine(tmp_path: Path) -> None:
     loaded = load_settings(home=tmp_path / "nowhere", project=tmp_path / "nothing")
 
-    assert loaded == Settings(files=loaded.files)
-    assert loaded.files[0] == tmp_path / "nowhere" / "settings.json"
+    assert loaded == Settings()
 
 
 def test_every_known_key_is_read(home: Path, project: Path) -> None:
