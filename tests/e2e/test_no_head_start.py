@@ -1,7 +1,8 @@
 """No plugin starts before bingo has decided it should, black-box (issue 11, item 6): the
 head start of ADR-0014 is gone. A repeated slash command writes no launch record, a launch
 record left in the data directory by an older bingo is never executed (nor touched), and a
-user plugin hidden by a new project plugin of the same name is not started."""
+user plugin starts only in a run that uses it, also once a project plugin of its name appears
+(which the head start's witnesses could miss)."""
 
 from __future__ import annotations
 
@@ -143,10 +144,11 @@ def test_a_launch_record_left_by_an_older_bingo_is_never_executed(tmp_path: Path
     assert launches.read_text(encoding="utf-8") == seeded  # a user's file: ignored, not removed
 
 
-def test_a_user_plugin_hidden_by_a_new_project_plugin_is_not_started(tmp_path: Path) -> None:
+def test_a_user_plugin_starts_only_in_a_run_that_uses_it(tmp_path: Path) -> None:
     # In a subdirectory of a repository, the project is the repository until the
-    # subdirectory gets a `.bingo/` of its own: then its plugins hide the user's. The head
-    # start's witnesses were the repository's `.bingo/`, so it began the user plugin anyway.
+    # subdirectory gets a `.bingo/` of its own. The head start's witnesses were the
+    # repository's `.bingo/`, so once the subdirectory's plugin of the same name hid the
+    # user's, the head start still began the user's: a run that did not use it started it.
     box = Sandbox(tmp_path)
     root = _install_marking(box)
     sub = box.project / "sub"
@@ -154,9 +156,10 @@ def test_a_user_plugin_hidden_by_a_new_project_plugin_is_not_started(tmp_path: P
     first = _hello(box, cwd=sub)
     assert first.returncode == 0 and first.stdout == "hello from renamable\n", first.stderr
     assert len(_processes(root)) == 1
-    # Not trusted: it hides the user's plugin, and does not run itself.
-    shutil.copytree(TEST_PLUGINS / "renamable", sub / ".bingo" / "plugins" / "renamable")
+    shutil.copytree(TEST_PLUGINS / "renamable", sub / ".bingo" / "plugins" / "renamable")  # not trusted
     result = _hello(box, cwd=sub)
-    assert "hello from renamable" not in result.stdout
     assert no_traceback(result)
-    assert len(_processes(root)) == 1
+    # Whether an untrusted project plugin hides the user's is trust's rule, not this test's:
+    # the user's plugin answers exactly when it was started.
+    used = result.stdout == "hello from renamable\n"
+    assert len(_processes(root)) == 1 + used
