@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
-from .kernel.errors import SessionError, UsageError
+from .kernel.atomic import write_atomic
+from .kernel.errors import PluginError, SessionError, UsageError
 from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
 from .kernel.home import data_dir as data_dir_of
@@ -34,7 +35,7 @@ from .kernel.hooks import Hooks
 from .kernel.interfaces import CommandContext, Provider
 from .kernel.notices import Notices
 from .kernel.registry import Registry
-from .kernel.settings import Settings, bingo_home, find_project, load_settings
+from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.turn import Asker, Conversation
 from .surfaces import PrintSurface, Surface
 from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object
@@ -136,24 +137,45 @@ async def run_app(options: Options) -> int:
     user_home = Path(environ.get("HOME") or Path.home())
     cwd = Path.cwd()
     project = find_project(cwd, user_home)
-    settings = load_settings(home=home, project=project, overrides=_overrides(options))
+    # Read as if untrusted first: every layer is checked, and what trust would add is known.
+    settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
     data_dir = data_dir_of(home)
     _setup_logging(data_dir)
-    if options.trust:
-        from .bridge import discover, remember, trust_line
+    from .bridge import discover, remember, trust_state
 
-        print(trust_line(remember(project, discover(home=home, project=project), data_dir)))
+    sources = discover(home=home, project=project)
+    state = trust_state(project=project, cwd=cwd, sources=sources, settings=settings, data_dir=data_dir)
+    ignored = [f"{problem}: ignored, as git ignores a repository it does not own" for problem in unsafe_layers(cwd, user_home)]
+    if options.trust:
+        from .bridge import trust_line
+
+        for line in ignored:
+            print(f"bingo: {line}", file=sys.stderr)
+        print(trust_line(state, remember(state, data_dir)))
         return 0
     interactive = not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
     if options.prompt is None and not interactive:
         raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt: bingo -p "PROMPT"')
     surface = _surface(options, interactive)
 
-    from .bridge import PluginHost, PluginsCommand, admit, discover
+    from .bridge import PluginHost, PluginsCommand, admitted, ask_trust, left_out_notice, trust_summary
     from .tools import builtin_tools
 
     notices = Notices()
     notices.listen(surface.notice)
+    for line in ignored:
+        notices.say("bingo", line, "warning")
+    if state.pending and interactive and await ask_trust(_start_asker(), state):
+        try:
+            state = remember(state, data_dir)
+        except PluginError as exc:
+            notices.say("bingo", f"{exc.line()}; trusted for this run only", "warning")
+            state = msgspec.structs.replace(state, status="trusted", pending=())
+    if state.trusted and settings.left_out:
+        settings = load_settings(home=home, project=project, project_trusted=True, overrides=_overrides(options))
+    if state.pending:
+        notices.say("bingo", left_out_notice(state, sources), "warning")
+    run_sources, listed = admitted(sources, state)
     registry = Registry(notices)
     for tool in builtin_tools():
         # By name, into the empty registry (no clash is possible): reading a built-in's
@@ -173,17 +195,10 @@ async def run_app(options: Options) -> int:
         if session.id is not None:
             messages = history(session.store.frames(session.id))
         notices.listen(session.notice)
-        sources = await admit(
-            project=project,
-            sources=discover(home=home, project=project),
-            data_dir=data_dir,
-            notices=notices,
-            asker=_start_asker() if interactive else None,
-        )
-        async with PluginHost(sources=sources, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd) as plugins:
+        async with PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd) as plugins:
             await plugins.start()
             plugins.warm(options.prompt)
-            async with Hooks(registry.hooks, notices, settings.deadline("hook/decide")) as hooks:
+            async with Hooks(registry.hooks, notices, settings.deadline("hook/decide"), fail_closed=settings.fail_closed) as hooks:
                 conversation = Conversation(
                     registry=registry,
                     settings=settings,
@@ -197,9 +212,9 @@ async def run_app(options: Options) -> int:
                     cwd=str(cwd),
                     messages=messages,
                 )
-                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual")), PluginsCommand(plugins)):
+                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual")), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
-                run = Run(conversation=conversation, session=session, registry=registry, settings=settings, surface=surface, environ=environ)
+                run = Run(conversation=conversation, session=session, registry=registry, settings=settings, surface=surface, environ=environ, data_dir=data_dir)
                 hooks.observe("session", "start", {"session": session.id or ""})
                 try:
                     if options.prompt is not None and not interactive:
@@ -240,6 +255,7 @@ class Run(msgspec.Struct):
     settings: Settings
     surface: Surface
     environ: dict[str, str]
+    data_dir: Path
     _busy: bool = False
 
     def busy(self) -> bool:
@@ -272,21 +288,31 @@ class Run(msgspec.Struct):
 
     def remember(self, rule: str) -> None:
         """Append `rule` to `permissions.allow` in `<project>/.bingo/settings.local.json`
-        (a "yes, always"), merged into what the file holds."""
-        path = Path(self.session.project) / ".bingo" / "settings.local.json"
+        (a "yes, always"), merged into what the file holds, written atomically, and kept
+        trusted as written (`trust.keep_written`)."""
+        from .bridge import keep_written
+
+        project = Path(self.session.project)
+        path = project / ".bingo" / "settings.local.json"
         try:
-            data: Json = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            before = path.read_bytes() if path.exists() else None
+            data: Json = json.loads(before) if before is not None else {}
             if not is_object(data):
                 raise ValueError("not a JSON object")
+            # What the file gave beyond deny and ask before bingo touched it: the person never saw it.
+            untrusted = before is not None and bool(left_out_of(data))
             permissions: Json = data.setdefault("permissions", {})
             allow: Json = permissions.setdefault("allow", []) if is_object(permissions) else None
             if not is_array(allow):
                 raise ValueError("permissions.allow is not a list")
             if rule not in allow:
                 allow.append(rule)
+            after = (json.dumps(data, indent=2) + "\n").encode("utf-8")
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        except (OSError, ValueError) as exc:
+            write_atomic(path, after)
+            if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
+                self.surface.notice(Notice(source="bingo", message=f"{rule} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
+        except (OSError, ValueError, RecursionError, PluginError) as exc:
             self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 
     async def submit(self, text: str) -> int:

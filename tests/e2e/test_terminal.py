@@ -9,6 +9,7 @@ installed): what these tests look for is text bingo writes in one piece.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -155,6 +156,7 @@ def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: 
         [("text", "Both ran.")],
     ]
     box.settings({"permissions": {"allow": ["read"]}}, layer="local")
+    assert box.run("--trust").returncode == 0  # the local file's allow is the project's: trust it
     with terminal(box, replies) as screen:
         screen.child.send("run two commands\r")
         screen.expect(r"bingo wants to run bash\n +echo one\n +\[y\] yes, once +\[a\] yes, always +\[n\] no")
@@ -170,6 +172,12 @@ def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: 
         assert screen.exits() == 0
     saved = json.loads((box.project / ".bingo" / "settings.local.json").read_text(encoding="utf-8"))
     assert saved == {"permissions": {"allow": ["read", "bash"]}}
+    # bingo wrote the file itself: it stays trusted as written, so the next run asks nothing.
+    record = json.loads((box.bingo_home / "data" / "trust.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256((box.project / ".bingo" / "settings.local.json").read_bytes()).hexdigest()
+    assert record["projects"][str(box.project.resolve())]["items"] == {"settings.local.json": digest}
+    again = box.run("-p", "/help")
+    assert "left out" not in again.stderr, again.stderr
 
 
 def test_ctrl_c_sends_tool_cancel_to_a_slow_bridged_tool_and_ends_the_turn(tmp_path: Path) -> None:

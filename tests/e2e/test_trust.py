@@ -1,7 +1,8 @@
 """Trust, through the real binary: a project's own plugins start only once the project is
 trusted (`bingo --trust`), and again only as they were trusted; without a terminal an
-untrusted project's plugins are skipped with one notice saying how to trust them; user
-plugins never need trust."""
+untrusted project's plugins are left out with one notice saying how to trust them; user
+plugins never need trust. (Settings: test_trust_settings.py; the fingerprint's reach:
+test_trust_fingerprint.py; names: test_untrusted_plugin_hides_nothing.py.)"""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _starts(box: Sandbox) -> list[str]:
 
 
 def _notice_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if "project plugins not started" in line]
+    return [line for line in stderr.splitlines() if "so bingo left out what it brings" in line]
 
 
 def test_an_untrusted_projects_plugins_are_skipped_with_one_notice(tmp_path: Path) -> None:
@@ -40,8 +41,11 @@ def test_an_untrusted_projects_plugins_are_skipped_with_one_notice(tmp_path: Pat
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
     [line] = _notice_lines(result.stderr)
-    assert line.startswith("bingo: project plugins not started (renamable): ")
-    assert line.endswith(" to trust them") and "run bingo --trust in " in line
+    project = box.project.resolve()
+    assert line == (
+        f"bingo: {project} is not a trusted project, so bingo left out what it brings: plugins renamable; "
+        f"run bingo --trust in {project} to trust it as it is now"
+    )
     assert len(result.stderr.splitlines()) == 1
     assert _starts(box) == []
     assert "/hello" not in result.stdout
@@ -54,7 +58,7 @@ def test_bingo_trust_records_the_project_and_its_plugins_then_start(tmp_path: Pa
     assert trusted.returncode == 0, trusted.stderr
     assert trusted.stderr == ""
     [line] = trusted.stdout.splitlines()
-    assert line.startswith("trusted 1 plugin of ") and line.endswith(" as they are now: renamable")
+    assert line == f"trusted {box.project.resolve()} as it is now: plugin renamable"
     assert _starts(box) == []  # trusting starts nothing
     record = json.loads((box.bingo_home / "data" / "trust.json").read_text(encoding="utf-8"))
     assert list(record["projects"]) == [str(box.project.resolve())]
@@ -83,8 +87,8 @@ def test_a_changed_plugin_is_skipped_until_trusted_again(tmp_path: Path) -> None
     result = box.run("-p", "/help")
     assert result.returncode == 0, result.stderr
     [line] = _notice_lines(result.stderr)
-    assert "(renamable): they are new or changed since you trusted " in line
-    assert line.endswith(" to trust them as they are now")
+    assert f"{box.project.resolve()} changed since you trusted it (plugin renamable), so" in line
+    assert line.endswith(" to trust it as it is now")
     assert _starts(box) == []
     assert box.run("--trust").returncode == 0
     assert box.run("-p", "/hello").stdout == "hello from renamable\n"
@@ -98,14 +102,18 @@ def test_a_new_file_in_a_trusted_plugin_counts_as_a_change(tmp_path: Path) -> No
     assert len(_notice_lines(box.run("-p", "/help").stderr)) == 1
 
 
-def test_compiled_caches_do_not_count_as_a_change(tmp_path: Path) -> None:
+def test_a_trusted_python_plugin_stays_trusted_after_it_runs(tmp_path: Path) -> None:
+    """Compiled caches count (Python loads a .pyc without checking its source), so a project
+    plugin is started with PYTHONDONTWRITEBYTECODE: running it leaves its directory as trusted."""
     box = Sandbox(tmp_path)
     target = box.install(TEST_PLUGINS / PLUGIN, layer="project")
+    (target / "helper.py").write_text("WORD = 'hello'\n", encoding="utf-8")
+    (target / "main.py").write_text("import helper\n" + (target / "main.py").read_text(encoding="utf-8"), encoding="utf-8")
     assert box.run("--trust").returncode == 0
-    (target / "__pycache__").mkdir()
-    (target / "__pycache__" / "main.cpython-311.pyc").write_bytes(b"\0\0")
-    result = box.run("-p", "/hello")
-    assert result.stdout == "hello from renamable\n", result.stderr
+    for _ in range(2):
+        result = box.run("-p", "/hello")
+        assert result.stdout == "hello from renamable\n", result.stderr
+    assert not (target / "__pycache__").exists()
 
 
 def test_user_plugins_need_no_trust(tmp_path: Path) -> None:
@@ -115,16 +123,6 @@ def test_user_plugins_need_no_trust(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello from renamable\n"
     assert result.stderr == ""
-
-
-def test_an_untrusted_project_plugin_still_hides_the_users_plugin_of_that_name(tmp_path: Path) -> None:
-    box = Sandbox(tmp_path)
-    box.install(TEST_PLUGINS / PLUGIN, layer="user")
-    box.install(TEST_PLUGINS / PLUGIN, layer="project")
-    result = box.run("-p", "/help")
-    assert result.returncode == 0, result.stderr
-    assert len(_notice_lines(result.stderr)) == 1
-    assert _starts(box) == []
 
 
 def test_a_projects_own_settings_cannot_trust_it(tmp_path: Path) -> None:
@@ -143,7 +141,7 @@ def test_trust_in_a_project_without_plugins_says_there_is_nothing_to_trust(tmp_p
     box = Sandbox(tmp_path)
     result = box.run("--trust")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith(" has no plugins of its own (.bingo/plugins/): nothing to trust\n")
+    assert result.stdout == f"{box.project.resolve()} brings nothing that needs trust (no plugins, .mcp.json, or settings beyond deny and ask)\n"
     assert not (box.bingo_home / "data" / "trust.json").exists()
 
 
@@ -182,8 +180,8 @@ def test_on_a_terminal_the_person_is_asked_once_and_yes_is_remembered(tmp_path: 
     child = _terminal(box)
     screen = _Screen(child)
     try:
-        screen.shown(r"has plugins of its own \(renamable\)")
-        screen.shown(r"Trust them and start them\?")
+        screen.shown(r"brings code and settings of its own:\n  plugin renamable \(new\)\n")
+        screen.shown(r"Trust them and use them\?")
         child.send("yes\r")
         screen.shown(">")
         child.send("/hello\r")
@@ -205,9 +203,9 @@ def test_on_a_terminal_a_no_skips_the_plugins_with_the_notice(tmp_path: Path) ->
     child = _terminal(box)
     screen = _Screen(child)
     try:
-        screen.shown(r"Trust them and start them\?")
+        screen.shown(r"Trust them and use them\?")
         child.send("no\r")
-        screen.shown("project plugins not started \\(renamable\\)")
+        screen.shown("so bingo left out what it brings: plugins renamable")
         screen.shown(">")
         child.sendcontrol("d")
         child.expect(pexpect.EOF, timeout=WAIT)

@@ -82,7 +82,7 @@ def test_twenty_plugins_and_eleven_thousand_calls_leave_no_fd_thread_or_memory_b
         notices = Notices()
         notices.listen(said.append)
         registry = Registry(notices)
-        settings = load_settings(home=home, project=project)
+        settings = load_settings(home=home, project=project, project_trusted=True)
         figures["fds before"], figures["threads before"] = _fds(), _threads()
         host = PluginHost(
             sources=discover(home=home, project=project),

@@ -23,7 +23,17 @@ if TYPE_CHECKING:
     from .host import PluginHost, PluginStatus
     from .listing import PluginsCommand
     from .manifest import Manifest, read_manifest
-    from .trust import TrustState, admit, remember, trust_line, trust_state
+    from .trust import (
+        TrustState,
+        admitted,
+        ask_trust,
+        keep_written,
+        left_out_notice,
+        remember,
+        trust_line,
+        trust_state,
+        trust_summary,
+    )
 
 __all__ = [
     "Manifest",
@@ -32,13 +42,17 @@ __all__ = [
     "PluginStatus",
     "PluginsCommand",
     "TrustState",
-    "admit",
+    "admitted",
+    "ask_trust",
     "bridged_name",
     "discover",
+    "keep_written",
+    "left_out_notice",
     "read_manifest",
     "remember",
     "trust_line",
     "trust_state",
+    "trust_summary",
 ]
 
 _HOMES = {
@@ -48,13 +62,17 @@ _HOMES = {
     "PluginStatus": ".host",
     "PluginsCommand": ".listing",
     "TrustState": ".trust",
-    "admit": ".trust",
+    "admitted": ".trust",
+    "ask_trust": ".trust",
     "bridged_name": "._names",
     "discover": ".discovery",
+    "keep_written": ".trust",
+    "left_out_notice": ".trust",
     "read_manifest": ".manifest",
     "remember": ".trust",
     "trust_line": ".trust",
     "trust_state": ".trust",
+    "trust_summary": ".trust",
 }
 """Where each export lives."""
 

@@ -89,6 +89,16 @@ def _resolved(command: str, environ: Mapping[str, str]) -> str:
     return shutil.which(command, path=environ.get("PATH", os.defpath)) or command
 
 
+def _content(source: PluginSource) -> str:
+    """What stands for the plugin's files in its key: a project plugin's content
+    fingerprint (the one trust pins, ADR-0016), a user plugin's `stat` signature (the cache
+    guards no boundary, and a change of any file changes its change time, which no one can
+    set back). One past trust's budget has no fingerprint: its key then misses no change of
+    the manifest, and its first real handshake catches the rest (host.py compares it)."""
+    found = fingerprint(source, source.base, contents=source.layer == "project")
+    return found.digest or f"unpinned:{found.problem}"
+
+
 class DeclarationCache:
     """The declarations of plugins, filed by key under `<data_dir>/cache/declarations/`."""
 
@@ -108,15 +118,17 @@ class DeclarationCache:
         environ: Mapping[str, str],
         config: Mapping[str, Json],
         host_version: str,
+        content: str | None = None,
     ) -> str:
-        """The key `source`'s answer is filed under now (reads and hashes its files)."""
+        """The key `source`'s answer is filed under now (reads its files, unless `content`
+        gives what stands for them: trust's digest of a project plugin, taken this run)."""
         manifest = source.manifest
         if manifest is None:
             raise ValueError(f"plugin {source.name} has no manifest")
         argv, env = entry_command(manifest, source.root, {})
         parts = _KeyParts(
             format=_FORMAT,
-            fingerprint=fingerprint(source),
+            fingerprint=content or _content(source),
             protocol=PROTOCOL_VERSION,
             root=str(source.root),
             argv=argv,
@@ -154,9 +166,10 @@ class DeclarationCache:
         environ: Mapping[str, str],
         config: Mapping[str, Json],
         host_version: str,
+        content: str | None = None,
     ) -> Declared:
         """`source`'s key now and what is cached under it."""
-        key = self.key(source, environ=environ, config=config, host_version=host_version)
+        key = self.key(source, environ=environ, config=config, host_version=host_version, content=content)
         return Declared(key=key, info=self.load(source, key))
 
     def save(self, source: PluginSource, key: str, info: InitializeResult) -> None:

@@ -223,6 +223,11 @@ class Plugin:
 
     async def _lifetime(self, ready: asyncio.Future[Connection | PluginError]) -> None:
         argv, env = entry_command(self.manifest, self.source.root, self._facts.environ)
+        if self.source.layer == "project":
+            # Trust pins every byte of the plugin's directory, compiled caches included
+            # (Python loads a .pyc without checking its source): a Python plugin that wrote
+            # its own would be asked about again after every first run (ADR-0016).
+            env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         data_dir = self._facts.data_dir / "plugins" / self.name
         data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
         try:

@@ -18,6 +18,7 @@ from typing import Literal
 import msgspec
 
 from ..kernel.errors import PluginError
+from ..kernel.settings import layer_problem
 from .manifest import PLUGIN_ROOT, Manifest, read_manifest
 
 __all__ = ["Layer", "PluginSource", "discover", "entry_command"]
@@ -27,15 +28,18 @@ Layer = Literal["user", "project"]
 
 class PluginSource(msgspec.Struct, frozen=True):
     """One installed plugin. `name` is its directory's name; `root` is that directory,
-    absolute. When the plugin is refused, `manifest` is None and `problem` says why, in one
-    line. `overrides` is the user-layer directory a project plugin hides, if any."""
+    absolute; `base` is what its layer belongs to (the project's root, or the user layer),
+    which trust's fingerprint treats as inside. When the plugin is refused, `manifest` is
+    None and `problem` says why, in one line. `overrides` is the user plugin of the same name
+    a project plugin would hide, if any: it runs instead while the project is untrusted."""
 
     name: str
     layer: Layer
     root: Path
     manifest: Manifest | None
     problem: str | None
-    overrides: Path | None = None
+    base: Path
+    overrides: PluginSource | None = None
 
 
 def _same_directory(a: Path, b: Path) -> bool:
@@ -64,46 +68,35 @@ def _plugin_dirs(plugins: Path) -> list[Path]:
     return found
 
 
-def _source(directory: Path, layer: Layer) -> PluginSource:
+def _source(directory: Path, layer: Layer, base: Path, overrides: PluginSource | None = None) -> PluginSource:
     root = directory.absolute()
     try:
-        manifest = read_manifest(root)
+        manifest, problem = read_manifest(root), None
     except PluginError as exc:
-        return PluginSource(
-            name=directory.name, layer=layer, root=root, manifest=None, problem=exc.line()
-        )
+        manifest, problem = None, exc.line()
     return PluginSource(
-        name=directory.name, layer=layer, root=root, manifest=manifest, problem=None
+        name=directory.name, layer=layer, root=root, manifest=manifest, problem=problem, base=base.absolute(), overrides=overrides
     )
 
 
 def discover(*, home: Path, project: Path) -> list[PluginSource]:
-    """Every plugin of both layers, sorted by name; of two with one name, the project's.
+    """Every plugin of both layers, sorted by name; of two with one name, the project's
+    (whether it may run is trust's to say: `trust.admitted`).
 
     `home` is the user layer (`$BINGO_HOME`, or `~/.bingo`), whose plugins are in
-    `home/plugins/`; the project's are in `project/.bingo/plugins/`. When both are the same
-    directory (the project's `.bingo` is the user layer), each plugin is listed once, as the
-    user's. A project plugin that hides a user one says so in `overrides`.
+    `home/plugins/`; the project's are in `project/.bingo/plugins/`, unless that `.bingo/`
+    is one `layer_problem` refuses. When both are the same directory (the project's `.bingo`
+    is the user layer), each plugin is listed once, as the user's. A project plugin that
+    hides a user one carries it in `overrides`.
     """
     user_dir = home / "plugins"
     project_dir = project / ".bingo" / "plugins"
     found: dict[str, PluginSource] = {}
     for directory in _plugin_dirs(user_dir):
-        found[directory.name] = _source(directory, "user")
-    if not _same_directory(user_dir, project_dir):
+        found[directory.name] = _source(directory, "user", home)
+    if not _same_directory(user_dir, project_dir) and layer_problem(project) is None:
         for directory in _plugin_dirs(project_dir):
-            source = _source(directory, "project")
-            hidden = found.get(directory.name)
-            if hidden is not None:
-                source = PluginSource(
-                    name=source.name,
-                    layer=source.layer,
-                    root=source.root,
-                    manifest=source.manifest,
-                    problem=source.problem,
-                    overrides=hidden.root,
-                )
-            found[directory.name] = source
+            found[directory.name] = _source(directory, "project", project, found.get(directory.name))
     return [found[name] for name in sorted(found)]
 
 

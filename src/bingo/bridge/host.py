@@ -29,7 +29,7 @@ from typing import Literal, TypeVar
 import msgspec
 
 from .. import __version__
-from ..kernel.hooks import OBSERVE_POINTS
+from ..kernel.hooks import OBSERVE_POINTS, hook_problem
 from ..kernel.notices import Notices
 from ..kernel.registry import Registry
 from ..kernel.settings import Settings
@@ -59,7 +59,8 @@ _NOT_STARTED = "not started yet"
 
 class PluginStatus(msgspec.Struct, frozen=True):
     """One plugin as `/plugins` shows it. `state` is `running`, `idle` (declared from the
-    cache, not started yet), `stopped` or `refused`; `why` says why it is not running;
+    cache, not started yet), `stopped`, `refused`, or `not started` (left out this run: an
+    untrusted project's, or a user plugin a trusted project's hides); `why` says why it is not running;
     `contributes` names what it registered, as the kernel knows it
     (`tool plugin__wordcount__count`, `command /wordcount`, ...)."""
 
@@ -67,7 +68,7 @@ class PluginStatus(msgspec.Struct, frozen=True):
     layer: Literal["user", "project"]
     path: Path
     version: str
-    state: Literal["running", "idle", "stopped", "refused"]
+    state: Literal["running", "idle", "stopped", "refused", "not started"]
     why: str | None
     contributes: tuple[str, ...]
 
@@ -102,8 +103,10 @@ def _command_of(prompt: str | None) -> str | None:
 
 
 def _observes(info: InitializeResult) -> bool:
-    """Whether the plugin declares a hook at an observation point."""
-    return any((hook.site, point) in OBSERVE_POINTS for hook in info.hooks for point in hook.points)
+    """Whether the plugin declares a hook at an observation point (one the registry takes)."""
+    return any(
+        (hook.site, point) in OBSERVE_POINTS and hook_problem(hook) is None for hook in info.hooks for point in hook.points
+    )
 
 
 class PluginHost:
@@ -119,12 +122,19 @@ class PluginHost:
         settings: Settings,
         data_dir: Path,
         cwd: Path,
+        listed: Sequence[tuple[PluginSource, str]] = (),
+        digests: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], float] | None = None,
         backoff: Backoff | None = None,
         cache: bool = True,
     ) -> None:
         self._sources = sorted(sources, key=lambda source: source.name)
+        self._listed = list(listed)
+        self._digests = dict(digests or {})
+        """Trust's content digest of each project plugin, by name, taken this run: the
+        cache keys them by it rather than hashing them twice."""
+        """Plugins shown by `/plugins` that this run does not start, and why."""
         self._registry = registry
         self._notices = notices
         self._settings = settings
@@ -235,6 +245,7 @@ class PluginHost:
                 environ=self._environ,
                 config=self._settings.plugins.get(plugin.name, {}),
                 host_version=__version__,
+                content=self._digests.get(plugin.name) if plugin.source.layer == "project" else None,
             )
         return found
 
@@ -338,7 +349,7 @@ class PluginHost:
         at = places.get("contributor", len(registry.contributors))
         for contributor_spec in info.contributors:
             contributor = BridgedContributor(plugin, contributor_spec)
-            registry.contributors.insert(at, contributor)
+            registry.add_contributor(contributor, at)
             at += 1
             added.append(f"contributor {contributor_spec.name}")
             mine.append(_Registered("contributor", contributor_spec.name, contributor))
@@ -355,7 +366,8 @@ class PluginHost:
         at = places.get("hook", len(registry.hooks))
         for hook_spec in info.hooks:
             hook = BridgedHook(plugin, hook_spec)
-            registry.hooks.insert(at, hook)
+            if not registry.add_hook(hook, at):
+                continue  # no valid site and points: refused, with the notice naming them
             at += 1
             added.append(f"hook {hook_spec.name} ({hook_spec.site}: {', '.join(hook_spec.points)})")
             mine.append(_Registered("hook", hook_spec.name, hook))
@@ -415,4 +427,9 @@ class PluginHost:
                     contributes=tuple(self._contributes.get(source.name, ())),
                 )
             )
-        return statuses
+        for source, why in self._listed:
+            version = source.manifest.version if source.manifest is not None else ""
+            statuses.append(
+                PluginStatus(name=source.name, layer=source.layer, path=source.root, version=version, state="not started", why=why, contributes=())
+            )
+        return sorted(statuses, key=lambda status: (status.name, status.layer))

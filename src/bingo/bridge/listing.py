@@ -9,7 +9,7 @@ import msgspec
 
 
 from ..kernel.interfaces import CommandContext
-from ..wire import CommandOutcome, CommandSpec, Completion, TableView, TextView, ViewOutcome
+from ..wire import CommandOutcome, CommandSpec, Completion, StackView, TableView, TextView, ViewOutcome
 from .host import PluginHost
 
 __all__ = ["PluginsCommand"]
@@ -19,18 +19,21 @@ class PluginsCommand(msgspec.Struct):
     """`/plugins`."""
 
     host: PluginHost
+    trust: str
+    """One line on the project's trust (`trust.trust_summary`), shown above the table."""
     spec: CommandSpec = CommandSpec(name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo")
     source: str = "builtin"
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         statuses = self.host.status()
         if not statuses:
-            return ViewOutcome(view=TextView(text="no plugins: install one in ~/.bingo/plugins/<name>/ or <project>/.bingo/plugins/<name>/"))
+            return ViewOutcome(view=TextView(text=f"{self.trust}\nno plugins: install one in ~/.bingo/plugins/<name>/ or <project>/.bingo/plugins/<name>/"))
         rows: list[list[str | int | float | None]] = []
         for s in statuses:
             state = s.state if not s.why else f"{s.state}: {s.why}"
             rows.append([s.name, s.layer, s.version, state, ", ".join(s.contributes), str(s.path)])
-        return ViewOutcome(view=TableView(title="plugins", columns=["plugin", "layer", "version", "state", "contributes", "path"], rows=rows))
+        table = TableView(title="plugins", columns=["plugin", "layer", "version", "state", "contributes", "path"], rows=rows)
+        return ViewOutcome(view=StackView(children=[TextView(text=self.trust), table]))
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []

@@ -4,16 +4,22 @@ Owns the four layers of INTERFACE.md §2 (user `~/.bingo/settings.json`, project
 `<project>/.bingo/settings.json`, local `<project>/.bingo/settings.local.json`, then the
 command-line overrides), the merge rule (later layers win for scalars and for each key of an
 object; `permissions.allow`, `.ask` and `.deny` are concatenated), the project rule
-(`find_project`), and the one-line SettingsError for a file that is not valid JSON or holds a
-known key of the wrong type. Unknown keys are ignored, so a newer file works with an older
-host. It does not interpret permissions (the gate does) nor a plugin's slice (passed as it is).
+(`find_project`, which passes over a `.bingo/` another user owns or others may write), what
+an untrusted project's layers may give (`permissions.deny` and `permissions.ask` only, the
+rest named in `Settings.left_out`; ADR-0016), and the one-line SettingsError for a file that
+is not valid JSON or holds a known key of the wrong type. Unknown keys are ignored, so a
+newer file works with an older host. It does not decide whether a project is trusted
+(`bridge/trust.py` does), interpret permissions (the gate does) nor a plugin's slice (passed
+as it is).
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -29,9 +35,14 @@ __all__ = [
     "DEFAULT_DEADLINES",
     "Permissions",
     "Settings",
+    "PROJECT_SETTINGS",
+    "TIGHTENING",
     "bingo_home",
     "find_project",
+    "layer_problem",
+    "left_out_of",
     "load_settings",
+    "unsafe_layers",
 ]
 
 DEFAULT_DEADLINES: dict[str, float] = {
@@ -53,6 +64,12 @@ _FALLBACK_DEADLINE = 30.0
 _SETTINGS_FILE = "settings.json"
 _LOCAL_FILE = "settings.local.json"
 _RULE_LISTS = ("allow", "ask", "deny")
+
+PROJECT_SETTINGS: tuple[str, str] = (_SETTINGS_FILE, _LOCAL_FILE)
+"""The project's settings files, in `<project>/.bingo/`, in the order they merge."""
+TIGHTENING: tuple[str, str] = ("deny", "ask")
+"""The `permissions` lists an untrusted project's settings still give: they can only make
+the gate refuse or ask, never let more through."""
 
 
 class Permissions(msgspec.Struct, frozen=True):
@@ -82,10 +99,18 @@ class Settings(msgspec.Struct, frozen=True):
     compactor: str | None = None
     """The compactor to use; None for the built-in one."""
     permissions: Permissions = msgspec.field(default_factory=Permissions)
+    fail_closed: frozenset[str] = frozenset()
+    """The plugins whose hooks answer `ask` when they fail or are late (`hooks.failClosed`,
+    read from the user's own settings only: INTERFACE.md §5)."""
     deadlines: Mapping[str, float] = msgspec.field(default_factory=_default_deadlines)
     """Seconds per wire method, DEFAULT_DEADLINES merged in."""
     plugins: Mapping[str, Mapping[str, Json]] = msgspec.field(default_factory=_no_plugins)
     """The `plugins.<name>` slices, passed to each plugin as they are."""
+    left_out: Mapping[str, tuple[str, ...]] = msgspec.field(default_factory=lambda: MappingProxyType({}))
+    """Per project settings file (`settings.json`, `settings.local.json`) that holds more
+    than `TIGHTENING`, the keys an untrusted project's copy of it does not give, dotted
+    (`permissions.allow`, `provider`). Filled whether or not the project is trusted: it is
+    what trust decides about."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -185,6 +210,10 @@ class _PermissionsLayer(msgspec.Struct, kw_only=True):
     deny: list[str] = []
 
 
+class _HooksLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    fail_closed: list[str] = []
+
+
 class _Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """One settings document. Unknown keys are ignored (msgspec's default)."""
 
@@ -194,6 +223,7 @@ class _Layer(msgspec.Struct, kw_only=True, rename="camel"):
     context_budget: _Positive = 100_000
     compactor: str | None = None
     permissions: _PermissionsLayer = msgspec.field(default_factory=_PermissionsLayer)
+    hooks: _HooksLayer = msgspec.field(default_factory=_HooksLayer)
     # Mapping values are checked one by one below: msgspec's error path does not name the
     # key of a dict entry, and the key is what a person needs to find the mistake.
     deadlines: dict[str, Json] = {}
@@ -215,6 +245,9 @@ _EXPECTED: dict[_KeyPath, str] = {
     ("permissions", "allow", 0): "a tool rule (a string)",
     ("permissions", "ask", 0): "a tool rule (a string)",
     ("permissions", "deny", 0): "a tool rule (a string)",
+    ("hooks",): "an object with a failClosed list",
+    ("hooks", "failClosed"): "a list of plugin names (strings)",
+    ("hooks", "failClosed", 0): "a plugin name (a string)",
     ("deadlines",): "an object mapping wire methods to seconds",
     ("deadlines", "*"): "a positive number of seconds",
     ("plugins",): "an object mapping plugin names to their settings",
@@ -351,7 +384,7 @@ def _merge(base: dict[str, Json], over: Mapping[str, Json], path: _KeyPath = ())
             base[key] = value
 
 
-def _settings(layer: _Layer) -> Settings:
+def _settings(layer: _Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
     deadlines = dict(DEFAULT_DEADLINES)
     deadlines.update({name: float(seconds) for name, seconds in layer.deadlines.items()})
     plugins: dict[str, Mapping[str, Json]] = {}
@@ -372,6 +405,7 @@ def _settings(layer: _Layer) -> Settings:
         ),
         deadlines=MappingProxyType(deadlines),
         plugins=MappingProxyType(plugins),
+        left_out=MappingProxyType(left_out),
     )
 
 
@@ -379,12 +413,61 @@ def _same(a: Path, b: Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def _beyond_tightening(document: Mapping[str, Json]) -> tuple[tuple[str, ...], dict[str, Json]]:
+    """The keys of a project settings document that only trust may give (dotted), and the
+    document cut down to what it gives untrusted: `permissions.deny` and `.ask`."""
+    left: list[str] = []
+    kept: dict[str, Json] = {}
+    for key, value in document.items():
+        permissions = _object(value) if key == "permissions" else None
+        if permissions is None:
+            left.append(key)
+            continue
+        tight: dict[str, Json] = {}
+        for name, rules in permissions.items():
+            if name in TIGHTENING:
+                tight[name] = rules
+            else:
+                left.append(f"permissions.{name}")
+        kept["permissions"] = tight
+    return tuple(left), kept
+
+
+def left_out_of(document: Mapping[str, Json]) -> tuple[str, ...]:
+    """The keys of a project settings document that an untrusted project does not give."""
+    return _beyond_tightening(document)[0]
+
+
+def layer_problem(directory: Path) -> str | None:
+    """Why `directory/.bingo` must not be used as a project layer (another user owns it, or
+    others may write to it: as git ignores a repository it does not own), or None."""
+    layer = directory / ".bingo"
+    try:
+        info = layer.stat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    if info.st_uid != os.geteuid():
+        return f"{layer} is owned by another user"
+    if info.st_mode & stat.S_IWOTH:
+        return f"{layer} is writable by every user"
+    return None
+
+
 def load_settings(
-    *, home: Path, project: Path, overrides: Mapping[str, Json] | None = None
+    *,
+    home: Path,
+    project: Path,
+    project_trusted: bool,
+    overrides: Mapping[str, Json] | None = None,
 ) -> Settings:
     """Read and merge the layers: `home/settings.json` (home is the user layer, ~/.bingo),
     `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
-    (camelCase keys, from the command line). Missing files are fine.
+    (camelCase keys, from the command line). Missing files are fine. Unless
+    `project_trusted`, the two project files give only `permissions.deny` and `.ask`; what
+    each holds beyond that is named in `Settings.left_out` either way. A project `.bingo/`
+    that `layer_problem` refuses is not read at all.
 
     Raises:
         SettingsError: a file is not valid JSON or holds a known key of the wrong type.
@@ -393,28 +476,65 @@ def load_settings(
     project_dir = project / ".bingo"
     # When the project's .bingo is the user layer itself, reading it twice would
     # concatenate every rule list with itself.
-    if not _same(project_dir, home):
-        paths += [project_dir / _SETTINGS_FILE, project_dir / _LOCAL_FILE]
-    sources = [source for source in map(_read, paths) if source is not None]
+    if not _same(project_dir, home) and layer_problem(project) is None:
+        paths += [project_dir / name for name in PROJECT_SETTINGS]
+    sources: list[tuple[Path | None, _Source]] = [(path, source) for path in paths if (source := _read(path)) is not None]
     if overrides is not None:
-        sources.append(_Source("the command line", dict(overrides), None))
+        sources.append((None, _Source("the command line", dict(overrides), None)))
     merged: dict[str, Json] = {}
-    for source in sources:
-        source.check()
+    left_out: dict[str, tuple[str, ...]] = {}
+    fail_closed: frozenset[str] = frozenset()
+    for path, source in sources:
+        layer = source.check()
+        if path == paths[0]:
+            fail_closed = frozenset(layer.hooks.fail_closed)  # the user's own settings only (§5)
         document = _object(source.data)
-        if document is not None:
-            _merge(merged, document)
-    return _settings(msgspec.convert(merged, _Layer))
+        if document is None:
+            continue
+        if path is not None and path.parent == project_dir:
+            left, tight = _beyond_tightening(document)
+            if left:
+                left_out[path.name] = left
+            if not project_trusted:
+                document = tight
+        _merge(merged, document)
+    settings = _settings(msgspec.convert(merged, _Layer), left_out)
+    return msgspec.structs.replace(settings, fail_closed=fail_closed)
+
+
+def _markers(directory: Path) -> tuple[bool, str | None]:
+    """Whether `directory` marks a project, and why its `.bingo/` is passed over if it is."""
+    problem = layer_problem(directory)
+    has_layer = (directory / ".bingo").is_dir() and problem is None
+    return has_layer or (directory / ".git").exists(), problem
 
 
 def find_project(cwd: Path, user_home: Path) -> Path:
     """The nearest directory at or above `cwd` holding a `.bingo/` directory or a `.git`,
-    never `user_home` ($HOME) itself, whose `.bingo` is the user layer; with none, `cwd`."""
+    never `user_home` ($HOME) itself, whose `.bingo` is the user layer; with none, `cwd`.
+    A `.bingo/` that `layer_problem` refuses marks nothing (its `.git` still does)."""
     start = cwd.resolve()
     home = user_home.resolve()
     for directory in (start, *start.parents):
         if directory == home:
             continue
-        if (directory / ".bingo").is_dir() or (directory / ".git").exists():
+        if _markers(directory)[0]:
             return directory
     return start
+
+
+def unsafe_layers(cwd: Path, user_home: Path) -> list[str]:
+    """Why each `.bingo/` that `find_project` passed over, or whose project it is, is not
+    used: one line each, from `cwd` up to the project."""
+    start = cwd.resolve()
+    home = user_home.resolve()
+    found: list[str] = []
+    for directory in (start, *start.parents):
+        if directory == home:
+            continue
+        marks, problem = _markers(directory)
+        if problem is not None:
+            found.append(problem)
+        if marks:
+            break
+    return found

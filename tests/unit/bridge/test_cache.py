@@ -53,9 +53,12 @@ _PLUGIN = textwrap.dedent(
 def _source(tmp_path: Path, name: str = "alpha") -> PluginSource:
     root = tmp_path / "plugins" / name
     root.mkdir(parents=True, exist_ok=True)
-    (root / "main.py").write_text(_PLUGIN, encoding="utf-8")
+    script = root / "main.py"
+    if not script.exists() or script.read_text(encoding="utf-8") != _PLUGIN:
+        # Written once: a user plugin's cache key is its files' stat signature (ADR-0016).
+        script.write_text(_PLUGIN, encoding="utf-8")
     entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", name])
-    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None)
+    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None, base=root.parent)
 
 
 def _starts(tmp_path: Path, name: str = "alpha") -> int:
@@ -128,7 +131,7 @@ def test_the_key_changes_with_the_entrys_arguments_and_environment(tmp_path: Pat
     entry = source.manifest.entry
     other_args = Manifest(name="alpha", version="0.1", entry=Entry(command=entry.command, args=[*entry.args, "more"]))
     other_env = Manifest(name="alpha", version="0.1", entry=Entry(command=entry.command, args=entry.args, env={"MODE": "x"}))
-    keys = {_key(cache, PluginSource(name="alpha", layer="user", root=source.root, manifest=m, problem=None)) for m in (source.manifest, other_args, other_env)}
+    keys = {_key(cache, PluginSource(name="alpha", layer="user", root=source.root, manifest=m, problem=None, base=source.base)) for m in (source.manifest, other_args, other_env)}
     assert len(keys) == 3
 
 

@@ -75,7 +75,7 @@ def _source(tmp_path: Path, name: str, *, answers: str | None = None, protocol: 
     root.mkdir(parents=True)
     (root / "main.py").write_text(_PLUGIN, encoding="utf-8")
     entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", answers or name, str(protocol)])
-    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None)
+    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None, base=root.parent)
 
 
 Scenario = Callable[[PluginHost, Registry], Awaitable[None]]
@@ -216,7 +216,7 @@ def test_leaving_the_host_leaves_no_plugin_process_nor_its_children(
 
 
 def test_a_source_with_a_problem_is_refused_with_its_words(tmp_path: Path) -> None:
-    broken = PluginSource(name="broken", layer="project", root=tmp_path, manifest=None, problem="plugin.json: bad")
+    broken = PluginSource(name="broken", layer="project", root=tmp_path, manifest=None, problem="plugin.json: bad", base=tmp_path)
 
     async def scenario(host: PluginHost, registry: Registry) -> None:
         [status] = host.status()

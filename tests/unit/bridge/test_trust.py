@@ -1,4 +1,5 @@
-"""Trust in project plugins: the fingerprint, the record, the verdict, and who gets started."""
+"""Trust in what a project brings: the fingerprint, the record, the whole-project verdict,
+bingo's own writes, and which plugins a run starts (`bridge/trust.py`, ADR-0016)."""
 
 from __future__ import annotations
 
@@ -13,26 +14,25 @@ import pytest
 from bingo.bridge.discovery import PluginSource, discover
 from bingo.bridge.trust import (
     TRUST_FILE,
-    admit,
+    TrustState,
     admitted,
     ask_trust,
     fingerprint,
+    keep_written,
     remember,
-    skip_notice,
-    trust_line,
     trust_state,
 )
 from bingo.kernel.errors import GateError
-from bingo.kernel.notices import Notices
+from bingo.kernel.settings import Settings, load_settings
 from bingo.kernel.turn import PermissionAnswer
-from bingo.wire import Json, Notice
+from bingo.wire import Json
 
 
-def _install(layer: Path, name: str, script: str = "print('hi')\n") -> Path:
+def _install(layer: Path, name: str, script: str = "print('hi')\n", args: list[str] | None = None) -> Path:
     directory = layer / name
     directory.mkdir(parents=True)
-    body = {"name": name, "version": "1.0.0", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}
-    (directory / "plugin.json").write_text(json.dumps(body))
+    entry = {"command": "python3", "args": args or ["${PLUGIN_ROOT}/main.py"]}
+    (directory / "plugin.json").write_text(json.dumps({"name": name, "version": "1.0.0", "entry": entry}))
     (directory / "main.py").write_text(script)
     return directory
 
@@ -56,6 +56,19 @@ class _World:
     def sources(self) -> list[PluginSource]:
         return discover(home=self.home, project=self.project)
 
+    def settings(self) -> Settings:
+        return load_settings(home=self.home, project=self.project, project_trusted=False)
+
+    def state(self) -> TrustState:
+        return trust_state(project=self.project, cwd=self.project, sources=self.sources(), settings=self.settings(), data_dir=self.data)
+
+    def trust(self) -> TrustState:
+        return remember(self.state(), self.data)
+
+    def source(self, name: str) -> PluginSource:
+        [found] = [s for s in self.sources() if s.name == name and s.layer == "project"]
+        return found
+
 
 @pytest.fixture
 def world(tmp_path: Path) -> _World:
@@ -77,202 +90,230 @@ class _Asker:
         return self.answer
 
 
-def _heard(notices: Notices) -> list[Notice]:
-    heard: list[Notice] = []
-    notices.listen(heard.append)
-    return heard
+def _names(sources: list[PluginSource]) -> list[tuple[str, str]]:
+    return [(s.name, s.layer) for s in sources]
 
 
-def test_a_project_without_plugins_needs_no_trust(world: _World) -> None:
+# --- the verdict ---------------------------------------------------------------------
+
+
+def test_a_project_that_brings_nothing_needs_no_trust(world: _World) -> None:
     _install(world.user_plugins, "mine")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert state.status == "none" and state.pending == ()
-    assert admitted(world.sources(), state) == world.sources()
+    state = world.state()
+    assert state.status == "none" and state.trusted
+    run, listed = admitted(world.sources(), state)
+    assert _names(run) == [("mine", "user")] and listed == []
 
 
-def test_user_plugins_never_need_trust(world: _World) -> None:
+def test_until_trusted_no_project_plugin_runs_and_user_plugins_do(world: _World) -> None:
     _install(world.user_plugins, "mine")
     _install(world.project_plugins, "theirs")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert state.status == "untrusted" and state.pending == ("theirs",)
-    assert [s.name for s in admitted(world.sources(), state)] == ["mine"]
+    state = world.state()
+    assert state.status == "untrusted" and state.pending == ("plugin:theirs",)
+    run, listed = admitted(world.sources(), state)
+    assert _names(run) == [("mine", "user")]
+    assert [(s.name, why) for s, why in listed] == [("theirs", "the project is not trusted: run bingo --trust to trust it")]
 
 
-def test_remembered_plugins_are_trusted_until_they_change(world: _World) -> None:
-    directory = _install(world.project_plugins, "theirs")
-    trusted = remember(world.project, world.sources(), world.data)
-    assert trusted.status == "trusted"
-    assert trust_state(world.project, world.sources(), world.data).status == "trusted"
-    (directory / "main.py").write_text("print('changed')\n")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert state.status == "changed" and state.pending == ("theirs",)
+def test_an_untrusted_project_plugin_hides_nothing(world: _World) -> None:
+    _install(world.user_plugins, "guard")
+    (world.project_plugins / "guard").mkdir()  # not even a manifest
+    run, _ = admitted(world.sources(), world.state())
+    assert _names(run) == [("guard", "user")]
 
 
-def test_a_new_plugin_in_a_trusted_project_is_pending_and_the_others_still_start(world: _World) -> None:
-    _install(world.project_plugins, "first")
-    remember(world.project, world.sources(), world.data)
-    _install(world.project_plugins, "second")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert state.status == "changed" and state.pending == ("second",)
-    assert [s.name for s in admitted(world.sources(), state)] == ["first"]
+def test_a_trusted_project_plugin_wins_its_name_and_the_hidden_one_is_listed(world: _World) -> None:
+    _install(world.user_plugins, "guard")
+    _install(world.project_plugins, "guard")
+    run, listed = admitted(world.sources(), world.trust())
+    assert _names(run) == [("guard", "project")]
+    assert [(s.layer, why) for s, why in listed] == [("user", "hidden by the project's plugin of that name")]
 
 
-def test_a_pending_project_plugin_keeps_its_name_from_the_users_plugin(world: _World) -> None:
-    _install(world.user_plugins, "same")
-    _install(world.project_plugins, "same")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert state.pending == ("same",)
-    assert admitted(world.sources(), state) == []
+def test_one_change_anywhere_leaves_out_every_project_plugin(world: _World) -> None:
+    _install(world.project_plugins, "a")
+    _install(world.project_plugins, "b")
+    world.trust()
+    (world.project / ".bingo" / "settings.json").write_text('{"model": "other"}')
+    state = world.state()
+    assert state.status == "changed" and state.pending == ("settings.json",)
+    run, listed = admitted(world.sources(), state)
+    assert run == [] and [s.name for s, _ in listed] == ["a", "b"]
 
 
-def test_trust_is_kept_by_the_projects_path(world: _World, tmp_path: Path) -> None:
+def test_settings_that_only_tighten_need_no_trust(world: _World) -> None:
+    (world.project / ".bingo" / "settings.json").write_text('{"permissions": {"deny": ["bash"], "ask": ["read"]}}')
+    assert world.state().status == "none"
+    (world.project / ".bingo" / "settings.json").write_text('{"permissions": {"deny": ["bash"], "allow": ["read"]}}')
+    state = world.state()
+    assert state.pending == ("settings.json",)
+    [item] = state.items
+    assert item.label == ".bingo/settings.json: permissions.allow"
+
+
+def test_an_mcp_file_is_brought_and_named_by_its_servers(world: _World) -> None:
+    (world.project / ".mcp.json").write_text('{"mcpServers": {"fs": {"command": "x"}, "db": {"command": "y"}}}')
+    state = world.state()
+    assert state.pending == (".mcp.json",)
+    assert [item.label for item in state.items] == [".mcp.json: servers db, fs"]
+
+
+def test_trust_is_kept_by_the_projects_resolved_path(world: _World, tmp_path: Path) -> None:
     _install(world.project_plugins, "theirs")
-    remember(world.project, world.sources(), world.data)
-    other = tmp_path / "copy"
-    (other / ".bingo").mkdir(parents=True)
-    os.rename(world.project_plugins, other / ".bingo" / "plugins")
-    sources = discover(home=world.home, project=other)
-    assert trust_state(other, sources, world.data).status == "untrusted"
-
-
-def test_the_fingerprint_skips_caches_and_sees_every_other_file(world: _World) -> None:
-    directory = _install(world.project_plugins, "theirs")
-    [source] = world.sources()
-    before = fingerprint(source)
-    (directory / "__pycache__").mkdir()
-    (directory / "__pycache__" / "main.cpython-311.pyc").write_bytes(b"\0")
-    (directory / "other.pyc").write_bytes(b"\0")
-    assert fingerprint(source) == before
-    (directory / "lib").mkdir()
-    (directory / "lib" / "helper.py").write_text("x = 1\n")
-    with_helper = fingerprint(source)
-    assert with_helper != before
-    (directory / "lib" / "helper.py").chmod(0o755)
-    assert fingerprint(source) != with_helper
-
-
-def test_an_entry_file_outside_the_plugin_is_part_of_the_fingerprint(world: _World, tmp_path: Path) -> None:
-    outside = tmp_path / "outside.py"
-    outside.write_text("print(1)\n")
-    directory = world.project_plugins / "theirs"
-    directory.mkdir()
-    manifest = {"name": "theirs", "version": "1", "entry": {"command": "python3", "args": [str(outside)]}}
-    (directory / "plugin.json").write_text(json.dumps(manifest))
-    [source] = world.sources()
-    before = fingerprint(source)
-    outside.write_text("print(2)\n")
-    assert fingerprint(source) != before
-
-
-def test_the_record_is_written_whole_and_keyed_by_resolved_path(world: _World) -> None:
-    _install(world.project_plugins, "theirs")
-    remember(world.project, world.sources(), world.data)
+    world.trust()
+    link = tmp_path / "alias"
+    link.symlink_to(world.project)
+    state = trust_state(project=link, cwd=link, sources=discover(home=world.home, project=link), settings=world.settings(), data_dir=world.data)
+    assert state.status == "trusted"
     record = json.loads((world.data / TRUST_FILE).read_text())
     assert list(record["projects"]) == [str(world.project.resolve())]
-    assert set(record["projects"][str(world.project.resolve())]["plugins"]) == {"theirs"}
-    assert [p.name for p in world.data.iterdir() if p.name.endswith(".tmp")] == []
+    assert record["version"] == 2
 
 
-def test_a_damaged_record_trusts_nothing_and_is_replaced_by_the_next_trust(world: _World) -> None:
+def test_a_damaged_or_older_record_trusts_nothing(world: _World) -> None:
     _install(world.project_plugins, "theirs")
     world.data.mkdir(parents=True)
     (world.data / TRUST_FILE).write_text("{not json")
-    assert trust_state(world.project, world.sources(), world.data).status == "untrusted"
-    remember(world.project, world.sources(), world.data)
-    assert trust_state(world.project, world.sources(), world.data).status == "trusted"
+    assert world.state().status == "untrusted"
+    (world.data / TRUST_FILE).write_text(json.dumps({"version": 1, "projects": {str(world.project.resolve()): {"plugins": {}}}}))
+    assert world.state().status == "untrusted"
+    world.trust()
+    assert world.state().status == "trusted"
 
 
 def test_concurrent_trusts_of_two_projects_keep_both(world: _World, tmp_path: Path) -> None:
     other = _World(tmp_path / "second")
+    other.data = world.data
     _install(world.project_plugins, "a")
     _install(other.project_plugins, "b")
     barrier = threading.Barrier(8)
 
     def trust(w: _World) -> None:
         barrier.wait(5)
-        remember(w.project, w.sources(), world.data)
+        w.trust()
 
     threads = [threading.Thread(target=trust, args=(w,)) for w in [world, other] * 4]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(5)
-    assert trust_state(world.project, world.sources(), world.data).status == "trusted"
-    assert trust_state(other.project, other.sources(), world.data).status == "trusted"
-
-
-def test_the_skip_notice_says_how_to_trust(world: _World) -> None:
-    _install(world.project_plugins, "theirs")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert skip_notice(state) == (
-        f"project plugins not started (theirs): {world.project} is not a trusted project; "
-        f"run bingo --trust in {world.project} to trust them"
-    )
-
-
-def test_the_trust_line_names_what_was_trusted(world: _World) -> None:
-    assert trust_line(remember(world.project, world.sources(), world.data)) == (
-        f"{world.project} has no plugins of its own (.bingo/plugins/): nothing to trust"
-    )
-    assert not (world.data / TRUST_FILE).exists()
-    _install(world.project_plugins, "b")
-    _install(world.project_plugins, "a")
-    assert trust_line(remember(world.project, world.sources(), world.data)) == (
-        f"trusted 2 plugins of {world.project} as they are now: a, b"
-    )
-
-
-def test_without_a_person_untrusted_plugins_are_skipped_with_one_notice(world: _World) -> None:
-    _install(world.project_plugins, "a")
-    _install(world.project_plugins, "b")
-    _install(world.user_plugins, "mine")
-    notices = Notices()
-    heard = _heard(notices)
-    sources = asyncio.run(admit(project=world.project, sources=world.sources(), data_dir=world.data, notices=notices, asker=None))
-    assert [s.name for s in sources] == ["mine"]
-    assert [(n.source, n.level) for n in heard] == [("bingo", "warning")]
-    assert "(a, b)" in heard[0].message and "bingo --trust" in heard[0].message
-
-
-def test_a_yes_on_a_terminal_is_remembered_and_asked_only_once(world: _World) -> None:
-    _install(world.project_plugins, "theirs")
-    asker = _Asker("yes")
-    notices = Notices()
-    heard = _heard(notices)
-
-    async def twice() -> tuple[list[PluginSource], list[PluginSource]]:
-        async with asyncio.timeout(5):
-            first = await admit(project=world.project, sources=world.sources(), data_dir=world.data, notices=notices, asker=asker)
-            second = await admit(project=world.project, sources=world.sources(), data_dir=world.data, notices=notices, asker=asker)
-            return first, second
-
-    first, second = asyncio.run(twice())
-    assert [s.name for s in first] == [s.name for s in second] == ["theirs"]
-    assert len(asker.questions) == 1 and asker.questions[0][1] == ["yes", "no"]
-    assert heard == []
-
-
-def test_a_no_on_a_terminal_skips_with_the_notice_and_remembers_nothing(world: _World) -> None:
-    _install(world.project_plugins, "theirs")
-    notices = Notices()
-    heard = _heard(notices)
-    sources = asyncio.run(admit(project=world.project, sources=world.sources(), data_dir=world.data, notices=notices, asker=_Asker("no")))
-    assert sources == [] and len(heard) == 1
-    assert not (world.data / TRUST_FILE).exists()
+    assert world.state().status == "trusted"
+    assert other.state().status == "trusted"
 
 
 def test_an_asker_that_cannot_answer_is_a_no(world: _World) -> None:
     _install(world.project_plugins, "theirs")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert asyncio.run(ask_trust(_Asker(None), state)) is False
+    assert asyncio.run(ask_trust(_Asker(None), world.state())) is False
+    asker = _Asker("yes")
+    assert asyncio.run(ask_trust(asker, world.state())) is True
+    [(question, choices)] = asker.questions
+    assert choices == ["yes", "no"]
+    assert question.splitlines()[1:] == ["  plugin theirs (new)", "Trust them and use them?"]
 
 
-def test_the_changed_notice_says_to_trust_them_as_they_are_now(world: _World) -> None:
+# --- the fingerprint -----------------------------------------------------------------
+
+
+def test_the_fingerprint_sees_every_file_caches_and_dot_directories_included(world: _World) -> None:
     directory = _install(world.project_plugins, "theirs")
-    remember(world.project, world.sources(), world.data)
-    (directory / "main.py").write_text("print('changed')\n")
-    state = trust_state(world.project, world.sources(), world.data)
-    assert skip_notice(state) == (
-        f"project plugins not started (theirs): they are new or changed since you trusted {world.project}; "
-        f"run bingo --trust in {world.project} to trust them as they are now"
-    )
+    seen = {fingerprint(world.source("theirs"), world.project).digest}
+    for path in ["__pycache__/main.cpython-311.pyc", ".git/hook", ".mypy_cache/x", "deep/er/main.pyc"]:
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_bytes(b"\0")
+        seen.add(fingerprint(world.source("theirs"), world.project).digest)
+    assert len(seen) == 5
+
+
+def test_the_fingerprint_is_the_same_for_the_same_bytes(world: _World) -> None:
+    _install(world.project_plugins, "theirs")
+    first = fingerprint(world.source("theirs"), world.project)
+    assert first.digest is not None and first.problem is None
+    assert fingerprint(world.source("theirs"), world.project) == first
+
+
+def test_an_executable_bit_is_a_change(world: _World) -> None:
+    directory = _install(world.project_plugins, "theirs")
+    before = fingerprint(world.source("theirs"), world.project).digest
+    (directory / "main.py").chmod(0o755)
+    assert fingerprint(world.source("theirs"), world.project).digest != before
+
+
+def test_a_link_cycle_is_walked_once(world: _World) -> None:
+    directory = _install(world.project_plugins, "theirs")
+    (directory / "loop").symlink_to(".", target_is_directory=True)
+    found = fingerprint(world.source("theirs"), world.project)
+    assert found.digest is not None and found.outside == ()
+
+
+def test_a_link_out_of_the_project_is_named_and_its_target_hashed(world: _World, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lib.py").write_text("A = 1\n")
+    directory = _install(world.project_plugins, "theirs")
+    (directory / "lib").symlink_to(outside, target_is_directory=True)
+    first = fingerprint(world.source("theirs"), world.project)
+    assert first.outside == (f"./lib -> {outside.resolve()}",)
+    (outside / "lib.py").write_text("A = 2\n")
+    assert fingerprint(world.source("theirs"), world.project).digest != first.digest
+
+
+def test_entry_paths_in_args_and_env_are_hashed_inside_the_project(world: _World) -> None:
+    (world.project / "lib").mkdir()
+    (world.project / "lib" / "mod.py").write_text("A = 1\n")
+    (world.project / "run.py").write_text("print(1)\n")
+    _install(world.project_plugins, "theirs", args=["--script=${PLUGIN_ROOT}/../../../run.py"])
+    manifest = world.project_plugins / "theirs" / "plugin.json"
+    body = json.loads(manifest.read_text())
+    body["entry"]["env"] = {"PYTHONPATH": "/nowhere:${PLUGIN_ROOT}/../../../lib"}
+    manifest.write_text(json.dumps(body))
+    first = fingerprint(world.source("theirs"), world.project).digest
+    (world.project / "run.py").write_text("print(2)\n")
+    second = fingerprint(world.source("theirs"), world.project).digest
+    (world.project / "lib" / "mod.py").write_text("A = 2\n")
+    third = fingerprint(world.source("theirs"), world.project).digest
+    assert len({first, second, third}) == 3
+
+
+def test_a_fifo_is_recorded_never_opened(world: _World) -> None:
+    directory = _install(world.project_plugins, "theirs")
+    os.mkfifo(directory / "pipe")
+    assert fingerprint(world.source("theirs"), world.project).digest is not None
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_means_no_digest(world: _World) -> None:
+    directory = _install(world.project_plugins, "theirs")
+    (directory / "secret").write_text("x")
+    (directory / "secret").chmod(0)
+    found = fingerprint(world.source("theirs"), world.project)
+    assert found.digest is None and found.problem is not None and "cannot be read" in found.problem
+
+
+# --- bingo's own writes --------------------------------------------------------------
+
+
+def test_a_file_bingo_writes_in_a_project_with_nothing_stays_trusted(world: _World) -> None:
+    after = b'{"permissions": {"allow": ["bash"]}}\n'
+    (world.project / ".bingo" / "settings.local.json").write_bytes(after)
+    assert keep_written(world.data, world.project, "settings.local.json", None, after, untrusted_keys=False)
+    assert world.state().status == "trusted"
+
+
+def test_a_write_over_untrusted_settings_does_not_launder_them(world: _World) -> None:
+    before = b'{"permissions": {"allow": ["*"]}}\n'
+    after = b'{"permissions": {"allow": ["*", "bash"]}}\n'
+    (world.project / ".bingo" / "settings.local.json").write_bytes(after)
+    assert not keep_written(world.data, world.project, "settings.local.json", before, after, untrusted_keys=True)
+    assert world.state().status == "untrusted"
+
+
+def test_a_write_over_trusted_settings_keeps_the_project_trusted(world: _World) -> None:
+    path = world.project / ".bingo" / "settings.local.json"
+    before = b'{"permissions": {"allow": ["read"]}}\n'
+    path.write_bytes(before)
+    _install(world.project_plugins, "theirs")
+    world.trust()
+    after = b'{"permissions": {"allow": ["read", "bash"]}}\n'
+    path.write_bytes(after)
+    assert keep_written(world.data, world.project, "settings.local.json", before, after, untrusted_keys=True)
+    assert world.state().status == "trusted"

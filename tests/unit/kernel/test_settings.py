@@ -17,7 +17,9 @@ from bingo.kernel.settings import (
     Settings,
     bingo_home,
     find_project,
+    layer_problem,
     load_settings,
+    unsafe_layers,
 )
 from bingo.wire import Json
 
@@ -56,16 +58,66 @@ def local_file(project: Path) -> Path:
 
 def load_error(home: Path, project: Path, overrides: dict[str, Json] | None = None) -> str:
     with pytest.raises(SettingsError) as caught:
-        load_settings(home=home, project=project, overrides=overrides)
+        load_settings(project_trusted=True, home=home, project=project, overrides=overrides)
     assert caught.value.exit_code == 2
     return caught.value.line()
+
+
+# --- an untrusted project ------------------------------------------------------------
+
+
+def test_an_untrusted_project_gives_only_deny_and_ask(home: Path, project: Path) -> None:
+    write(user_file(home), {"permissions": {"allow": ["read"]}, "model": "mine"})
+    write(project_file(project), {"permissions": {"allow": ["*"], "deny": ["bash"]}, "model": "theirs", "deadlines": {"hook/decide": 1e-9}})
+    write(local_file(project), {"permissions": {"ask": ["glob"]}, "plugins": {"x": {"a": 1}}})
+
+    loaded = load_settings(project_trusted=False, home=home, project=project)
+
+    assert loaded.permissions == Permissions(allow=("read",), ask=("glob",), deny=("bash",))
+    assert loaded.model == "mine"
+    assert loaded.deadline("hook/decide") == DEFAULT_DEADLINES["hook/decide"]
+    assert dict(loaded.plugins) == {}
+    assert dict(loaded.left_out) == {"settings.json": ("permissions.allow", "model", "deadlines"), "settings.local.json": ("plugins",)}
+
+
+def test_a_trusted_project_gives_everything_and_still_says_what_trust_decided(home: Path, project: Path) -> None:
+    write(project_file(project), {"permissions": {"allow": ["*"]}, "model": "theirs"})
+
+    loaded = load_settings(project_trusted=True, home=home, project=project)
+
+    assert loaded.permissions.allow == ("*",) and loaded.model == "theirs"
+    assert dict(loaded.left_out) == {"settings.json": ("permissions.allow", "model")}
+
+
+def test_an_untrusted_projects_bad_file_is_still_an_error(home: Path, project: Path) -> None:
+    write(project_file(project), {"model": 5})
+    with pytest.raises(SettingsError):
+        load_settings(project_trusted=False, home=home, project=project)
+
+
+def test_a_layer_writable_by_everyone_is_refused_and_passed_over(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / ".bingo").mkdir(parents=True)
+    write(shared / ".bingo" / "settings.json", {"permissions": {"deny": ["read"]}})
+    work = shared / "work"
+    work.mkdir()
+    assert layer_problem(shared) is None
+    assert find_project(work, tmp_path / "me") == shared.resolve()
+
+    (shared / ".bingo").chmod(0o777)
+
+    assert layer_problem(shared) == f"{shared / '.bingo'} is writable by every user"
+    assert find_project(work, tmp_path / "me") != shared.resolve()
+    assert unsafe_layers(work, tmp_path / "me") == [f"{(shared / '.bingo').resolve()} is writable by every user"]
+    home = tmp_path / "me" / ".bingo"
+    assert load_settings(project_trusted=True, home=home, project=shared).permissions == Permissions()
 
 
 # --- layers and merge ----------------------------------------------------------------
 
 
 def test_no_files_give_the_defaults(home: Path, project: Path) -> None:
-    loaded = load_settings(home=home, project=project)
+    loaded = load_settings(project_trusted=True, home=home, project=project)
 
     assert loaded == Settings()
     assert dict(loaded.deadlines) == DEFAULT_DEADLINES
@@ -74,7 +126,7 @@ def test_no_files_give_the_defaults(home: Path, project: Path) -> None:
 
 
 def test_missing_directories_are_fine(tmp_path: Path) -> None:
-    loaded = load_settings(home=tmp_path / "nowhere", project=tmp_path / "nothing")
+    loaded = load_settings(project_trusted=True, home=tmp_path / "nowhere", project=tmp_path / "nothing")
 
     assert loaded == Settings()
 
@@ -94,7 +146,7 @@ def test_every_known_key_is_read(home: Path, project: Path) -> None:
         },
     )
 
-    loaded = load_settings(home=home, project=project)
+    loaded = load_settings(project_trusted=True, home=home, project=project)
 
     assert loaded.provider == "openai"
     assert loaded.model == "gpt-x"
@@ -113,7 +165,7 @@ def test_later_layers_win_for_scalars(home: Path, project: Path) -> None:
     write(project_file(project), {"provider": "openai", "model": "b"})
     write(local_file(project), {"model": "c"})
 
-    loaded = load_settings(home=home, project=project, overrides={"maxTokens": 7})
+    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"maxTokens": 7})
 
     assert (loaded.provider, loaded.model, loaded.max_tokens) == ("openai", "c", 7)
 
@@ -122,7 +174,7 @@ def test_a_later_layer_can_clear_a_choice_with_null(home: Path, project: Path) -
     write(user_file(home), {"provider": "anthropic"})
     write(local_file(project), {"provider": None})
 
-    assert load_settings(home=home, project=project).provider is None
+    assert load_settings(project_trusted=True, home=home, project=project).provider is None
 
 
 def test_objects_merge_key_by_key_across_layers(home: Path, project: Path) -> None:
@@ -130,8 +182,7 @@ def test_objects_merge_key_by_key_across_layers(home: Path, project: Path) -> No
     write(project_file(project), {"plugins": {"wc": {"b": 2, "deep": {"y": 2}}}})
     write(local_file(project), {"plugins": {"wc": {"a": 3, "list": [1]}}})
 
-    loaded = load_settings(
-        home=home, project=project, overrides={"plugins": {"wc": {"list": [2]}}}
+    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"plugins": {"wc": {"list": [2]}}}
     )
 
     assert dict(loaded.plugins) == {
@@ -145,8 +196,7 @@ def test_permission_lists_are_concatenated_in_layer_order(home: Path, project: P
     write(project_file(project), {"permissions": {"allow": ["p"], "ask": ["pa"]}})
     write(local_file(project), {"permissions": {"allow": ["l"]}})
 
-    loaded = load_settings(
-        home=home, project=project, overrides={"permissions": {"allow": ["flag"]}}
+    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"permissions": {"allow": ["flag"]}}
     )
 
     assert loaded.permissions == Permissions(
@@ -164,8 +214,7 @@ def test_allow_rules_keep_every_layer_in_order(layers: list[list[str]]) -> None:
             (user_file(home), project_file(project), local_file(project)), layers
         ):
             write(path, {"permissions": {"allow": rules}})
-        loaded = load_settings(
-            home=home, project=project, overrides={"permissions": {"allow": layers[3]}}
+        loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"permissions": {"allow": layers[3]}}
         )
 
     assert loaded.permissions.allow == tuple(rule for layer in layers for rule in layer)
@@ -175,7 +224,7 @@ def test_deadlines_merge_over_the_defaults(home: Path, project: Path) -> None:
     write(user_file(home), {"deadlines": {"tool/call": 30, "hook/decide": 1.5}})
     write(project_file(project), {"deadlines": {"tool/call": 45}})
 
-    loaded = load_settings(home=home, project=project)
+    loaded = load_settings(project_trusted=True, home=home, project=project)
 
     assert loaded.deadline("tool/call") == 45.0
     assert loaded.deadline("hook/decide") == 1.5
@@ -195,7 +244,7 @@ def test_unknown_keys_are_ignored(home: Path, project: Path) -> None:
         {"futureKey": {"x": [1]}, "permissions": {"allow": ["read"], "defaultMode": 3}},
     )
 
-    loaded = load_settings(home=home, project=project)
+    loaded = load_settings(project_trusted=True, home=home, project=project)
 
     assert loaded.permissions.allow == ("read",)
 
@@ -204,7 +253,7 @@ def test_the_user_layer_is_read_once_when_it_is_also_the_projects(tmp_path: Path
     user_home = tmp_path / "me"
     write(user_home / ".bingo" / "settings.json", {"permissions": {"allow": ["read"]}})
 
-    loaded = load_settings(home=user_home / ".bingo", project=user_home)
+    loaded = load_settings(project_trusted=True, home=user_home / ".bingo", project=user_home)
 
     assert loaded.permissions.allow == ("read",)
 
@@ -212,7 +261,7 @@ def test_the_user_layer_is_read_once_when_it_is_also_the_projects(tmp_path: Path
 def test_a_byte_order_mark_is_tolerated(home: Path, project: Path) -> None:
     user_file(home).write_bytes(b'\xef\xbb\xbf{"model": "m"}')
 
-    assert load_settings(home=home, project=project).model == "m"
+    assert load_settings(project_trusted=True, home=home, project=project).model == "m"
 
 
 # --- errors --------------------------------------------------------------------------
@@ -273,6 +322,19 @@ def test_a_file_that_is_not_json_names_the_file_and_line(home: Path, project: Pa
             '{\n  "plugins": {\n    "wordcount": "on"\n  }\n}',
             'plugins.wordcount in {file} (line 3) is the string "on": '
             "expected an object (the plugin's settings)",
+        ),
+        (
+            '{\n  "hooks": {"failClosed": "zguard"}\n}',
+            'hooks.failClosed in {file} (line 2) is the string "zguard": '
+            "expected a list of plugin names (strings)",
+        ),
+        (
+            '{\n  "hooks": {\n    "failClosed": [\n      1\n    ]\n  }\n}',
+            "hooks.failClosed[0] in {file} (line 4) is the number 1: expected a plugin name (a string)",
+        ),
+        (
+            '{"hooks": ["zguard"]}',
+            "hooks in {file} (line 1) is a list: expected an object with a failClosed list",
         ),
         (
             '\n\n["read"]',
@@ -420,3 +482,19 @@ def test_without_a_marker_the_working_directory_is_the_project(tmp_path: Path) -
         pytest.skip("a directory above the temporary directory marks a project")
 
     assert find_project(cwd, tmp_path / "me") == cwd.resolve()
+
+
+def test_fail_closed_is_read_from_the_users_own_settings_only(home: Path, project: Path) -> None:
+    write(user_file(home), {"hooks": {"failClosed": ["zguard", "zguard", "other"]}})
+    write(project_file(project), {"hooks": {"failClosed": ["theirs"]}})
+    write(local_file(project), {"hooks": {"failClosed": ["mine-here"]}})
+
+    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"hooks": {"failClosed": ["flag"]}})
+
+    assert loaded.fail_closed == frozenset({"zguard", "other"})
+
+
+def test_without_a_user_file_nothing_fails_closed(home: Path, project: Path) -> None:
+    write(project_file(project), {"hooks": {"failClosed": ["theirs"]}})
+
+    assert load_settings(project_trusted=True, home=home, project=project).fail_closed == frozenset()
