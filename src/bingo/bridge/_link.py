@@ -19,7 +19,7 @@ from typing import Protocol
 
 import msgspec
 
-from ..kernel.errors import PluginError
+from ..kernel.errors import PluginUnavailable
 from ..kernel.interfaces import ToolCall
 from ..wire import Delta, ProviderDeltaParams, ToolProgressParams
 from .connection import Connection
@@ -27,9 +27,10 @@ from .connection import Connection
 __all__ = ["Calls", "Link", "StaticLink", "Unavailable"]
 
 
-class Unavailable(PluginError):
+class Unavailable(PluginUnavailable):
     """The plugin is not running (dead, within its backoff, or refused): its sources answer
-    nothing at once. The notice about it was already raised when it stopped."""
+    nothing at once. The notice about it was already raised when it stopped. The kernel
+    knows it as PluginUnavailable (a hook whose plugin fails closed must tell it apart)."""
 
 
 PROGRESS_PER_SECOND = 200

@@ -3,20 +3,18 @@
 
 A failure, a missed deadline or an answer outside the five outcomes (`allow` included)
 raises PluginError, which the kernel's Hooks turns into "decides nothing" and a notice. A
-plugin that is not running decides nothing quietly (`continue`) and observes nothing; an
-observation never respawns a plugin, since nothing waits on it.
+plugin that is not running raises PluginUnavailable, which Hooks lets decide nothing quietly
+(or answer `ask`, for a plugin in `hooks.failClosed`), and observes nothing; an observation
+never respawns a plugin, since nothing waits on it.
 """
 
 from __future__ import annotations
 
 from ..kernel.errors import PluginError
 from ..wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Json
-from ._link import Link, Unavailable
+from ._link import Link
 
 __all__ = ["BridgedHook"]
-
-_NOTHING = HookOutcome(outcome="continue")
-"""What a hook that cannot answer decides: nothing."""
 
 
 class BridgedHook:
@@ -39,12 +37,10 @@ class BridgedHook:
         """The plugin's decision at `point`.
 
         Raises:
+            PluginUnavailable: the plugin is not running, so it was not asked.
             PluginError: the call failed, was late, or answered something not a decision.
         """
-        try:
-            conn = await self._link.connection()
-        except Unavailable:
-            return _NOTHING
+        conn = await self._link.connection()
         params = HookDecideParams(id=self._spec.name, site=self._spec.site, point=point, payload=payload)
         return await conn.call(
             "hook/decide", params, HookOutcome, deadline=self._link.deadline("hook/decide")

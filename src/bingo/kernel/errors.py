@@ -6,6 +6,7 @@
     ├── SettingsError     a settings file that is not valid        (exit 2)
     ├── GateError         a question nobody can answer             (a "no" the model hears)
     ├── PluginError       a plugin's call failed, died or was late (answered nothing + notice)
+    │   └── PluginUnavailable  the plugin is not running               (answers nothing at once)
     ├── ProviderError     the model could not answer               (exit 1)
     ├── CompactionError   a compaction strategy failed             (history kept as it was)
     └── SessionError      a session cannot be read or found        (exit 1)
@@ -18,6 +19,7 @@ __all__ = [
     "CompactionError",
     "GateError",
     "PluginError",
+    "PluginUnavailable",
     "ProviderError",
     "SessionError",
     "SettingsError",
@@ -62,6 +64,11 @@ class PluginError(BingoError):
     def __init__(self, message: str, hint: str = "", *, code: int = 0) -> None:
         super().__init__(message, hint)
         self.code = code
+
+
+class PluginUnavailable(PluginError):
+    """The plugin is not running (dead, within its backoff, or refused), so it was not asked:
+    its sources answer nothing at once. Its stop already raised its own notice."""
 
 
 class ProviderError(BingoError):

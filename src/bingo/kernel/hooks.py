@@ -1,11 +1,15 @@
-"""Hooks: running the hooks that declared a site and point, and folding what they answer.
+"""Hooks: which declarations are hooks at all, running the hooks that declared a site and
+point, and folding what they answer.
 
-Owns the decision fold of INTERFACE.md §5 (hooks run in registration order; `deny` and
-`block` stop; `redirect` replaces the payload for the hooks after it; `ask` is remembered;
-`continue` goes on), the deadline on every hook, the rule that a hook which raises, is late
-or answers anything else decides nothing and raises one notice, and the task group that
-observations run in so that `observe` never makes its caller wait. It does not consult the
-gate (the turn loop passes a hook's `ask` to it) and knows nothing of the wire: a bridged
+Owns the valid (site, point) pairs and the rule that a declaration naming any other is no
+hook (`hook_problem`, applied where hooks are registered); the decision fold of INTERFACE.md
+§5 (hooks run in registration order; `deny` and `block` stop; `redirect` replaces the payload
+for the hooks after it, when its value is a whole payload of the same shape; `ask` is
+remembered; `continue` goes on), the deadline on every hook, the rule that a hook which
+raises, is late or answers anything else decides nothing and raises one notice — or answers
+`ask`, when its plugin is one the person listed in `hooks.failClosed` — and the task group
+that observations run in so that `observe` never makes its caller wait. It does not consult
+the gate (the turn loop passes a hook's `ask` to it) and knows nothing of the wire: a bridged
 hook is a hook, and whatever it raises is treated like any other hook's failure.
 """
 
@@ -19,11 +23,12 @@ from typing import Literal
 
 import msgspec
 
-from ..wire import HookOutcome, Json
+from ..wire import HookOutcome, HookSpec, Json, is_object
+from .errors import PluginUnavailable
 from .interfaces import Hook
 from .notices import Notices
 
-__all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks"]
+__all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks", "hook_problem"]
 
 _log = logging.getLogger(__name__)
 
@@ -43,7 +48,90 @@ OBSERVE_POINTS: frozenset[tuple[str, str]] = frozenset(
 )
 """The (site, point) pairs whose hooks only watch."""
 
+_SITES: dict[str, tuple[str, ...]] = {
+    "tool": ("before", "after"),
+    "prompt": ("submit",),
+    "command": ("before",),
+    "turn": ("start", "end"),
+    "session": ("start", "end"),
+}
+"""Every site and its points (DECIDE_POINTS and OBSERVE_POINTS), in the order a notice lists them."""
+
+_PAIRS = "a hook names one site and its points: " + ", ".join(
+    f"{site} ({', '.join(points)})" for site, points in _SITES.items()
+)
+
 _ANSWERS = "hooks can continue, deny, ask, block or redirect"
+
+_NOTHING = "decides nothing"
+_ASKS = "is treated as ask (hooks.failClosed)"
+"""What becomes of a hook that decided nothing: the common case, and a fail-closed plugin's."""
+
+
+def hook_problem(spec: HookSpec) -> str | None:
+    """Why the declaration `spec` is no hook (its site is unknown, it names no points, or a
+    point its site does not have), with the valid pairs; None when it is a hook. A hook
+    whose declaration has a problem is never registered: it would be listed and never run."""
+    site, points = spec.site, spec.points
+    if site not in _SITES:
+        wrong = f"site {site!r} is not a site"
+    elif not points:
+        wrong = f"it names no points of site {site!r}"
+    else:
+        strays = [point for point in points if (site, point) not in DECIDE_POINTS | OBSERVE_POINTS]
+        if not strays:
+            return None
+        listed, one = ", ".join(repr(point) for point in strays), len(strays) == 1
+        wrong = f"{'point' if one else 'points'} {listed} {'is' if one else 'are'} not of site {site!r}"
+    return f"{wrong}; {_PAIRS}"
+
+
+_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),  # before int: a bool is an int to Python, never to JSON
+    (int, "a number"),
+    (float, "a number"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "an object"),
+)
+
+
+def _kind(value: Json) -> str:
+    """The JSON kind of `value`, in words."""
+    for cls, words in _KINDS:
+        if isinstance(value, cls):
+            return words
+    return "null"
+
+
+def _redirect_problem(payload: Json, value: Json) -> str | None:
+    """What is wrong with `value` as the payload that replaces `payload` (a redirect carries a
+    whole payload of the same shape: the same keys, each of the same JSON kind), or None."""
+    if not is_object(payload) or not is_object(value):
+        return None if _kind(value) == _kind(payload) else _kind(value)
+    missing = [key for key in payload if key not in value]
+    if missing:
+        return "a payload missing " + ", ".join(missing)
+    extra = [key for key in value if key not in payload]
+    if extra:
+        return f"{'an extra key' if len(extra) == 1 else 'extra keys'} {', '.join(extra)}"
+    for key, was in payload.items():
+        if _kind(value[key]) != _kind(was):
+            return f"{key} {_kind(value[key])} where it was {_kind(was)}"
+    return None
+
+
+def _shape(payload: Json) -> str:
+    """A payload's shape, as a notice names it: `(tool, input, callId)`."""
+    return f"({', '.join(payload)})" if is_object(payload) else _kind(payload)
+
+
+class _Undecided(msgspec.Struct, frozen=True):
+    """Why a hook decided nothing, as the words around what becomes of it: the notice is
+    `hook <name> <did> <fate><then>` (`failed (boom) and` + `decides nothing`)."""
+
+    did: str
+    then: str = ""
 
 
 class HookVerdict(msgspec.Struct, frozen=True):
@@ -63,6 +151,26 @@ async def _answer(hook: Hook, point: str, payload: Json) -> object:
     return await hook.decide(point, payload)
 
 
+def _nonsense(outcome: HookOutcome, payload: Json) -> _Undecided | None:
+    """Why `outcome`, answered for `payload`, decides nothing: an answer outside the five
+    (`allow` above all: an in-process hook is not held to the Literal), or a redirect whose
+    value is not a whole payload of the same shape. None when it decides."""
+    answer: object = outcome.outcome
+    if answer not in ("continue", "deny", "ask", "block", "redirect"):
+        return _Undecided(f"answered {answer!r}, which", f": {_ANSWERS}")
+    if answer != "redirect":
+        return None
+    if outcome.value is None:
+        return _Undecided("answered 'redirect' with no value, which")
+    problem = _redirect_problem(payload, outcome.value)
+    if problem is None:
+        return None
+    return _Undecided(
+        f"answered 'redirect' with {problem}, which",
+        f": a redirect carries a whole payload of the same shape {_shape(payload)}",
+    )
+
+
 def _seconds(deadline: float) -> str:
     return f"{deadline:g} s"
 
@@ -71,12 +179,21 @@ class Hooks:
     """The host's hooks. An async context manager: observations run in a task group it
     owns, and leaving it waits for them at most one deadline, then cancels the rest."""
 
-    def __init__(self, hooks: Sequence[Hook], notices: Notices, deadline: float) -> None:
+    def __init__(
+        self,
+        hooks: Sequence[Hook],
+        notices: Notices,
+        deadline: float,
+        *,
+        fail_closed: frozenset[str] = frozenset(),
+    ) -> None:
         # The registry's own list, read live: a plugin whose handshake changed is re-registered
         # mid-run, and its hooks must apply from then on.
         self._hooks = hooks
         self._notices = notices
         self._deadline = deadline
+        self._fail_closed = fail_closed
+        """The plugins (`hook.source`) whose hooks answer `ask` when they decide nothing."""
         self._group: asyncio.TaskGroup | None = None
         self._pending: set[asyncio.Task[None]] = set()
         self._gave_up = False
@@ -114,64 +231,69 @@ class Hooks:
     def _fault(self, hook: Hook, what: str) -> None:
         self._notices.say(hook.source, f"hook {hook.spec.name} {what}", "warning")
 
+    def _undecided(self, hook: Hook, why: _Undecided) -> bool:
+        """Say that `hook` decided nothing; True when its plugin fails closed, so that it
+        answers `ask` instead."""
+        closed = hook.source in self._fail_closed
+        self._fault(hook, f"{why.did} {_ASKS if closed else _NOTHING}{why.then}")
+        return closed
+
     async def decide(self, site: str, point: str, payload: Json) -> HookVerdict:
         """Run the hooks at decision point `site.point` in order and fold their answers.
-        A hook that fails, is late or answers nonsense decides nothing (one notice)."""
+        A hook that fails, is late or answers nonsense (an invalid redirect included)
+        decides nothing (one notice), or answers `ask` if its plugin fails closed."""
         if (site, point) not in DECIDE_POINTS:
             raise ValueError(f"{site}.{point} is not a decision point")
         asked = False
         by: Hook | None = None
         for hook in self._at(site, point):
             outcome = await self._ask_one(hook, point, payload)
+            if isinstance(outcome, HookOutcome):
+                outcome = _nonsense(outcome, payload) or outcome
+            if isinstance(outcome, _Undecided):
+                asked = self._undecided(hook, outcome) or asked
+                continue
             if outcome is None:
                 continue
-            # Typed as object: an in-process hook is not held to the Literal, and the fold
-            # must treat any other answer ("allow" above all) as deciding nothing.
-            answer: object = outcome.outcome
             reason = outcome.value if isinstance(outcome.value, str) else None
-            match answer:
+            match outcome.outcome:
                 case "deny":
                     return HookVerdict("deny", payload, reason, by)
                 case "block":
                     return HookVerdict("block", payload, reason, by)
-                case "redirect" if outcome.value is not None:
-                    payload, by = outcome.value, hook
                 case "redirect":
-                    self._fault(hook, "answered 'redirect' with no value, which decides nothing")
+                    payload, by = outcome.value, hook
                 case "ask":
                     asked = True
                 case "continue":
                     pass
-                case _:
-                    self._fault(hook, f"answered {answer!r}, which decides nothing: {_ANSWERS}")
         return HookVerdict("ask" if asked else "continue", payload, None, by)
 
-    async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | None:
-        """One hook's outcome, or None (and one notice) when it decided nothing."""
+    async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | _Undecided | None:
+        """One hook's outcome; why it decided nothing; or None when its plugin is not
+        running, which decides nothing quietly (its stop had its own notice)."""
         timeout = asyncio.timeout(self._deadline)
         try:
             async with timeout:
                 outcome = await _answer(hook, point, payload)
         except TimeoutError as exc:
             if not timeout.expired():
-                self._failed(hook, "decide", exc)
+                return _Undecided(f"failed ({self._logged(hook, 'decide', exc)}) and")
+            return _Undecided(f"missed its deadline ({_seconds(self._deadline)}) and")
+        except PluginUnavailable as exc:
+            if hook.source not in self._fail_closed:
                 return None
-            self._fault(hook, f"missed its deadline ({_seconds(self._deadline)}) and decides nothing")
-            return None
+            return _Undecided(f"could not be asked ({exc.message}) and")
         except Exception as exc:  # boundary: a hook's failure is data, never the caller's
-            self._failed(hook, "decide", exc)
-            return None
+            return _Undecided(f"failed ({self._logged(hook, 'decide', exc)}) and")
         if not isinstance(outcome, HookOutcome):
-            answer = type(outcome).__name__
-            self._fault(hook, f"answered a {answer}, which decides nothing: {_ANSWERS}")
-            return None
+            return _Undecided(f"answered a {type(outcome).__name__}, which", f": {_ANSWERS}")
         return outcome
 
-    def _failed(self, hook: Hook, what: str, exc: BaseException) -> None:
+    def _logged(self, hook: Hook, what: str, exc: BaseException) -> str:
+        """Log `hook`'s failure to `what`, with its traceback; the failure in a few words."""
         _log.error("hook %s (%s) failed to %s", hook.spec.name, hook.source, what, exc_info=exc)
-        words = str(exc) or type(exc).__name__
-        verb = "decides nothing" if what == "decide" else "observed nothing"
-        self._fault(hook, f"failed ({words}) and {verb}")
+        return str(exc) or type(exc).__name__
 
     def observe(self, site: str, point: str, payload: Json) -> None:
         """Hand `payload` to every hook watching `site.point`, without waiting for them.
@@ -193,7 +315,7 @@ class Hooks:
                 await hook.observe(point, payload)
         except TimeoutError as exc:
             if not timeout.expired():
-                self._failed(hook, "observe", exc)
+                self._fault(hook, f"failed ({self._logged(hook, 'observe', exc)}) and observed nothing")
                 return
             self._fault(hook, late)
         except asyncio.CancelledError:
@@ -203,4 +325,4 @@ class Hooks:
                 self._fault(hook, late)
             raise
         except Exception as exc:  # boundary: an observer's failure must not end the group
-            self._failed(hook, "observe", exc)
+            self._fault(hook, f"failed ({self._logged(hook, 'observe', exc)}) and observed nothing")

@@ -10,7 +10,7 @@ import pytest
 from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
 from bingo.bridge.hook import BridgedHook
-from bingo.kernel.errors import PluginError
+from bingo.kernel.errors import PluginError, PluginUnavailable
 from bingo.wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Wire
 from bingo.wire.rpc import DEADLINE
 
@@ -85,7 +85,15 @@ def test_observe_is_a_notification_and_nothing_when_the_plugin_is_not_running() 
         await BridgedHook(twin.link, _SPEC).observe("after", {"tool": "x"})
         await got.wait()
         await BridgedHook(StaticLink("p", None), _SPEC).observe("after", {})
-        assert await BridgedHook(StaticLink("p", None), _SPEC).decide("before", {}) == HookOutcome(outcome="continue")
 
     _run(scenario)
     assert seen == [HookObserveParams(id="guard", site="tool", point="after", payload={"tool": "x"})]
+
+
+def test_a_hook_whose_plugin_is_not_running_says_so_to_the_kernel() -> None:
+    # The kernel lets it decide nothing quietly, or answer ask for a plugin that fails closed.
+    async def scenario(twin: Twin) -> None:
+        with pytest.raises(PluginUnavailable):
+            await BridgedHook(StaticLink("p", None), _SPEC).decide("before", {})
+
+    _run(scenario)

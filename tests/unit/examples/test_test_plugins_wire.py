@@ -321,3 +321,26 @@ def test_chatty_says_hello_before_its_handshake_then_works(tmp_path: Path) -> No
         assert _text(_result(answer, ToolCallResult).output) == "pong"
 
     _run("chatty", test)
+
+
+def test_declares_declares_its_config_and_answers_each_hook_as_told(tmp_path: Path) -> None:
+    config: dict[str, Json] = {
+        "hooks": [{"name": "guard", "site": "tool", "points": ["before"]}, {"name": "odd", "site": "tools", "points": ["pre"]}],
+        "commands": ["help"],
+        "answers": {"guard": "deny-bash", "odd": {"outcome": "redirect", "value": {}}},
+    }
+
+    async def test(pipe: _Pipe) -> None:
+        init = await pipe.handshake(tmp_path, config)
+        assert (init.name, [h.site for h in init.hooks], [c.name for c in init.commands]) == ("declares", ["tool", "tools"], ["help"])
+        decide = {"id": "guard", "site": "tool", "point": "before", "payload": {"tool": "bash", "input": {}, "callId": "c1"}}
+        _, answer = await pipe.call("hook/decide", decide)
+        assert _result(answer, HookOutcome) == HookOutcome(outcome="deny", value="no shell here")
+        _, answer = await pipe.call("hook/decide", {**decide, "id": "odd"})
+        assert _result(answer, HookOutcome) == HookOutcome(outcome="redirect", value={})
+        _, answer = await pipe.call("command/run", {"name": "help", "args": "", "cwd": "/", "session": "s"})
+        assert _result(answer, CommandRunResult).outcome == TextOutcome(text="declares's own /help")
+
+    _run("declares", test)
+    seen = [line for line in (tmp_path / "decided.jsonl").read_text().splitlines() if line]
+    assert len(seen) == 2

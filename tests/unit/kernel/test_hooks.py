@@ -1,4 +1,5 @@
-"""Hooks: the decision fold, the deadline, the notices for hooks that decide nothing, and
+"""Hooks: which declarations are hooks, the decision fold, the redirect's shape rule, the
+deadline, the notices for hooks that decide nothing (or answer ask, failing closed), and
 observations that never make the caller wait."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import TypeVar
 import msgspec
 import pytest
 
-from bingo.kernel.errors import PluginError
-from bingo.kernel.hooks import HookVerdict, Hooks
+from bingo.kernel.errors import PluginError, PluginUnavailable
+from bingo.kernel.hooks import DECIDE_POINTS, OBSERVE_POINTS, HookVerdict, Hooks, hook_problem
 from bingo.kernel.interfaces import Hook
 from bingo.kernel.notices import Notices
 from bingo.wire import HookOutcome, HookSpec, Json, Notice
@@ -99,18 +100,58 @@ def run(make: Callable[[], Awaitable[T]]) -> T:
 
 
 def hooks_with(
-    hooks: Sequence[Hook], deadline: float = DEADLINE
+    hooks: Sequence[Hook], deadline: float = DEADLINE, fail_closed: frozenset[str] = frozenset()
 ) -> tuple[Hooks, list[Notice]]:
     notices = Notices()
     said: list[Notice] = []
     notices.listen(said.append)
-    return Hooks(hooks, notices, deadline), said
+    return Hooks(hooks, notices, deadline, fail_closed=fail_closed), said
 
 
-def decide(hooks: Sequence[Hook], payload: Json = TOOL_CALL, deadline: float = DEADLINE) -> tuple[HookVerdict, list[Notice]]:
-    runner, said = hooks_with(hooks, deadline)
+def decide(
+    hooks: Sequence[Hook],
+    payload: Json = TOOL_CALL,
+    deadline: float = DEADLINE,
+    fail_closed: frozenset[str] = frozenset(),
+) -> tuple[HookVerdict, list[Notice]]:
+    runner, said = hooks_with(hooks, deadline, fail_closed)
     verdict = run(lambda: runner.decide("tool", "before", payload))
     return verdict, said
+
+
+PAIRS = (
+    "a hook names one site and its points: tool (before, after), prompt (submit), "
+    "command (before), turn (start, end), session (start, end)"
+)
+
+
+# --- which declarations are hooks ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("site", "point"), sorted(DECIDE_POINTS | OBSERVE_POINTS))
+def test_every_valid_site_and_point_is_a_hook(site: str, point: str) -> None:
+    assert hook_problem(HookSpec(name="h", site=site, points=[point])) is None
+
+
+def test_a_hook_may_name_several_points_of_its_site() -> None:
+    assert hook_problem(HookSpec(name="h", site="tool", points=["before", "after"])) is None
+
+
+@pytest.mark.parametrize(
+    ("site", "points", "wrong"),
+    [
+        ("tool.before", ["before"], "site 'tool.before' is not a site"),
+        ("tools", ["before"], "site 'tools' is not a site"),
+        ("tool", ["pre"], "point 'pre' is not of site 'tool'"),
+        ("tool", ["before", "pre", "submit"], "points 'pre', 'submit' are not of site 'tool'"),
+        ("prompt", ["before"], "point 'before' is not of site 'prompt'"),
+        ("tool", [], "it names no points of site 'tool'"),
+    ],
+)
+def test_a_declaration_with_no_valid_site_and_points_is_no_hook_and_the_pairs_are_named(
+    site: str, points: list[str], wrong: str
+) -> None:
+    assert hook_problem(HookSpec(name="h", site=site, points=points)) == f"{wrong}; {PAIRS}"
 
 
 # --- deciding ------------------------------------------------------------------------
@@ -191,6 +232,74 @@ def test_a_redirect_without_a_value_decides_nothing_and_says_so() -> None:
     assert verdict == HookVerdict("continue", TOOL_CALL)
     assert [(n.source, n.message) for n in said] == [
         ("plugin rewrite", "hook rewrite answered 'redirect' with no value, which decides nothing")
+    ]
+
+
+def test_a_redirect_to_an_empty_object_decides_nothing_and_later_hooks_see_the_payload() -> None:
+    after = FakeHook("guard", HookOutcome(outcome="deny", value="no shell"))
+
+    verdict, said = decide([FakeHook("blinder", HookOutcome(outcome="redirect", value={})), after])
+
+    assert verdict == HookVerdict("deny", TOOL_CALL, "no shell")
+    assert after.decided == [TOOL_CALL]
+    assert [(n.source, n.message) for n in said] == [
+        (
+            "plugin blinder",
+            "hook blinder answered 'redirect' with a payload missing tool, input, callId, which decides "
+            "nothing: a redirect carries a whole payload of the same shape (tool, input, callId)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "wrong"),
+    [
+        ("bash", "a string"),
+        ([TOOL_CALL], "an array"),
+        ({"tool": "bash", "input": {}}, "a payload missing callId"),
+        ({**TOOL_CALL, "why": "because"}, "an extra key why"),
+        ({**TOOL_CALL, "why": 1, "how": 2}, "extra keys why, how"),
+        ({**TOOL_CALL, "input": "ls"}, "input a string where it was an object"),
+        ({**TOOL_CALL, "tool": None}, "tool null where it was a string"),
+        ({**TOOL_CALL, "callId": True}, "callId a boolean where it was a string"),
+    ],
+)
+def test_a_redirect_that_is_not_a_whole_payload_of_the_same_shape_decides_nothing(value: Json, wrong: str) -> None:
+    after = FakeHook("after")
+
+    verdict, said = decide([FakeHook("rewrite", HookOutcome(outcome="redirect", value=value)), after])
+
+    assert verdict == HookVerdict("continue", TOOL_CALL)
+    assert after.decided == [TOOL_CALL]
+    assert [n.message for n in said] == [
+        f"hook rewrite answered 'redirect' with {wrong}, which decides nothing: "
+        "a redirect carries a whole payload of the same shape (tool, input, callId)"
+    ]
+
+
+def test_a_number_may_replace_a_number_whole_or_not() -> None:
+    payload: Json = {"text": "hi", "n": 1}
+    redirected: Json = {"text": "ho", "n": 2.5}
+
+    verdict, said = decide([FakeHook("rewrite", HookOutcome(outcome="redirect", value=redirected))], payload)
+
+    assert (verdict.action, verdict.payload, said) == ("continue", redirected, [])
+
+
+def test_a_redirect_after_a_redirect_is_held_to_the_redirected_shape() -> None:
+    first: Json = {"tool": "read", "input": {"path": "a"}, "callId": "c1"}
+
+    verdict, said = decide(
+        [
+            FakeHook("one", HookOutcome(outcome="redirect", value=first)),
+            FakeHook("two", HookOutcome(outcome="redirect", value={**first, "input": []})),
+        ]
+    )
+
+    assert verdict.payload == first
+    assert [n.message for n in said] == [
+        "hook two answered 'redirect' with input an array where it was an object, which decides "
+        "nothing: a redirect carries a whole payload of the same shape (tool, input, callId)"
     ]
 
 
@@ -396,3 +505,72 @@ def test_observe_refuses_a_point_that_decides() -> None:
 
     with pytest.raises(ValueError):
         run(scenario)
+
+
+# --- failing closed ------------------------------------------------------------------
+
+CLOSED = frozenset({"plugin guard"})
+"""The fake hooks' source is `plugin <name>`: this fails the hook named guard closed."""
+
+
+def test_a_fail_closed_hook_that_misses_its_deadline_answers_ask() -> None:
+    verdict, said = decide([FakeHook("guard", hang=True)], deadline=SHORT_DEADLINE, fail_closed=CLOSED)
+
+    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert [(n.source, n.message) for n in said] == [
+        ("plugin guard", "hook guard missed its deadline (0.05 s) and is treated as ask (hooks.failClosed)")
+    ]
+
+
+def test_a_fail_closed_hook_that_raises_answers_ask() -> None:
+    verdict, said = decide([FakeHook("guard", error=RuntimeError("boom"))], fail_closed=CLOSED)
+
+    assert verdict.action == "ask"
+    assert [n.message for n in said] == ["hook guard failed (boom) and is treated as ask (hooks.failClosed)"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ("deny", "hook guard answered a str, which is treated as ask (hooks.failClosed): hooks can continue, deny, ask, block or redirect"),
+        (allow_outcome(), "hook guard answered 'allow', which is treated as ask (hooks.failClosed): hooks can continue, deny, ask, block or redirect"),
+        (HookOutcome(outcome="redirect"), "hook guard answered 'redirect' with no value, which is treated as ask (hooks.failClosed)"),
+        (
+            HookOutcome(outcome="redirect", value={}),
+            "hook guard answered 'redirect' with a payload missing tool, input, callId, which is treated as ask "
+            "(hooks.failClosed): a redirect carries a whole payload of the same shape (tool, input, callId)",
+        ),
+    ],
+)
+def test_a_fail_closed_hook_answering_nonsense_answers_ask(answer: Json, message: str) -> None:
+    verdict, said = decide([FakeHook("guard", answer)], fail_closed=CLOSED)
+
+    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert [n.message for n in said] == [message]
+
+
+def test_a_fail_closed_hook_whose_plugin_is_not_running_answers_ask() -> None:
+    down = PluginUnavailable("plugin guard is not running: it exited (status 1)")
+
+    verdict, said = decide([FakeHook("guard", error=down)], fail_closed=CLOSED)
+
+    assert verdict.action == "ask"
+    assert [n.message for n in said] == [
+        "hook guard could not be asked (plugin guard is not running: it exited (status 1)) and is treated as ask (hooks.failClosed)"
+    ]
+
+
+def test_a_hook_whose_plugin_is_not_running_decides_nothing_quietly() -> None:
+    verdict, said = decide([FakeHook("guard", error=PluginUnavailable("plugin guard is not running"))])
+
+    assert verdict == HookVerdict("continue", TOOL_CALL)
+    assert said == []
+
+
+def test_failing_closed_is_per_plugin_and_a_deny_still_denies() -> None:
+    other = FakeHook("other", error=RuntimeError("boom"))
+
+    verdict, said = decide([other, FakeHook("guard", HookOutcome(outcome="deny", value="no"))], fail_closed=CLOSED)
+
+    assert verdict == HookVerdict("deny", TOOL_CALL, "no")
+    assert [n.message for n in said] == ["hook other failed (boom) and decides nothing"]

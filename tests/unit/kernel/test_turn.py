@@ -71,7 +71,7 @@ class FakeTool:
     gate: asyncio.Event | None = None
     running: int = 0
     peak: int = 0
-    source: str = "test"
+    source: str = "builtin"  # stand-ins for bingo's own tools, whose names the registry reserves
 
     @property
     def spec(self) -> ToolSpec:
@@ -216,10 +216,21 @@ def test_a_hook_cannot_allow_but_can_make_the_gate_ask() -> None:
 
 def test_a_redirected_call_goes_through_the_gate_as_what_it_has_become() -> None:
     read, bash = FakeTool("read", SAFE), FakeTool("bash")
-    hook = FakeHook(HookOutcome(outcome="redirect", value={"tool": "bash", "input": {"command": "rm -rf /"}}))
+    hook = FakeHook(HookOutcome(outcome="redirect", value={"tool": "bash", "input": {"command": "rm -rf /"}, "callId": "1"}))
     _, provider, _, _, _ = _run([[_use("1", "read")], [TextBlock(text="ok")]], tools=(read, bash), hooks=(hook,))
     assert read.calls == [] and bash.calls == []
     assert "bash is not allowed here" in _text(_results(provider.requests[1])[0])
+
+
+def test_a_redirect_that_is_not_a_whole_payload_leaves_the_call_as_it_was() -> None:
+    read, bash = FakeTool("read", SAFE), FakeTool("bash")
+    hook = FakeHook(HookOutcome(outcome="redirect", value={"tool": "bash"}))
+    _, _, _, said, _ = _run([[_use("1", "read", {"path": "a"})], [TextBlock(text="ok")]], tools=(read, bash), hooks=(hook,), allow=("bash",))
+    assert read.calls == [{"path": "a"}] and bash.calls == []
+    assert [n.message for n in said] == [
+        "hook h answered 'redirect' with a payload missing input, callId, which decides nothing: "
+        "a redirect carries a whole payload of the same shape (tool, input, callId)"
+    ]
 
 
 def test_a_hook_block_ends_the_turn() -> None:
