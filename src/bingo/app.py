@@ -323,16 +323,21 @@ class Run(msgspec.Struct):
             self.surface.end()
 
     async def submit_with_interrupts(self, text: str) -> int:
-        """`submit`, with Ctrl-C interrupting the turn (a second one says what is awaited)."""
+        """`submit`, with Ctrl-C interrupting the turn: the first sends the cancels and waits
+        for the answers (the seed's promise); a second stops waiting for them."""
         loop = asyncio.get_running_loop()
         interrupts = 0
 
         def on_sigint() -> None:
             nonlocal interrupts
             interrupts += 1
-            waiting = self.interrupt() if interrupts == 1 else []
-            if interrupts > 1 or waiting:
-                self.surface.waiting("still waiting for the interrupted calls to answer")
+            if interrupts == 1:
+                if self.interrupt():
+                    self.surface.waiting("still waiting for the interrupted calls to answer: Ctrl-C again stops waiting")
+                return
+            stopped = self.interrupt()
+            if stopped:
+                self.surface.waiting(f"stopped waiting for {', '.join(stopped)}")
 
         loop.add_signal_handler(signal.SIGINT, on_sigint)
         try:

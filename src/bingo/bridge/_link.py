@@ -115,6 +115,11 @@ class Link(Protocol):
         """
         ...
 
+    def abandon(self, why: str) -> None:
+        """End the current process now, with one notice saying `why`; the next read of a
+        source starts it again (a person gave up waiting for it)."""
+        ...
+
     def fault(self, key: str, message: str) -> None:
         """Say, once per `key`, that the plugin misbehaved (a late or malformed answer the
         kernel would otherwise only hand to the model); the notice names where its log is."""
@@ -133,6 +138,8 @@ class StaticLink:
         self._calls = Calls()
         self.faults: list[str] = []
         """What `fault` was told, for tests."""
+        self.abandoned: list[str] = []
+        """What `abandon` was told, for tests: a static link has no process to end."""
         if conn is not None:
             self._calls.install(conn)
 
@@ -149,6 +156,9 @@ class StaticLink:
 
     def current(self) -> Connection | None:
         return self._conn
+
+    def abandon(self, why: str) -> None:
+        self.abandoned.append(why)
 
     async def connection(self) -> Connection:
         if self._conn is None or self._conn.ended is not None:

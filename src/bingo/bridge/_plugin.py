@@ -134,6 +134,8 @@ class Plugin:
         self._failures = 0
         self._retry_at = 0.0
         self._closing = False
+        self._abandoned: PluginProcess | None = None
+        """The process `abandon` ended: its end is no failure to report."""
         self._born = 0.0
         self._proc: PluginProcess | None = None
         self.log = PluginLog(facts.data_dir / "logs" / f"plugin-{source.name}.log")
@@ -153,6 +155,20 @@ class Plugin:
 
     def current(self) -> Connection | None:
         return self._conn if self.state == "running" else None
+
+    def abandon(self, why: str) -> None:
+        if self._task is None or self._task.done() or self.state not in ("starting", "running"):
+            return
+        self._notices.say(self.name, f"stopped: {why}", "warning")
+        # The shutdown is the ordinary one (stdin closed, SIGTERM, SIGKILL: bounded); the
+        # next read of a source starts a fresh process, without a backoff: it did not fail.
+        self.state, self.why = "stopped", why
+        self._conn = None
+        self._abandoned = self._proc
+        if self._proc is not None:
+            # How its shutdown goes (SIGTERM, likely) is part of what was just said.
+            self._proc.on_fault = None
+        self._task.cancel()
 
     def fault(self, key: str, message: str) -> None:
         self._notices.say_once(self.name, key, f"{message}: {self._where()}", "warning")
@@ -310,6 +326,9 @@ class Plugin:
         """The stream ended: learn how, and stop *before* pending callers are woken, so
         whoever a caller asks next already sees a stopped plugin."""
         how = await proc.ended()
+        if proc is self._abandoned:
+            # Ended because the person stopped waiting (`abandon` said so): not a failure.
+            return PluginError(f"plugin {self.name} {how}", f"log: {self.log.path}")
         hint = f"log: {self.log.path}"
         if proc.last_stderr:
             hint = f"its last stderr line: {proc.last_stderr!r}; {hint}"

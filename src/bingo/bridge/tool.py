@@ -85,6 +85,12 @@ class BridgedTool:
             loop.call_soon(_send_cancel, conn, call.call_id)
 
         unregister = call.interrupted.on_set(cancel)
+        own_name = self._own_name
+
+        def abandon() -> None:
+            self._link.abandon(f"it did not answer tool/cancel of {own_name}, and the person stopped waiting for it")
+
+        unabandon = call.abandoned.on_set(abandon)
         try:
             result = await conn.call(
                 "tool/call", params, ToolCallResult, deadline=self._link.deadline("tool/call")
@@ -99,6 +105,7 @@ class BridgedTool:
             raise
         finally:
             unregister()
+            unabandon()
             calls.end(call.call_id)
         return result.output
 

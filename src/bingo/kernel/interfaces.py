@@ -137,7 +137,9 @@ class ToolCall(msgspec.Struct):
 
     `interrupted` is set when the turn is interrupted: a tool whose traits say `block` is
     still awaited (a bridged tool sends `tool/cancel` then, from an `on_set` callback); a
-    `cancel` tool's task is cancelled instead."""
+    `cancel` tool's task is cancelled instead. `abandoned` is set when the person
+    interrupts again while such a call is still awaited: its task is cancelled then, and a
+    bridged tool stops the plugin that did not answer its cancel."""
 
     call_id: str
     input: Json
@@ -147,6 +149,7 @@ class ToolCall(msgspec.Struct):
     progress: Callable[[str], None] = _no_progress
     ask: AskFn = _nobody
     interrupted: Interrupt = msgspec.field(default_factory=Interrupt)
+    abandoned: Interrupt = msgspec.field(default_factory=Interrupt)
 
 
 class CommandContext(msgspec.Struct, frozen=True):

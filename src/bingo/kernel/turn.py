@@ -380,7 +380,10 @@ class Conversation(msgspec.Struct):
     def interrupt(self) -> list[str]:
         """Interrupt the running turn. The stream and `cancel` tools stop now; `block` tools
         are told (a bridged tool sends `tool/cancel`) and still waited for. Returns the names
-        of the calls still being waited for."""
+        of the calls still being waited for. Called again while some are: the person will
+        not wait, so those calls are abandoned (`abandon`)."""
+        if self._interrupted and self._running:
+            return self.abandon()
         self._interrupted = True
         if self._stream is not None:
             self._stream.cancel()
@@ -395,6 +398,18 @@ class Conversation(msgspec.Struct):
         for name in waiting:
             self.events.waiting(f"waiting for {name} to answer its cancel")
         return waiting
+
+    def abandon(self) -> list[str]:
+        """Stop waiting for the interrupted calls: each is told it is abandoned (a bridged
+        tool stops its plugin, with one notice) and its task cancelled, so it ends as
+        cancelled. Returns their names; the turn goes on to its end."""
+        abandoned: list[str] = []
+        for running in list(self._running.values()):
+            running.call.abandoned.set()
+            if running.task is not None and not running.task.done():
+                running.task.cancel()
+                abandoned.append(running.tool.spec.name)
+        return abandoned
 
     def _append(self, frame: Frame) -> None:
         self.log.append(frame)

@@ -97,6 +97,30 @@ def test_an_interrupted_call_sends_tool_cancel_and_still_waits_for_the_answer() 
     _run(scenario)
 
 
+def test_an_abandoned_call_asks_its_link_to_stop_the_plugin() -> None:
+    async def scenario(twin: Twin) -> None:
+        started = asyncio.Event()
+
+        async def call(params: ToolCallParams) -> ToolCallResult:
+            started.set()
+            await asyncio.Event().wait()  # ignores its cancel, forever
+            raise AssertionError("not reached")
+
+        twin.plugin.on_request("tool/call", ToolCallParams, call)
+        call_record = ToolCall("c1", {}, "/w", "s", 1)
+        running = asyncio.create_task(BridgedTool(twin.link, _SPEC).call(call_record))
+        await started.wait()
+        call_record.interrupted.set()
+        assert twin.link.abandoned == []
+        call_record.abandoned.set()
+        running.cancel()  # what the kernel does next (Conversation.abandon)
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert twin.link.abandoned == ["it did not answer tool/cancel of count, and the person stopped waiting for it"]
+
+    _run(scenario)
+
+
 def test_a_late_tool_fails_with_code_deadline() -> None:
     async def scenario(twin: Twin) -> None:
         async def call(params: ToolCallParams) -> ToolCallResult:

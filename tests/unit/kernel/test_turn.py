@@ -316,3 +316,38 @@ def test_history_past_its_budget_is_compacted_before_the_model_sees_it() -> None
     asyncio.run(go())
     first = provider.requests[0].messages[0].content[0]
     assert isinstance(first, TextBlock) and first.text == "compacted (overflow)"
+
+
+def test_a_second_interrupt_abandons_a_blocking_call_and_it_ends_as_cancelled() -> None:
+    notices = Notices()
+    registry = Registry(notices)
+    stuck = FakeTool("stuck", ToolTraits(interrupt="block"), gate=asyncio.Event())
+    registry.add_tool(stuck)
+    provider = ScriptedProvider([[_use("1", "stuck")]])
+    log = Log()
+    settings = Settings(permissions=Permissions(allow=("stuck",)))
+    seen: list[tuple[bool, bool]] = []
+
+    async def go() -> str:
+        async with Hooks([], notices, 1.0) as runner:
+            conversation = Conversation(
+                registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=runner, notices=notices,
+                log=log, events=Events(), asker=Person(), session="s", cwd="/", provider=provider,
+            )
+            turn = asyncio.create_task(conversation.run_turn("go"))
+            while stuck.running == 0:
+                await asyncio.sleep(0)
+            [running] = conversation._running.values()  # pyright: ignore[reportPrivateUsage]
+            assert conversation.interrupt() == ["stuck"]  # told, and still awaited
+            seen.append((running.call.interrupted.is_set(), running.call.abandoned.is_set()))
+            await asyncio.sleep(0)
+            assert not turn.done()
+            assert conversation.interrupt() == ["stuck"]  # the person will not wait
+            seen.append((running.call.interrupted.is_set(), running.call.abandoned.is_set()))
+            async with asyncio.timeout(5):
+                return (await turn).status
+
+    assert asyncio.run(go()) == "interrupted"
+    assert seen == [(True, False), (True, True)]
+    [result] = [frame for frame in log.frames if type(frame).__name__ == "ToolResultFrame"]
+    assert "stuck was cancelled: the turn was interrupted" in str(result)

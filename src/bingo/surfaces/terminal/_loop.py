@@ -1,8 +1,9 @@
 """The keyboard loop: one prompt always up, so a person can type while a turn runs.
 
 Owns what a key does. Enter submits (a turn or a command; while one is in flight only an
-instant command runs, beside it). Ctrl-C during a turn interrupts it; a second one says which
-calls are still being waited for (an interrupted bridged call is waited for, never killed).
+instant command runs, beside it). Ctrl-C during a turn interrupts it (an interrupted bridged
+call is sent its cancel and waited for); a second one stops waiting: the plugin that did not
+answer is stopped, and the call ends as cancelled.
 Ctrl-C at an idle prompt clears the line; Ctrl-D at an empty one ends the session. A question
 closes the prompt (keeping what was typed), is answered, and the prompt comes back. Output
 goes through prompt_toolkit's patched stdout, so it lands above the prompt. It draws nothing
@@ -155,8 +156,12 @@ class _Loop:
             self.awaited = self.driver.interrupt()
             if not self.awaited:
                 self.surface.say("interrupted", "yellow")
+            else:
+                self.surface.say("Ctrl-C again stops waiting (and the plugin that is not answering)", "yellow")
         elif self.awaited:
-            self.surface.say(f"still waiting for {', '.join(self.awaited)}: an interrupted call is waited for, not killed", "yellow")
+            stopped = self.driver.interrupt()
+            self.surface.say(f"stopped waiting for {', '.join(stopped or self.awaited)}", "yellow")
+            self.awaited = []
 
     async def _answer(self, question: Question) -> None:
         if question.answer.done():
