@@ -61,8 +61,10 @@ def test_the_project_layer_wins_the_name(tmp_path: Path) -> None:
     project_copy = box.install(EXAMPLES / "wordcount", layer="project")
     assert box.run("--trust").returncode == 0  # project plugins are code that came with a repository
     result = box.run("-p", "/plugins")
-    [row] = [line for line in result.stdout.splitlines() if line.startswith("wordcount")]
-    assert " project " in row and str(project_copy) in row
+    [running] = [line for line in result.stdout.splitlines() if line.startswith("wordcount") and (" running" in line or " idle" in line)]
+    assert " project " in running and str(project_copy) in running
+    [hidden] = [line for line in result.stdout.splitlines() if line.startswith("wordcount") and "hidden by the project's plugin" in line]
+    assert " user " in hidden
 
 
 def test_config_reaches_the_process_and_a_stray_stdout_line_costs_one_notice(tmp_path: Path) -> None:
