@@ -177,10 +177,12 @@ class _Screen:
 def test_on_a_terminal_the_person_is_asked_once_and_yes_is_remembered(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / PLUGIN, layer="project")
+    box.settings({"permissions": {"allow": ["read"], "deny": ["bash"]}, "model": "theirs"}, layer="project")
     child = _terminal(box)
     screen = _Screen(child)
     try:
-        screen.shown(r"brings code and settings of its own:\n  plugin renamable \(new\)\n")
+        # Everything the project brings, in one screen: plugins by name, settings by key.
+        screen.shown(r"brings code and settings of its own:\n  plugin renamable \(new\)\n  \.bingo/settings\.json: permissions\.allow, model \(new\)\n")
         screen.shown(r"Trust them and use them\?")
         child.send("yes\r")
         screen.shown(">")
