@@ -62,7 +62,8 @@ def test_the_project_layer_wins_the_name_and_says_what_it_hides(
     mine = _install(project / ".bingo" / "plugins", "wordcount")
     [source] = discover(home=home, project=project)
     assert (source.layer, source.root) == ("project", mine.absolute())
-    assert source.overrides == user.absolute()
+    assert source.overrides is not None
+    assert (source.overrides.layer, source.overrides.root) == ("user", user.absolute())
 
 
 def test_a_broken_project_plugin_still_wins_the_name(layers: tuple[Path, Path]) -> None:
