@@ -2,7 +2,7 @@
 run can register a plugin's proxies without starting it.
 
 Owns the cache's files (`<data_dir>/cache/declarations/<name>-<root hash>.json`, one per
-plugin directory, written atomically: temp file, then `os.replace`), the key an answer is
+plugin directory, written atomically by `kernel.atomic.write_atomic`), the key an answer is
 filed under, and reading an entry back. The key (ADR-0012) is a SHA-256 over everything the
 answer could depend on that the host can see before starting anything: the plugin directory's
 content fingerprint (`trust.fingerprint`: the manifest and every file, plus entry files
@@ -33,6 +33,7 @@ from typing import Final
 
 import msgspec
 
+from ..kernel.atomic import write_atomic
 from ..wire import PROTOCOL_VERSION, InitializeResult, Json
 from .connection import decoder_for
 from .discovery import PluginSource, entry_command
@@ -177,18 +178,11 @@ class DeclarationCache:
         entry or the new one. A cache that cannot be written is logged, never raised."""
         path = self.path(source)
         entry = _Entry(format=_FORMAT, key=key, declaration=msgspec.Raw(msgspec.json.encode(info)))
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            temp.write_bytes(msgspec.json.encode(entry))
-            os.replace(temp, path)
+            write_atomic(path, msgspec.json.encode(entry))
         except OSError as exc:
             _log.warning("cannot write the declaration cache %s: %s", path, exc)
-        finally:
-            try:
-                temp.unlink(missing_ok=True)
-            except OSError:
-                pass
 
     def forget(self, source: PluginSource) -> None:
         """Drop `source`'s entry (its plugin was refused)."""
