@@ -79,8 +79,8 @@ class Interrupt:
     called at once. `on_set` answers the function that unregisters its callback.
 
     Not an asyncio.Event because a tool that only needs to *react* (a bridged tool sends
-    `tool/cancel`) should not need a task waiting on it for every call (measured at
-    22–30 µs a call); the Event behind `wait()` is made only for whoever waits."""
+    `tool/cancel`) should not need a task waiting on it for every call (a measured share of
+    a call's cost, ADR-0003); the Event behind `wait()` is made only for whoever waits."""
 
     __slots__ = ("_callbacks", "_event", "_set")
 
