@@ -18,12 +18,11 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, TypeAlias
+from typing import Annotated, TypeAlias, get_args, get_origin
 
 import msgspec
 
@@ -254,19 +253,44 @@ _EXPECTED: dict[_KeyPath, str] = {
     ("plugins", "*"): "an object (the plugin's settings)",
 }
 
-_PATH_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
-_ERROR_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+def _first_wrong(data: Json, shape: type[msgspec.Struct], path: _KeyPath) -> _KeyPath | None:
+    """The path of the first known key of `data` (a document of `shape`) whose value has the
+    wrong type, found key by key (so the path is known, not read back out of a library's
+    error wording); None when every known key is right. Unknown keys are not looked at."""
+    fields = _object(data)
+    if fields is None:
+        return path
+    for field in msgspec.structs.fields(shape):
+        if field.encode_name not in fields:
+            continue
+        value, here = fields[field.encode_name], (*path, field.encode_name)
+        kind: object = field.type
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+            found = _first_wrong(value, kind, here)
+            if found is not None:
+                return found
+            continue
+        if get_origin(kind) is list:
+            items = _array(value)
+            if items is None:
+                return here
+            [item_type] = get_args(kind)
+            for index, item in enumerate(items):
+                if not _fits(item, item_type):
+                    return (*here, index)
+            continue
+        if not _fits(value, field.type):
+            return here
+    return None
 
 
-def _parse_path(message: str) -> _KeyPath:
-    match = _ERROR_PATH.search(message)
-    if match is None:
-        return ()
-    steps: list[str | int] = []
-    for step in _PATH_STEP.finditer(match.group("path")):
-        name, index = step.group(1), step.group(2)
-        steps.append(name if name is not None else int(index))
-    return tuple(steps)
+def _fits(value: Json, kind: object) -> bool:
+    """Whether `value` converts to the type `kind` (an annotation msgspec understands)."""
+    try:
+        msgspec.convert(value, kind)
+    except msgspec.ValidationError:
+        return False
+    return True
 
 
 def _expected(path: _KeyPath) -> str:
@@ -330,10 +354,13 @@ class _Source:
 
     def check(self) -> _Layer:
         """Validate the document; SettingsError naming the first key of the wrong type."""
+        wrong = _first_wrong(self.data, _Layer, ())
+        if wrong is not None:
+            raise self.wrong(wrong)
         try:
             layer = msgspec.convert(self.data, _Layer)
-        except msgspec.ValidationError as exc:
-            raise self.wrong(_parse_path(str(exc))) from exc
+        except msgspec.ValidationError as exc:  # not reached: every known key was checked
+            raise self.wrong(()) from exc
         for name, seconds in layer.deadlines.items():
             try:
                 msgspec.convert(seconds, _Seconds)
