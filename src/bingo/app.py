@@ -37,7 +37,7 @@ from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.turn import Asker, Conversation
-from .surfaces import PrintSurface, Surface
+from .surfaces import PrintSurface, Surface, escape
 from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object
 
 if TYPE_CHECKING:
@@ -149,9 +149,10 @@ async def run_app(options: Options) -> int:
     if options.trust:
         from .bridge import trust_line
 
+        # Printed here, not by a surface: both name directories and plugins (escaped, §8).
         for line in ignored:
-            print(f"bingo: {line}", file=sys.stderr)
-        print(trust_line(state, remember(state, data_dir)))
+            print(escape(f"bingo: {line}"), file=sys.stderr)
+        print(escape(trust_line(state, remember(state, data_dir))))
         return 0
     interactive = not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
     if options.prompt is None and not interactive:

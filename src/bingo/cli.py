@@ -142,7 +142,9 @@ def run(argv: Sequence[str]) -> int:
             gc.enable()
         return asyncio.run(run_app(options))
     except BingoError as exc:
-        print(f"bingo: {exc.line()}", file=sys.stderr)
+        from .surfaces import escape  # lazily, as cli.py imports everything
+
+        print(escape(f"bingo: {exc.line()}"), file=sys.stderr)  # it may quote a name, a path, a value (§8)
         return exc.exit_code
     except KeyboardInterrupt:
         print("bingo: interrupted", file=sys.stderr)
@@ -150,8 +152,10 @@ def run(argv: Sequence[str]) -> int:
     except Exception as exc:  # boundary: the last line of defence
         import logging
 
+        from .surfaces import escape
+
         logging.getLogger("bingo").exception("internal error")
-        print(f"bingo: internal error ({type(exc).__name__}: {exc}); details are in the log under ~/.bingo/data/logs/bingo.log", file=sys.stderr)
+        print(escape(f"bingo: internal error ({type(exc).__name__}: {exc}); details are in the log under ~/.bingo/data/logs/bingo.log"), file=sys.stderr)
         return 1
 
 

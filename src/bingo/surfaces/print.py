@@ -1,8 +1,10 @@
 """The print surface: `bingo -p`, a pipe, or one turn without the terminal surface.
 
 Owns plain-text output: the model's text streamed to stdout as it arrives, each View folded
-to text, notices as one line each on stderr. Nothing waits for a person here: every
-question is answered "no" (GateError), and the kernel tells the model why in words.
+to text, notices as one line each on stderr. Everything it writes passes `escape` first
+(INTERFACE.md §8): a pipe is often a terminal in the end (`bingo -p ... | less -R`, a CI
+log viewer). Nothing waits for a person here: every question is answered "no"
+(GateError), and the kernel tells the model why in words.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..wire import (
     ViewOutcome,
     fold,
 )
+from ._escape import escape, escape_view
 
 __all__ = ["PrintSurface"]
 
@@ -42,11 +45,13 @@ class PrintSurface(msgspec.Struct):
     def text(self, text: str) -> None:
         if not text:
             return
+        text = escape(text)
         self.out.write(text)
         self.out.flush()
         self._at_line_start = text.endswith("\n")
 
     def _line(self, text: str) -> None:
+        text = escape(text)
         if not self._at_line_start:
             self.out.write("\n")
         self.out.write(text if text.endswith("\n") else text + "\n")
@@ -61,10 +66,10 @@ class PrintSurface(msgspec.Struct):
 
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
         if output.display is not None:
-            self._line(fold(output.display))
+            self._line(fold(escape_view(output.display)))
 
     def waiting(self, what: str) -> None:
-        self.err.write(f"bingo: {what}\n")
+        self.err.write(f"bingo: {escape(what)}\n")
         self.err.flush()
 
     def end(self) -> None:
@@ -77,7 +82,7 @@ class PrintSurface(msgspec.Struct):
     # --- notices and outcomes -----------------------------------------------------
 
     def notice(self, notice: Notice) -> None:
-        self.err.write(f"{notice.source}: {notice.message}\n")
+        self.err.write(f"{escape(notice.source)}: {escape(notice.message)}\n")
         self.err.flush()
 
     def outcome(self, outcome: CommandOutcome) -> None:
@@ -86,9 +91,9 @@ class PrintSurface(msgspec.Struct):
             case TextOutcome(text=text):
                 self._line(text)
             case ViewOutcome(view=view):
-                self._line(fold(view))
+                self._line(fold(escape_view(view)))  # escaped before the fold, so columns line up
             case ErrorOutcome(message=message):
-                self.err.write(message + "\n")
+                self.err.write(escape(message) + "\n")
                 self.err.flush()
             case PromptOutcome() | NoneOutcome():
                 pass

@@ -74,3 +74,24 @@ def test_a_finished_call_says_how_long_it_took_and_whether_it_failed() -> None:
     failed = ToolOutput(parts=[TextPart(text="no such file")], is_error=True)
     assert _render(finished("read", {"path": "a.txt"}, ok, 0.25)) == "✓ read a.txt · 0.2 s"
     assert _render(finished("read", {}, failed, 1.0)) == "✗ read · 1.0 s · failed: no such file"
+
+
+def test_every_string_a_view_draws_is_escaped_and_markdown_once_rendered_too() -> None:
+    table = TableView(title="t\x1b[2J", columns=["c\x1b]0;x\x07"], rows=[["\u202eab"]])
+    assert _render(draw(table)) == (
+        "t\\x1b[2J\n"
+        "╭───────────────╮\n"
+        "│ c\\x1b]0;x\\x07 │\n"
+        "├───────────────┤\n"
+        "│ <U+202E>ab    │\n"
+        "╰───────────────╯"
+    )
+    assert _render(draw(CodeView(text="x = '\x1b[2J'"))) == "x = '\\x1b[2J'"
+    # A character reference decodes into the override once markdown is read.
+    assert _render(draw(MarkdownView(text="a &#x202e;b \x1b[2J"))) == "a <U+202E>b \\x1b[2J"
+
+
+def test_a_tools_name_input_and_error_are_escaped_on_its_line() -> None:
+    failed = ToolOutput(parts=[TextPart(text="bad \x1b]0;x\x07")], is_error=True)
+    line = _render(finished("t\x1b[2J", {"path": "\x1b]52;c;eA==\x07"}, failed, 1.0))
+    assert line == "✗ t\\x1b[2J \\x1b]52;c;eA==\\x07 · 1.0 s · failed: bad \\x1b]0;x\\x07"

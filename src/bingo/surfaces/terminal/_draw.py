@@ -4,7 +4,11 @@ turn shows (a tool call's input in short, a finished call).
 Owns how each View shape looks on a terminal: a table with borders (numbers right-aligned,
 as in the fold), markdown rendered, code highlighted, lists and stacks composed of their
 parts. Every text crosses as `Text`, never as markup, so nothing a plugin or a model says is
-read as rich markup. It writes nothing: the surface prints what this returns.
+read as rich markup, and is escaped (`surfaces.escape`) as it becomes a `Text`: rich keeps
+ESC, so a View's cell or a tool's input could otherwise draw on the person's terminal.
+Markdown is escaped once rendered instead: its character references (`&#x202e;`) decode
+into what an earlier escape would have caught, and escaped text read as markdown loses a
+backslash. It writes nothing: the surface prints what this returns.
 """
 
 from __future__ import annotations
@@ -12,13 +16,15 @@ from __future__ import annotations
 import json
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
 from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, is_object
+from .._escape import escape
 
 __all__ = ["draw", "finished", "short"]
 
@@ -27,14 +33,14 @@ _SHORT = 60
 
 
 def draw(view: View) -> RenderableType:
-    """The renderable for `view`."""
+    """The renderable for `view`, every string it shows escaped."""
     match view:
         case TextView(text=text):
-            return Text(text)
+            return Text(escape(text))
         case MarkdownView(text=text):
-            return Markdown(text)
+            return _Rendered(Markdown(text))
         case CodeView(text=text, language=language):
-            return Syntax(text, language or "text", theme="ansi_dark", background_color="default", word_wrap=True)
+            return Syntax(escape(text), language or "text", theme="ansi_dark", background_color="default", word_wrap=True)
         case TableView():
             return _table(view)
         case ListView(items=items, ordered=ordered):
@@ -53,6 +59,21 @@ def draw(view: View) -> RenderableType:
             return Group(*parts)
 
 
+class _Rendered:
+    """A renderable whose text is escaped once drawn (rich's own control segments pass)."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.inner, options):
+            if segment.control is None:
+                shown = escape(segment.text)
+                if shown is not segment.text:
+                    segment = Segment(shown, segment.style)
+            yield segment
+
+
 def _cell(value: str | int | float | None) -> str:
     if value is None:
         return ""
@@ -69,22 +90,25 @@ def _table(view: TableView) -> Table:
         and all(i >= len(r) or r[i] is None or (isinstance(r[i], (int, float)) and not isinstance(r[i], bool)) for r in view.rows)
         for i in range(width)
     ]
-    title = Text(view.title, style="bold") if view.title else None
+    title = Text(escape(view.title), style="bold") if view.title else None
     table = Table(title=title, title_justify="left", box=box.ROUNDED, header_style="bold")
     for name, num in zip(header, numeric):
-        table.add_column(Text(name), justify="right" if num else "left")
+        table.add_column(Text(escape(name)), justify="right" if num else "left")
     for row in view.rows:
-        table.add_row(*(Text(_cell(c)) for c in row + [None] * (width - len(row))))
+        table.add_row(*(Text(escape(_cell(c))) for c in row + [None] * (width - len(row))))
     return table
 
 
 def short(input: Json, limit: int = _SHORT) -> str:
-    """A tool's input on one line: a lone string argument as itself, anything else as JSON."""
+    """A tool's input on one line, escaped: a lone string argument as itself, anything else
+    as JSON."""
     if is_object(input) and len(input) == 1:
         (only,) = input.values()
         input = only if isinstance(only, str) else input
     text = input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
-    text = " ".join(text.split())
+    # Escaped before it is cut: the limit counts what is shown, and a cut can shorten an
+    # escape but never let a control through.
+    text = escape(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -92,7 +116,7 @@ def finished(name: str, input: Json, output: ToolOutput, seconds: float) -> Text
     """The line a finished call leaves: ✓ or ✗, its name and input, how long it took."""
     mark, style = ("✗", "red") if output.is_error else ("✓", "green")
     line = Text(f"{mark} ", style=style)
-    line.append(name, style="bold")
+    line.append(escape(name), style="bold")
     if input not in ({}, None):
         line.append(" " + short(input))
     line.append(f" · {seconds:.1f} s", style="dim")

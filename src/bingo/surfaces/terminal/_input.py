@@ -5,7 +5,8 @@ Owns completion: `/` offers every command with its hint; after a command's name,
 command's own completions, asked asynchronously so a slow or dead plugin never blocks a
 keystroke (the bridge bounds `command/complete` by its deadline; prompt_toolkit drops an
 answer whose text has changed since it was asked). It does not decide what a submitted line
-does: the keyboard loop does.
+does: the keyboard loop does. What it shows of a command or a question (names, hints, a
+plugin's question and choices) is escaped (`surfaces.escape`), as the rest of the terminal is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from .._escape import escape
 from .._seam import Driver
 from ._draw import short
 from ._surface import Question
@@ -44,7 +46,7 @@ class CommandCompleter(Completer):
         for spec in self._driver.commands():
             if spec.name.startswith(typed):
                 value = spec.name + (" " if spec.args.kind == "free" else "")
-                yield Completion(value, start_position=-len(typed), display="/" + spec.name, display_meta=spec.hint)
+                yield Completion(value, start_position=-len(typed), display="/" + escape(spec.name), display_meta=escape(spec.hint))
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
@@ -66,7 +68,7 @@ class CommandCompleter(Completer):
         except TimeoutError:
             return
         for found in answers:
-            yield Completion(found.value, start_position=-len(partial), display_meta=found.hint or "")
+            yield Completion(found.value, start_position=-len(partial), display=escape(found.value), display_meta=escape(found.hint or ""))
 
 
 def main_session(history: Path, driver: Driver) -> PromptSession[str]:
@@ -91,10 +93,10 @@ async def answer(question: Question) -> str:
     if question.tool is not None:
         return await _permission(question)
     choices = question.choices or []
-    lines: list[tuple[str, str]] = [("bold", f"? {question.text}\n")]
-    lines += [("", f"  {n}) {choice}\n") for n, choice in enumerate(choices, 1)]
+    lines: list[tuple[str, str]] = [("bold", f"? {escape(question.text)}\n")]
+    lines += [("", f"  {n}) {escape(choice)}\n") for n, choice in enumerate(choices, 1)]
     lines.append(("bold", "answer> "))
-    session: PromptSession[str] = PromptSession(erase_when_done=True, completer=WordCompleter(choices) if choices else None)
+    session: PromptSession[str] = PromptSession(erase_when_done=True, completer=WordCompleter(choices, display_dict={c: escape(c) for c in choices}) if choices else None)
     while True:
         text = (await session.prompt_async(FormattedText(lines))).strip()
         if not choices:
@@ -114,7 +116,7 @@ async def _permission(question: Question) -> str:
 
         keys.add(key)(pick)
     message: list[tuple[str, str]] = [
-        ("bold", question.text + "\n"),
+        ("bold", escape(question.text) + "\n"),
         ("", f"  {short(question.input, 300)}\n"),
         ("", "  [y] yes, once   [a] yes, always   [n] no "),
     ]

@@ -1,11 +1,14 @@
 """The person at the terminal before the terminal surface's loop runs: project trust is
-asked before plugins start, and plugins start before the loop. Owns nothing else."""
+asked before plugins start, and plugins start before the loop. Owns nothing else; the
+question is escaped (`surfaces.escape`) as everything the terminal shows: it names the
+project's directories and plugins before anything of them is trusted."""
 
 from __future__ import annotations
 
 from ...kernel.errors import GateError
 from ...kernel.turn import PermissionAnswer
 from ...wire import Json
+from .._escape import escape
 
 __all__ = ["StartAsker"]
 
@@ -22,6 +25,6 @@ class StartAsker:
 
         hint = f" [{'/'.join(choices)}]" if choices else ""
         try:
-            return await PromptSession[str]().prompt_async(f"{question}{hint} ")
+            return await PromptSession[str]().prompt_async(escape(f"{question}{hint}") + " ")
         except EOFError:  # Ctrl-D: no answer is a no
             raise GateError("no answer") from None

@@ -5,6 +5,10 @@ line), and the queue of questions waiting for the person.
 Owns the rule that questions queue: `permission` and `ask` put a question in line and wait
 for its answer, and the keyboard loop (`_loop.py`) answers them one at a time, never two at
 once. It reads no keys and runs no prompt itself.
+
+Every string it shows is escaped (`surfaces.escape`) on its way to rich or to the live area,
+bingo's own lines included: they name plugins, tools and paths. Views and tool-call lines are
+escaped where they are drawn (`_draw.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ...wire import (
     ToolOutput,
     ViewOutcome,
 )
+from .._escape import escape
 from ._draw import draw, finished, short
 
 __all__ = ["Question", "TerminalSurface"]
@@ -77,17 +82,17 @@ class TerminalSurface(msgspec.Struct):
         self.console.print(renderable, soft_wrap=isinstance(renderable, Text))
 
     def say(self, text: str, style: str = "dim") -> None:
-        """One line of bingo's own."""
-        self.print(Text(text, style=style))
+        """One line of bingo's own (escaped: it may name what a plugin or a person chose)."""
+        self.print(Text(escape(text), style=style))
 
     def live(self) -> list[tuple[str, str]]:
         """The live area as prompt_toolkit formatted text: the unfinished line, then one line
         per running tool with its progress."""
         lines: list[tuple[str, str]] = []
         if self._partial:
-            lines.append(("", self._partial + "\n"))
+            lines.append(("", escape(self._partial) + "\n"))
         for tool in self._running.values():
-            lines.append(("bold", f"⋯ {tool.name}"))
+            lines.append(("bold", f"⋯ {escape(tool.name)}"))
             lines.append(("", f" {short(tool.input)}" if tool.input not in ({}, None) else ""))
             lines.append(("fg:ansibrightblack", f" · {tool.tail}\n" if tool.tail else "\n"))
         return lines
@@ -95,15 +100,17 @@ class TerminalSurface(msgspec.Struct):
     def _flush(self) -> None:
         if self._partial:
             line, self._partial = self._partial, ""
-            self.print(Text(line))
+            self.print(Text(escape(line)))
 
     # --- TurnEvents ---------------------------------------------------------------
 
     def text(self, text: str) -> None:
         self._partial += text
         if "\n" in self._partial:
+            # Escaped as whole lines, not as deltas: a joiner split between two deltas is
+            # seen with its neighbours. The CR of the last line's CRLF is part of its end.
             done, _, self._partial = self._partial.rpartition("\n")
-            self.print(Text(done))
+            self.print(Text(escape(done.removesuffix("\r"))))
         self.changed()
 
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
@@ -133,12 +140,12 @@ class TerminalSurface(msgspec.Struct):
     # --- notices, outcomes, the end of a turn -------------------------------------
 
     def notice(self, notice: Notice) -> None:
-        self.print(Text(f"{notice.source}: {notice.message}", style=_NOTICE_STYLE.get(notice.level, "dim")))
+        self.print(Text(escape(f"{notice.source}: {notice.message}"), style=_NOTICE_STYLE.get(notice.level, "dim")))
 
     def outcome(self, outcome: CommandOutcome) -> None:
         match outcome:
             case TextOutcome(text=text):
-                self.print(Text(text))
+                self.print(Text(escape(text)))
             case ViewOutcome(view=view):
                 self.print(draw(view))
             case ErrorOutcome(message=message):
