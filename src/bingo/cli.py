@@ -161,8 +161,8 @@ def run(argv: Sequence[str]) -> int:
 
 def main() -> None:
     """The console script: `launch`, then exit without tearing the interpreter down (what
-    needs closing is closed by then; the teardown of every module is ~20 ms of a cold
-    `bingo -p "/command"` that nobody waits for)."""
+    needs closing is closed by then; tearing every module down is a share of a cold
+    `bingo -p "/command"` that nobody waits for: ADR-0014)."""
     _exit(launch(sys.argv[1:]))
 
 
