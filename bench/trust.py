@@ -4,7 +4,7 @@ every run (ADR-0016: nothing is trusted by size or time, so nothing can be cache
 Prints figures, asserts nothing. The plugin is the wordcount example plus a synthetic
 `node_modules/` shaped like a real one (about 6,000 files in nested packages, most of them a
 few kB, a few of several MB; seeded, so every run builds the same tree). Rows:
-- the fingerprint alone, in-process (`bridge.trust.fingerprint`), median of the runs;
+- the fingerprint alone, in-process (`bridge.fingerprint.fingerprint`), median of the runs;
 - a cold `bingo -p "/wordcount notes.txt"` in the trusted project, against the same command
   with the same plugin in the user layer (which no trust check hashes), interleaved.
 Run: python bench/trust.py [--runs N] [--megabytes M]
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=50)
     args = parser.parse_args()
     from bingo.bridge.discovery import discover
-    from bingo.bridge.trust import fingerprint
+    from bingo.bridge.fingerprint import fingerprint
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

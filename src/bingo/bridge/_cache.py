@@ -5,7 +5,7 @@ Owns the cache's files (`<data_dir>/cache/declarations/<name>-<root hash>.json`,
 plugin directory, written atomically by `kernel.atomic.write_atomic`), the key an answer is
 filed under, and reading an entry back. The key (ADR-0012) is a SHA-256 over everything the
 answer could depend on that the host can see before starting anything: the plugin directory's
-content fingerprint (`trust.fingerprint`: the manifest and every file, plus entry files
+content fingerprint (`fingerprint.fingerprint`: the manifest and every file, plus entry files
 outside the directory), the protocol version, the plugin's root, the entry's argv and env
 additions after `${PLUGIN_ROOT}`, the command as PATH resolves it, a hash of the
 `plugins.<name>` settings slice, and the host's version. An entry is served only when its key
@@ -37,7 +37,7 @@ from ..kernel.atomic import write_atomic
 from ..wire import PROTOCOL_VERSION, InitializeResult, Json
 from .connection import decoder_for
 from .discovery import PluginSource, entry_command
-from .trust import fingerprint
+from .fingerprint import fingerprint
 
 __all__ = ["CACHE_DIR", "DECLARATIONS", "DeclarationCache", "Declared"]
 

@@ -9,15 +9,10 @@ project: until it holds, none of the project's plugins runs (a user plugin of th
 runs instead: an untrusted plugin hides nothing) and its settings give only what tightens
 (`permissions.deny` and `.ask`, `kernel/settings.py`).
 
-The digest of a plugin (`fingerprint`) covers every byte that can run or decide, with no
-skip list: every file under its directory (compiled caches and dot-directories included),
-links followed and their targets hashed (a target outside the project is named), and every
-file or directory the entry names (command, arguments, env values, after `${PLUGIN_ROOT}`,
-resolved by their real path) inside the project, or outside it through `${PLUGIN_ROOT}`.
-Nothing is ever trusted by size or time: a plugin past the hashing budget, or a file that
-cannot be read, has no digest and cannot be trusted.
+A plugin's digest is its fingerprint (`fingerprint.py`: every byte that can run, no skip
+list, nothing trusted by size or time); a settings file's or `.mcp.json`'s is of its bytes.
 
-Owns the fingerprint, the record (written atomically under a lock), the verdict for a run
+Owns the items, the record (written atomically under a lock), the verdict for a run
 (`TrustState`), which plugins a run starts (`admitted`), bingo's own writes staying trusted
 (`keep_written`), and the words: the notice, the terminal's question, `bingo --trust`'s line
 and `/plugins`' summary. Trust lives in the user's data directory and nowhere else: no
@@ -33,8 +28,6 @@ import fcntl
 import hashlib
 import json
 import logging
-import os
-import stat
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,18 +41,16 @@ from ..kernel.settings import PROJECT_SETTINGS, Settings
 from ..kernel.turn import Asker
 from ..wire import Json, is_object
 from .discovery import PluginSource
-from .manifest import PLUGIN_ROOT
+from .fingerprint import fingerprint
 
 __all__ = [
     "MCP_FILE",
     "TRUST_FILE",
-    "Fingerprint",
     "Item",
     "TrustState",
     "TrustStatus",
     "admitted",
     "ask_trust",
-    "fingerprint",
     "keep_written",
     "left_out_notice",
     "remember",
@@ -76,11 +67,6 @@ TRUST_FILE: Final = "trust.json"
 MCP_FILE: Final = ".mcp.json"
 """The MCP server list other agent hosts read, at the project's root."""
 
-_CONTENT_BUDGET: Final = 512 * 1024 * 1024
-"""Bytes of contents hashed per plugin: far past any plugin's own code (a 50 MB
-`node_modules/` hashes in well under a second, ADR-0016); past it, the plugin has no digest."""
-_ENTRY_BUDGET: Final = 200_000
-"""Files, links and directories walked per plugin, for the same reason."""
 _MCP_MAX_BYTES: Final = 1_000_000
 """A `.mcp.json` larger than this is not read for its server names (it is still hashed)."""
 _FORMAT: Final = 2
@@ -89,208 +75,6 @@ _FORMAT: Final = 2
 TrustStatus = Literal["none", "trusted", "untrusted", "changed"]
 """How a project stands: see `TrustState`."""
 ItemKind = Literal["plugin", "settings", "mcp"]
-
-
-# --- fingerprint -------------------------------------------------------------------
-
-
-class Fingerprint(msgspec.Struct, frozen=True):
-    """A plugin's digest (hex SHA-256), or None with `problem` saying why it has none;
-    `outside` names each link (or entry path) that leads out of the project."""
-
-    digest: str | None
-    problem: str | None = None
-    outside: tuple[str, ...] = ()
-
-
-class _OverBudget(Exception):
-    """The walk passed a budget: the plugin cannot be pinned."""
-
-
-def _real(path: str) -> str:
-    return os.path.realpath(path)
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-_HASHERS: Final = 4
-"""Threads hashing a plugin's files: opening and reading release the GIL, and on a busy
-machine a small file costs far more in system calls than in SHA-256 (ADR-0016)."""
-
-
-def _hash_file(path: str) -> str:
-    try:
-        # O_NONBLOCK: a file swapped for a FIFO since it was looked at must not hang us.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                return "not-a-file"
-            return hashlib.file_digest(file, "sha256").hexdigest()
-    except OSError as exc:
-        return f"unreadable:{exc.errno}"
-
-
-class _Walk:
-    """One walk of a plugin: records in the order met, links followed once each. With
-    `contents`, each file contributes its SHA-256 (a fingerprint); without, its inode, size,
-    modification and change times (a signature: cheap, and no ground for trust)."""
-
-    def __init__(self, within: str, *, contents: bool = True) -> None:
-        self.within = within
-        self.contents = contents
-        self.records: list[str] = []
-        self.hashing: list[tuple[int, str]] = []
-        """(index in records, path) of each file whose contents are still to be hashed."""
-        self.outside: list[str] = []
-        self.unreadable: list[str] = []
-        self.bytes_left = _CONTENT_BUDGET
-        self.entries_left = _ENTRY_BUDGET
-        self.seen: set[tuple[int, int]] = set()
-
-    def _count(self) -> None:
-        self.entries_left -= 1
-        if self.entries_left < 0:
-            raise _OverBudget(f"more than {_ENTRY_BUDGET:,} files")
-
-    def _file(self, label: str, path: str, info: os.stat_result) -> None:
-        executable = "x" if info.st_mode & 0o111 else "-"
-        head = f"file\0{label}\0{executable}\0"
-        if not self.contents:
-            self.records.append(f"{head}{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}")
-            return
-        if info.st_size > self.bytes_left:
-            raise _OverBudget(f"more than {_CONTENT_BUDGET // (1024 * 1024)} MiB")
-        self.bytes_left -= info.st_size
-        self.hashing.append((len(self.records), path))
-        self.records.append(head)
-
-    def hash_contents(self) -> None:
-        """Hash every file the walk met, on a few threads, into its record."""
-        if not self.hashing:
-            return
-        paths = [path for _, path in self.hashing]
-        if len(paths) < 2 * _HASHERS:
-            digests = list(map(_hash_file, paths))
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(_HASHERS, thread_name_prefix="bingo-trust") as pool:
-                digests = list(pool.map(_hash_file, paths, chunksize=64))
-        for (index, path), digest in zip(self.hashing, digests):
-            if digest.startswith("unreadable:"):
-                self.unreadable.append(path)
-            self.records[index] += digest
-        self.hashing.clear()
-
-    def node(self, label: str, path: str) -> None:
-        """Record `path` (a file, link or directory) under `label`, and what is below it."""
-        stack = [(label, path)]
-        while stack:
-            label, path = stack.pop()
-            self._count()
-            try:
-                info = os.lstat(path)
-            except OSError as exc:
-                self.records.append(f"gone\0{label}\0{exc.errno}")
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                try:
-                    target = os.readlink(path)
-                except OSError:
-                    target = ""
-                real = _real(path)
-                if not _inside(real, self.within):
-                    self.outside.append(f"{label} -> {real}")
-                self.records.append(f"link\0{label}\0{target}")
-                try:
-                    info = os.stat(path)
-                except OSError:
-                    self.records.append(f"dangling\0{label}")
-                    continue
-            if stat.S_ISDIR(info.st_mode):
-                if (info.st_dev, info.st_ino) in self.seen:
-                    self.records.append(f"again\0{label}")
-                    continue
-                self.seen.add((info.st_dev, info.st_ino))
-                try:
-                    names = sorted(os.listdir(path))
-                except OSError as exc:
-                    self.unreadable.append(path)
-                    self.records.append(f"dir\0{label}\0unreadable:{exc.errno}")
-                    continue
-                if not self.contents:
-                    # A signature keys the declaration cache, which guards nothing: the
-                    # compiled caches a Python plugin writes on its first start are no change.
-                    names = [name for name in names if name != "__pycache__"]
-                self.records.append(f"dir\0{label}\0{len(names)}")
-                # Reversed onto the stack, so entries are met in sorted order.
-                stack.extend((f"{label}/{name}", os.path.join(path, name)) for name in reversed(names))
-            elif stat.S_ISREG(info.st_mode):
-                self._file(label, path, info)
-            else:
-                # A FIFO, socket or device is never opened: its kind is what it contributes.
-                self.records.append(f"special\0{label}\0{stat.S_IFMT(info.st_mode)}")
-
-    def digest(self) -> str:
-        digest = hashlib.sha256()
-        for record in self.records:
-            # Length-prefixed, so no file name can make two different trees hash alike.
-            data = record.encode("utf-8", "surrogateescape")
-            digest.update(len(data).to_bytes(8, "big") + data)
-        return digest.hexdigest()
-
-
-def _entry_words(source: PluginSource) -> list[tuple[str, bool]]:
-    """Each path-like piece of the manifest's entry, `${PLUGIN_ROOT}` expanded, and whether
-    it was written relative to the plugin's directory. A word is split at `=` and at the
-    path-list separator, so `--script=${PLUGIN_ROOT}/x.py` and `PYTHONPATH=a:b` name files."""
-    manifest = source.manifest
-    if manifest is None:
-        return []
-    root = str(source.root)
-    entry = manifest.entry
-    found: list[tuple[str, bool]] = []
-    for word in (entry.command, *entry.args, *entry.env.values()):
-        via_root = PLUGIN_ROOT in word
-        expanded = word.replace(PLUGIN_ROOT, root)
-        for piece in expanded.replace("=", os.pathsep).split(os.pathsep):
-            if piece:
-                found.append((piece, via_root))
-    return found
-
-
-def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fingerprint:
-    """The digest of a plugin as this module's docstring says. `cwd` is where the plugin
-    will run: an entry argument relative to it (`main.py`) names a file there. Without
-    `contents`, the same walk gives a signature of what it met by `stat` alone: what the
-    declaration cache keys a user plugin by, never what trust pins."""
-    within = _real(str(source.base))
-    walk = _Walk(within, contents=contents)
-    try:
-        walk.node(".", str(source.root))
-        plugin_root = _real(str(source.root))
-        named: set[str] = set()
-        for piece, via_root in _entry_words(source):
-            path = piece if os.path.isabs(piece) else os.path.join(str(cwd), piece)
-            real = _real(path)
-            if real in named or _inside(real, plugin_root) or not os.path.lexists(real):
-                continue
-            if _inside(real, within):
-                named.add(real)
-                walk.node(f"entry:{os.path.relpath(real, within)}", real)
-            elif via_root:
-                # Reached from the plugin's directory, out of the project: hashed, and named.
-                named.add(real)
-                walk.outside.append(f"{piece} -> {real}")
-                walk.node(f"entry:{real}", real)
-        walk.hash_contents()
-    except _OverBudget as exc:
-        return Fingerprint(digest=None, problem=f"it holds {exc} to hash", outside=tuple(walk.outside))
-    if walk.unreadable:
-        return Fingerprint(digest=None, problem=f"{walk.unreadable[0]} cannot be read", outside=tuple(walk.outside))
-    return Fingerprint(digest=walk.digest(), outside=tuple(walk.outside))
 
 
 # --- what a project brings -----------------------------------------------------------

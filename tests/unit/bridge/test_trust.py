@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from bingo.bridge.discovery import PluginSource, discover
+from bingo.bridge.fingerprint import fingerprint
 from bingo.bridge.trust import (
     TRUST_FILE,
     TrustState,
     admitted,
     ask_trust,
-    fingerprint,
     keep_written,
     remember,
     trust_state,
