@@ -33,6 +33,7 @@ from .kernel.gate import Gate
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
 from .kernel.interfaces import CommandContext, Provider
+from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
@@ -47,8 +48,9 @@ __all__ = ["Options", "Run", "run_app"]
 
 _log = logging.getLogger("bingo")
 
-_LOG_BYTES = 1_000_000
-"""bingo's own log is set aside at start past this size, keeping one old file."""
+_NOTICE_FRAMES = 100
+"""Notice frames a session keeps of one turn (then one saying so): a turn's real notices fit
+many times over, and each plugin's own are limited already (kernel.notices)."""
 
 
 class Options(msgspec.Struct, frozen=True):
@@ -74,6 +76,9 @@ class _LazySession(msgspec.Struct):
     id: str | None = None
     turn: int = 0
     _store: SessionStore | None = None
+    _noticed_in: tuple[str, int] | None = None
+    _noticed: int = 0
+    """Notice frames written for the (session, turn) `_noticed_in`."""
 
     @property
     def store(self) -> SessionStore:
@@ -96,23 +101,25 @@ class _LazySession(msgspec.Struct):
         self.store.append(self.ensure(), frame)
 
     def notice(self, notice: Notice) -> None:
-        if self.id is not None:
-            self.store.append(self.id, NoticeFrame(notice=notice, turn=self.turn))
+        if self.id is None:
+            return
+        if self._noticed_in != (self.id, self.turn):
+            self._noticed_in, self._noticed = (self.id, self.turn), 0
+        self._noticed += 1
+        if self._noticed > _NOTICE_FRAMES + 1:
+            return
+        if self._noticed > _NOTICE_FRAMES:
+            message = f"turn {self.turn} raised more than {_NOTICE_FRAMES} notices; the session keeps no more of them"
+            notice = Notice(source="bingo", message=message, level="warning")
+        self.store.append(self.id, NoticeFrame(notice=notice, turn=self.turn))
 
 
 def _setup_logging(data_dir: Path) -> None:
-    """bingo's own log, `<data_dir>/logs/bingo.log`: past `_LOG_BYTES` at start it becomes
-    `bingo.log.1` (one old file kept). A plain FileHandler, opened at the first record:
-    `logging.handlers` costs more to import than a run that logs nothing should pay."""
+    """bingo's own log, `<data_dir>/logs/bingo.log`, opened at the first record and set
+    aside as `bingo.log.1` each time it passes LOG_BYTES (one old file kept)."""
     logs = data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    path = logs / "bingo.log"
-    try:
-        if path.stat().st_size > _LOG_BYTES:
-            os.replace(path, path.with_name(path.name + ".1"))
-    except OSError:
-        pass  # no log yet, or it cannot be moved: appending to it is still right
-    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler = SizedFileHandler(logs / "bingo.log", max_bytes=LOG_BYTES)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -162,7 +169,7 @@ async def run_app(options: Options) -> int:
     from .bridge import PluginHost, PluginsCommand, admitted, ask_trust, left_out_notice, trust_summary
     from .tools import builtin_tools
 
-    notices = Notices()
+    notices = Notices(kept_in=str(data_dir / "logs" / "bingo.log"))
     notices.listen(surface.notice)
     for line in ignored:
         notices.say("bingo", line, "warning")
@@ -321,6 +328,8 @@ class Run(msgspec.Struct):
         try:
             return await self._submit(text)
         finally:
+            # The notices a plugin raised past its limit are said as one line per plugin.
+            self.conversation.notices.flush()
             self.surface.end()
 
     async def submit_with_interrupts(self, text: str) -> int:

@@ -26,13 +26,14 @@ from typing import Literal
 import msgspec
 
 from ..kernel.errors import PluginError
+from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
 from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult
 from ._framing import BadLine
 from ..wire.rpc import RequestId
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
-from .connection import Connection, decoder_for
+from .connection import Connection, Unread, decoder_for
 from .discovery import PluginSource, entry_command
 from .manifest import Manifest
 from .process import PluginLog, PluginProcess
@@ -283,6 +284,7 @@ class Plugin:
                     )
                     answer = read_handshake(raw, self.manifest.name)
                 except (PluginError, msgspec.DecodeError) as exc:
+                    proc.deaf = isinstance(exc, Unread)
                     if conn.ended is not None and self.state == "stopped":
                         return  # it died: on_eof has stopped it and said so, once
                     why = exc.message if isinstance(exc, PluginError) else f"its answer has the wrong shape: {exc}"
@@ -305,6 +307,7 @@ class Plugin:
                 self._born = self._clock()
                 ready.set_result(conn)
                 error = await conn.wait_closed()
+                proc.deaf = isinstance(error, Unread)
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
                     self._stopped(error.line(), lived=None, say=not self._closing)
@@ -338,17 +341,18 @@ class Plugin:
         return error
 
     def _unexpected(self, request_id: RequestId) -> None:
-        self.log.line(f"answer to id {request_id!r}, which the host never asked or already had")
+        said = repr(request_id)
+        self.log.line(f"answer to id {cut(said)}, which the host never asked or already had")
         self._notices.say_once(
             self.name,
             "unexpected-id",
-            f"answered id {request_id!r}, which the host never asked or already had an answer "
+            f"answered id {cut(said, QUOTED_MAX)}, which the host never asked or already had an answer "
             f"for; ignored (see {self.log.path})",
             "warning",
         )
 
     def _stray(self, bad: BadLine) -> None:
-        self.log.line(f"stdout line that is not JSON-RPC ({bad.reason}): {bad.preview}")
+        self.log.line(f"stdout line that is not JSON-RPC ({cut(bad.reason)}): {cut(bad.preview)}")
         self._notices.say_once(
             self.name,
             "stray-stdout",

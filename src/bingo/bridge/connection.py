@@ -13,6 +13,10 @@ decided through `on_stray`, and what an answer to a request never made (or answe
 costs through `on_unexpected`; a late answer to a call the host abandoned (its deadline
 passed, its caller was cancelled) is expected and dropped quietly. Cancelling a caller's task sends nothing by itself: the proxies
 decide which cancel notification a kind of call needs.
+
+What it queues for a peer that does not read is bounded: past UNREAD_MAX of answers and
+notifications unread, the connection ends with `Unread` and the queue is dropped. Whatever
+it logs of the peer's words is cut (`kernel.log.cut`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from ..kernel.errors import BingoError, PluginError
+from ..kernel.log import cut
 from ..wire import Wire
 from ..wire.rpc import (
     DEADLINE,
@@ -43,7 +48,7 @@ from ..wire.rpc import (
 )
 from ._framing import BadLine, LineReader, LineWriter
 
-__all__ = ["BadAnswer", "Connection", "decode_answer", "decoder_for", "error_object"]
+__all__ = ["UNREAD_MAX", "BadAnswer", "Connection", "Unread", "decode_answer", "decoder_for", "error_object"]
 
 _log = logging.getLogger(__name__)
 
@@ -53,6 +58,10 @@ P = TypeVar("P")
 
 _ABANDONED_KEPT = 4096
 """How many abandoned request ids are remembered, so their late answers are dropped quietly."""
+UNREAD_MAX = 4 * 1024 * 1024
+"""Bytes of answers and notifications the host may queue for a peer that has not taken what
+it was sent before (4 MiB): thousands of answers behind, no reading peer is; past it the
+connection ends, so bingo's memory never grows with what a plugin does not read."""
 
 _envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
@@ -69,6 +78,11 @@ def decoder_for(kind: type[R]) -> msgspec.json.Decoder[R]:
 
 class BadAnswer(PluginError):
     """The peer answered a call, but not in the shape of the method's result."""
+
+
+class Unread(PluginError):
+    """The peer left more than UNREAD_MAX bytes of answers and notifications unread on its
+    stdin: the connection ended, and what was queued for it was dropped."""
 
 
 def decode_answer(peer: str, method: str, raw: msgspec.Raw | bytes, result: type[R]) -> R:
@@ -144,6 +158,8 @@ class Connection:
         if isinstance(writer, asyncio.StreamWriter):
             self._transport = writer.transport
             self._high_water = writer.transport.get_write_buffer_limits()[1]
+        self._unread = 0
+        """Bytes queued without waiting since the peer last kept up (see `_queue`)."""
         self._ids = ids if ids is not None else itertools.count(1)
         self._on_eof = on_eof
         self._on_stray = on_stray
@@ -209,13 +225,43 @@ class Connection:
 
     # --- outgoing ------------------------------------------------------------------
 
-    def _write(self, message: Wire) -> None:
+    def _write(self, message: Wire, *, waits: bool = False) -> None:
+        """Write one message. One its writer does not wait on (`waits` False: an answer, a
+        notification) counts toward UNREAD_MAX while the peer is behind.
+
+        Raises:
+            Unread: the peer is more than UNREAD_MAX behind; the connection has ended.
+        """
         if self._ended is not None:
             raise self._ended
+        data = _encoder.encode(message) + b"\n"
+        if not waits:
+            self._queue(len(data))
         try:
-            self._writer.write(_encoder.encode(message) + b"\n")
+            self._writer.write(data)
         except (ConnectionError, RuntimeError) as exc:
             raise PluginError(f"cannot write to {self.name}: {exc}") from exc
+
+    def _queue(self, size: int) -> None:
+        """Count `size` bytes about to be queued for the peer without waiting; past
+        UNREAD_MAX of them, end the connection and drop the queue. A caller's request is
+        not counted: its caller waits (drain), so there are only as many as callers."""
+        transport = self._transport
+        if transport is None:
+            return
+        if transport.get_write_buffer_size() <= self._high_water:
+            self._unread = 0  # it has taken what it was sent before: it reads
+        self._unread += size
+        if self._unread <= UNREAD_MAX:
+            return
+        error = Unread(
+            f"{self.name} does not read its stdin: more than {UNREAD_MAX // 1024 // 1024} MiB written to it is unread",
+            "what was written to it is dropped; it is started again when next used",
+        )
+        _log.warning("%s (%d bytes queued for it are dropped)", error.message, transport.get_write_buffer_size())
+        transport.abort()  # the queue goes now: holding it is what must not happen
+        self._end(error)
+        raise error
 
     def notify(self, method: str, params: Wire) -> None:
         """Send a notification. Synchronous, so it can be sent from a cancellation handler."""
@@ -236,7 +282,7 @@ class Connection:
         self._pending[request_id] = future
         timer: asyncio.TimerHandle | None = None
         try:
-            self._write(Request(id=request_id, method=method, params=params))
+            self._write(Request(id=request_id, method=method, params=params), waits=True)
             if self._must_drain():
                 try:
                     await self._writer.drain()
@@ -289,7 +335,8 @@ class Connection:
 
     async def _read_loop(self) -> None:
         try:
-            while True:
+            # Ended from here (its stdin went unread): nothing it says can be answered now.
+            while self._ended is None:
                 item = await self._lines.read()
                 if item is None:
                     break
@@ -308,7 +355,7 @@ class Connection:
         self._end(error)
 
     def _stray(self, bad: BadLine) -> None:
-        _log.info("%s: stray line on stdout (%s): %s", self.name, bad.reason, bad.preview)
+        _log.info("%s: stray line on stdout (%s): %s", self.name, cut(bad.reason), cut(bad.preview))
         if self._on_stray is not None:
             self._on_stray(bad)
 
@@ -333,7 +380,7 @@ class Connection:
                 del self._abandoned[request_id]
                 _log.info("%s answered abandoned call %r late; ignored", self.name, request_id)
                 return
-            _log.info("%s answered unknown id %r; ignored", self.name, request_id)
+            _log.info("%s answered unknown id %s; ignored", self.name, cut(repr(request_id)))
             if self._on_unexpected is not None and isinstance(request_id, (int, str)):
                 self._on_unexpected(request_id)
             return
@@ -346,20 +393,20 @@ class Connection:
     def _incoming_notification(self, method: str, params: msgspec.Raw | bytes) -> None:
         entry = self._notifications.get(method)
         if entry is None:
-            _log.info("%s sent unknown notification %s; ignored", self.name, method)
+            _log.info("%s sent unknown notification %s; ignored", self.name, cut(method))
             return
         decoder, handler = entry
         try:
             handler(decoder.decode(params))
         except msgspec.DecodeError as exc:
-            _log.info("%s sent %s with bad params: %s", self.name, method, exc)
+            _log.info("%s sent %s with bad params: %s", self.name, method, cut(str(exc)))
 
     def _incoming_request(
         self, request_id: RequestId, method: str, params: msgspec.Raw | bytes
     ) -> None:
         entry = self._requests.get(method)
         if entry is None:
-            self._answer_error(request_id, ErrorObject(code=METHOD_NOT_FOUND, message=f"no method {method}"))
+            self._answer_error(request_id, ErrorObject(code=METHOD_NOT_FOUND, message=f"no method {cut(method)}"))
             return
         decoder, handler = entry
         try:
@@ -378,10 +425,12 @@ class Connection:
         try:
             self._write(Response(id=request_id, result=result))
         except PluginError as exc:
-            _log.info("cannot answer %s: %s", self.name, exc.message)
+            if exc is not self._ended:  # once it has ended, nothing is answered: no news
+                _log.info("cannot answer %s: %s", self.name, exc.message)
 
     def _answer_error(self, request_id: RequestId, error: ErrorObject) -> None:
         try:
             self._write(ErrorResponse(id=request_id, error=error))
         except PluginError as exc:
-            _log.info("cannot answer %s: %s", self.name, exc.message)
+            if exc is not self._ended:  # once it has ended, nothing is answered: no news
+                _log.info("cannot answer %s: %s", self.name, exc.message)

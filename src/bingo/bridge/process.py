@@ -45,6 +45,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..kernel.log import RECORD_MAX, cut
 from ._framing import MAX_LINE
 
 __all__ = [
@@ -437,9 +438,10 @@ class PluginLog:
             _log.warning("cannot write %s: %s", self.path, exc)
 
     def line(self, text: str) -> None:
-        """Append one line of the host's own (a start marker, a stray stdout line)."""
+        """Append one line of the host's own (a start marker, a stray stdout line), cut to
+        RECORD_MAX should a foreign value in it have been left whole."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        self.write(f"[bingo {stamp}] {text}\n".encode("utf-8", "replace"))
+        self.write(f"[bingo {stamp}] {cut(text, RECORD_MAX)}\n".encode("utf-8", "replace"))
 
 
 class _PipeWriter(FlowControlMixin):
@@ -493,6 +495,9 @@ class PluginProcess:
         self.stderr_bytes = 0
         self.on_fault: Callable[[str, str], None] | None = None
         """Told (key, what) once for each misbehaviour only this layer sees."""
+        self.deaf = False
+        """Set when it is known not to read its stdin: its shutdown begins with SIGTERM, and
+        its SIGTERM is no fault to report (why it was stopped was said already)."""
         self.started = time.monotonic()
         self.stdout = stdout
         self.stdin = stdin
@@ -643,19 +648,21 @@ class PluginProcess:
         return False
 
     async def shutdown(self) -> None:
-        """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Bounded by
-        EXIT_GRACE + TERM_GRACE + KILL_WAIT; if cancelled midway, the group is SIGKILLed at
-        once before the cancellation goes on."""
+        """Close stdin, wait (not when `deaf`); SIGTERM the group, wait; SIGKILL the group.
+        Bounded by EXIT_GRACE + TERM_GRACE + KILL_WAIT; if cancelled midway, the group is
+        SIGKILLed at once before the cancellation goes on."""
         try:
             with contextlib.suppress(OSError, RuntimeError):
                 self.stdin.close()
-            if not await self._group_gone(EXIT_GRACE):
+            # One that does not read its stdin would not see it close: SIGTERM at once.
+            if self.deaf or not await self._group_gone(EXIT_GRACE):
                 self._signal_group(signal.SIGTERM)
                 if not await self._group_gone(TERM_GRACE):
                     self._signal_group(signal.SIGKILL)
                     await self._group_gone(KILL_WAIT)
-                    self._fault("ignores-stop", f"did not exit within {EXIT_GRACE:g} s of its stdin closing, nor on SIGTERM; it was killed")
-                else:
+                    closing = "" if self.deaf else f"within {EXIT_GRACE:g} s of its stdin closing, nor "
+                    self._fault("ignores-stop", f"did not exit {closing}on SIGTERM; it was killed")
+                elif not self.deaf:
                     self._fault("ignores-stop", f"did not exit within {EXIT_GRACE:g} s of its stdin closing; it was stopped with SIGTERM")
         except asyncio.CancelledError:
             self._signal_group(signal.SIGKILL)

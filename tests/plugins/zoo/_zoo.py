@@ -43,6 +43,12 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
   hook-allow           a `tool.before` hook that answers `allow`
   hook-redirect        a `tool.before` hook that redirects every call to `bash`
   ignores-eof          ignores stdin closing and SIGTERM
+  huge-method          sends 1 000 notifications with 64 KiB method names, 20 with 8 MiB
+                       ones and an answer to an 8 MiB id nobody asked, then answers
+  never-reads          once called, never reads its stdin again and sends `requests`
+                       (config; 2 000 000 unless set) `bingo.host` service calls, as fast
+                       as it can, for bingo to answer into a pipe nobody drains
+  notice-flood         sends 20 000 `bingo.host notice` calls without waiting, then answers
 """
 
 import json
@@ -260,7 +266,38 @@ def tool_call(request_id, params):
     elif BEHAVIOUR == "asks-elsewhere":
         snoop(request_id, params)
         return
+    elif BEHAVIOUR == "huge-method":
+        flood_methods()
+    elif BEHAVIOUR == "never-reads":
+        flood_unread()  # in the main thread: nothing reads stdin from now on
+    elif BEHAVIOUR == "notice-flood":
+        flood_notices()
     answer(request_id, text("poked"))
+
+
+def flood_methods():
+    for count in range(1000):
+        send({"method": "zoo/%d/" % count + "m" * (64 * 1024)})
+    for _ in range(20):
+        send({"method": "x" * (8 * 1024 * 1024)})
+    answer("y" * (8 * 1024 * 1024), text("an answer to nothing"))
+
+
+def flood_unread():
+    request = {"method": "service/call", "params": {"key": "bingo.host", "method": "nothing", "params": {}}}
+    for count in range(int(STATE["config"].get("requests", 2000000))):
+        send(dict(request, id=count))
+    mark("flooded")
+    time.sleep(HANG)
+
+
+def flood_notices():
+    for count in range(20000):
+        send({"id": "n%d" % count, "method": "service/call",
+              "params": {"key": "bingo.host", "method": "notice",
+                         "params": {"level": "info", "message": "zoo: notice %d" % count}}})
+    # Answered in order: once this one is, bingo has had every notice above.
+    host_call("notice", {"level": "info", "message": "zoo: the last notice"})
 
 
 # --- providers and hooks ------------------------------------------------------------
@@ -353,7 +390,7 @@ HANDLERS = {
     "hook/decide": hook_decide,
     "command/run": command_run,
 }
-THREADED = ("stderr-flood", "ignores-cancel", "progress-flood", "asks-elsewhere", "huge-line")
+THREADED = ("stderr-flood", "ignores-cancel", "progress-flood", "asks-elsewhere", "huge-line", "notice-flood")
 
 
 def dispatch(message):

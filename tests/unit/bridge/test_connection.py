@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from bingo.bridge._framing import BadLine, MemoryWriter, memory_pair
-from bingo.bridge.connection import Connection, error_object
+from bingo.bridge.connection import UNREAD_MAX, Connection, Unread, error_object
 from bingo.kernel.errors import GateError, PluginError
 from bingo.wire import EmptyResult, HostNoticeParams, ServiceCallParams, ServiceCallResult
 from bingo.wire.rpc import DEADLINE, INTERNAL_ERROR, METHOD_NOT_FOUND, REFUSED
@@ -319,3 +319,68 @@ def test_calls_through_a_real_transport_past_its_high_water_mark_all_arrive_in_o
         return answers
 
     assert asyncio.run(main()) == [f"{n}" for n in range(20)]
+
+
+def test_a_peer_that_never_reads_ends_the_connection_past_the_unread_bound() -> None:
+    # A socket pair, so the answers queue in a real transport; the peer floods requests the
+    # host must answer and reads nothing. Past UNREAD_MAX the connection ends with Unread,
+    # the queue is dropped and a call in flight is woken, whatever the peer goes on sending.
+    async def main() -> tuple[PluginError, PluginError, int]:
+        a, b = socket.socketpair()
+        host_reader, host_writer = await asyncio.open_connection(sock=a, limit=1 << 24)
+        _, peer_writer = await asyncio.open_connection(sock=b)
+        request = b'{"jsonrpc": "2.0", "id": 1, "method": "nothing"}\n'
+        async with asyncio.timeout(5), Connection(host_reader, host_writer, name="plugin deaf") as conn:
+            pending = asyncio.ensure_future(conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5))
+            # Far more answers than the bound, however big the socket's own buffers are.
+            flood = request * (4 * UNREAD_MAX // len(request))
+            try:
+                for start in range(0, len(flood), 1 << 16):
+                    peer_writer.write(flood[start : start + (1 << 16)])
+                    await peer_writer.drain()
+            except ConnectionError:
+                pass  # the host closed its end: the flood is over
+            ended = await conn.wait_closed()
+            with pytest.raises(PluginError) as woken:
+                await pending
+            queued = host_writer.transport.get_write_buffer_size()
+        host_writer.close()
+        peer_writer.close()
+        return ended, woken.value, queued
+
+    ended, woken, queued = asyncio.run(main())
+    assert isinstance(ended, Unread) and woken is ended
+    assert ended.message == "plugin deaf does not read its stdin: more than 4 MiB written to it is unread"
+    assert queued == 0
+
+
+def test_a_peer_that_reads_its_answers_is_never_taken_for_one_that_does_not() -> None:
+    # Rounds of requests, each round's answers read before the next: more than UNREAD_MAX
+    # is answered in all, never that much at once, and the connection stays open.
+    async def echo(params: ServiceCallParams) -> ServiceCallResult:
+        return ServiceCallResult(result=params.method)
+
+    rounds, per_round, size = 12, 500, 1000
+    assert rounds * per_round * size > UNREAD_MAX
+
+    async def main() -> tuple[int, PluginError | None]:
+        a, b = socket.socketpair()
+        host_reader, host_writer = await asyncio.open_connection(sock=a, limit=1 << 24)
+        peer_reader, peer_writer = await asyncio.open_connection(sock=b, limit=1 << 24)
+        answered = 0
+        async with asyncio.timeout(5), Connection(host_reader, host_writer, name="host") as host:
+            host.on_request("service/call", ServiceCallParams, echo)
+            for _ in range(rounds):
+                for n in range(per_round):
+                    params = {"key": "k", "method": "x" * size}
+                    peer_writer.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": "service/call", "params": params}).encode() + b"\n")
+                await peer_writer.drain()
+                for _ in range(per_round):
+                    assert await peer_reader.readline()
+                    answered += 1
+            ended = host.ended
+        host_writer.close()
+        peer_writer.close()
+        return answered, ended
+
+    assert asyncio.run(main()) == (rounds * per_round, None)

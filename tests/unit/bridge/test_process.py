@@ -110,6 +110,26 @@ def test_a_process_that_ignores_stdin_and_sigterm_is_killed_with_its_group(
     assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
 
 
+def test_a_process_known_not_to_read_its_stdin_is_sent_sigterm_at_once_and_no_fault_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Closing its stdin would tell it nothing: the grace for that is skipped (made longer
+    # than the test's timeout here), and its stop was said already by whoever found it deaf.
+    monkeypatch.setattr(process, "EXIT_GRACE", 60.0)
+    faults: list[str] = []
+
+    async def main() -> int | None:
+        proc = await _spawn("import time; print('up', flush=True); time.sleep(60)", tmp_path)
+        proc.on_fault = lambda key, what: faults.append(key)
+        proc.deaf = True
+        async with asyncio.timeout(5), proc:
+            assert await proc.stdout.readline() == b"up\n"
+        return proc.returncode
+
+    assert asyncio.run(main()) == -signal.SIGTERM
+    assert faults == []
+
+
 def test_a_sigkilled_bingo_leaves_no_plugin_nor_janitor_behind(tmp_path: Path) -> None:
     # a stand-in for bingo: spawns a plugin the way the host does, says the pids, then waits
     host = textwrap.dedent(
