@@ -4,8 +4,9 @@
 that copy it) implement the kernel's `Provider`; `selection` decides which one a run uses.
 Both stream over httpx, which is imported only when a model is actually asked for, so
 importing this package at start-up costs a few class definitions and nothing more.
-Private modules: `_http` (the one streamed POST and its error mapping), `_sse` (the
-event-stream grammar).
+Private modules: `_http` (the skeleton both are: `HttpProvider`, the one streamed POST and
+its error mapping; each provider module declares only its `Api`), `_sse` (the event-stream
+grammar).
 """
 
 from .anthropic import AnthropicProvider

@@ -1,11 +1,14 @@
-"""The HTTP leg both built-in providers share: one streamed POST, its events, and the one
+"""The skeleton both built-in providers share: one streamed POST, its events, and the one
 place where everything httpx can raise becomes a ProviderError.
 
-Owns the timeouts, the client's lifetime (one `httpx.AsyncClient` per response, closed when
-the response ends or its task is cancelled), the reading of an error body, and the wording
-of every transport failure: a line naming the provider and what failed, and a hint naming
-the environment variable to check. It does not know either API's shapes (the provider
-modules do) and does not decide which provider runs (`selection.py`).
+Owns `HttpProvider` (a request body out, the answer's events into a `Reader`, one
+ModelResponse back), the timeouts, the client's lifetime (one `httpx.AsyncClient` per
+response, closed when the response ends or its task is cancelled), the reading of an error
+body, and the wording of every failure: a transport's, a status's, a malformed stream's, a
+failure the API reports mid-answer. Each is a line naming the provider and what failed,
+and a hint naming the environment variable to check. It does not know either API's shapes:
+the provider modules hold their URL, headers, request body and event parsing, declared as
+one `Api` each. It does not decide which provider runs (`selection.py`).
 
 httpx is imported inside the functions that use it, so that importing `bingo.providers`
 costs nothing until a model is actually asked for.
@@ -14,12 +17,25 @@ costs nothing until a model is actually asked for.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 import msgspec
 
 from ..kernel.errors import ProviderError
+from ..wire import (
+    Block,
+    Delta,
+    Json,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderSpec,
+    StopReason,
+    ToolUseBlock,
+    Usage,
+)
+from ._names import ToolNames, request_names
 from ._sse import ServerEvent, events
 
 if TYPE_CHECKING:
@@ -28,11 +44,20 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
+    "Api",
     "Endpoint",
+    "HttpProvider",
+    "Reader",
+    "answer",
+    "decode",
+    "failed_mid_answer",
     "malformed",
     "open_events",
     "status_error",
+    "tool_input",
 ]
+
+T = TypeVar("T")
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection: a server that has not accepted by then is not there."""
@@ -114,6 +139,39 @@ def malformed(endpoint: Endpoint, what: str) -> ProviderError:
     )
 
 
+def failed_mid_answer(endpoint: Endpoint, what: str) -> ProviderError:
+    """The error for a failure the API reports inside its stream (an error event)."""
+    return ProviderError(f"{endpoint.provider} failed mid-answer: {what}", "try again later")
+
+
+def decode(endpoint: Endpoint, decoder: msgspec.json.Decoder[T], data: str, what: str) -> T:
+    """One event's data, decoded; a malformed stream (`what: why`) when it does not fit."""
+    try:
+        return decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise malformed(endpoint, f"{what}: {exc}") from None
+
+
+def tool_input(endpoint: Endpoint, pieces: list[str], broken: str) -> Json:
+    """A tool call's input from the JSON pieces it was streamed in (none: `{}`); a malformed
+    stream, worded `broken`, when they do not join into JSON."""
+    raw = "".join(pieces).strip() or "{}"
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise malformed(endpoint, broken) from None
+
+
+def answer(content: list[Block], stop: StopReason, usage: Usage | None) -> ModelResponse:
+    """The assistant's whole response. A plain end with tool calls in it is a toolUse:
+    compatible servers answer `stop` even when they asked for tools."""
+    if stop == "end" and any(isinstance(block, ToolUseBlock) for block in content):
+        stop = "toolUse"
+    return ModelResponse(
+        message=Message(role="assistant", content=content), stop_reason=stop, usage=usage
+    )
+
+
 def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) -> ProviderError:
     import httpx
 
@@ -180,3 +238,101 @@ async def open_events(
                     yield stream
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise _transport_error(endpoint, exc, read_timeout) from exc
+
+
+class Reader(Protocol):
+    """One API's reading of one answer: its events in, deltas out as they arrive, and the
+    whole response at the end. `done` is set once the API has said the answer is whole,
+    after which no more events are read."""
+
+    done: bool
+
+    def feed(self, event: ServerEvent) -> None:
+        """Take one event into the response.
+
+        Raises:
+            ProviderError: the event is malformed, or reports a failure.
+        """
+        ...
+
+    def response(self) -> ModelResponse:
+        """The whole response, once the events have ended.
+
+        Raises:
+            ProviderError: the stream ended before the answer was whole.
+        """
+        ...
+
+
+class Api(msgspec.Struct, frozen=True):
+    """All that one built-in provider's API has of its own."""
+
+    spec: ProviderSpec
+    base_url: str
+    """The base URL when none is configured."""
+    path: str
+    """Where requests go, below the base URL."""
+    key_env: str
+    base_env: str
+    headers: Callable[[str | None], dict[str, str]]
+    """The headers that carry an API key (or none)."""
+    body: Callable[[ModelRequest, ToolNames], dict[str, Json]]
+    """The request body, tool names sent as the table fits them."""
+    reader: Callable[[Endpoint, Callable[[Delta], None], ToolNames], Reader]
+    """A fresh reader for one answer."""
+
+
+class HttpProvider:
+    """A built-in provider as a kernel Provider: each response is one streamed POST of the
+    API's body, whose events a fresh reader turns into deltas and a response. A subclass
+    only declares its `api`."""
+
+    api: ClassVar[Api]
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
+        api = self.api
+        base = (base_url or api.base_url).rstrip("/")
+        self._endpoint = Endpoint(
+            provider=api.spec.name,
+            url=base + api.path,
+            headers=api.headers(api_key),
+            key_env=api.key_env,
+            base_env=api.base_env,
+        )
+        self._transport = transport
+        self._read_timeout = read_timeout
+
+    @property
+    def spec(self) -> ProviderSpec:
+        return self.api.spec
+
+    @property
+    def source(self) -> str:
+        return "builtin"
+
+    async def stream(
+        self, request: ModelRequest, on_delta: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """Stream one response, calling `on_delta` as its reader finds deltas.
+
+        Raises:
+            ProviderError: the API could not be reached, refused, or sent a broken stream.
+        """
+        names = request_names(request)
+        body = msgspec.json.encode(self.api.body(request, names))
+        reader = self.api.reader(self._endpoint, on_delta, names)
+        async with open_events(
+            self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
+        ) as stream:
+            async for event in stream:
+                reader.feed(event)
+                if reader.done:
+                    break
+        return reader.response()

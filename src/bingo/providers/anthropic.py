@@ -5,17 +5,16 @@ Messages API's request body and server-sent events (`message_start`, `content_bl
 / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping`, `error`). The events are
 decoded into private msgspec Structs, so a stream that does not match them is a
 ProviderError rather than a KeyError. It does not choose itself (`selection.py`) and owns
-no HTTP details beyond the URL and headers (`_http.py`).
+no HTTP details beyond the URL and headers: the request, the stream and every error's
+wording are `_http.py`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import msgspec
 
-from ..kernel.errors import ProviderError
 from ..wire import (
     Block,
     Delta,
@@ -35,12 +34,18 @@ from ..wire import (
     ToolUseDelta,
     Usage,
 )
-from ._http import READ_TIMEOUT, Endpoint, malformed, open_events
+from ._http import (
+    Api,
+    Endpoint,
+    HttpProvider,
+    answer,
+    decode,
+    failed_mid_answer,
+    malformed,
+    tool_input,
+)
 from ._names import ToolNames, request_names
 from ._sse import ServerEvent
-
-if TYPE_CHECKING:
-    import httpx
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "AnthropicProvider", "request_body"]
 
@@ -229,7 +234,8 @@ class _Assembly(msgspec.Struct):
     output_tokens: int = 0
     stop: str | None = None
     started: bool = False
-    finished: bool = False
+    done: bool = False
+    """Set by `message_stop`."""
 
     def _pending(self, index: int) -> _Pending:
         if index not in self.blocks:
@@ -250,28 +256,19 @@ class _Assembly(msgspec.Struct):
         if pending.kind == "text":
             pending.done = TextBlock(text="".join(pending.pieces))
         elif pending.kind == "tool_use":
-            raw = "".join(pending.pieces).strip() or "{}"
-            try:
-                tool_input: Json = msgspec.json.decode(raw)
-            except msgspec.DecodeError:
-                raise malformed(
-                    self.endpoint, f"the input of tool call {pending.name!r} is not JSON"
-                ) from None
-            pending.done = ToolUseBlock(id=pending.id, name=pending.name, input=tool_input)
-            self.on_delta(ToolUseDelta(id=pending.id, name=pending.name, input=tool_input))
+            broken = f"the input of tool call {pending.name!r} is not JSON"
+            given = tool_input(self.endpoint, pending.pieces, broken)
+            pending.done = ToolUseBlock(id=pending.id, name=pending.name, input=given)
+            self.on_delta(ToolUseDelta(id=pending.id, name=pending.name, input=given))
 
     def feed(self, event: ServerEvent) -> None:
         """Take one event into the response."""
         decoder = _DECODERS.get(event.event)
         if decoder is None:
             # ping, message_stop and event types newer than this code carry nothing we keep.
-            self.finished = self.finished or event.event == "message_stop"
+            self.done = self.done or event.event == "message_stop"
             return
-        try:
-            decoded = decoder.decode(event.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise malformed(self.endpoint, f"{event.event} event: {exc}") from None
-        match decoded:
+        match decode(self.endpoint, decoder, event.data, f"{event.event} event"):
             case _MessageStart(message=message):
                 self.started = True
                 self._count(message.usage)
@@ -294,15 +291,13 @@ class _Assembly(msgspec.Struct):
                 self._count(usage)
             case _ErrorEvent(error=error):
                 what = error.message or error.type or "an unnamed error"
-                raise ProviderError(
-                    f"{self.endpoint.provider} failed mid-answer: {what}", "try again later"
-                )
+                raise failed_mid_answer(self.endpoint, what)
             case _:
                 pass
 
     def response(self) -> ModelResponse:
         """The whole response, once `message_stop` has arrived."""
-        if not self.started or not self.finished:
+        if not self.started or not self.done:
             raise malformed(self.endpoint, "the stream ended before message_stop")
         content: list[Block] = []
         for index in sorted(self.blocks):
@@ -311,74 +306,33 @@ class _Assembly(msgspec.Struct):
             if done is not None and not (isinstance(done, TextBlock) and not done.text):
                 content.append(done)
         stop = _STOP_REASONS.get(self.stop or "", "end")
-        if stop == "end" and any(isinstance(b, ToolUseBlock) for b in content):
-            stop = "toolUse"
-        return ModelResponse(
-            message=Message(role="assistant", content=content),
-            stop_reason=stop,
-            usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
-        )
+        usage = Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
+        return answer(content, stop, usage)
 
 
 # --- provider ----------------------------------------------------------------------
 
 
-class AnthropicProvider:
-    """Anthropic's Messages API as a kernel Provider."""
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {"anthropic-version": API_VERSION}
+    if api_key:
+        headers["x-api-key"] = api_key
+    return headers
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        base_url: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        read_timeout: float = READ_TIMEOUT,
-    ) -> None:
-        headers = {"anthropic-version": API_VERSION}
-        if api_key:
-            headers["x-api-key"] = api_key
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self._endpoint = Endpoint(
-            provider="anthropic",
-            url=f"{base}/v1/messages",
-            headers=headers,
-            key_env="ANTHROPIC_API_KEY",
-            base_env="ANTHROPIC_BASE_URL",
-        )
-        self._transport = transport
-        self._read_timeout = read_timeout
-        self._spec = ProviderSpec(
+
+class AnthropicProvider(HttpProvider):
+    """Anthropic's Messages API as a kernel Provider: `on_delta` sees text as it arrives
+    and each tool call as its block ends."""
+
+    api = Api(
+        spec=ProviderSpec(
             name="anthropic", description="Anthropic Messages API", models=[DEFAULT_MODEL]
-        )
-
-    @property
-    def spec(self) -> ProviderSpec:
-        return self._spec
-
-    @property
-    def source(self) -> str:
-        return "builtin"
-
-    async def stream(
-        self, request: ModelRequest, on_delta: Callable[[Delta], None]
-    ) -> ModelResponse:
-        """Stream one response, calling `on_delta` as text and finished tool calls arrive.
-
-        Raises:
-            ProviderError: the API could not be reached, refused, or sent a broken stream.
-        """
-        names = request_names(request)
-        body = msgspec.json.encode(request_body(request, names))
-        assembly = _Assembly(self._endpoint, on_delta, names)
-        async with open_events(
-            self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
-        ) as stream:
-            await _drain(stream, assembly)
-        return assembly.response()
-
-
-async def _drain(stream: AsyncIterator[ServerEvent], assembly: _Assembly) -> None:
-    async for event in stream:
-        assembly.feed(event)
-        if assembly.finished:
-            return
+        ),
+        base_url=DEFAULT_BASE_URL,
+        path="/v1/messages",
+        key_env="ANTHROPIC_API_KEY",
+        base_env="ANTHROPIC_BASE_URL",
+        headers=_headers,
+        body=request_body,
+        reader=_Assembly,
+    )

@@ -6,17 +6,16 @@ message, toolUse blocks as an assistant's `tool_calls`, toolResult blocks as `to
 messages, tools as `{type: function, function: {...}}`; and the reading of `data:` chunks up
 to `[DONE]`, with tool calls assembled by index from argument pieces. Chunks are decoded
 into private msgspec Structs, so a chunk that does not match is a ProviderError. It does not
-choose itself (`selection.py`) and owns no HTTP details beyond URL and headers (`_http.py`).
+choose itself (`selection.py`) and owns no HTTP details beyond URL and headers: the
+request, the stream and every error's wording are `_http.py`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..kernel.errors import ProviderError
 from ..wire import (
     Block,
     Delta,
@@ -35,11 +34,18 @@ from ..wire import (
     ToolUseDelta,
     Usage,
 )
-from ._http import READ_TIMEOUT, Endpoint, malformed, open_events
+from ._http import (
+    Api,
+    Endpoint,
+    HttpProvider,
+    answer,
+    decode,
+    failed_mid_answer,
+    malformed,
+    tool_input,
+)
 from ._names import ToolNames, request_names
-
-if TYPE_CHECKING:
-    import httpx
+from ._sse import ServerEvent
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIProvider", "request_body"]
 
@@ -212,20 +218,14 @@ class _Assembly(msgspec.Struct):
     finish: str | None = None
     done: bool = False
 
-    def feed(self, data: str) -> None:
-        """Take one `data:` payload into the response."""
-        if data.strip() == _DONE:
+    def feed(self, event: ServerEvent) -> None:
+        """Take one event's `data:` payload into the response (its name is not used)."""
+        if event.data.strip() == _DONE:
             self.done = True
             return
-        try:
-            chunk = _CHUNK.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise malformed(self.endpoint, f"a chunk is not valid: {exc}") from None
+        chunk = decode(self.endpoint, _CHUNK, event.data, "a chunk is not valid")
         if chunk.error is not None:
-            what = chunk.error.message or "an unnamed error"
-            raise ProviderError(
-                f"{self.endpoint.provider} failed mid-answer: {what}", "try again later"
-            )
+            raise failed_mid_answer(self.endpoint, chunk.error.message or "an unnamed error")
         if chunk.usage is not None:
             self.usage = Usage(
                 input_tokens=chunk.usage.prompt_tokens,
@@ -251,18 +251,13 @@ class _Assembly(msgspec.Struct):
             call = self.calls[index]
             if not call.name:
                 raise malformed(self.endpoint, f"tool call {index} has no name")
-            raw = "".join(call.pieces).strip() or "{}"
-            try:
-                tool_input: Json = msgspec.json.decode(raw)
-            except msgspec.DecodeError:
-                raise malformed(
-                    self.endpoint, f"the arguments of tool call {call.name!r} are not JSON"
-                ) from None
+            broken = f"the arguments of tool call {call.name!r} are not JSON"
+            given = tool_input(self.endpoint, call.pieces, broken)
             # Some compatible servers send no id; the result must still name its call.
             call_id = call.id or f"call_{index}"
             # A tool call is known by its canonical name from here on (ADR-0011).
             name = self.names.canonical(call.name)
-            uses.append(ToolUseBlock(id=call_id, name=name, input=tool_input))
+            uses.append(ToolUseBlock(id=call_id, name=name, input=given))
         return uses
 
     def response(self) -> ModelResponse:
@@ -278,74 +273,33 @@ class _Assembly(msgspec.Struct):
         if text:
             content.append(TextBlock(text=text))
         content.extend(uses)
-        stop = _STOP_REASONS.get(self.finish or "", "end")
-        # Ollama and others answer `stop` even when they asked for tools.
-        if uses and stop == "end":
-            stop = "toolUse"
-        return ModelResponse(
-            message=Message(role="assistant", content=content),
-            stop_reason=stop,
-            usage=self.usage,
-        )
+        return answer(content, _STOP_REASONS.get(self.finish or "", "end"), self.usage)
 
 
 # --- provider ----------------------------------------------------------------------
 
 
-class OpenAIProvider:
-    """Chat Completions (OpenAI or a compatible server) as a kernel Provider."""
+def _headers(api_key: str | None) -> dict[str, str]:
+    # Local servers (Ollama and the like) need no key, and get no Authorization header.
+    return {"authorization": f"Bearer {api_key}"} if api_key else {}
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        base_url: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        read_timeout: float = READ_TIMEOUT,
-    ) -> None:
-        # Local servers (Ollama and the like) need no key, and get no Authorization header.
-        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self._endpoint = Endpoint(
-            provider="openai",
-            url=f"{base}/chat/completions",
-            headers=headers,
-            key_env="OPENAI_API_KEY",
-            base_env="OPENAI_BASE_URL",
-        )
-        self._transport = transport
-        self._read_timeout = read_timeout
-        self._spec = ProviderSpec(
+
+class OpenAIProvider(HttpProvider):
+    """Chat Completions (OpenAI or a compatible server) as a kernel Provider: `on_delta`
+    sees text as it arrives, and each tool call once the stream has finished (only then
+    are its arguments known to be whole)."""
+
+    api = Api(
+        spec=ProviderSpec(
             name="openai",
             description="OpenAI Chat Completions, or a compatible server",
             models=[DEFAULT_MODEL],
-        )
-
-    @property
-    def spec(self) -> ProviderSpec:
-        return self._spec
-
-    @property
-    def source(self) -> str:
-        return "builtin"
-
-    async def stream(
-        self, request: ModelRequest, on_delta: Callable[[Delta], None]
-    ) -> ModelResponse:
-        """Stream one response, calling `on_delta` as text arrives and for each tool call
-        once the stream has finished (only then are its arguments known to be whole).
-
-        Raises:
-            ProviderError: the API could not be reached, refused, or sent a broken stream.
-        """
-        names = request_names(request)
-        body = msgspec.json.encode(request_body(request, names))
-        assembly = _Assembly(self._endpoint, on_delta, names)
-        async with open_events(
-            self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
-        ) as stream:
-            async for event in stream:
-                assembly.feed(event.data)
-                if assembly.done:
-                    break
-        return assembly.response()
+        ),
+        base_url=DEFAULT_BASE_URL,
+        path="/chat/completions",
+        key_env="OPENAI_API_KEY",
+        base_env="OPENAI_BASE_URL",
+        headers=_headers,
+        body=request_body,
+        reader=_Assembly,
+    )
