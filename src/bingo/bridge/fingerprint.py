@@ -116,8 +116,14 @@ class _Walk:
         else:
             from concurrent.futures import ThreadPoolExecutor
 
+            # One interleaved slice per thread: a task per file would cost more in the
+            # pool's locking than a small file costs to hash (a thread pool's map takes no
+            # chunk size).
+            digests = [""] * len(paths)
             with ThreadPoolExecutor(_HASHERS, thread_name_prefix="bingo-trust") as pool:
-                digests = list(pool.map(_hash_file, paths, chunksize=64))
+                slices = pool.map(lambda first: [_hash_file(path) for path in paths[first::_HASHERS]], range(_HASHERS))
+                for first, hashed in enumerate(slices):
+                    digests[first::_HASHERS] = hashed
         for (index, path), digest in zip(self.hashing, digests):
             if digest.startswith("unreadable:"):
                 self.unreadable.append(path)
