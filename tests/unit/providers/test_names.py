@@ -4,7 +4,6 @@ the kernel canonical ones."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -13,8 +12,8 @@ from hypothesis import strategies as st
 
 from bingo.providers import AnthropicProvider, OpenAIProvider
 from bingo.providers._names import ToolNames, fit_name, fits, request_names
-from bingo.wire import Delta, Message, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, ToolUseDelta
-from tests.support.model_server import ModelServer
+from bingo.wire import Message, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, ToolUseDelta
+from tests.support.model_transport import BASE, ModelTransport, ask
 
 _API = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _LONG = "plugin__" + "a" * 60 + "__fetch.page"
@@ -113,21 +112,18 @@ def _sent_names(body: dict[str, Any], api: str) -> set[str]:
 def test_both_providers_send_fitted_names_and_return_canonical_ones() -> None:
     fitted = fit_name(_LONG)
     for api in ("anthropic", "openai"):
-        deltas: list[Delta] = []
-        with ModelServer([[("tool", "t1", fitted, {"url": "b"})]]) as server:
-            if api == "anthropic":
-                provider: AnthropicProvider | OpenAIProvider = AnthropicProvider(api_key="k", base_url=server.url)
-            else:
-                provider = OpenAIProvider(api_key="k", base_url=server.url + "/v1")
+        transport = ModelTransport([[("tool", "t1", fitted, {"url": "b"})]])
+        if api == "anthropic":
+            provider: AnthropicProvider | OpenAIProvider = AnthropicProvider(api_key="k", base_url=BASE, transport=transport)
+        else:
+            provider = OpenAIProvider(api_key="k", base_url=f"{BASE}/v1", transport=transport)
 
-            async def go() -> None:
-                async with asyncio.timeout(5):
-                    response = await provider.stream(_request(), deltas.append)
-                [use] = [b for b in response.message.content if isinstance(b, ToolUseBlock)]
-                assert use.name == _LONG
+        response, deltas = ask(provider, _request())
 
-            asyncio.run(go())
-            [body] = server.bodies
+        [use] = [b for b in response.message.content if isinstance(b, ToolUseBlock)]
+        assert use.name == _LONG
+        [body] = transport.bodies
+        assert isinstance(body, dict)
         assert _sent_names(body, api) == {fitted, "read"}
         assert all(_API.fullmatch(n) for n in _sent_names(body, api))
         assert fitted in repr(body["messages"]) and _LONG not in repr(body["messages"])

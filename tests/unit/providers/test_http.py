@@ -1,0 +1,181 @@
+"""The skeleton both built-in providers are (`_http`), run through each on the in-memory
+transport: text streams as it arrives, error statuses and transport failures become one
+line naming what to check, the read timeout is the one set, cancelling closes the answer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from bingo.kernel.interfaces import Provider
+from bingo.providers import AnthropicProvider, OpenAIProvider
+from bingo.wire import Message, ModelResponse, TextBlock, TextDelta, Usage
+from tests.support.model_script import ErrorReply
+from tests.support.model_transport import BASE, HELLO, ModelTransport, ask, failure
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """One built-in provider as these tests make it, and the names its error lines use."""
+
+    make: Callable[..., Provider]
+    name: str
+    url: str
+    key_env: str
+    base_env: str
+
+
+ANTHROPIC = Builtin(
+    lambda transport, **options: AnthropicProvider(api_key="sk-test", base_url=BASE, transport=transport, **options),
+    "anthropic",
+    f"{BASE}/v1/messages",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+)
+OPENAI = Builtin(
+    lambda transport, **options: OpenAIProvider(api_key="sk-test", base_url=f"{BASE}/v1", transport=transport, **options),
+    "openai",
+    f"{BASE}/v1/chat/completions",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+)
+
+each_builtin = pytest.mark.parametrize("builtin", [ANTHROPIC, OPENAI], ids=lambda b: b.name)
+
+
+async def _streaming(provider: Provider) -> asyncio.Task[ModelResponse]:
+    """`provider` streaming an answer to HELLO in a task, once its first delta has arrived."""
+    first = asyncio.Event()
+    task = asyncio.create_task(provider.stream(HELLO, lambda _delta: first.set()))
+    await first.wait()
+    return task
+
+
+@each_builtin
+def test_text_streams_in_several_deltas_in_order(builtin: Builtin) -> None:
+    response, deltas = ask(builtin.make(ModelTransport([[("text", "Hello, streaming world")]])))
+
+    assert len(deltas) >= 2
+    assert all(isinstance(d, TextDelta) for d in deltas)
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == "Hello, streaming world"
+    assert response == ModelResponse(
+        message=Message(role="assistant", content=[TextBlock(text="Hello, streaming world")]),
+        stop_reason="end",
+        usage=Usage(input_tokens=11, output_tokens=7),
+    )
+
+
+@each_builtin
+def test_text_reaches_on_delta_before_the_stream_ends(builtin: Builtin) -> None:
+    async def main() -> tuple[bool, ModelResponse]:
+        go_on = asyncio.Event()
+        transport = ModelTransport([[("text", "Hello "), ("pause", go_on), ("text", "again")]])
+        async with asyncio.timeout(5):
+            task = await _streaming(builtin.make(transport))
+            ended_early = task.done()
+            go_on.set()
+            return ended_early, await task
+
+    ended_early, response = asyncio.run(main())
+
+    assert not ended_early
+    assert "".join(b.text for b in response.message.content if isinstance(b, TextBlock)) == "Hello again"
+
+
+@each_builtin
+def test_every_request_is_a_json_post_asking_for_an_event_stream(builtin: Builtin) -> None:
+    transport = ModelTransport([[("text", "ok")]])
+
+    ask(builtin.make(transport))
+
+    [request] = transport.sent
+    assert (request.method, str(request.url)) == ("POST", builtin.url)
+    assert request.headers["content-type"] == "application/json"
+    assert request.headers["accept"] == "text/event-stream"
+
+
+@each_builtin
+@pytest.mark.parametrize(
+    ("reply", "line"),
+    [
+        (ErrorReply(401), "{name} answered HTTP 401: invalid x-api-key: check {key_env}"),
+        (
+            ErrorReply(500, {"type": "error", "error": {"type": "api_error", "message": "Internal\nerror"}}),
+            "{name} answered HTTP 500: Internal error: the service failed: try again later",
+        ),
+        (
+            ErrorReply(500, "upstream exploded"),
+            "{name} answered HTTP 500: upstream exploded: the service failed: try again later",
+        ),
+    ],
+    ids=["401", "500-json", "500-text"],
+)
+def test_an_error_status_becomes_one_line_with_the_apis_message_and_what_to_check(
+    builtin: Builtin, reply: ErrorReply, line: str
+) -> None:
+    error = failure(builtin.make(ModelTransport([reply])))
+
+    assert error.line() == line.format(name=builtin.name, key_env=builtin.key_env)
+
+
+@each_builtin
+@pytest.mark.parametrize(
+    ("refusal", "line"),
+    [
+        (httpx.ConnectError, "cannot reach {name} at {url} (refused): check {base_env} and your network"),
+        (
+            httpx.ConnectTimeout,
+            "{name} did not accept a connection within 10 s at {url}: check {base_env} and your network",
+        ),
+    ],
+    ids=["refused", "not-accepted-in-time"],
+)
+def test_a_connection_that_cannot_be_made_becomes_one_line_naming_the_base_url(
+    builtin: Builtin, refusal: type[httpx.TransportError], line: str
+) -> None:
+    error = failure(builtin.make(ModelTransport([refusal("refused")])))
+
+    assert error.line() == line.format(name=builtin.name, url=builtin.url, base_env=builtin.base_env)
+
+
+@each_builtin
+def test_silence_past_the_read_timeout_becomes_a_provider_error(builtin: Builtin) -> None:
+    # httpx's network layer enforces the timeout: what the provider owns is the timeout it
+    # sets on the request and the words for the ReadTimeout that comes of it.
+    transport = ModelTransport([[("text", "Hello"), ("raise", httpx.ReadTimeout("timed out"))]])
+
+    error = failure(builtin.make(transport, read_timeout=0.2))
+
+    assert transport.sent[0].extensions["timeout"] == {"connect": 10.0, "read": 0.2, "write": 0.2, "pool": 10.0}
+    assert error.line() == f"{builtin.name} sent nothing for 0.2 s: try again later"
+
+
+@each_builtin
+def test_a_connection_broken_mid_answer_becomes_a_provider_error(builtin: Builtin) -> None:
+    transport = ModelTransport([[("text", "Hello"), ("raise", httpx.RemoteProtocolError("peer closed"))]])
+
+    error = failure(builtin.make(transport))
+
+    assert error.line() == f"{builtin.name}'s connection failed mid-answer (peer closed): try again later"
+    assert transport.closed == 1
+
+
+@each_builtin
+def test_cancelling_mid_stream_ends_the_call_and_closes_the_answer(builtin: Builtin) -> None:
+    transport = ModelTransport([[("text", "Hello there"), ("pause",)]])
+
+    async def main() -> None:
+        async with asyncio.timeout(5):
+            task = await _streaming(builtin.make(transport))
+            await transport.paused.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+
+    assert transport.closed == 1
