@@ -1,4 +1,5 @@
-"""The bridged provider, against the in-memory twin."""
+"""The bridged provider, against the in-memory twin, on the virtual clock (its deadline is
+under test: tests/support/clock.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from bingo.wire import (
     TextBlock,
     TextDelta,
 )
+from tests.support import clock
 
 _REQUEST = ModelRequest(model="m", messages=[Message(role="user", content=[TextBlock(text="hi")])])
 _RESPONSE = ModelResponse(message=Message(role="assistant", content=[TextBlock(text="hello")]), stop_reason="end")
@@ -33,7 +35,7 @@ def _run(scenario: Callable[[Twin], Awaitable[None]], *, deadlines: dict[str, fl
         async with asyncio.timeout(5), memory_twin("p", deadlines=deadlines) as twin:
             await scenario(twin)
 
-    asyncio.run(main())
+    clock.run(main())
 
 
 def test_deltas_reach_on_delta_and_the_whole_response_is_returned() -> None:
@@ -56,19 +58,48 @@ def test_deltas_reach_on_delta_and_the_whole_response_is_returned() -> None:
     assert seen == [TextDelta(text="hel"), TextDelta(text="lo")]
 
 
+def _dot(twin: Twin, params: ProviderStreamParams) -> None:
+    twin.plugin.notify("provider/delta", ProviderDeltaParams(stream_id=params.stream_id, delta=TextDelta(text=".")))
+
+
 def test_the_deadline_is_between_messages_and_every_delta_resets_it() -> None:
     async def scenario(twin: Twin) -> None:
+        loop = asyncio.get_running_loop()
+
         async def stream(params: ProviderStreamParams) -> ProviderStreamResult:
-            # 4 gaps of 0.06 s: longer than the 0.15 s deadline in all, shorter each.
+            # 4 gaps of 0.1 s: longer than the 0.15 s deadline in all, shorter each.
             for _ in range(3):
-                await asyncio.sleep(0.06)
-                twin.plugin.notify("provider/delta", ProviderDeltaParams(stream_id=params.stream_id, delta=TextDelta(text=".")))
-            await asyncio.sleep(0.06)
+                await asyncio.sleep(0.1)
+                _dot(twin, params)
+            await asyncio.sleep(0.1)
             return ProviderStreamResult(response=_RESPONSE)
 
         twin.plugin.on_request("provider/stream", ProviderStreamParams, stream)
         provider = BridgedProvider(twin.link, ProviderSpec(name="slowly"))
+        start = loop.time()
         assert await provider.stream(_REQUEST, lambda delta: None) == _RESPONSE
+        assert loop.time() - start == pytest.approx(0.4)
+
+    _run(scenario, deadlines={"provider/stream": 0.15})
+
+
+def test_silence_after_a_delta_fails_one_deadline_after_that_delta() -> None:
+    async def scenario(twin: Twin) -> None:
+        loop = asyncio.get_running_loop()
+
+        async def stream(params: ProviderStreamParams) -> ProviderStreamResult:
+            await asyncio.sleep(0.1)
+            _dot(twin, params)
+            await asyncio.Event().wait()
+            raise AssertionError
+
+        twin.plugin.on_request("provider/stream", ProviderStreamParams, stream)
+        provider = BridgedProvider(twin.link, ProviderSpec(name="stalls"))
+        start = loop.time()
+        with pytest.raises(ProviderError) as caught:
+            await provider.stream(_REQUEST, lambda delta: None)
+        assert loop.time() - start == pytest.approx(0.1 + 0.15)
+        assert caught.value.message == "plugin__p__stalls sent nothing for 0.15 s"
 
     _run(scenario, deadlines={"provider/stream": 0.15})
 
@@ -83,11 +114,14 @@ def test_a_silent_provider_fails_with_provider_error_and_is_told_to_stop() -> No
 
         twin.plugin.on_request("provider/stream", ProviderStreamParams, stream)
         twin.plugin.on_notification("provider/cancel", ProviderCancelParams, lambda params: cancelled.set())
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         with pytest.raises(ProviderError):
             await BridgedProvider(twin.link, ProviderSpec(name="mute")).stream(_REQUEST, lambda delta: None)
+        assert loop.time() - start == pytest.approx(0.15)
         await cancelled.wait()
 
-    _run(scenario, deadlines={"provider/stream": 0.01})
+    _run(scenario, deadlines={"provider/stream": 0.15})
 
 
 def test_cancelling_the_stream_sends_provider_cancel_and_reraises() -> None:

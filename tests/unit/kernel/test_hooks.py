@@ -17,12 +17,14 @@ from bingo.kernel.hooks import DECIDE_POINTS, OBSERVE_POINTS, HookVerdict, Hooks
 from bingo.kernel.interfaces import Hook
 from bingo.kernel.notices import Notices
 from bingo.wire import HookOutcome, HookSpec, Json, Notice
+from tests.support import clock
 
 T = TypeVar("T")
 
 DEADLINE = 5.0
-# Small enough that a hook which never answers is given up on quickly; nothing asserts time.
 SHORT_DEADLINE = 0.05
+"""A hook's deadline where missing it is under test. The tests run on the virtual clock
+(tests/support/clock.py): it passes at exactly this time, and costs no real time."""
 TOOL_CALL: Json = {"tool": "bash", "input": {"command": "ls"}, "callId": "c1"}
 
 CONTINUE = HookOutcome(outcome="continue")
@@ -96,7 +98,19 @@ def run(make: Callable[[], Awaitable[T]]) -> T:
         async with asyncio.timeout(5):
             return await make()
 
-    return asyncio.run(bounded())
+    return clock.run(bounded())
+
+
+def timed(make: Callable[[], Awaitable[T]]) -> tuple[T, float]:
+    """What `make` returns, and how long it took on the virtual clock."""
+
+    async def measured() -> tuple[T, float]:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        result = await make()
+        return result, loop.time() - start
+
+    return run(measured)
 
 
 def hooks_with(
@@ -372,9 +386,11 @@ def test_a_remote_hook_refused_by_the_wire_is_treated_like_any_failure() -> None
 def test_a_hook_that_misses_its_deadline_decides_nothing_and_the_next_runs() -> None:
     late = FakeHook("slow", HookOutcome(outcome="deny"), hang=True)
     after = FakeHook("after", ASK)
+    runner, said = hooks_with([late, after], SHORT_DEADLINE)
 
-    verdict, said = decide([late, after], deadline=SHORT_DEADLINE)
+    verdict, took = timed(lambda: runner.decide("tool", "before", TOOL_CALL))
 
+    assert took == pytest.approx(SHORT_DEADLINE)
     assert verdict == HookVerdict("ask", TOOL_CALL)
     assert late.cancelled
     assert [(n.source, n.message) for n in said] == [
@@ -468,8 +484,9 @@ def test_a_late_observer_is_given_up_on_with_a_notice_when_hooks_close() -> None
             runner.observe("turn", "end", {"turn": 1})
         return said
 
-    said = run(scenario)
+    said, took = timed(scenario)
 
+    assert took == pytest.approx(SHORT_DEADLINE)
     assert late.cancelled
     assert [n.message for n in said] == ["hook late missed its deadline (0.05 s) observing end"]
 
@@ -514,8 +531,11 @@ CLOSED = frozenset({"plugin guard"})
 
 
 def test_a_fail_closed_hook_that_misses_its_deadline_answers_ask() -> None:
-    verdict, said = decide([FakeHook("guard", hang=True)], deadline=SHORT_DEADLINE, fail_closed=CLOSED)
+    runner, said = hooks_with([FakeHook("guard", hang=True)], SHORT_DEADLINE, CLOSED)
 
+    verdict, took = timed(lambda: runner.decide("tool", "before", TOOL_CALL))
+
+    assert took == pytest.approx(SHORT_DEADLINE)
     assert verdict == HookVerdict("ask", TOOL_CALL)
     assert [(n.source, n.message) for n in said] == [
         ("plugin guard", "hook guard missed its deadline (0.05 s) and is treated as ask (hooks.failClosed)")
