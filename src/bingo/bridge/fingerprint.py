@@ -120,8 +120,12 @@ class _Walk:
             # pool's locking than a small file costs to hash (a thread pool's map takes no
             # chunk size).
             digests = [""] * len(paths)
+
+            def hash_slice(first: int) -> list[str]:
+                return [_hash_file(path) for path in paths[first::_HASHERS]]
+
             with ThreadPoolExecutor(_HASHERS, thread_name_prefix="bingo-trust") as pool:
-                slices = pool.map(lambda first: [_hash_file(path) for path in paths[first::_HASHERS]], range(_HASHERS))
+                slices = pool.map(hash_slice, range(_HASHERS))
                 for first, hashed in enumerate(slices):
                     digests[first::_HASHERS] = hashed
         for (index, path), digest in zip(self.hashing, digests):
