@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from bingo.bridge.janitor import proc as procfs
 from tests.e2e._bingo import BINGO, TEST_PLUGINS, TIMEOUT, Sandbox, no_traceback
 
 LAUNCHES = "launches.json"
@@ -30,25 +31,9 @@ bingo has said a word to it: its own handshake log would miss a start nobody tal
 a shell is up in a millisecond, well before a run that did not want it ends it."""
 
 
-def _living(matches: Callable[[list[str]], bool]) -> list[int]:
-    """The living processes whose argv `matches`."""
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = (Path("/proc") / entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            state = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if matches(argv) and state != "Z":
-            found.append(int(entry))
-    return found
-
-
 def _janitor_of(bingo: int) -> list[int]:
     """The janitor (and its wardens) of the bingo run with pid `bingo`."""
-    return _living(lambda argv: any("import _janitor;" in word for word in argv) and str(bingo) in argv)
+    return procfs.find(lambda argv: any("from janitor import _server;" in word for word in argv) and str(bingo) in argv)
 
 
 def _gone(find: Callable[[], list[int]]) -> list[int]:
@@ -92,7 +77,7 @@ def _crc(environ: Mapping[str, str]) -> int:
 def test_a_janitor_is_known_by_its_command_line() -> None:
     # What `_janitor_of` looks for (so that "no janitor is left" cannot pass by looking
     # for the wrong thing): one started the way bingo starts it, gone at EOF.
-    from bingo.bridge.process import spawn_janitor
+    from bingo.bridge.janitor import spawn_janitor
 
     pid, sock = spawn_janitor()
     try:
@@ -140,7 +125,7 @@ def test_a_launch_record_left_by_an_older_bingo_is_never_executed(tmp_path: Path
         assert result.stdout == "hello from renamable\n"
         assert no_traceback(result)
     assert not marker.exists()
-    assert _living(lambda argv: str(script) in argv) == []
+    assert procfs.find(lambda argv: str(script) in argv) == []
     assert launches.read_text(encoding="utf-8") == seeded  # a user's file: ignored, not removed
 
 

@@ -1,5 +1,6 @@
-"""One plugin process: its log, how it ended, and a shutdown that leaves nothing behind, run
-by the run's one janitor (Linux)."""
+"""One plugin process: its log, how it ended, and a shutdown that leaves nothing behind. The
+tests of what every plugin process does run through both spawn paths (`PATHS`): the run's
+janitor (Linux) and the direct one (elsewhere); the rest are the janitor's alone."""
 
 from __future__ import annotations
 
@@ -16,31 +17,30 @@ from pathlib import Path
 import pytest
 
 from bingo.bridge import process
+from bingo.bridge.janitor import proc as procfs
 from bingo.bridge.process import PluginLog, PluginProcess, describe_exit
 
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+PATHS = [pytest.param(True, id="janitor"), pytest.param(False, id="direct")]
+"""Both ways a plugin is started, for `janitor`: the janitor is Linux's; the direct path,
+everywhere else's, runs here too."""
 
 
 def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    found = procfs.parent(pid)
+    assert found is not None, f"no process {pid}"
+    return found
 
 
 async def _gone(*pids: int) -> None:
     """Wait until none of `pids` is alive (they are not our children: no event to wait on)."""
     async with asyncio.timeout(5):
-        while any(_alive(pid) for pid in pids):
+        while any(procfs.alive(pid) for pid in pids):
             await asyncio.sleep(0.01)
 
 
-def _spawn(script: str, tmp_path: Path) -> Awaitable[PluginProcess]:
+def _spawn(script: str, tmp_path: Path, *, janitor: bool = True) -> Awaitable[PluginProcess]:
     return PluginProcess.spawn(
-        [sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path, log=PluginLog(tmp_path / "p.log")
+        [sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path, log=PluginLog(tmp_path / "p.log"), janitor=janitor
     )
 
 
@@ -62,12 +62,12 @@ def test_the_log_rotates_at_its_bound_and_keeps_two_files(tmp_path: Path) -> Non
     assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["plugin-x.log", "plugin-x.log.1"]
 
 
-def test_stderr_goes_to_the_log_and_its_last_line_is_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize("janitor", PATHS)
+def test_stderr_goes_to_the_log_and_its_last_line_is_kept(tmp_path: Path, janitor: bool) -> None:
     script = "import sys; sys.stderr.write('first\\nlast words\\n'); sys.stdout.write('out\\n')"
 
     async def main() -> tuple[str, str, bytes]:
-        log = PluginLog(tmp_path / "p.log")
-        proc = await PluginProcess.spawn([sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path, log=log)
+        proc = await _spawn(script, tmp_path, janitor=janitor)
         async with asyncio.timeout(5), proc:
             out = await proc.stdout.readline()
             how = await proc.ended()
@@ -79,11 +79,47 @@ def test_stderr_goes_to_the_log_and_its_last_line_is_kept(tmp_path: Path) -> Non
     assert "first\nlast words\n" in text and "[bingo " in text
 
 
-def test_a_process_that_ignores_stdin_and_sigterm_is_killed_with_its_group(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("janitor", PATHS)
+def test_a_process_that_exits_when_its_stdin_closes_ends_as_it_chose_with_no_fault(tmp_path: Path, janitor: bool) -> None:
+    faults: list[str] = []
+
+    async def main() -> int | None:
+        proc = await _spawn("import sys; print('up', flush=True); sys.stdin.read(); raise SystemExit(4)", tmp_path, janitor=janitor)
+        proc.on_fault = lambda key, what: faults.append(key)
+        async with asyncio.timeout(5), proc:
+            assert await proc.stdout.readline() == b"up\n"
+        return proc.returncode
+
+    assert asyncio.run(main()) == 4
+    assert faults == []
+
+
+@pytest.mark.parametrize("janitor", PATHS)
+def test_a_process_that_ignores_its_stdin_closing_is_stopped_with_sigterm_and_it_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, janitor: bool
 ) -> None:
     monkeypatch.setattr(process, "EXIT_GRACE", 0.05)
-    monkeypatch.setattr(process, "TERM_GRACE", 0.05)
+    faults: list[str] = []
+
+    async def main() -> int | None:
+        proc = await _spawn("import time; print('up', flush=True); time.sleep(60)", tmp_path, janitor=janitor)
+        proc.on_fault = lambda key, what: faults.append(key)
+        async with asyncio.timeout(5), proc:
+            assert await proc.stdout.readline() == b"up\n"
+        return proc.returncode
+
+    assert asyncio.run(main()) == -signal.SIGTERM
+    assert faults == ["ignores-stop"]
+
+
+@pytest.mark.parametrize("janitor", PATHS)
+def test_a_process_that_ignores_stdin_and_sigterm_is_killed_with_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, janitor: bool
+) -> None:
+    # Through the janitor, its warden (given half of TERM_GRACE) kills it and sweeps before
+    # bingo's SIGKILL would; directly, bingo's SIGKILL of the group does.
+    monkeypatch.setattr(process, "EXIT_GRACE", 0.05)
+    monkeypatch.setattr(process, "TERM_GRACE", 0.1)
     script = textwrap.dedent(
         """
         import os, signal, sys, time
@@ -99,19 +135,19 @@ def test_a_process_that_ignores_stdin_and_sigterm_is_killed_with_its_group(
     pids: list[int] = []
 
     async def main() -> int | None:
-        log = PluginLog(tmp_path / "p.log")
-        proc = await PluginProcess.spawn([sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path, log=log)
+        proc = await _spawn(script, tmp_path, janitor=janitor)
         async with asyncio.timeout(5), proc:
             pids.append(int(await proc.stdout.readline()))
-            pids.extend(int(p) for p in Path(f"/proc/{pids[0]}/task/{pids[0]}/children").read_text().split())
+            pids.extend(procfs.children(pids[0]))
         return proc.returncode
 
     assert asyncio.run(main()) == -signal.SIGKILL
-    assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
+    assert len(pids) == 2 and not any(procfs.alive(pid) for pid in pids)
 
 
+@pytest.mark.parametrize("janitor", PATHS)
 def test_a_process_known_not_to_read_its_stdin_is_sent_sigterm_at_once_and_no_fault_is_said(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, janitor: bool
 ) -> None:
     # Closing its stdin would tell it nothing: the grace for that is skipped (made longer
     # than the test's timeout here), and its stop was said already by whoever found it deaf.
@@ -119,7 +155,7 @@ def test_a_process_known_not_to_read_its_stdin_is_sent_sigterm_at_once_and_no_fa
     faults: list[str] = []
 
     async def main() -> int | None:
-        proc = await _spawn("import time; print('up', flush=True); time.sleep(60)", tmp_path)
+        proc = await _spawn("import time; print('up', flush=True); time.sleep(60)", tmp_path, janitor=janitor)
         proc.on_fault = lambda key, what: faults.append(key)
         proc.deaf = True
         async with asyncio.timeout(5), proc:
@@ -152,18 +188,19 @@ def test_a_sigkilled_bingo_leaves_no_plugin_nor_janitor_behind(tmp_path: Path) -
         warden, plugin = (int(pid) for pid in bingo.stdout.readline().split())
         janitor = _parent(warden)
         assert _parent(plugin) == warden and _parent(janitor) == bingo.pid
-        assert all(_alive(pid) for pid in (janitor, warden, plugin))
+        assert all(procfs.alive(pid) for pid in (janitor, warden, plugin))
         bingo.kill()
         bingo.wait(5)
 
     asyncio.run(_gone(janitor, warden, plugin))
 
 
-def test_an_exit_code_and_a_signal_are_reported_as_the_plugin_ended(tmp_path: Path) -> None:
+@pytest.mark.parametrize("janitor", PATHS)
+def test_an_exit_code_and_a_signal_are_reported_as_the_plugin_ended(tmp_path: Path, janitor: bool) -> None:
     async def main() -> list[tuple[str, int | None]]:
         found: list[tuple[str, int | None]] = []
         for script in ("raise SystemExit(3)", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"):
-            proc = await _spawn(script, tmp_path)
+            proc = await _spawn(script, tmp_path, janitor=janitor)
             async with asyncio.timeout(5), proc:
                 assert await proc.stdout.read() == b""
                 found.append((await proc.ended(), proc.returncode))
@@ -216,18 +253,21 @@ def test_a_child_that_left_the_plugins_session_dies_when_the_plugin_exits(tmp_pa
         proc = await _spawn(script, tmp_path)
         async with asyncio.timeout(5), proc:
             escaped = int(await proc.stdout.readline())
-            assert _alive(escaped) and os.getsid(escaped) == escaped
+            assert procfs.alive(escaped) and os.getsid(escaped) == escaped
             proc.stdin.write(b"go\n")
             assert await proc.ended() == "exited with code 0"  # its warden has swept by then
-            assert not _alive(escaped)
+            assert not procfs.alive(escaped)
 
     asyncio.run(main())
 
 
-def test_a_missing_command_is_an_os_error_at_spawn(tmp_path: Path) -> None:
+@pytest.mark.parametrize("janitor", PATHS)
+def test_a_missing_command_is_an_os_error_at_spawn(tmp_path: Path, janitor: bool) -> None:
     async def main() -> None:
         with pytest.raises(FileNotFoundError):
-            await PluginProcess.spawn(["no-such-command-here"], env={"PATH": str(tmp_path)}, cwd=tmp_path, log=PluginLog(tmp_path / "p.log"))
+            await PluginProcess.spawn(
+                ["no-such-command-here"], env={"PATH": str(tmp_path)}, cwd=tmp_path, log=PluginLog(tmp_path / "p.log"), janitor=janitor
+            )
 
     asyncio.run(main())
 
@@ -288,20 +328,3 @@ def test_a_plugin_runs_on_the_cpus_bingo_runs_on_when_it_is_spawned(tmp_path: Pa
     finally:
         os.sched_setaffinity(0, before)
     assert seen == [f"{[min(before)]}\n".encode(), f"{sorted(before)}\n".encode()]
-
-
-def test_the_janitor_reaches_prctl_without_the_ctypes_package() -> None:
-    # The janitor calls libc's prctl through `_ctypes` (the `ctypes` package would be a
-    # quarter of its start): in a janitor-like interpreter, its calls must reach the kernel
-    # (PR_GET_DUMPABLE answers in the return value: 1, then 0 once PR_SET_DUMPABLE cleared
-    # it), and `ctypes` stay unimported.
-    janitor = Path(process.__file__).with_name("_janitor.py")
-    script = textwrap.dedent(f"""
-        import runpy, sys
-        space = runpy.run_path({str(janitor)!r}, run_name="not_main")
-        before = space["_prctl"](3, 0, 0, 0, 0)
-        space["_set"](4, 0)
-        print(before, space["_prctl"](3, 0, 0, 0, 0), "ctypes" in sys.modules)
-    """)
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["1", "0", "False"]

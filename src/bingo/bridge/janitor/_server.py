@@ -1,14 +1,16 @@
 """The janitor: one small process per bingo run, the parent of every plugin process, so that
 nothing a plugin starts outlives the plugin, or outlives bingo.
 
-Started as `python -I -S -c "…import _janitor; _janitor.main(sys.argv[1:])" FD BINGO_PID MAIN`
-(its cached bytecode, never bingo's modules; see `process._JANITOR`), FD being its
-end of a unix stream socket to bingo (the control socket), MAIN `1` when bingo's main thread
+Started by `_client.spawn_janitor` as `python -I -S -c "…from janitor import _server;
+_server.main(sys.argv[1:])" FD BINGO_PID MAIN` (its cached bytecode, never bingo's modules:
+this package is imported from its parent directory, put last on the path), FD being its end
+of a unix stream socket to bingo (the control socket), MAIN `1` when bingo's main thread
 spawned it (the parent-death signal follows that thread). bingo starts it once, lazily, with the
 first plugin spawn, and asks it, over the socket, to start each plugin with the three pipe
 ends bingo made (passed by SCM_RIGHTS). It imports only what is built in or cheap (`os`,
 `_signal`, `_socket`, `select`, `marshal`, `_ctypes`; not `signal`, `socket` or `json`, whose
-enums and regexes would double its start), so it is up in about the time of `python -S`.
+enums and regexes would double its start) and, of this package, only `_codec`, `_prctl` and
+`proc`, which import nothing else, so it is up in about the time of `python -S`.
 
 For every plugin it forks a *warden* (a fork of itself, no new interpreter), which:
   - starts a session of its own (it leads the plugin's process group, whose id is the pid
@@ -33,31 +35,33 @@ signal, set here and checked against BINGO_PID for the race) ends everything: ev
 is sent SIGTERM and given GRACE and its sweep, then every group left is SIGKILLed, every
 descendant killed, and the janitor exits.
 
-The control protocol, both ways: a 4-byte big-endian length, then a `marshal`led tuple.
-bingo → janitor: `("spawn", id, path, argv, env, cwd, grace, cpus)`, the three fds (stdin's read
-end, stdout's and stderr's write ends) attached to its first byte. janitor → bingo:
-`("spawned", id, pid)`, `("failed", id, errno, text)`, `("exit", pid, wait_status)`.
-It never touches the plugin's pipes otherwise, and speaks no JSON-RPC. Linux only.
+The control protocol, framed by `_codec` both ways: bingo → janitor: `("spawn", id, path,
+argv, env, cwd, grace, cpus)`, the three fds (stdin's read end, stdout's and stderr's write
+ends) attached to its first byte. janitor → bingo: `("spawned", id, pid)`, `("failed", id,
+errno, text)`, `("exit", pid, wait_status)`. It never touches the plugin's pipes otherwise,
+and speaks no JSON-RPC. Linux only. It does not own bingo's end (`_client.py`).
 """
 
 from __future__ import annotations
 
-import _signal
 import _socket
-import marshal
 import os
 import select
-import sys
 import time
+
+from . import proc
+from ._codec import Decoder, Message, encode
+from ._prctl import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl_set
 
 TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do without
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import signal as _signal  # the same functions, typed (`_signal` has no stubs)
+    from typing import Any, TypeGuard
+else:
+    import _signal  # `signal` would build its enums at every start
 
-__all__: list[str] = []
+__all__ = ["JanitorServer", "main"]
 
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
 _POLL = 0.01
 """Seconds between checks while waiting out a grace, or for orphans to arrive."""
 _SWEEP_LIMIT = 2.0
@@ -72,62 +76,7 @@ _MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
 """Where closing the descriptors a plugin must not inherit stops (close_range makes it cheap)."""
 
 
-def _libc_prctl() -> Callable[[int, int, int, int, int], int] | None:
-    """libc's `prctl`, through `_ctypes` itself: the `ctypes` package around it (its types,
-    its struct and endian modules) would be a quarter of the janitor's start, which a run's
-    first plugin spawn waits on (ADR-0013). These few lines are what `ctypes.CDLL(None).prctl` builds;
-    where `_ctypes` differs, `ctypes` does it. None where there is no such function."""
-    try:
-        import _ctypes
-
-        class _Int(_ctypes._SimpleCData):  # ctypes.c_int
-            _type_ = "i"
-
-        class _Function(_ctypes.CFuncPtr):  # ctypes.CDLL's function pointers
-            _flags_ = _ctypes.FUNCFLAG_CDECL
-            _restype_ = _Int
-
-        class _Process:  # what a function pointer is looked up in: this process's symbols
-            _handle = _ctypes.dlopen(None, os.RTLD_LOCAL)
-
-        return _Function(("prctl", _Process()))
-    except (ImportError, AttributeError, TypeError):
-        pass
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None).prctl
-    except (ImportError, OSError, AttributeError):
-        return None
-
-
-_prctl = _libc_prctl()
-
-
-def _set(option: int, value: int) -> None:
-    if _prctl is not None:
-        _prctl(option, value, 0, 0, 0)
-
-
 # --- shared: children, reaping, sweeping ---------------------------------------------
-
-
-def _children(me: int) -> list[int]:
-    """The living pids whose parent is `me`, from /proc/*/stat (orphans re-parented to a
-    subreaper are found this way as soon as they arrive)."""
-    found: list[int] = []
-    mine = str(me)
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry, "rb") as file:
-                fields = file.read().rsplit(b")", 1)[-1].split()
-        except OSError:
-            continue
-        if len(fields) > 1 and fields[1] == mine.encode() and fields[0] != b"Z":
-            found.append(int(entry))
-    return found
 
 
 def _alone() -> bool:
@@ -151,7 +100,7 @@ def _sweep(keep: frozenset[int] = frozenset()) -> None:
     while time.monotonic() < until:
         if not keep and _alone():
             return
-        found = [pid for pid in _children(me) if pid not in keep]
+        found = [pid for pid in proc.children(me) if pid not in keep]
         for pid in found:
             try:
                 os.kill(pid, _signal.SIGKILL)
@@ -197,10 +146,20 @@ class _Spawn:
         self.cpus = cpus
 
 
-def _read_spawn(message: object) -> _Spawn | None:
-    """A `spawn` message, checked, or None."""
+def _is_list(value: Any) -> TypeGuard[list[Any]]:
+    return isinstance(value, list)
+
+
+def _is_dict(value: Any) -> TypeGuard[dict[Any, Any]]:
+    return isinstance(value, dict)
+
+
+def _read_spawn(message: Any) -> _Spawn | None:
+    """A `spawn` message (unchecked, as `marshal` made it), checked, or None."""
     match message:
-        case ("spawn", int(request_id), str(path), list(argv), dict(env), str(cwd), float(grace), list(cpus)):
+        case ("spawn", int(request_id), str(path), argv, env, str(cwd), float(grace), cpus) if (
+            _is_list(argv) and _is_dict(env) and _is_list(cpus)
+        ):
             words = [word for word in argv if isinstance(word, str)]
             pairs = {key: value for key, value in env.items() if isinstance(key, str) and isinstance(value, str)}
             numbers = [cpu for cpu in cpus if isinstance(cpu, int)]
@@ -212,7 +171,7 @@ def _read_spawn(message: object) -> _Spawn | None:
 def _exec_plugin(spawn: _Spawn, fds: list[int], warden: int) -> None:
     """In the plugin's own process: die with the warden, take the pipes, become the plugin."""
     try:
-        _set(_PR_SET_PDEATHSIG, _signal.SIGKILL)
+        prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
         if os.getppid() != warden:
             os._exit(1)
         for signum in (*_ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
@@ -278,7 +237,7 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
 
 
 def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> None:
-    """In the forked warden (born with the ending signals blocked, see `_Janitor.spawn`):
+    """In the forked warden (born with the ending signals blocked, see `JanitorServer.spawn`):
     start the plugin, wait for it, sweep, exit as it did. Never returns.
 
     The ending signals and SIGCHLD stay blocked and are taken with `sigtimedwait`, never by
@@ -295,10 +254,10 @@ def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> N
         for fd in theirs:  # the janitor's own: the control socket, its wake-up pipe
             os.close(fd)
         os.setsid()
-        _set(_PR_SET_PDEATHSIG, _signal.SIGTERM)
+        prctl_set(PR_SET_PDEATHSIG, _signal.SIGTERM)
         if os.getppid() != janitor:
             os._exit(1)
-        _set(_PR_SET_CHILD_SUBREAPER, 1)
+        prctl_set(PR_SET_CHILD_SUBREAPER, 1)
         warden = os.getpid()
         plugin = os.fork()
         if plugin == 0:
@@ -324,22 +283,23 @@ def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> N
 # --- the janitor: every plugin of one bingo run ----------------------------------------
 
 
-class _Janitor:
+class JanitorServer:
+    """The janitor's end of the control socket, and the wardens it forked (one per plugin)."""
+
     def __init__(self, control: _socket.socket, bingo: int) -> None:
         self.control = control
         self.bingo = bingo
         self.wardens: set[int] = set()
-        self.inbox = b""
+        self.decoder = Decoder()
         self.fds: list[int] = []
         self.ending = False
         self.grace = _END_GRACE
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
 
-    def send(self, message: tuple[object, ...]) -> None:
-        data = marshal.dumps(message)
+    def send(self, message: Message) -> None:
         try:
-            self.control.sendall(len(data).to_bytes(4, "big") + data)
+            self.control.sendall(encode(message))
         except OSError:
             self.ending = True  # bingo is gone
 
@@ -357,13 +317,8 @@ class _Janitor:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 usable = len(payload) - len(payload) % 4
                 self.fds.extend(memoryview(payload)[:usable].cast("i"))
-        self.inbox += data
-        while len(self.inbox) >= 4:
-            size = int.from_bytes(self.inbox[:4], "big")
-            if len(self.inbox) < 4 + size:
-                return
-            spawn = _read_spawn(marshal.loads(self.inbox[4 : 4 + size]))
-            self.inbox = self.inbox[4 + size :]
+        for message in self.decoder.feed(data):
+            spawn = _read_spawn(message)
             if spawn is not None:
                 self.spawn(spawn)
 
@@ -441,11 +396,12 @@ class _Janitor:
 
 
 def main(args: list[str]) -> None:
+    """The janitor's life, from `FD BINGO_PID MAIN` to its exit once bingo is gone."""
     control = _socket.socket(fileno=int(args[0]))
     control.setblocking(True)
     bingo = int(args[1])
-    janitor = _Janitor(control, bingo)
-    _set(_PR_SET_CHILD_SUBREAPER, 1)
+    janitor = JanitorServer(control, bingo)
+    prctl_set(PR_SET_CHILD_SUBREAPER, 1)
 
     def wake(signum: int, frame: object) -> None:
         if signum != _signal.SIGCHLD:
@@ -457,13 +413,9 @@ def main(args: list[str]) -> None:
     if args[2:3] == ["1"]:
         # Die with bingo (the thread that spawned us is its main thread); if it died before
         # this took effect, we were re-parented already.
-        _set(_PR_SET_PDEATHSIG, _signal.SIGTERM)
+        prctl_set(PR_SET_PDEATHSIG, _signal.SIGTERM)
     if os.getppid() != bingo:
         janitor.ending = True
     janitor.run()
     janitor.end()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -1,0 +1,329 @@
+"""bingo's end of the janitor: starting it, asking it for a plugin, hearing how each ended.
+
+Owns the run's one janitor process (started lazily with the first spawn, by posix_spawn: no
+fork of bingo, no preexec_fn; ADR-0013), bingo's end of its control socket, the three pipes
+of each plugin it starts (bingo makes them and passes their far ends by SCM_RIGHTS, so the
+streams are bingo's own from the start), and the futures of each plugin's exit. What the
+janitor does with a request is `_server.py`'s; the bytes of a message are `_codec.py`'s.
+
+It does not make asyncio streams of the pipes, write a plugin's log or shut a plugin down:
+that is `bridge/process.py`'s PluginProcess.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from ._codec import Decoder, encode
+
+__all__ = [
+    "SPAWN_WAIT",
+    "USE_JANITOR",
+    "JanitorClient",
+    "Spawned",
+    "kill_warden",
+    "spawn_janitor",
+    "start_janitor",
+]
+
+_log = logging.getLogger(__name__)
+
+SPAWN_WAIT = 10.0
+"""Seconds the janitor has to say it started a plugin (the first spawn includes the
+janitor's own start, which a loaded machine makes slow)."""
+
+USE_JANITOR = sys.platform.startswith("linux") and hasattr(os, "posix_spawn")
+"""Whether the janitor runs here (Linux): where it does not, a plugin is spawned directly."""
+
+_ON_PATH = f"import sys; sys.path.append({os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r}); "
+"""What makes this package importable as `janitor` in the janitor's interpreter: its parent
+directory, put last on the path (after the standard library, which is all the server imports
+besides its own package)."""
+_SERVER = _ON_PATH + "from janitor import _server; _server.main(sys.argv[1:])"
+"""How the janitor is started (`python -I -S -c _SERVER FD PID MAIN`): imported, so that its
+bytecode is the cached one; run as a script, it would compile its source at every start, as
+long again as the rest of that start."""
+
+
+@dataclass(slots=True, frozen=True)
+class Spawned:
+    """A plugin the janitor started: its warden's pid, bingo's ends of its three pipes (each
+    the caller's to close), and the future of how it ended (None: the janitor was lost)."""
+
+    pid: int
+    """The warden's pid, which is also the plugin's process group."""
+    stdin: int
+    stdout: int
+    stderr: int
+    ended: asyncio.Future[int | None]
+
+
+def kill_warden(warden: int) -> None:
+    """SIGKILL a plugin's group and its warden (which may not lead a group yet: then the
+    plugin dies with it, by its parent-death signal, and the janitor sweeps the rest)."""
+    with contextlib.suppress(OSError):
+        os.killpg(warden, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(warden, signal.SIGKILL)
+
+
+def spawn_janitor() -> tuple[int, socket.socket]:
+    """posix_spawn a janitor (no fork of bingo, whatever its size), its stdio on /dev/null,
+    in a session of its own (a terminal's Ctrl-C is bingo's to handle); its pid and bingo's
+    end of the control socket (blocking).
+
+    Raises:
+        OSError: it cannot be started.
+    """
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.set_inheritable(theirs.fileno(), True)
+        # Its parent-death signal follows the thread that spawned it: only the main thread
+        # is sure to live as long as bingo (EOF on the socket covers the rest).
+        main = "1" if threading.current_thread() is threading.main_thread() else "0"
+        argv = [sys.executable, "-I", "-S", "-c", _SERVER, str(theirs.fileno()), str(os.getpid()), main]
+        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=devnull, setsid=True)
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return pid, ours
+
+
+class _Outgoing(msgspec.Struct):
+    """A frame waiting to be written to the janitor, with the fds its first byte carries."""
+
+    data: bytes
+    fds: list[int]
+    started: bool = False
+
+
+class JanitorClient(msgspec.Struct):
+    """bingo's end of the janitor's control socket (see `_server.py` for the protocol).
+
+    One per bingo process, started at most once, and attached to whichever event loop is
+    spawning (a test suite runs many loops; bingo one). Its answers and exits are futures
+    of the loop it is attached to."""
+
+    pid: int
+    sock: socket.socket
+    loop: asyncio.AbstractEventLoop | None = None
+    alive: bool = True
+    decoder: Decoder = msgspec.field(default_factory=Decoder)
+    writing: bool = False
+    outgoing: deque[_Outgoing] = msgspec.field(default_factory=lambda: deque[_Outgoing]())
+    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = msgspec.field(
+        default_factory=dict[int, "asyncio.Future[tuple[int, asyncio.Future[int | None]]]"]
+    )
+    exits: dict[int, asyncio.Future[int | None]] = msgspec.field(default_factory=dict[int, "asyncio.Future[int | None]"])
+    ids: itertools.count[int] = msgspec.field(default_factory=lambda: itertools.count(1))
+
+    @classmethod
+    def start(cls) -> JanitorClient:
+        """A new janitor (see `spawn_janitor`), its socket non-blocking, for the loop.
+
+        Raises:
+            OSError: it cannot be started.
+        """
+        pid, sock = spawn_janitor()
+        sock.setblocking(False)
+        return cls(pid=pid, sock=sock)
+
+    @classmethod
+    def running(cls) -> JanitorClient:
+        """The run's janitor, started now if it is not running.
+
+        Raises:
+            OSError: it cannot be started.
+        """
+        global _current
+        if _current is None or not _current.alive:
+            _current = cls.start()
+        return _current
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Read the socket on `loop`; what was pending on a previous loop is dropped (that
+        loop has ended, and its plugins with it)."""
+        if self.loop is loop:
+            return
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.sock.fileno())
+            if self.writing:
+                self.loop.remove_writer(self.sock.fileno())
+        self.writing = False
+        self.answers.clear()
+        self.exits.clear()
+        self.loop = loop
+        loop.add_reader(self.sock.fileno(), self._readable)
+        if self.outgoing:
+            self._flush()
+
+    async def spawn(self, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, *, grace: float) -> Spawned:
+        """Ask for a plugin (`path` run as `argv`), given new pipes; its warden gives it
+        `grace` seconds between SIGTERM and SIGKILL.
+
+        Raises:
+            OSError: the janitor could not start it, or did not answer within SPAWN_WAIT.
+        """
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
+        try:
+            try:
+                pid, ended = await self._request(path, argv, env, cwd, grace, theirs)
+            finally:
+                for fd in theirs:  # the janitor has its own copies once it has answered
+                    os.close(fd)
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        return Spawned(pid=pid, stdin=stdin_w, stdout=stdout_r, stderr=stderr_r, ended=ended)
+
+    async def _request(
+        self, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, grace: float, fds: list[int]
+    ) -> tuple[int, asyncio.Future[int | None]]:
+        loop = asyncio.get_running_loop()
+        self.attach(loop)
+        request_id = next(self.ids)
+        answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
+        self.answers[request_id] = answer
+        # The plugin runs on the CPUs bingo runs on now (the janitor's own may be older).
+        cpus = sorted(os.sched_getaffinity(0))
+        outgoing = _Outgoing(encode(("spawn", request_id, path, list(argv), dict(env), str(cwd), grace, cpus)), fds)
+        self.outgoing.append(outgoing)
+        self._flush()
+        try:
+            return await self._answer(request_id)
+        finally:
+            if not outgoing.started:
+                with contextlib.suppress(ValueError):
+                    self.outgoing.remove(outgoing)
+
+    async def _answer(self, request_id: int) -> tuple[int, asyncio.Future[int | None]]:
+        try:
+            async with asyncio.timeout(SPAWN_WAIT):
+                return await self.answers[request_id]
+        except TimeoutError:
+            raise OSError(f"the janitor did not start it within {SPAWN_WAIT:g} s") from None
+        finally:
+            self.answers.pop(request_id, None)
+
+    def _flush(self) -> None:
+        """Write what is queued, in order; wait for the socket to take more when it is full."""
+        while self.outgoing:
+            head = self.outgoing[0]
+            fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", head.fds))] if head.fds and not head.started else []
+            try:
+                sent = self.sock.sendmsg([head.data], fds)
+            except (BlockingIOError, InterruptedError):
+                if not self.writing and self.loop is not None:
+                    self.loop.add_writer(self.sock.fileno(), self._flush)
+                    self.writing = True
+                return
+            except OSError:
+                self._lost()
+                return
+            head.started = True
+            head.data = head.data[sent:]
+            if not head.data:
+                self.outgoing.popleft()
+        if self.writing and self.loop is not None:
+            self.loop.remove_writer(self.sock.fileno())
+            self.writing = False
+
+    def _readable(self) -> None:
+        try:
+            data = self.sock.recv(1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._lost()
+            return
+        for message in self.decoder.feed(data):
+            self._dispatch(message)
+
+    def _dispatch(self, message: object) -> None:
+        match message:
+            case ("spawned", int(request_id), int(pid)):
+                assert self.loop is not None
+                exit_code: asyncio.Future[int | None] = self.loop.create_future()
+                self.exits[pid] = exit_code
+                answer = self.answers.get(request_id)
+                if answer is None or answer.done():
+                    kill_warden(pid)  # its caller gave up waiting: nobody will talk to it
+                else:
+                    answer.set_result((pid, exit_code))
+            case ("failed", int(request_id), int(errno), str(text)):
+                answer = self.answers.pop(request_id, None)
+                if answer is not None and not answer.done():
+                    answer.set_exception(OSError(errno, text))
+            case ("exit", int(pid), int(status)):
+                waiting = self.exits.pop(pid, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(os.waitstatus_to_exitcode(status))
+            case _:
+                _log.warning("the janitor said something unexpected: %r", message)
+
+    def _lost(self) -> None:
+        """The janitor is gone (it should never be while bingo runs): fail what waits on it,
+        and let the next spawn start another."""
+        global _current
+        if not self.alive:
+            return
+        self.alive = False
+        _log.warning("the plugin janitor (pid %d) ended", self.pid)
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.sock.fileno())
+            if self.writing:
+                self.loop.remove_writer(self.sock.fileno())
+        self.sock.close()
+        for answer in self.answers.values():
+            if not answer.done():
+                answer.set_exception(OSError("the plugin janitor ended"))
+        for ended in self.exits.values():
+            if not ended.done():
+                ended.set_result(None)
+        self.answers.clear()
+        self.exits.clear()
+        self.outgoing.clear()  # the fds they carry are their spawners' to close
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, os.WNOHANG)
+        if _current is self:
+            _current = None
+
+
+_current: JanitorClient | None = None
+"""The run's janitor, once started (None again once it is lost)."""
+
+
+def start_janitor() -> None:
+    """Start the run's janitor now, if it is not running (Linux; idempotent, cheap, no loop
+    needed). The first spawn does it anyway; calling this as soon as plugins are known to be
+    needed takes the janitor's interpreter start off the first plugin's path.
+
+    Raises:
+        OSError: it cannot be started.
+    """
+    if USE_JANITOR:
+        JanitorClient.running()
