@@ -4,9 +4,9 @@ real provider process on the wire, driven by its settings slice."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from bingo.bridge.janitor import proc as procfs
 from tests.e2e._bingo import TEST_PLUGINS, Sandbox
 
 PROVIDER = "plugin__scripted-model__scripted"
@@ -61,8 +61,4 @@ def notices(stderr: str, source: str) -> list[str]:
 
 def gone(pid: int) -> bool:
     """True when the process no longer runs (a zombie counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+    return not procfs.alive(pid)

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bingo.bridge.janitor import proc as procfs
 from bingo.kernel.frames import AssistantFrame, ToolResultFrame
 from bingo.store import SessionStore
 from bingo.wire import ToolUseBlock
@@ -118,22 +119,6 @@ def tool_results(box: Sandbox) -> dict[str, str]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _mentions(pid: int, marker: str) -> bool:
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return marker.encode() in cmdline
-
-
 def leftovers(box: Sandbox, timeout: float = 5.0) -> list[int]:
     """Processes still alive `timeout` seconds on: every pid a zoo plugin recorded, and any
     process whose command line names the sandbox (a plugin, a janitor, a forked child).
@@ -144,8 +129,8 @@ def leftovers(box: Sandbox, timeout: float = 5.0) -> list[int]:
         recorded.update(int(line) for line in path.read_text().split())
     until = time.monotonic() + timeout
     while True:
-        named = {int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _mentions(int(entry), marker)}
-        alive = sorted(pid for pid in recorded | named if pid != os.getpid() and _alive(pid))
+        named = set(procfs.find(lambda argv: marker in "\0".join(argv)))
+        alive = sorted(pid for pid in recorded | named if pid != os.getpid() and procfs.alive(pid))
         if not alive or time.monotonic() >= until:
             return alive
         time.sleep(0.05)

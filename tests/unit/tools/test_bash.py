@@ -4,13 +4,13 @@ behind, whether the command ends, times out or is cancelled."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from bingo.bridge.janitor import proc as procfs
 from bingo.kernel.interfaces import ToolCall
 from bingo.tools import BashTool
 from bingo.tools._bash import _Capture
@@ -40,23 +40,11 @@ def _text(output: ToolOutput) -> str:
     return part.text
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # A zombie has ended; it only waits for a parent that reaps (PID 1 in a container may not).
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
 def _wait_gone(pid: int) -> bool:
-    # Process death has no event to wait on from here: poll, with a deadline.
+    # Process death has no event to wait on from here: poll, with a deadline. A zombie has
+    # ended; it only waits for a parent that reaps (PID 1 in a container may not).
     deadline = time.monotonic() + GONE_DEADLINE
-    while not _gone(pid):
+    while procfs.alive(pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
