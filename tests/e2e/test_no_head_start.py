@@ -81,6 +81,10 @@ def test_a_janitor_is_known_by_its_command_line() -> None:
 
     pid, sock = spawn_janitor()
     try:
+        # posix_spawn returns a moment before the new command line can be read: wait for it.
+        deadline = time.monotonic() + 5
+        while pid not in _janitor_of(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert pid in _janitor_of(os.getpid())  # (this test process may have its own already)
     finally:
         sock.close()

@@ -92,14 +92,15 @@ def group_has_living(pgid: int) -> bool:
 
 
 def cmdline(pid: int) -> list[str] | None:
-    """The argv of `pid`, or None when there is no such process (or it is a zombie, whose
-    command line is empty)."""
+    """The argv of `pid` (empty for a zombie, a kernel thread, or a process in the middle of
+    an exec: posix_spawn returns a moment before the new command line is readable), or None
+    when there is no such process."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as file:
             data = file.read()
     except OSError:
         return None
-    return data.decode(errors="replace").split("\0")[:-1] if data else None
+    return data.decode(errors="replace").split("\0")[:-1] if data else []
 
 
 def find(matches: Callable[[list[str]], bool]) -> list[int]:
@@ -107,6 +108,6 @@ def find(matches: Callable[[list[str]], bool]) -> list[int]:
     found: list[int] = []
     for pid in pids():
         argv = cmdline(pid)
-        if argv is not None and matches(argv) and alive(pid):
+        if argv and matches(argv) and alive(pid):
             found.append(pid)
     return found

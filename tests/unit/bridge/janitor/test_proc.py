@@ -9,17 +9,21 @@ import sys
 from bingo.bridge.janitor import proc
 
 _SLEEPER = "import time; time.sleep(60)"
+_SAYS_UP = "import time; print('up', flush=True); time.sleep(60)"
+"""A sleeper whose command line can surely be read once it says so (just after an exec it
+cannot, for a moment)."""
 
 
 def test_a_child_is_alive_with_its_parent_and_found_by_its_command_line() -> None:
     marker = f"sleeper-{os.getpid()}"
-    with subprocess.Popen([sys.executable, "-c", _SLEEPER, marker]) as child:
+    with subprocess.Popen([sys.executable, "-c", _SAYS_UP, marker], stdout=subprocess.PIPE) as child:
         try:
+            assert child.stdout is not None and child.stdout.readline() == b"up\n"
             assert proc.alive(child.pid)
             assert proc.parent(child.pid) == os.getpid()
             assert child.pid in proc.children(os.getpid())
             assert proc.find(lambda argv: marker in argv) == [child.pid]
-            assert proc.cmdline(child.pid) == [sys.executable, "-c", _SLEEPER, marker]
+            assert proc.cmdline(child.pid) == [sys.executable, "-c", _SAYS_UP, marker]
         finally:
             child.kill()
             child.wait(5)
