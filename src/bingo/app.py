@@ -32,12 +32,12 @@ from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
-from .kernel.interfaces import CommandContext, Provider
+from .kernel.interfaces import Asker, CommandContext, Provider
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
-from .kernel.turn import Asker, Conversation
+from .kernel.turn import Conversation
 from .surfaces import PrintSurface, Surface, escape
 from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object
 

@@ -37,8 +37,8 @@ import msgspec
 
 from ..kernel.atomic import write_atomic
 from ..kernel.errors import GateError, PluginError
+from ..kernel.interfaces import Asker
 from ..kernel.settings import PROJECT_SETTINGS, Settings
-from ..kernel.turn import Asker
 from ..wire import Json, is_object
 from .discovery import PluginSource
 from .fingerprint import fingerprint

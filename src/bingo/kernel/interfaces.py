@@ -2,7 +2,10 @@
 
 A tool, command, contributor, compactor, provider, hook or service is anything that has these
 methods. The kernel never learns whether an implementation is in-process or a proxy whose
-method bodies are wire calls: that is the point of the module. It holds no logic.
+method bodies are wire calls: that is the point of the module. The two seams a surface
+implements are here too: `TurnEvents` (what a running turn shows) and `Asker` (the person,
+if there is one), so the bridge and the surfaces reach them without the turn loop. It holds
+no logic.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeAlias
 
 import msgspec
 
@@ -39,16 +42,19 @@ from ..wire import (
 
 __all__ = [
     "AskFn",
+    "Asker",
     "Command",
     "CommandContext",
     "Compactor",
     "ContextContributor",
     "Hook",
     "Interrupt",
+    "PermissionAnswer",
     "Provider",
     "Service",
     "Tool",
     "ToolCall",
+    "TurnEvents",
 ]
 
 _log = logging.getLogger(__name__)
@@ -56,6 +62,10 @@ _log = logging.getLogger(__name__)
 AskFn = Callable[[str, "list[str] | None"], Awaitable[str]]
 """Put a question (with optional choices) to the person; the answer, or GateError when
 nobody can be asked."""
+
+
+PermissionAnswer: TypeAlias = Literal["once", "always", "no"]
+"""The person's answer to the gate's question: run it this once, from now on, or not."""
 
 
 def _no_progress(_tail: str) -> None:
@@ -267,3 +277,25 @@ class Service(Protocol):
     async def call(self, method: str, params: Json) -> Json:
         """Raises PluginError (with a JSON-RPC code) when the call fails."""
         ...
+
+
+class TurnEvents(Protocol):
+    """What a surface is told while a turn runs, to draw it live."""
+
+    def text(self, text: str) -> None: ...
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None: ...
+
+    def tool_progress(self, call_id: str, tail: str) -> None: ...
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None: ...
+
+    def waiting(self, what: str) -> None: ...
+
+
+class Asker(Protocol):
+    """The person, if there is one. Both methods raise GateError when nobody can answer."""
+
+    async def permission(self, name: str, input: Json) -> PermissionAnswer: ...
+
+    async def ask(self, question: str, choices: list[str] | None) -> str: ...

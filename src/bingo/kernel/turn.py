@@ -46,54 +46,22 @@ from .frames import (
 )
 from .gate import Gate, Verdict, refusal
 from .hooks import Hooks, HookVerdict
-from .interfaces import Compactor, ContextContributor, Provider, Tool, ToolCall
+from .interfaces import Asker, Compactor, ContextContributor, Provider, Tool, ToolCall, TurnEvents
 from .notices import Notices
 from .registry import Registry
 from .settings import Settings
 
-__all__ = [
-    "Asker",
-    "Conversation",
-    "PermissionAnswer",
-    "SessionLog",
-    "TurnEvents",
-    "TurnResult",
-]
+__all__ = ["Conversation", "SessionLog", "TurnResult"]
 
 _log = logging.getLogger(__name__)
 
 _MAX_STEPS = 64
 """Model responses in one turn before the turn is ended: a loop guard, not a budget."""
 
-PermissionAnswer = Literal["once", "always", "no"]
-
-
 class SessionLog(Protocol):
     """Where a turn's frames go, the moment they happen."""
 
     def append(self, frame: Frame) -> None: ...
-
-
-class TurnEvents(Protocol):
-    """What a surface is told while a turn runs, to draw it live."""
-
-    def text(self, text: str) -> None: ...
-
-    def tool_started(self, call_id: str, name: str, input: Json) -> None: ...
-
-    def tool_progress(self, call_id: str, tail: str) -> None: ...
-
-    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None: ...
-
-    def waiting(self, what: str) -> None: ...
-
-
-class Asker(Protocol):
-    """The person, if there is one. Both methods raise GateError when nobody can answer."""
-
-    async def permission(self, name: str, input: Json) -> PermissionAnswer: ...
-
-    async def ask(self, question: str, choices: list[str] | None) -> str: ...
 
 
 class TurnResult(msgspec.Struct, frozen=True):

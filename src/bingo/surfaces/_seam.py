@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..kernel.turn import Asker, TurnEvents
+from ..kernel.interfaces import Asker, TurnEvents
 from ..wire import CommandOutcome, CommandSpec, Completion, Notice
 
 __all__ = ["Driver", "Surface"]

@@ -15,7 +15,7 @@ from typing import TextIO
 import msgspec
 
 from ..kernel.errors import GateError
-from ..kernel.turn import PermissionAnswer
+from ..kernel.interfaces import PermissionAnswer
 from ..wire import (
     CommandOutcome,
     ErrorOutcome,

@@ -24,7 +24,7 @@ from bingo.bridge.trust import (
 )
 from bingo.kernel.errors import GateError
 from bingo.kernel.settings import Settings, load_settings
-from bingo.kernel.turn import PermissionAnswer
+from bingo.kernel.interfaces import PermissionAnswer
 from bingo.wire import Json
 
 

@@ -12,11 +12,11 @@ from bingo.kernel.errors import GateError
 from bingo.kernel.frames import Frame, ToolCallFrame, ToolResultFrame
 from bingo.kernel.gate import Gate
 from bingo.kernel.hooks import Hooks
-from bingo.kernel.interfaces import ToolCall
+from bingo.kernel.interfaces import PermissionAnswer, ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Permissions, Settings
-from bingo.kernel.turn import Conversation, PermissionAnswer
+from bingo.kernel.turn import Conversation
 from bingo.wire import (
     Compaction,
     CompactionContext,

@@ -6,7 +6,7 @@ project's directories and plugins before anything of them is trusted."""
 from __future__ import annotations
 
 from ...kernel.errors import GateError
-from ...kernel.turn import PermissionAnswer
+from ...kernel.interfaces import PermissionAnswer
 from ...wire import Json
 from .._escape import escape
 

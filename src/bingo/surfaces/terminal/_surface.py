@@ -23,7 +23,7 @@ from rich.text import Text
 import msgspec
 
 from ...kernel.errors import GateError
-from ...kernel.turn import PermissionAnswer
+from ...kernel.interfaces import PermissionAnswer
 from ...wire import (
     CommandOutcome,
     ErrorOutcome,
