@@ -26,7 +26,7 @@ from typing import Annotated, TypeAlias, get_args, get_origin
 
 import msgspec
 
-from ..wire import Json
+from ..wire import DEFAULT_DEADLINES, Json, deadline_for
 from .errors import SettingsError
 from .home import bingo_home
 
@@ -43,22 +43,6 @@ __all__ = [
     "load_settings",
     "unsafe_layers",
 ]
-
-DEFAULT_DEADLINES: dict[str, float] = {
-    "initialize": 10.0,
-    "tool/call": 600.0,
-    "command/run": 60.0,
-    "command/complete": 1.0,
-    "context/contribute": 2.0,
-    "compactor/compact": 60.0,
-    "provider/stream": 60.0,
-    "hook/decide": 5.0,
-    "service/call": 30.0,
-}
-"""Seconds each wire method may take (INTERFACE.md §5); `deadlines` in settings overrides."""
-
-# A method nobody gave a deadline still gets one: every wait on another process is bounded.
-_FALLBACK_DEADLINE = 30.0
 
 _SETTINGS_FILE = "settings.json"
 _LOCAL_FILE = "settings.local.json"
@@ -102,7 +86,8 @@ class Settings(msgspec.Struct, frozen=True):
     """The plugins whose hooks answer `ask` when they fail or are late (`hooks.failClosed`,
     read from the user's own settings only: INTERFACE.md §5)."""
     deadlines: Mapping[str, float] = msgspec.field(default_factory=_default_deadlines)
-    """Seconds per wire method, DEFAULT_DEADLINES merged in."""
+    """Seconds per wire method: the wire's DEFAULT_DEADLINES (its method table), overridden
+    by the `deadlines` key of the layers."""
     plugins: Mapping[str, Mapping[str, Json]] = msgspec.field(default_factory=_no_plugins)
     """The `plugins.<name>` slices, passed to each plugin as they are."""
     left_out: Mapping[str, tuple[str, ...]] = msgspec.field(default_factory=lambda: MappingProxyType({}))
@@ -113,7 +98,7 @@ class Settings(msgspec.Struct, frozen=True):
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
-        return self.deadlines.get(method, DEFAULT_DEADLINES.get(method, _FALLBACK_DEADLINE))
+        return deadline_for(method, self.deadlines)
 
 
 # --- finding and saying where a key is ----------------------------------------------

@@ -50,6 +50,8 @@ from .contract import (
     ViewOutcome,
 )
 from .protocol import (
+    DEFAULT_DEADLINES,
+    FALLBACK_DEADLINE,
     HOST_SERVICE_KEY,
     METHODS,
     NOTIFICATIONS,
@@ -82,10 +84,13 @@ from .protocol import (
     ToolCallResult,
     ToolCancelParams,
     ToolProgressParams,
+    deadline_for,
 )
 from .view import CodeView, ListView, MarkdownView, StackView, TableView, TextView, View, fold
 
 __all__ = [
+    "DEFAULT_DEADLINES",
+    "FALLBACK_DEADLINE",
     "HOST_SERVICE_KEY",
     "METHODS",
     "NOTIFICATIONS",
@@ -166,6 +171,7 @@ __all__ = [
     "View",
     "ViewOutcome",
     "Wire",
+    "deadline_for",
     "fold",
     "is_array",
     "is_object",

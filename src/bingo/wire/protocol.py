@@ -1,10 +1,15 @@
 """The methods and notifications of the plugin wire: each one's params and result.
 
-Owns the envelope-free payloads and the table (`METHODS`, `NOTIFICATIONS`) that names them,
-which both the bridge and the schema generator read. The payloads wrap the kernel's own
-contract types and never reshape them.
+Owns the envelope-free payloads and the table (`METHODS`, `NOTIFICATIONS`) that names them
+with each request's default deadline, which the bridge, the kernel's settings and the schema
+generator read (`DEFAULT_DEADLINES`, `deadline_for`: the one lookup of a method's deadline).
+The payloads wrap the kernel's own contract types and never reshape them. It enforces no
+deadline: the connection does, and the kernel for what it bounds itself (hooks, contributors,
+compactors), whichever side of the wire those run on.
 """
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Annotated, Final, Literal
 
 import msgspec
@@ -33,6 +38,8 @@ from .contract import (
 )
 
 __all__ = [
+    "DEFAULT_DEADLINES",
+    "FALLBACK_DEADLINE",
     "HOST_SERVICE_KEY",
     "METHODS",
     "NOTIFICATIONS",
@@ -66,6 +73,7 @@ __all__ = [
     "ToolCallResult",
     "ToolCancelParams",
     "ToolProgressParams",
+    "deadline_for",
 ]
 
 PROTOCOL_VERSION: Final = 5
@@ -308,32 +316,36 @@ Direction = Literal["host→plugin", "plugin→host", "both"]
 
 
 class MethodInfo(msgspec.Struct, frozen=True):
-    """One method or notification of the wire."""
+    """One method or notification of the wire. `deadline` is a request's default: the
+    seconds its answer may take (INTERFACE.md §5), overridden by `deadlines` in settings;
+    None for a notification, which nothing waits on."""
 
     direction: Direction
     params: type[Wire]
     result: type[Wire] | None
     summary: str
+    deadline: float | None = None
 
 
 METHODS: Final[dict[str, MethodInfo]] = {
-    "initialize": MethodInfo("host→plugin", InitializeParams, InitializeResult, "the handshake"),
-    "tool/call": MethodInfo("host→plugin", ToolCallParams, ToolCallResult, "run a tool"),
-    "command/run": MethodInfo("host→plugin", CommandRunParams, CommandRunResult, "run a command"),
+    "initialize": MethodInfo("host→plugin", InitializeParams, InitializeResult, "the handshake", 10.0),
+    "tool/call": MethodInfo("host→plugin", ToolCallParams, ToolCallResult, "run a tool", 600.0),
+    "command/run": MethodInfo("host→plugin", CommandRunParams, CommandRunResult, "run a command", 60.0),
     "command/complete": MethodInfo(
-        "host→plugin", CommandCompleteParams, CommandCompleteResult, "complete a command's args"
+        "host→plugin", CommandCompleteParams, CommandCompleteResult, "complete a command's args", 1.0
     ),
     "context/contribute": MethodInfo(
-        "host→plugin", ContributeParams, ContributeResult, "context for a turn"
+        "host→plugin", ContributeParams, ContributeResult, "context for a turn", 2.0
     ),
     "compactor/compact": MethodInfo(
-        "host→plugin", CompactParams, CompactResult, "compact the history"
+        "host→plugin", CompactParams, CompactResult, "compact the history", 60.0
     ),
+    # provider/stream's deadline is the longest silence between two messages of the stream.
     "provider/stream": MethodInfo(
-        "host→plugin", ProviderStreamParams, ProviderStreamResult, "one streamed model response"
+        "host→plugin", ProviderStreamParams, ProviderStreamResult, "one streamed model response", 60.0
     ),
-    "hook/decide": MethodInfo("host→plugin", HookDecideParams, HookOutcome, "a hook decides"),
-    "service/call": MethodInfo("both", ServiceCallParams, ServiceCallResult, "call a service"),
+    "hook/decide": MethodInfo("host→plugin", HookDecideParams, HookOutcome, "a hook decides", 5.0),
+    "service/call": MethodInfo("both", ServiceCallParams, ServiceCallResult, "call a service", 30.0),
 }
 """Every request of the wire, by method name."""
 
@@ -345,3 +357,22 @@ NOTIFICATIONS: Final[dict[str, MethodInfo]] = {
     "hook/observe": MethodInfo("host→plugin", HookObserveParams, None, "an observation point"),
 }
 """Every notification of the wire, by method name."""
+
+DEFAULT_DEADLINES: Final[Mapping[str, float]] = MappingProxyType(
+    {name: info.deadline for name, info in METHODS.items() if info.deadline is not None}
+)
+"""Seconds each request of the wire may take, by method name, as METHODS declares them."""
+
+FALLBACK_DEADLINE: Final = 30.0
+"""Seconds for a method neither the table nor settings name: every wait on another process
+is bounded."""
+
+
+def deadline_for(method: str, deadlines: Mapping[str, float] | None = None) -> float:
+    """Seconds a call of `method` may take: `deadlines` (the settings') first, then the
+    table's default, then FALLBACK_DEADLINE."""
+    if deadlines is not None:
+        seconds = deadlines.get(method)
+        if seconds is not None:
+            return seconds
+    return DEFAULT_DEADLINES.get(method, FALLBACK_DEADLINE)
