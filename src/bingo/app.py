@@ -27,7 +27,7 @@ import msgspec
 
 from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
 from .kernel.atomic import write_atomic
-from .kernel.errors import PluginError, SessionError, UsageError
+from .kernel.errors import SessionError, TrustError, UsageError
 from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
 from .kernel.home import data_dir as data_dir_of
@@ -176,7 +176,7 @@ async def run_app(options: Options) -> int:
     if state.pending and interactive and await ask_trust(_start_asker(), state):
         try:
             state = remember(state, data_dir)
-        except PluginError as exc:
+        except TrustError as exc:
             notices.say("bingo", f"{exc.line()}; trusted for this run only", "warning")
             state = msgspec.structs.replace(state, status="trusted", pending=())
     if state.trusted and settings.left_out:
@@ -320,7 +320,7 @@ class Run(msgspec.Struct):
             write_atomic(path, after)
             if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
                 self.surface.notice(Notice(source="bingo", message=f"{rule} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
-        except (OSError, ValueError, RecursionError, PluginError) as exc:
+        except (OSError, ValueError, RecursionError, TrustError) as exc:
             self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 
     async def submit(self, text: str) -> int:

@@ -36,7 +36,7 @@ from typing import Final, Literal
 import msgspec
 
 from ..kernel.atomic import write_atomic
-from ..kernel.errors import GateError, PluginError
+from ..kernel.errors import GateError, TrustError
 from ..kernel.interfaces import Asker
 from ..kernel.settings import PROJECT_SETTINGS, Settings
 from ..wire import Json, is_object
@@ -208,7 +208,7 @@ def _update(data_dir: Path, project: Path, change: Mapping[str, str], *, replace
     """Write `change` into the project's record: as all it trusts (`replace`), or over it.
 
     Raises:
-        PluginError: the record cannot be written.
+        TrustError: the record cannot be written.
     """
     path = data_dir / TRUST_FILE
     try:
@@ -222,7 +222,7 @@ def _update(data_dir: Path, project: Path, change: Mapping[str, str], *, replace
             record.projects[_key(project)] = _Project(items=items, trusted_at=stamp)
             write_atomic(path, msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n")
     except OSError as exc:
-        raise PluginError(
+        raise TrustError(
             f"cannot record trust in {path}: {exc.strerror or exc}",
             "check that the directory is writable",
         ) from exc
@@ -277,7 +277,7 @@ def remember(state: TrustState, data_dir: Path) -> TrustState:
     brings nothing leaves the record untouched.
 
     Raises:
-        PluginError: the record cannot be written.
+        TrustError: the record cannot be written.
     """
     if state.status == "none":
         return state
@@ -300,7 +300,7 @@ def keep_written(data_dir: Path, project: Path, name: str, before: bytes | None,
     file held what the person never trusted, and stays untrusted; False then.
 
     Raises:
-        PluginError: the record cannot be written.
+        TrustError: the record cannot be written.
     """
     if before is not None and untrusted_keys:
         known = _read(data_dir / TRUST_FILE).projects.get(_key(project))
