@@ -64,8 +64,8 @@ async def _round_trips(child: Path, calls: int, log_dir: Path) -> tuple[list[flo
     bridged = await PluginProcess.spawn([sys.executable, str(child)], env=env, cwd=log_dir, log=PluginLog(log_dir / "bridge.log"))
     raw_times: list[float] = []
     bridge_times: list[float] = []
-    async with raw, bridged, Connection(bridged.stdout, bridged.stdin, name="bench") as conn:
-        tool = BridgedTool(StaticLink("bench", conn, deadlines={"tool/call": 10.0}), ToolSpec(name="echo"))
+    async with raw, bridged, Connection(bridged.stdout, bridged.stdin, name="bench", deadlines={"tool/call": 10.0}) as conn:
+        tool = BridgedTool(StaticLink("bench", conn), ToolSpec(name="echo"))
         clock = time.perf_counter
         for n in range(calls + 200):  # the first 200 of each warm up
             start = clock()

@@ -1,10 +1,10 @@
 """The link: what a proxy holds instead of a process.
 
-Owns the `Link` seam (the name, the deadlines, the current connection, respawned when a
-source is read), the routing of per-call notifications (`tool/progress` by callId,
-`provider/delta` by streamId) and the book of which calls a plugin is running, which
-`bingo.host ask` checks. A proxy holds a Link, never one process, so it stays registered
-across respawns.
+Owns the `Link` seam (the name, the current connection, respawned when a source is read;
+the connection holds each method's deadline), the routing of per-call notifications
+(`tool/progress` by callId, `provider/delta` by streamId) and the book of which calls a
+plugin is running, which `bingo.host ask` checks. A proxy holds a Link, never one process,
+so it stays registered across respawns.
 
 It does not spawn anything: the host's plugin handle implements Link over processes, and
 `StaticLink` implements it over one fixed connection for tests and the bench.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import msgspec
@@ -99,10 +99,6 @@ class Link(Protocol):
     @property
     def calls(self) -> Calls: ...
 
-    def deadline(self, method: str) -> float:
-        """Seconds a call of `method` may take (for `provider/stream`: between messages)."""
-        ...
-
     def current(self) -> Connection | None:
         """The connection if the plugin is running now; never spawns."""
         ...
@@ -127,14 +123,12 @@ class Link(Protocol):
 
 
 class StaticLink:
-    """A Link over one fixed connection (tests, the bench)."""
+    """A Link over one fixed connection (tests, the bench); its deadlines are the
+    connection's."""
 
-    def __init__(
-        self, name: str, conn: Connection | None, *, deadlines: Mapping[str, float] | None = None
-    ) -> None:
+    def __init__(self, name: str, conn: Connection | None) -> None:
         self._name = name
         self._conn = conn
-        self._deadlines = dict(deadlines or {})
         self._calls = Calls()
         self.faults: list[str] = []
         """What `fault` was told, for tests."""
@@ -150,9 +144,6 @@ class StaticLink:
     @property
     def calls(self) -> Calls:
         return self._calls
-
-    def deadline(self, method: str) -> float:
-        return self._deadlines.get(method, 5.0)
 
     def current(self) -> Connection | None:
         return self._conn

@@ -1,10 +1,11 @@
 """One plugin's handle: its process lifetimes, one after another, behind one Link.
 
-Owns spawning and the handshake (`initialize`: protocol 5 only, the answered name checked
-against the manifest, both refused with a notice and never retried), death (in-flight calls
-fail with an error naming the plugin and how it ended, ONE notice, sources answer nothing),
-and respawn on the next source read with backoff: 1 s doubling to 60 s between consecutive
-failed spawns, reset once a process has lived 60 s. No health checks, no supervisor.
+Owns spawning (the one place a spawn's OSError becomes a SpawnError) and the handshake
+(`initialize`: protocol 5 only, the answered name checked against the manifest, both refused
+with a notice and never retried), death (in-flight calls fail with an error naming the
+plugin and how it ended, ONE notice, sources answer nothing), and respawn on the next source
+read with backoff: 1 s doubling to 60 s between consecutive failed spawns, reset once a
+process has lived 60 s. No health checks, no supervisor.
 
 A plugin declared from the declaration cache is `idle`: registered, never started. Its first
 source read starts it like any start (no backoff, no notice about a death that never
@@ -25,7 +26,7 @@ from typing import Literal
 
 import msgspec
 
-from ..kernel.errors import PluginError
+from ..kernel.errors import ConnectionClosed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
@@ -82,6 +83,19 @@ def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeRe
     if peek.name != manifest_name:
         return f"its handshake says it is {peek.name!r}, but its manifest says {manifest_name!r}"
     return decoder_for(InitializeResult).decode(raw)
+
+
+async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog) -> PluginProcess:
+    """Start a plugin's process: the spawn boundary, where an OSError (its command cannot be
+    run, its directory is gone, the janitor failed) becomes bingo's, once.
+
+    Raises:
+        SpawnError: it could not be started (JanitorError, once the janitor says so itself).
+    """
+    try:
+        return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log)
+    except OSError as exc:
+        raise SpawnError(str(exc)) from exc
 
 
 class HostFacts(msgspec.Struct, frozen=True):
@@ -150,9 +164,6 @@ class Plugin:
     @property
     def calls(self) -> Calls:
         return self._calls
-
-    def deadline(self, method: str) -> float:
-        return self._settings.deadline(method)
 
     def current(self) -> Connection | None:
         return self._conn if self.state == "running" else None
@@ -248,9 +259,9 @@ class Plugin:
         data_dir = self._facts.data_dir / "plugins" / self.name
         data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
         try:
-            proc = await PluginProcess.spawn(argv, env=env, cwd=self._facts.cwd, log=self.log)
-        except OSError as exc:
-            self._stopped(f"could not be started: {exc}", lived=None, say=True)
+            proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log)
+        except SpawnError as exc:
+            self._stopped(f"could not be started: {exc.message}", lived=None, say=True)
             return
         self._proc = proc
         proc.on_fault = self.fault
@@ -259,6 +270,7 @@ class Plugin:
                 proc.stdout,
                 proc.stdin,
                 name=f"plugin {self.name}",
+                deadlines=self._settings.deadlines,
                 on_eof=lambda: self._ended(proc),
                 on_stray=self._stray,
                 on_unexpected=self._unexpected,
@@ -279,9 +291,7 @@ class Plugin:
                     ),
                 )
                 try:
-                    raw = await conn.call(
-                        "initialize", params, msgspec.Raw, deadline=self.deadline("initialize")
-                    )
+                    raw = await conn.call("initialize", params, msgspec.Raw)
                     answer = read_handshake(raw, self.manifest.name)
                 except (PluginError, msgspec.DecodeError) as exc:
                     proc.deaf = isinstance(exc, Unread)
@@ -325,17 +335,17 @@ class Plugin:
         if say:
             self._notices.say(self.name, f"stopped: {why}", "warning")
 
-    async def _ended(self, proc: PluginProcess) -> PluginError:
+    async def _ended(self, proc: PluginProcess) -> ConnectionClosed:
         """The stream ended: learn how, and stop *before* pending callers are woken, so
         whoever a caller asks next already sees a stopped plugin."""
         how = await proc.ended()
         if proc is self._abandoned:
             # Ended because the person stopped waiting (`abandon` said so): not a failure.
-            return PluginError(f"plugin {self.name} {how}", f"log: {self.log.path}")
+            return ConnectionClosed(f"plugin {self.name} {how}", f"log: {self.log.path}")
         hint = f"log: {self.log.path}"
         if proc.last_stderr:
             hint = f"its last stderr line: {proc.last_stderr!r}; {hint}"
-        error = PluginError(f"plugin {self.name} {how}", hint)
+        error = ConnectionClosed(f"plugin {self.name} {how}", hint)
         self._conn = None
         self._stopped(error.line(), lived=self._clock() - self._born, say=not self._closing)
         return error

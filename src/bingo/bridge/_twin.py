@@ -32,10 +32,11 @@ class Twin(msgspec.Struct, frozen=True):
 async def memory_twin(
     name: str = "p", *, deadlines: Mapping[str, float] | None = None
 ) -> AsyncGenerator[Twin]:
-    """A fresh twin for plugin `name`, closed on exit."""
+    """A fresh twin for plugin `name`, closed on exit; `deadlines` override the wire's table
+    on the host's end."""
     (host_reader, host_writer), (plugin_reader, plugin_writer) = memory_pair()
-    host = Connection(host_reader, host_writer, name=f"plugin {name}")
+    host = Connection(host_reader, host_writer, name=f"plugin {name}", deadlines=deadlines)
     plugin = Connection(plugin_reader, plugin_writer, name=f"fake {name}")
     async with host, plugin:
-        yield Twin(StaticLink(name, host, deadlines=deadlines), plugin, host)
+        yield Twin(StaticLink(name, host), plugin, host)
         await asyncio.sleep(0)  # let answers already written be read before closing

@@ -8,7 +8,7 @@ asked again this run. It does not parse arguments: `args` crosses as the raw tex
 
 from __future__ import annotations
 
-from ..kernel.errors import PluginError
+from ..kernel.errors import MethodNotFound, PluginError
 from ..kernel.interfaces import CommandContext
 from ..wire import (
     CommandCompleteParams,
@@ -20,7 +20,6 @@ from ..wire import (
     Completion,
     ErrorOutcome,
 )
-from ..wire.rpc import METHOD_NOT_FOUND
 from ._link import Link, Unavailable
 
 __all__ = ["BridgedCommand"]
@@ -54,9 +53,7 @@ class BridgedCommand:
         except Unavailable as exc:
             return ErrorOutcome(message=exc.line())
         params = CommandRunParams(name=self._spec.name, args=args, cwd=ctx.cwd, session=ctx.session)
-        result = await conn.call(
-            "command/run", params, CommandRunResult, deadline=self._link.deadline("command/run")
-        )
+        result = await conn.call("command/run", params, CommandRunResult)
         return result.outcome
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
@@ -69,10 +66,9 @@ class BridgedCommand:
                 "command/complete",
                 CommandCompleteParams(name=self._spec.name, partial=partial, cwd=cwd),
                 CommandCompleteResult,
-                deadline=self._link.deadline("command/complete"),
             )
         except PluginError as exc:
-            if exc.code == METHOD_NOT_FOUND:
+            if isinstance(exc, MethodNotFound):
                 self._completes = False
             return []
         return result.completions

@@ -1,7 +1,9 @@
 """The bridged compactor: the kernel's `Compactor`, whose `compact` is `compactor/compact`.
 
-Every failure (not running, an error answer, a missed deadline, a death) is the error the
-kernel's interface already speaks, CompactionError, and the history stays as it was. The
+Every failure (not running, an error answer, a death) is the error the kernel's interface
+already speaks, CompactionError, and the history stays as it was. Its deadline is the
+kernel's: the turn bounds every compaction by `compactor/compact`'s; the call sets no timer
+of its own, so it is enforced once. The
 kernel knows it as `plugin__<plugin>__<name>`; the wire uses the declared name.
 """
 
@@ -50,7 +52,7 @@ class BridgedCompactor:
                 "compactor/compact",
                 CompactParams(id=self._own_name, context=context, reason=reason),
                 CompactResult,
-                deadline=self._link.deadline("compactor/compact"),
+                deadline=None,  # the turn cancels a compaction past compactor/compact's
             )
         except PluginError as exc:
             raise CompactionError(exc.message, exc.hint) from exc

@@ -1,9 +1,11 @@
 """The connection: one asyncio JSON-RPC 2.0 endpoint per plugin process.
 
-Owns ids, pending calls, per-call deadlines, the dispatch of incoming requests and
-notifications to handlers registered by method, and the one function from an exception to a
-wire error (`error_object`). Requests go both ways; many calls are in flight at once,
-matched by id. The read loop never awaits a handler: a request's handler runs as a task in
+Owns ids, pending calls, per-call deadlines (each method's from the wire's method table,
+`deadline_for`, overridden by the `deadlines` it is given: the settings'), the dispatch of
+incoming requests and notifications to handlers registered by method, the one function from
+an exception to a wire error (`error_object`) and the one from a wire error a peer answered
+to an exception (`answered_error`: the PluginError subclass of its code). Requests go both
+ways; many calls are in flight at once, matched by id. The read loop never awaits a handler: a request's handler runs as a task in
 the connection's own TaskGroup, and a notification's handler is a plain function called in
 the loop, wrapped so one bad handler cannot end it.
 
@@ -24,19 +26,26 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any, TypeVar
 
 import msgspec
 
-from ..kernel.errors import BingoError, PluginError
+from ..kernel.errors import (
+    BadParams,
+    BingoError,
+    Cancelled,
+    ConnectionClosed,
+    DeadlinePassed,
+    MethodNotFound,
+    PluginError,
+    Refused,
+)
 from ..kernel.log import cut
-from ..wire import Wire
+from ..wire import Wire, deadline_for
 from ..wire.rpc import (
-    DEADLINE,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    METHOD_NOT_FOUND,
     REFUSED,
     Envelope,
     ErrorObject,
@@ -48,7 +57,16 @@ from ..wire.rpc import (
 )
 from ._framing import BadLine, LineReader, LineWriter
 
-__all__ = ["UNREAD_MAX", "BadAnswer", "Connection", "Unread", "decode_answer", "decoder_for", "error_object"]
+__all__ = [
+    "UNREAD_MAX",
+    "BadAnswer",
+    "Connection",
+    "Unread",
+    "answered_error",
+    "decode_answer",
+    "decoder_for",
+    "error_object",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -79,8 +97,10 @@ def decoder_for(kind: type[R]) -> msgspec.json.Decoder[R]:
 class BadAnswer(PluginError):
     """The peer answered a call, but not in the shape of the method's result."""
 
+    code = INVALID_PARAMS
 
-class Unread(PluginError):
+
+class Unread(ConnectionClosed):
     """The peer left more than UNREAD_MAX bytes of answers and notifications unread on its
     stdin: the connection ended, and what was queued for it was dropped."""
 
@@ -97,20 +117,34 @@ def decode_answer(peer: str, method: str, raw: msgspec.Raw | bytes, result: type
         raise BadAnswer(
             f"{peer} answered {method} in the wrong shape: {exc}",
             "see schema/plugin.json for the answer's shape",
-            code=INVALID_PARAMS,
         ) from exc
 
 
 def error_object(exc: BaseException) -> ErrorObject:
     """The wire error for an exception raised while handling an incoming request: a
-    PluginError keeps its code, another BingoError is a refusal in its own words, and
-    anything else is an internal error with a short text (and a logged traceback)."""
+    PluginError with a code crosses as it (its class's: DeadlinePassed, Refused, ...), another
+    BingoError is a refusal in its own words, and anything else is an internal error with a
+    short text (and a logged traceback)."""
     if isinstance(exc, PluginError) and exc.code:
         return ErrorObject(code=exc.code, message=exc.line())
     if isinstance(exc, BingoError):
         return ErrorObject(code=REFUSED, message=exc.line())
     _log.exception("handler failed", exc_info=exc)
     return ErrorObject(code=INTERNAL_ERROR, message=f"internal error in the host: {type(exc).__name__}")
+
+
+_ANSWERED: dict[int, type[PluginError]] = {
+    kind.code: kind for kind in (DeadlinePassed, Refused, Cancelled, MethodNotFound, BadParams)
+}
+"""The way of failing each wire code a peer may answer stands for."""
+
+
+def answered_error(peer: str, error: ErrorObject) -> PluginError:
+    """The exception for an error `peer` answered: the PluginError subclass of its code, or a
+    PluginError keeping a code no subclass has (passed on as it is if it crosses again)."""
+    message = f"{peer}: {error.message}"
+    kind = _ANSWERED.get(error.code)
+    return kind(message) if kind is not None else PluginError(message, code=error.code)
 
 
 def _is_envelope(env: Envelope) -> bool:
@@ -133,6 +167,7 @@ class Connection:
     """A JSON-RPC endpoint over one pair of streams. Use as `async with`: entering starts the
     read loop, leaving stops it and fails what is still pending.
 
+    `deadlines` are the seconds per method that override the wire's table (the settings');
     `on_eof` builds the error pending callers are woken with when the stream ends (it may
     wait, boundedly, to learn how the process ended); `on_stray` is told of every line that
     is not a JSON-RPC message; `on_unexpected` of every answer to an id the host never sent
@@ -145,7 +180,8 @@ class Connection:
         *,
         name: str,
         ids: Iterator[int] | None = None,
-        on_eof: Callable[[], Awaitable[PluginError]] | None = None,
+        deadlines: Mapping[str, float] | None = None,
+        on_eof: Callable[[], Awaitable[ConnectionClosed]] | None = None,
         on_stray: Callable[[BadLine], None] | None = None,
         on_unexpected: Callable[[RequestId], None] | None = None,
     ) -> None:
@@ -161,6 +197,7 @@ class Connection:
         self._unread = 0
         """Bytes queued without waiting since the peer last kept up (see `_queue`)."""
         self._ids = ids if ids is not None else itertools.count(1)
+        self._deadlines = deadlines
         self._on_eof = on_eof
         self._on_stray = on_stray
         self._on_unexpected = on_unexpected
@@ -170,7 +207,7 @@ class Connection:
         self._notifications: dict[str, tuple[msgspec.json.Decoder[Any], NotificationHandler]] = {}
         self._group = asyncio.TaskGroup()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._ended: PluginError | None = None
+        self._ended: ConnectionClosed | None = None
         self._closed = asyncio.Event()
 
     # --- lifetime ------------------------------------------------------------------
@@ -181,17 +218,17 @@ class Connection:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        self._end(PluginError(f"the connection to {self.name} was closed by the host"))
+        self._end(ConnectionClosed(f"the connection to {self.name} was closed by the host"))
         for task in self._tasks:
             task.cancel()
         await self._group.__aexit__(None, None, None)
 
     @property
-    def ended(self) -> PluginError | None:
+    def ended(self) -> ConnectionClosed | None:
         """Why the connection ended, or None while it is open."""
         return self._ended
 
-    async def wait_closed(self) -> PluginError:
+    async def wait_closed(self) -> ConnectionClosed:
         """Wait until the stream has ended; the error pending callers were woken with."""
         await self._closed.wait()
         assert self._ended is not None
@@ -202,7 +239,7 @@ class Connection:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _end(self, error: PluginError) -> None:
+    def _end(self, error: ConnectionClosed) -> None:
         if self._ended is None:
             self._ended = error
             for future in self._pending.values():
@@ -230,6 +267,7 @@ class Connection:
         notification) counts toward UNREAD_MAX while the peer is behind.
 
         Raises:
+            ConnectionClosed: the connection has ended, or cannot be written.
             Unread: the peer is more than UNREAD_MAX behind; the connection has ended.
         """
         if self._ended is not None:
@@ -240,7 +278,7 @@ class Connection:
         try:
             self._writer.write(data)
         except (ConnectionError, RuntimeError) as exc:
-            raise PluginError(f"cannot write to {self.name}: {exc}") from exc
+            raise ConnectionClosed(f"cannot write to {self.name}: {exc}") from exc
 
     def _queue(self, size: int) -> None:
         """Count `size` bytes about to be queued for the peer without waiting; past
@@ -267,15 +305,32 @@ class Connection:
         """Send a notification. Synchronous, so it can be sent from a cancellation handler."""
         self._write(Notification(method=method, params=params))
 
+    def deadline(self, method: str) -> float:
+        """Seconds a call of `method` may take (for `provider/stream`: between messages):
+        the `deadlines` given, then the wire's table."""
+        return deadline_for(method, self._deadlines)
+
     async def call(
-        self, method: str, params: Wire, result: type[R], *, deadline: float | None
+        self,
+        method: str,
+        params: Wire,
+        result: type[R],
+        *,
+        deadline: float | None | msgspec.UnsetType = msgspec.UNSET,
     ) -> R:
-        """Send a request and wait for its answer, decoded as `result`.
+        """Send a request and wait for its answer, decoded as `result`, at most `deadline`
+        seconds: unless given, the method's own (`deadline(method)`); None when the caller
+        bounds the wait itself.
 
         Raises:
-            PluginError: the peer answered an error (its code), the deadline passed
-                (code DEADLINE), the stream ended, or the answer had the wrong shape.
+            PluginError: the peer answered an error (the subclass of its code: Refused,
+                MethodNotFound, ...).
+            DeadlinePassed: no answer came within the deadline.
+            ConnectionClosed: the stream ended, or cannot be written.
+            BadAnswer: the answer had the wrong shape.
         """
+        if isinstance(deadline, msgspec.UnsetType):
+            deadline = self.deadline(method)
         request_id = next(self._ids)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[msgspec.Raw] = loop.create_future()
@@ -287,7 +342,7 @@ class Connection:
                 try:
                     await self._writer.drain()
                 except (ConnectionError, RuntimeError) as exc:
-                    raise self._ended or PluginError(f"cannot write to {self.name}: {exc}") from exc
+                    raise self._ended or ConnectionClosed(f"cannot write to {self.name}: {exc}") from exc
             if deadline is not None:
                 # A timer failing the future, not asyncio.timeout: no task machinery per call.
                 timer = loop.call_at(loop.time() + deadline, self._expire, request_id, future, method, deadline)
@@ -318,10 +373,9 @@ class Connection:
         self._abandon(request_id)
         self._pending.pop(request_id, None)
         future.set_exception(
-            PluginError(
+            DeadlinePassed(
                 f"{self.name} did not answer {method} within {deadline:g} s",
                 "the call was abandoned; raise its deadline in settings if it needs longer",
-                code=DEADLINE,
             )
         )
 
@@ -346,7 +400,7 @@ class Connection:
                     _log.exception("dispatch failed on %s", self.name)
         except (ConnectionError, OSError) as exc:
             _log.info("reading from %s failed: %s", self.name, exc)
-        error = PluginError(f"{self.name} closed the connection")
+        error = ConnectionClosed(f"{self.name} closed the connection")
         if self._on_eof is not None and self._ended is None:
             try:
                 error = await self._on_eof()
@@ -385,8 +439,7 @@ class Connection:
                 self._on_unexpected(request_id)
             return
         if not isinstance(item.error, msgspec.UnsetType):
-            err = item.error
-            future.set_exception(PluginError(f"{self.name}: {err.message}", code=err.code))
+            future.set_exception(answered_error(self.name, item.error))
         elif not isinstance(item.result, msgspec.UnsetType):
             future.set_result(item.result)
 
@@ -406,13 +459,13 @@ class Connection:
     ) -> None:
         entry = self._requests.get(method)
         if entry is None:
-            self._answer_error(request_id, ErrorObject(code=METHOD_NOT_FOUND, message=f"no method {cut(method)}"))
+            self._answer_error(request_id, error_object(MethodNotFound(f"no method {cut(method)}")))
             return
         decoder, handler = entry
         try:
             decoded = decoder.decode(params)
         except msgspec.DecodeError as exc:
-            self._answer_error(request_id, ErrorObject(code=INVALID_PARAMS, message=str(exc)))
+            self._answer_error(request_id, error_object(BadParams(str(exc))))
             return
         self._spawn(self._handle(request_id, handler, decoded))
 

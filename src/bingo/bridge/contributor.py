@@ -2,9 +2,11 @@
 is `context/contribute {id, query}`.
 
 The query crosses as its projection (`ContextQuery`): an external contributor reads the
-query, never the host. A failure or a missed deadline raises PluginError, which the kernel
-turns into "dropped from this round" with a notice; a plugin that is not running answers
-nothing, quietly (its stop was already said once).
+query, never the host. A failure raises PluginError, which the kernel turns into "dropped
+from this round" with a notice; a plugin that is not running answers nothing, quietly (its
+stop was already said once). Its deadline is the kernel's: the turn bounds every
+contributor by `context/contribute`'s and says it was missed; the call sets no timer of its
+own, so it is enforced once.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class BridgedContributor:
         """The plugin's pieces for this turn.
 
         Raises:
-            PluginError: the call failed or missed its deadline.
+            PluginError: the call failed.
         """
         try:
             conn = await self._link.connection()
@@ -45,6 +47,6 @@ class BridgedContributor:
             "context/contribute",
             ContributeParams(id=self._spec.name, query=query),
             ContributeResult,
-            deadline=self._link.deadline("context/contribute"),
+            deadline=None,  # the turn cancels a contributor past context/contribute's
         )
         return result.pieces

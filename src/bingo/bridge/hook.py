@@ -1,8 +1,10 @@
 """The bridged hook: the kernel's `Hook`, whose `decide` is `hook/decide` and whose
 `observe` is the `hook/observe` notification.
 
-A failure, a missed deadline or an answer outside the five outcomes (`allow` included)
-raises PluginError, which the kernel's Hooks turns into "decides nothing" and a notice. A
+A failure or an answer outside the five outcomes (`allow` included) raises PluginError,
+which the kernel's Hooks turns into "decides nothing" and a notice. Its deadline is the
+kernel's: Hooks bounds every hook's decision by `hook/decide`'s, a plugin's as an in-process
+one's, and says it was missed; the call sets no timer of its own, so it is enforced once. A
 plugin that is not running raises PluginUnavailable, which Hooks lets decide nothing quietly
 (or answer `ask`, for a plugin in `hooks.failClosed`), and observes nothing; an observation
 never respawns a plugin, since nothing waits on it.
@@ -38,13 +40,12 @@ class BridgedHook:
 
         Raises:
             PluginUnavailable: the plugin is not running, so it was not asked.
-            PluginError: the call failed, was late, or answered something not a decision.
+            PluginError: the call failed, or answered something not a decision.
         """
         conn = await self._link.connection()
         params = HookDecideParams(id=self._spec.name, site=self._spec.site, point=point, payload=payload)
-        return await conn.call(
-            "hook/decide", params, HookOutcome, deadline=self._link.deadline("hook/decide")
-        )
+        # No deadline here: the kernel's Hooks cancels a decision past hook/decide's.
+        return await conn.call("hook/decide", params, HookOutcome, deadline=None)
 
     async def observe(self, point: str, payload: Json) -> None:
         """Tell the plugin about an observation point, if it is running."""

@@ -64,7 +64,7 @@ class BridgedProvider:
             raise ProviderError(exc.message, exc.hint) from exc
         calls = self._link.calls
         stream_id = calls.stream_id()
-        gap = self._link.deadline("provider/stream")
+        gap = conn.deadline("provider/stream")
         loop = asyncio.get_running_loop()
         params = ProviderStreamParams(id=self._own_name, stream_id=stream_id, request=request)
         try:
@@ -75,9 +75,8 @@ class BridgedProvider:
                     on_delta(chunk)
 
                 calls.streams[stream_id] = delta
-                result = await conn.call(
-                    "provider/stream", params, ProviderStreamResult, deadline=None
-                )
+                # The deadline is between messages, so the timer above is the one: none per call.
+                result = await conn.call("provider/stream", params, ProviderStreamResult, deadline=None)
         except TimeoutError:
             _cancel(conn, stream_id)
             raise ProviderError(

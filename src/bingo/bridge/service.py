@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import msgspec
 
-from ..kernel.errors import GateError, PluginError
+from ..kernel.errors import BadParams, GateError, MethodNotFound, Refused
 from ..kernel.notices import Notices
 from ..kernel.registry import Registry
 from ..wire import (
@@ -30,7 +30,6 @@ from ..wire import (
     ServiceSpec,
     Wire,
 )
-from ..wire.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, REFUSED
 from ._link import Calls, Link
 from .connection import Connection
 
@@ -70,7 +69,6 @@ class BridgedService:
             "service/call",
             ServiceCallParams(key=self._spec.key, method=method, params=params),
             ServiceCallResult,
-            deadline=self._link.deadline("service/call"),
         )
         return result.result
 
@@ -89,11 +87,7 @@ class HostService:
         return "bingo"
 
     async def call(self, method: str, params: Json) -> Json:
-        raise PluginError(f"{HOST_SERVICE_KEY} answers plugins only", code=REFUSED)
-
-
-def _refused(message: str) -> PluginError:
-    return PluginError(message, code=REFUSED)
+        raise Refused(f"{HOST_SERVICE_KEY} answers plugins only")
 
 
 class ServiceRouter:
@@ -116,13 +110,17 @@ class ServiceRouter:
         """The result of `plugin`'s call of `params.key`.
 
         Raises:
-            PluginError: no such key or method, or the service refused or failed.
+            MethodNotFound: no such key or method.
+            Refused: the host refused (an `ask` off a call the plugin is running, or with
+                nobody to ask).
+            BadParams: the params of a `bingo.host` method have the wrong shape.
+            PluginError: the service refused or failed.
         """
         if params.key == HOST_SERVICE_KEY:
             return await self._host(plugin, params.method, params.params)
         service = self._registry.services.get(params.key)
         if service is None:
-            raise PluginError(f"no service is registered under {params.key!r}", code=METHOD_NOT_FOUND)
+            raise MethodNotFound(f"no service is registered under {params.key!r}")
         return await service.call(params.method, params.params)
 
     async def _host(self, plugin: str, method: str, params: Json) -> Wire:
@@ -132,7 +130,7 @@ class ServiceRouter:
             notice = _convert(params, HostNoticeParams)
             self._notices.say(plugin, notice.message, notice.level)
             return EmptyResult()
-        raise PluginError(f"{HOST_SERVICE_KEY} has no method {method!r}", code=METHOD_NOT_FOUND)
+        raise MethodNotFound(f"{HOST_SERVICE_KEY} has no method {method!r}")
 
     async def _ask(self, plugin: str, params: AskParams) -> AskResult:
         book = self._books.get(plugin)
@@ -145,11 +143,11 @@ class ServiceRouter:
             else:
                 why = f"call {params.call} is not a call you are running"
             self._notices.say_once(plugin, "ask-refused", f"bingo.host ask was refused: {why}", "warning")
-            raise _refused(why)
+            raise Refused(why)
         try:
             answer = await call.ask(params.question, params.choices)
         except GateError:
-            raise _refused("no person to ask") from None
+            raise Refused("no person to ask") from None
         return AskResult(answer=answer)
 
 
@@ -160,4 +158,4 @@ def _convert(params: Json, kind: type[W]) -> W:
     try:
         return msgspec.convert(params, kind)
     except msgspec.ValidationError as exc:
-        raise PluginError(f"bad params: {exc}", code=INVALID_PARAMS) from exc
+        raise BadParams(f"bad params: {exc}") from exc

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..kernel.errors import PluginError
+from ..kernel.errors import DeadlinePassed, PluginError
 from ..kernel.interfaces import ToolCall
 from ..wire import (
     TextPart,
@@ -23,7 +23,6 @@ from ..wire import (
     ToolSpec,
     ToolTraits,
 )
-from ..wire.rpc import DEADLINE
 from ._link import Link, Unavailable
 from ._names import bridged_name
 from .connection import BadAnswer, Connection
@@ -92,14 +91,12 @@ class BridgedTool:
 
         unabandon = call.abandoned.on_set(abandon)
         try:
-            result = await conn.call(
-                "tool/call", params, ToolCallResult, deadline=self._link.deadline("tool/call")
-            )
+            result = await conn.call("tool/call", params, ToolCallResult)
         except PluginError as exc:
             # The kernel hands a failed call's words to the model only; a late or malformed
             # answer is the plugin's fault and the person hears of it once (a death already
             # had its notice when the process stopped).
-            if isinstance(exc, BadAnswer) or exc.code == DEADLINE:
+            if isinstance(exc, (BadAnswer, DeadlinePassed)):
                 kind = "shape" if isinstance(exc, BadAnswer) else "deadline"
                 self._link.fault(f"tool/call {kind} {self._own_name}", f"tool {self._own_name}: {exc.message}")
             raise

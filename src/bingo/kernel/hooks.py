@@ -5,12 +5,14 @@ Owns the valid (site, point) pairs and the rule that a declaration naming any ot
 hook (`hook_problem`, applied where hooks are registered); the decision fold of INTERFACE.md
 §5 (hooks run in registration order; `deny` and `block` stop; `redirect` replaces the payload
 for the hooks after it, when its value is a whole payload of the same shape; `ask` is
-remembered; `continue` goes on), the deadline on every hook, the rule that a hook which
-raises, is late or answers anything else decides nothing and raises one notice — or answers
-`ask`, when its plugin is one the person listed in `hooks.failClosed` — and the task group
-that observations run in so that `observe` never makes its caller wait. It does not consult
-the gate (the turn loop passes a hook's `ask` to it) and knows nothing of the wire: a bridged
-hook is a hook, and whatever it raises is treated like any other hook's failure.
+remembered; `continue` goes on), the deadline on every hook (the only one a decision is
+held to, in process or across the wire: a bridged hook sets no timer of its own), the rule
+that a hook which raises, is late or answers anything else decides nothing and raises one
+notice — or answers `ask`, when its plugin is one the person listed in `hooks.failClosed` —
+and the task group that observations run in so that `observe` never makes its caller wait.
+It does not consult the gate (the turn loop passes a hook's `ask` to it) and knows nothing
+of the wire: a bridged hook is a hook, and whatever it raises is treated like any other
+hook's failure.
 """
 
 from __future__ import annotations

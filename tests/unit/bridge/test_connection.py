@@ -13,10 +13,27 @@ import msgspec
 import pytest
 
 from bingo.bridge._framing import BadLine, MemoryWriter, memory_pair
-from bingo.bridge.connection import UNREAD_MAX, Connection, Unread, error_object
-from bingo.kernel.errors import GateError, PluginError
-from bingo.wire import EmptyResult, HostNoticeParams, ServiceCallParams, ServiceCallResult
-from bingo.wire.rpc import DEADLINE, INTERNAL_ERROR, METHOD_NOT_FOUND, REFUSED
+from bingo.bridge.connection import UNREAD_MAX, Connection, Unread, answered_error, error_object
+from bingo.kernel.errors import (
+    BadParams,
+    Cancelled,
+    ConnectionClosed,
+    DeadlinePassed,
+    GateError,
+    MethodNotFound,
+    PluginError,
+    Refused,
+)
+from bingo.wire import FALLBACK_DEADLINE, EmptyResult, HostNoticeParams, ServiceCallParams, ServiceCallResult
+from bingo.wire.rpc import (
+    CANCELLED,
+    DEADLINE,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REFUSED,
+    ErrorObject,
+)
 
 
 class Peer:
@@ -75,7 +92,7 @@ def test_calls_in_flight_are_matched_by_id_whatever_the_order_of_answers() -> No
 
 def test_a_call_past_its_deadline_fails_with_code_deadline_and_a_late_answer_is_ignored() -> None:
     async def scenario(conn: Connection, peer: Peer) -> None:
-        with pytest.raises(PluginError) as caught:
+        with pytest.raises(DeadlinePassed) as caught:
             await conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=0.01)
         assert caught.value.code == DEADLINE
         request = await peer.read()
@@ -92,8 +109,8 @@ def test_a_call_past_its_deadline_fails_with_code_deadline_and_a_late_answer_is_
 
 
 def test_eof_wakes_every_pending_caller_with_the_error_the_process_layer_builds() -> None:
-    async def ended() -> PluginError:
-        return PluginError("plugin p exited with code 3", "log: x.log")
+    async def ended() -> ConnectionClosed:
+        return ConnectionClosed("plugin p exited with code 3", "log: x.log")
 
     async def scenario(conn: Connection, peer: Peer) -> None:
         calls = [
@@ -154,11 +171,34 @@ def test_an_error_answer_raises_plugin_error_with_its_code() -> None:
         )
         request = await peer.read()
         peer.send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "nope"}})
-        with pytest.raises(PluginError) as caught:
+        with pytest.raises(MethodNotFound) as caught:
             await call
         assert caught.value.code == METHOD_NOT_FOUND
 
     _run(scenario)
+
+
+def test_a_call_takes_its_methods_deadline_from_the_settings_then_the_wire_table() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        assert conn.deadline("service/call") == 0.01
+        assert conn.deadline("tool/call") == 600.0
+        assert conn.deadline("no/such") == FALLBACK_DEADLINE
+        with pytest.raises(DeadlinePassed) as caught:
+            await conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult)
+        assert caught.value.message == "plugin p did not answer service/call within 0.01 s"
+
+    _run(scenario, deadlines={"service/call": 0.01})
+
+
+def test_an_error_a_peer_answers_is_the_subclass_of_its_code() -> None:
+    kinds = {DEADLINE: DeadlinePassed, REFUSED: Refused, CANCELLED: Cancelled, METHOD_NOT_FOUND: MethodNotFound, INVALID_PARAMS: BadParams}
+    for code, kind in kinds.items():
+        error = answered_error("plugin p", ErrorObject(code=code, message="why"))
+        assert type(error) is kind
+        assert (error.code, error.message) == (code, "plugin p: why")
+    other = answered_error("plugin p", ErrorObject(code=-32050, message="its own"))
+    assert type(other) is PluginError
+    assert other.code == -32050
 
 
 def test_the_plugin_can_call_the_host_and_a_failing_handler_answers_an_error() -> None:
@@ -265,7 +305,12 @@ def test_two_connections_talk_both_ways() -> None:
 
 
 def test_errors_map_to_one_wire_error_each() -> None:
-    assert error_object(PluginError("late", code=DEADLINE)).code == DEADLINE
+    assert error_object(DeadlinePassed("late")).code == DEADLINE
+    assert error_object(Refused("no person to ask")) == ErrorObject(code=REFUSED, message="no person to ask")
+    assert error_object(MethodNotFound("no method x")).code == METHOD_NOT_FOUND
+    assert error_object(BadParams("bad params")).code == INVALID_PARAMS
+    assert error_object(PluginError("its own", code=-32050)).code == -32050
+    assert error_object(ConnectionClosed("plugin q exited")).code == REFUSED
     assert error_object(GateError("no person to ask")).code == REFUSED
     assert error_object(KeyError("x")).code == INTERNAL_ERROR
 
@@ -274,9 +319,8 @@ def test_a_late_answer_to_an_expired_call_is_dropped_quietly_but_a_second_one_is
     unexpected: list[object] = []
 
     async def scenario(conn: Connection, peer: Peer) -> None:
-        with pytest.raises(PluginError) as caught:
+        with pytest.raises(DeadlinePassed) as caught:
             await conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=0.01)
-        assert caught.value.code == DEADLINE
         assert caught.value.message == "plugin p did not answer service/call within 0.01 s"
         request = await peer.read()
         peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})

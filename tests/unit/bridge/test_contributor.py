@@ -5,14 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-import pytest
-
 from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
 from bingo.bridge.contributor import BridgedContributor
-from bingo.kernel.errors import PluginError
 from bingo.wire import ContextPiece, ContextQuery, ContributeParams, ContributeResult, ContributorSpec
-from bingo.wire.rpc import DEADLINE
 
 _QUERY = ContextQuery(session="s", turn=2, cwd="/w", prompt="hello")
 _SPEC = ContributorSpec(name="notes")
@@ -38,18 +34,18 @@ def test_the_query_crosses_as_its_projection_and_the_pieces_come_back() -> None:
     _run(scenario)
 
 
-def test_a_late_contributor_raises_plugin_error_for_the_kernel_to_drop() -> None:
+def test_a_contributor_sets_no_timer_of_its_own_since_the_turn_bounds_it() -> None:
+    # The connection's deadline for context/contribute passes long before the answer can
+    # come back; the answer still counts: the turn's timer is the one (enforced once).
     async def scenario(twin: Twin) -> None:
         async def contribute(params: ContributeParams) -> ContributeResult:
-            await asyncio.Event().wait()
-            raise AssertionError
+            return ContributeResult(pieces=[ContextPiece(text="late but kept")])
 
         twin.plugin.on_request("context/contribute", ContributeParams, contribute)
-        with pytest.raises(PluginError) as caught:
-            await BridgedContributor(twin.link, _SPEC).contribute(_QUERY)
-        assert caught.value.code == DEADLINE
+        pieces = await BridgedContributor(twin.link, _SPEC).contribute(_QUERY)
+        assert pieces == [ContextPiece(text="late but kept")]
 
-    _run(scenario, deadlines={"context/contribute": 0.01})
+    _run(scenario, deadlines={"context/contribute": 1e-9})
 
 
 def test_a_contributor_whose_plugin_is_not_running_answers_nothing() -> None:

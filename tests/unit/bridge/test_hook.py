@@ -11,8 +11,9 @@ from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
 from bingo.bridge.hook import BridgedHook
 from bingo.kernel.errors import PluginError, PluginUnavailable
-from bingo.wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Wire
-from bingo.wire.rpc import DEADLINE
+from bingo.kernel.hooks import Hooks
+from bingo.kernel.notices import Notices
+from bingo.wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Notice, Wire
 
 _SPEC = HookSpec(name="guard", site="tool", points=["before", "after"])
 
@@ -38,19 +39,37 @@ def test_a_hook_decides_across_the_wire() -> None:
     _run(scenario)
 
 
-def test_a_late_hook_raises_so_the_hook_decides_nothing() -> None:
+def test_a_late_hook_is_held_to_the_kernels_deadline_and_decides_nothing() -> None:
+    said: list[Notice] = []
+
     async def scenario(twin: Twin) -> None:
         async def decide(params: HookDecideParams) -> HookOutcome:
             await asyncio.Event().wait()
             raise AssertionError
 
         twin.plugin.on_request("hook/decide", HookDecideParams, decide)
-        hook = BridgedHook(twin.link, _SPEC)
-        with pytest.raises(PluginError) as late:
-            await hook.decide("before", {})
-        assert late.value.code == DEADLINE
+        notices = Notices()
+        notices.listen(said.append)
+        async with Hooks([BridgedHook(twin.link, _SPEC)], notices, 0.01) as hooks:
+            verdict = await hooks.decide("tool", "before", {"tool": "rm"})
+        assert verdict.action == "continue"
 
-    _run(scenario, deadlines={"hook/decide": 0.01})
+    # The connection's own deadline is far off: the kernel's is the one a hook misses.
+    _run(scenario, deadlines={"hook/decide": 60.0})
+    assert [n.message for n in said] == ["hook guard missed its deadline (0.01 s) and decides nothing"]
+
+
+def test_a_hook_sets_no_timer_of_its_own_since_the_kernel_bounds_it() -> None:
+    # The connection's deadline for hook/decide passes long before the answer can come
+    # back; the answer still counts: the kernel's timer is the one (enforced once).
+    async def scenario(twin: Twin) -> None:
+        async def decide(params: HookDecideParams) -> HookOutcome:
+            return HookOutcome(outcome="continue")
+
+        twin.plugin.on_request("hook/decide", HookDecideParams, decide)
+        assert await BridgedHook(twin.link, _SPEC).decide("before", {}) == HookOutcome(outcome="continue")
+
+    _run(scenario, deadlines={"hook/decide": 1e-9})
 
 
 class _Allow(Wire, frozen=True):

@@ -11,7 +11,7 @@ import pytest
 from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
 from bingo.bridge.tool import BridgedTool
-from bingo.kernel.errors import PluginError
+from bingo.kernel.errors import DeadlinePassed
 from bingo.kernel.interfaces import ToolCall
 from bingo.wire import (
     InitializeResult,
@@ -121,16 +121,17 @@ def test_an_abandoned_call_asks_its_link_to_stop_the_plugin() -> None:
     _run(scenario)
 
 
-def test_a_late_tool_fails_with_code_deadline() -> None:
+def test_a_late_tool_fails_with_code_deadline_and_one_fault() -> None:
     async def scenario(twin: Twin) -> None:
         async def call(params: ToolCallParams) -> ToolCallResult:
             await asyncio.Event().wait()
             raise AssertionError
 
         twin.plugin.on_request("tool/call", ToolCallParams, call)
-        with pytest.raises(PluginError) as caught:
+        with pytest.raises(DeadlinePassed) as caught:
             await BridgedTool(twin.link, _SPEC).call(ToolCall("c1", {}, "/w", "s", 1))
         assert caught.value.code == DEADLINE
+        assert twin.link.faults == [f"tool {_SPEC.name}: plugin p did not answer tool/call within 0.01 s"]
 
     _run(scenario, deadlines={"tool/call": 0.01})
 
