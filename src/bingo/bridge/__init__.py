@@ -5,7 +5,9 @@ Three layers, each unaware of the ones above it: framing (`_framing.py`, bytes â
 message per line), the connection (`connection.py`, ids, deadlines, the one exception â†’
 wire error boundary) and the proxies (`tool.py`, `command.py`, `contributor.py`,
 `compactor.py`, `provider.py`, `hook.py`, `service.py`). `process.py` owns one child
-process; `host.py` owns them all. The kernel never imports this package.
+process, `_plugin.py` one plugin's processes one after another (its handshake in
+`handshake.py`, its respawn pacing in `_backoff.py`), and `host.py` all of them. The kernel
+never imports this package.
 
 Each export is imported when first asked for (PEP 562), so that a caller pays only for what
 it asks for: importing the package imports none of its modules, and importing one of them

@@ -1,11 +1,11 @@
 """One plugin's handle: its process lifetimes, one after another, behind one Link.
 
-Owns spawning (the one place a spawn's OSError becomes a SpawnError) and the handshake
-(`initialize`: protocol 5 only, the answered name checked against the manifest, both refused
+Owns spawning (the one place a spawn's OSError becomes a SpawnError), what a handshake's
+outcome costs (`handshake.py` holds the exchange: a protocol or name it refuses is refused
 with a notice and never retried), death (in-flight calls fail with an error naming the
 plugin and how it ended, ONE notice, sources answer nothing), and respawn on the next source
-read with backoff: 1 s doubling to 60 s between consecutive failed spawns, reset once a
-process has lived 60 s. No health checks, no supervisor.
+read, paced by `_backoff.py` (1 s doubling to 60 s between consecutive failed spawns, reset
+once a process has lived 60 s). No health checks, no supervisor.
 
 A plugin declared from the declaration cache is `idle`: registered, never started. Its first
 source read starts it like any start (no backoff, no notice about a death that never
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -30,17 +29,19 @@ from ..kernel.errors import ConnectionClosed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
-from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult
-from ._framing import BadLine
+from ..wire import InitializeResult
 from ..wire.rpc import RequestId
+from ._backoff import Backoff, Retry
+from ._framing import BadLine
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
-from .connection import Connection, Unread, decoder_for
+from .connection import Connection, Unread
 from .discovery import PluginSource, entry_command
+from .handshake import handshake, initialize_params
 from .manifest import Manifest
 from .process import PluginLog, PluginProcess
 from .service import ServiceRouter
 
-__all__ = ["Backoff", "Plugin", "State", "read_handshake"]
+__all__ = ["HostFacts", "Plugin", "State"]
 
 _log = logging.getLogger(__name__)
 
@@ -49,40 +50,6 @@ State = Literal["idle", "starting", "running", "stopped", "refused"]
 
 Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
 """Told every handshake's outcome: the accepted declaration, or the words refusing it."""
-
-
-class Backoff(msgspec.Struct, frozen=True):
-    """Respawn pacing (INTERFACE.md §5); overridable so tests need no real waiting."""
-
-    first: float = 1.0
-    """Seconds after the first failed spawn."""
-    cap: float = 60.0
-    """The longest wait between spawns."""
-    reset_after: float = 60.0
-    """A process that lived this long resets the count of failures."""
-
-
-class _Peek(msgspec.Struct):
-    """The two handshake fields checked before the rest is believed."""
-
-    protocol: int | None = None
-    name: str | None = None
-
-
-def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeResult | str:
-    """The handshake validator: the plugin's InitializeResult, or the words refusing it (a
-    protocol this host does not speak, a name other than the manifest's). The two fields are
-    checked before the rest is believed.
-
-    Raises:
-        msgspec.DecodeError: the answer is not JSON of the handshake's shape.
-    """
-    peek = decoder_for(_Peek).decode(raw)
-    if peek.protocol != PROTOCOL_VERSION:
-        return f"it speaks protocol {peek.protocol}, but this host speaks only protocol {PROTOCOL_VERSION}"
-    if peek.name != manifest_name:
-        return f"its handshake says it is {peek.name!r}, but its manifest says {manifest_name!r}"
-    return decoder_for(InitializeResult).decode(raw)
 
 
 async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog) -> PluginProcess:
@@ -134,8 +101,7 @@ class Plugin:
         self._notices = notices
         self._router = router
         self._group = group
-        self._clock = clock
-        self._backoff = backoff
+        self._retry = Retry(backoff, clock)
         self._on_answer = on_answer
         self._calls = Calls(
             on_flood=lambda: self.fault(
@@ -146,12 +112,9 @@ class Plugin:
         self._conn: Connection | None = None
         self._ready: asyncio.Future[Connection | PluginError] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._failures = 0
-        self._retry_at = 0.0
         self._closing = False
         self._abandoned: PluginProcess | None = None
         """The process `abandon` ended: its end is no failure to report."""
-        self._born = 0.0
         self._proc: PluginProcess | None = None
         self.log = PluginLog(facts.data_dir / "logs" / f"plugin-{source.name}.log")
 
@@ -196,7 +159,7 @@ class Plugin:
             return self._conn
         if self.state == "refused" or self._closing:
             raise Unavailable(f"plugin {self.name} is not running: {self.why}")
-        if self.state == "stopped" and self._clock() < self._retry_at:
+        if self.state == "stopped" and self._retry.waiting():
             raise Unavailable(
                 f"plugin {self.name} is not running: {self.why}",
                 "it is started again when next used, after a pause",
@@ -241,7 +204,7 @@ class Plugin:
             await self._lifetime(ready)
         except Exception as exc:  # boundary: one plugin's fault never reaches the host
             _log.exception("plugin %s failed", self.name)
-            self._stopped(f"failed inside the host: {type(exc).__name__}", lived=None, say=True)
+            self._stopped(f"failed inside the host: {type(exc).__name__}", say=True)
         finally:
             self._conn = None
             if not ready.done():
@@ -261,7 +224,7 @@ class Plugin:
         try:
             proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log)
         except SpawnError as exc:
-            self._stopped(f"could not be started: {exc.message}", lived=None, say=True)
+            self._stopped(f"could not be started: {exc.message}", say=True)
             return
         self._proc = proc
         proc.on_fault = self.fault
@@ -278,27 +241,20 @@ class Plugin:
             async with conn:
                 self._calls.install(conn)
                 self._router.install(conn, self.name)
-                params = InitializeParams(
-                    protocol=PROTOCOL_VERSION,
-                    plugin_root=str(self.source.root),
-                    config=dict(self._settings.plugins.get(self.name, {})),
-                    env=HostEnv(
-                        host="bingo",
-                        host_version=self._facts.version,
-                        platform=sys.platform,
-                        cwd=str(self._facts.cwd),
-                        data_dir=str(data_dir),
-                    ),
+                params = initialize_params(
+                    root=self.source.root,
+                    config=self._settings.plugins.get(self.name, {}),
+                    host_version=self._facts.version,
+                    cwd=self._facts.cwd,
+                    data_dir=data_dir,
                 )
                 try:
-                    raw = await conn.call("initialize", params, msgspec.Raw)
-                    answer = read_handshake(raw, self.manifest.name)
-                except (PluginError, msgspec.DecodeError) as exc:
+                    answer = await handshake(conn, params, self.manifest.name)
+                except PluginError as exc:
                     proc.deaf = isinstance(exc, Unread)
                     if conn.ended is not None and self.state == "stopped":
                         return  # it died: on_eof has stopped it and said so, once
-                    why = exc.message if isinstance(exc, PluginError) else f"its answer has the wrong shape: {exc}"
-                    self._stopped(f"did not complete its handshake: {why}: {self._where()}", lived=None, say=True)
+                    self._stopped(f"did not complete its handshake: {exc.message}: {self._where()}", say=True)
                     return
                 if isinstance(answer, str):
                     self.state, self.why = "refused", answer
@@ -314,24 +270,22 @@ class Plugin:
                     await self._on_answer(self, answer)
                 self._conn = conn
                 self.state, self.why = "running", None
-                self._born = self._clock()
+                self._retry.ran()
                 ready.set_result(conn)
                 error = await conn.wait_closed()
                 proc.deaf = isinstance(error, Unread)
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
-                    self._stopped(error.line(), lived=None, say=not self._closing)
+                    self._stopped(error.line(), say=not self._closing)
 
-    def _stopped(self, why: str, *, lived: float | None, say: bool) -> None:
-        now = self._clock()
+    def _stopped(self, why: str, *, say: bool, ended: bool = False) -> None:
+        """Stop: a failure for the backoff, unless a running process `ended` after living
+        long enough to reset it."""
         self.state, self.why = "stopped", why
-        if lived is not None and lived >= self._backoff.reset_after:
-            self._failures = 0
-            self._retry_at = now
+        if ended:
+            self._retry.ended()
         else:
-            self._failures += 1
-            delay = self._backoff.first * 2 ** (self._failures - 1)
-            self._retry_at = now + min(delay, self._backoff.cap)
+            self._retry.failed()
         if say:
             self._notices.say(self.name, f"stopped: {why}", "warning")
 
@@ -347,7 +301,7 @@ class Plugin:
             hint = f"its last stderr line: {proc.last_stderr!r}; {hint}"
         error = ConnectionClosed(f"plugin {self.name} {how}", hint)
         self._conn = None
-        self._stopped(error.line(), lived=self._clock() - self._born, say=not self._closing)
+        self._stopped(error.line(), say=not self._closing, ended=True)
         return error
 
     def _unexpected(self, request_id: RequestId) -> None:

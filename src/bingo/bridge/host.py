@@ -34,9 +34,10 @@ from ..kernel.notices import Notices
 from ..kernel.registry import Registry
 from ..kernel.settings import Settings
 from ..wire import HOST_SERVICE_KEY, InitializeResult
+from ._backoff import Backoff
 from ._cache import DeclarationCache, Declared
 from ._link import Calls
-from ._plugin import Backoff, HostFacts, Plugin
+from ._plugin import HostFacts, Plugin
 from .command import BridgedCommand
 from .compactor import BridgedCompactor
 from .contributor import BridgedContributor

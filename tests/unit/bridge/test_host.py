@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bingo.bridge import PluginHost, PluginSource, process
-from bingo.bridge._plugin import Backoff
+from bingo.bridge._backoff import Backoff
 from bingo.bridge.manifest import Entry, Manifest
 from bingo.kernel.errors import PluginError
 from bingo.kernel.interfaces import ToolCall

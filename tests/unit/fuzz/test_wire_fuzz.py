@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bingo.bridge._framing import BadLine, LineReader
-from bingo.bridge._plugin import read_handshake
+from bingo.bridge.handshake import read_handshake
 from bingo.bridge.connection import BadAnswer, _envelope_decoder, _is_envelope, decode_answer
 from bingo.kernel.errors import PluginError
 from bingo.wire import InitializeResult
