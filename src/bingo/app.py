@@ -186,9 +186,9 @@ async def run_app(options: Options) -> int:
     run_sources, listed = admitted(sources, state)
     registry = Registry(notices)
     for tool in builtin_tools():
-        # By name, into the empty registry (no clash is possible): reading a built-in's
-        # spec would import its module, which only a model turn needs.
-        registry.tools[tool.name] = tool
+        # By name: reading a built-in's spec would import its module, which only a model
+        # turn needs.
+        registry.add_tool(tool, name=tool.name)
     gate = Gate(settings.permissions)
     session = _LazySession(data_dir / "sessions.db", str(project))
     try:

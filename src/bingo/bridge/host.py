@@ -2,9 +2,11 @@
 
 Owns starting the discovered plugins (spawn and handshake concurrently, each under the
 `initialize` deadline), registering one proxy per declared capability in the Registry in
-plugin-name order (so the first in name order keeps a contested name or key), refusing
-`bingo.*` service keys, the reserved `bingo.host` service, the `/plugins` status, and, on
-leaving the `async with`, the concurrent bounded shutdown of every process and its children.
+plugin-name order (so the first in name order keeps a contested name or key), by one table
+of the kinds (`_KINDS`: declarations → proxy class → registry method), the reserved
+`bingo.host` service, the `/plugins` status, and, on leaving the `async with`, the
+concurrent bounded shutdown of every process and its children. Which names and keys a
+plugin may not take is the Registry's rule, and only its methods change what it holds.
 
 With the declaration cache (`_cache.py`, ADR-0012) a plugin whose answer is cached under
 its current key is registered from the cache and not started (`idle`); it starts on its
@@ -23,15 +25,16 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
 from .. import __version__
 from ..kernel.hooks import OBSERVE_POINTS, hook_problem
 from ..kernel.notices import Notices
-from ..kernel.registry import Registry
+from ..kernel.registry import Places, Registry
 from ..kernel.settings import Settings
 from ..wire import HOST_SERVICE_KEY, InitializeResult
 from ._backoff import Backoff
@@ -51,9 +54,6 @@ __all__ = ["PluginHost", "PluginStatus"]
 
 _log = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
-
-_RESERVED_PREFIX = "bingo."
 _NOT_STARTED = "not started yet"
 """`/plugins`' words for a plugin declared from the cache that nothing has used yet."""
 
@@ -74,21 +74,54 @@ class PluginStatus(msgspec.Struct, frozen=True):
     contributes: tuple[str, ...]
 
 
-class _Registered(msgspec.Struct, frozen=True):
-    """One proxy the host put in the registry, and under which kind and name."""
-
-    kind: Literal["tool", "command", "contributor", "compactor", "provider", "hook", "service"]
-    name: str
-    proxy: object
+_S = TypeVar("_S")
+_P = TypeVar("_P")
 
 
-def _drop(items: list[_T], proxy: object, places: dict[str, int], kind: str) -> None:
-    """Remove `proxy` from `items` (by identity), remembering where the first one was."""
-    for index, item in enumerate(items):
-        if item is proxy:
-            del items[index]
-            places.setdefault(kind, index)
-            return
+class _Registrar(Protocol):
+    def register(self, registry: Registry, plugin: Plugin, info: InitializeResult, at: Places) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind(Generic[_S, _P]):
+    """One kind a plugin contributes: where its handshake lists the declarations, the proxy
+    that stands for one, the registry method that registers it, and how `/plugins` names it."""
+
+    specs: Callable[[InitializeResult], Sequence[_S]]
+    proxy: Callable[[Plugin, _S], _P]
+    add: Callable[[Registry, _P, Places], bool]
+    shown: Callable[[_P], str]
+
+    def register(self, registry: Registry, plugin: Plugin, info: InitializeResult, at: Places) -> list[str]:
+        """Register a proxy for each declaration; how `/plugins` names the ones taken."""
+        added: list[str] = []
+        for spec in self.specs(info):
+            proxy = self.proxy(plugin, spec)
+            if self.add(registry, proxy, at):
+                added.append(self.shown(proxy))
+        return added
+
+
+def _keyed(add: Callable[[Registry, _P], bool]) -> Callable[[Registry, _P, Places], bool]:
+    """A registry method of a kind kept by name: it has no place in a run order."""
+
+    def at(registry: Registry, proxy: _P, _places: Places) -> bool:
+        return add(registry, proxy)
+
+    return at
+
+
+_KINDS: tuple[_Registrar, ...] = (
+    # In this order: it is the order of the refusal notices and of `/plugins`' list.
+    _Kind(lambda info: info.tools, BridgedTool, _keyed(Registry.add_tool), lambda tool: f"tool {tool.spec.name}"),
+    _Kind(lambda info: info.commands, BridgedCommand, _keyed(Registry.add_command), lambda command: f"command /{command.spec.name}"),
+    _Kind(lambda info: info.contributors, BridgedContributor, Registry.add_contributor, lambda contributor: f"contributor {contributor.spec.name}"),
+    _Kind(lambda info: info.compactors, BridgedCompactor, _keyed(Registry.add_compactor), lambda compactor: f"compactor {compactor.spec.name}"),
+    _Kind(lambda info: info.providers, BridgedProvider, _keyed(Registry.add_provider), lambda provider: f"provider {provider.spec.name}"),
+    _Kind(lambda info: info.hooks, BridgedHook, Registry.add_hook, lambda hook: f"hook {hook.spec.name} ({hook.spec.site}: {', '.join(hook.spec.points)})"),
+    _Kind(lambda info: info.services, BridgedService, _keyed(Registry.add_service), lambda service: f"service {service.spec.key}"),
+)
+"""Every kind a plugin contributes: kind → declarations → proxy → registry method."""
 
 
 def _decides(info: InitializeResult, site: str, point: str) -> bool:
@@ -148,7 +181,8 @@ class PluginHost:
         self._router = ServiceRouter(registry, notices, self._books)
         self._plugins: dict[str, Plugin] = {}
         self._contributes: dict[str, list[str]] = {}
-        self._registered: dict[str, list[_Registered]] = {}
+        self._registered: set[str] = set()
+        """The plugins whose declarations are registered now."""
         self._cache = DeclarationCache(data_dir) if cache else None
         self._declared: dict[str, Declared] = {}
         self._started = False
@@ -220,18 +254,19 @@ class PluginHost:
         may be the run's (the one `provider` names, or any when it names none)."""
         chosen = self._settings.provider
         command = _command_of(prompt)
+        registry = self._registry
+        runs = registry.commands.get(command) if command is not None else None
         for name in sorted(self._plugins):
             plugin, info = self._plugins[name], self._plugins[name].info
             if plugin.state != "idle" or info is None:
                 continue
-            mine = self._registered.get(name, [])
             if command is not None:
-                wants = _decides(info, "command", "before") or any(r.kind == "command" and r.name == command for r in mine)
+                wants = _decides(info, "command", "before") or (runs is not None and runs.source == name)
             else:
                 wants = (
                     bool(info.contributors)
                     or _decides(info, "prompt", "submit")
-                    or any(r.kind == "provider" and chosen in (None, r.name) for r in mine)
+                    or any(p.source == name and chosen in (None, key) for key, p in registry.providers.items())
                 )
             if wants:
                 plugin.begin()
@@ -310,82 +345,18 @@ class PluginHost:
                 "info",
             )
 
-    def _unregister(self, name: str) -> dict[str, int]:
-        """Drop every proxy registered for plugin `name`; where its first contributor and
-        first hook were in their lists, so that what replaces them keeps the run order."""
-        registry, places = self._registry, dict[str, int]()
-        for r in self._registered.pop(name, []):
-            match r.kind:
-                case "tool" if registry.tools.get(r.name) is r.proxy:
-                    del registry.tools[r.name]
-                case "command" if registry.commands.get(r.name) is r.proxy:
-                    del registry.commands[r.name]
-                case "compactor" if registry.compactors.get(r.name) is r.proxy:
-                    del registry.compactors[r.name]
-                case "provider" if registry.providers.get(r.name) is r.proxy:
-                    del registry.providers[r.name]
-                case "service" if registry.services.get(r.name) is r.proxy:
-                    del registry.services[r.name]
-                case "contributor":
-                    _drop(registry.contributors, r.proxy, places, "contributor")
-                case "hook":
-                    _drop(registry.hooks, r.proxy, places, "hook")
-                case _:
-                    pass
-        return places
+    def _unregister(self, name: str) -> Places:
+        """Drop everything registered for plugin `name`; where its contributors and hooks
+        stood, so that what replaces them keeps the run order."""
+        self._registered.discard(name)
+        return self._registry.unregister(name)
 
-    def _register(self, plugin: Plugin, info: InitializeResult, places: dict[str, int] | None = None) -> list[str]:
-        registry, added, mine = self._registry, list[str](), list[_Registered]()
-        places = places or {}
-        for tool_spec in info.tools:
-            tool = BridgedTool(plugin, tool_spec)
-            if registry.add_tool(tool):
-                added.append(f"tool {tool.spec.name}")
-                mine.append(_Registered("tool", tool.spec.name, tool))
-        for command_spec in info.commands:
-            command = BridgedCommand(plugin, command_spec)
-            if registry.add_command(command):
-                added.append(f"command /{command_spec.name}")
-                mine.append(_Registered("command", command_spec.name, command))
-        at = places.get("contributor", len(registry.contributors))
-        for contributor_spec in info.contributors:
-            contributor = BridgedContributor(plugin, contributor_spec)
-            registry.add_contributor(contributor, at)
-            at += 1
-            added.append(f"contributor {contributor_spec.name}")
-            mine.append(_Registered("contributor", contributor_spec.name, contributor))
-        for compactor_spec in info.compactors:
-            compactor = BridgedCompactor(plugin, compactor_spec)
-            if registry.add_compactor(compactor):
-                added.append(f"compactor {compactor.spec.name}")
-                mine.append(_Registered("compactor", compactor.spec.name, compactor))
-        for provider_spec in info.providers:
-            provider = BridgedProvider(plugin, provider_spec)
-            if registry.add_provider(provider):
-                added.append(f"provider {provider.spec.name}")
-                mine.append(_Registered("provider", provider.spec.name, provider))
-        at = places.get("hook", len(registry.hooks))
-        for hook_spec in info.hooks:
-            hook = BridgedHook(plugin, hook_spec)
-            if not registry.add_hook(hook, at):
-                continue  # no valid site and points: refused, with the notice naming them
-            at += 1
-            added.append(f"hook {hook_spec.name} ({hook_spec.site}: {', '.join(hook_spec.points)})")
-            mine.append(_Registered("hook", hook_spec.name, hook))
-        for service_spec in info.services:
-            if service_spec.key.startswith(_RESERVED_PREFIX):
-                self._notices.say(
-                    plugin.name,
-                    f"service {service_spec.key!r} refused: keys starting "
-                    f"{_RESERVED_PREFIX!r} are reserved for the host",
-                    "warning",
-                )
-                continue
-            service = BridgedService(plugin, service_spec)
-            if registry.add_service(service):
-                added.append(f"service {service_spec.key}")
-                mine.append(_Registered("service", service_spec.key, service))
-        self._registered[plugin.name] = mine
+    def _register(self, plugin: Plugin, info: InitializeResult, at: Places | None = None) -> list[str]:
+        """Register a proxy for each of `info`'s declarations, in the table's order (those
+        with a run order at `at`); how `/plugins` names each one taken."""
+        at = at or Places()
+        added = [shown for kind in _KINDS for shown in kind.register(self._registry, plugin, info, at)]
+        self._registered.add(plugin.name)
         return added
 
     def status(self) -> list[PluginStatus]:

@@ -9,6 +9,7 @@ import msgspec
 
 
 from ..kernel.interfaces import CommandContext
+from ..kernel.registry import BUILTIN
 from ..wire import CommandOutcome, CommandSpec, Completion, StackView, TableView, TextView, ViewOutcome
 from .host import PluginHost
 
@@ -22,7 +23,7 @@ class PluginsCommand(msgspec.Struct):
     trust: str
     """One line on the project's trust (`trust.trust_summary`), shown above the table."""
     spec: CommandSpec = CommandSpec(name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo")
-    source: str = "builtin"
+    source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         statuses = self.host.status()

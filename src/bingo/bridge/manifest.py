@@ -22,6 +22,7 @@ from typing import Final
 import msgspec
 
 from ..kernel.errors import PluginError
+from ..kernel.registry import BUILTIN
 from ..wire import Json, Wire
 
 __all__ = [
@@ -66,7 +67,7 @@ class Manifest(Wire, frozen=True):
     config: dict[str, Json] | None = None
 
 
-_RESERVED = frozenset({"bingo", "builtin"})
+_RESERVED = frozenset({"bingo", BUILTIN})
 """Names that would be mistaken for the host's own voice in notices and listings."""
 
 

@@ -17,7 +17,7 @@ import msgspec
 
 from ..kernel.errors import BadParams, GateError, MethodNotFound, Refused
 from ..kernel.notices import Notices
-from ..kernel.registry import Registry
+from ..kernel.registry import BUILTIN, Registry
 from ..wire import (
     HOST_SERVICE_KEY,
     AskParams,
@@ -84,7 +84,7 @@ class HostService:
 
     @property
     def source(self) -> str:
-        return "bingo"
+        return BUILTIN  # bingo's own: the registry reserves `bingo.` keys for it
 
     async def call(self, method: str, params: Json) -> Json:
         raise Refused(f"{HOST_SERVICE_KEY} answers plugins only")

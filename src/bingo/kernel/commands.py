@@ -24,7 +24,7 @@ from ..wire import (
 )
 from .gate import Gate, Verdict
 from .interfaces import CommandContext
-from .registry import Registry
+from .registry import BUILTIN, Registry
 
 __all__ = ["CompactCommand", "HelpCommand", "ToolsCommand"]
 
@@ -44,7 +44,7 @@ class HelpCommand(msgspec.Struct):
 
     registry: Registry
     spec: CommandSpec = CommandSpec(name="help", hint="list every command", instant=True, family="bingo")
-    source: str = "builtin"
+    source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         families: dict[str, list[list[str | int | float | None]]] = {}
@@ -69,7 +69,7 @@ class ToolsCommand(msgspec.Struct):
     registry: Registry
     gate: Gate
     spec: CommandSpec = CommandSpec(name="tools", hint="list every tool and what the gate does with it", instant=True, family="bingo")
-    source: str = "builtin"
+    source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         rows: list[list[str | int | float | None]] = []
@@ -79,7 +79,7 @@ class ToolsCommand(msgspec.Struct):
             gate = {Verdict.ALLOW: "runs", Verdict.ASK: "asks", Verdict.DENY: "denied"}[decision.verdict]
             if decision.rule:
                 gate += f" ({decision.rule})"
-            origin = tool.source if tool.source == "builtin" else f"plugin {tool.source}"
+            origin = tool.source if tool.source == BUILTIN else f"plugin {tool.source}"
             rows.append([name, origin, _traits_text(tool.traits), gate])
         if not rows:
             return ViewOutcome(view=TextView(text="no tools"))
@@ -94,7 +94,7 @@ class CompactCommand(msgspec.Struct):
 
     compact: Callable[[], Awaitable[bool]]
     spec: CommandSpec = CommandSpec(name="compact", hint="compact the conversation history now", family="bingo")
-    source: str = "builtin"
+    source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         done = await self.compact()

@@ -19,6 +19,7 @@ from ..wire import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from .registry import BUILTIN
 
 __all__ = ["TrimCompactor", "estimate_tokens"]
 
@@ -58,7 +59,7 @@ class TrimCompactor:
     """Keeps the last few exchanges whole and summarises the rest in one line each."""
 
     spec = CompactorSpec(name="trim", description="keep recent exchanges, fold the rest")
-    source = "builtin"
+    source = BUILTIN
 
     async def compact(
         self, context: CompactionContext, reason: Literal["overflow", "manual"]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 import msgspec
 
 from ..kernel.errors import ProviderError
+from ..kernel.registry import BUILTIN
 from ..wire import (
     Block,
     Delta,
@@ -315,7 +316,7 @@ class HttpProvider:
 
     @property
     def source(self) -> str:
-        return "builtin"
+        return BUILTIN
 
     async def stream(
         self, request: ModelRequest, on_delta: Callable[[Delta], None]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from ..kernel.errors import ProviderError
 from ..kernel.interfaces import Provider
+from ..kernel.registry import BUILTIN
 from . import anthropic, openai
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
@@ -87,7 +88,7 @@ def choose_provider(
         "openai" in providers
     ):
         return providers["openai"]
-    plugged = [p for p in providers.values() if p.source != "builtin"]
+    plugged = [p for p in providers.values() if p.source != BUILTIN]
     if len(plugged) == 1:
         return plugged[0]
     if len(plugged) > 1:
@@ -102,7 +103,7 @@ def choose_provider(
 def default_model(provider: Provider) -> str:
     """The model used when none is named: the built-ins' defaults, a plugin provider's
     first declared model, else `default`."""
-    if provider.source == "builtin" and provider.spec.name in _BUILTIN_DEFAULTS:
+    if provider.source == BUILTIN and provider.spec.name in _BUILTIN_DEFAULTS:
         return _BUILTIN_DEFAULTS[provider.spec.name]
     models = provider.spec.models
     return models[0] if models else FALLBACK_MODEL

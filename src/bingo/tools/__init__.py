@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ..kernel.interfaces import Tool as _Tool
 from ..kernel.interfaces import ToolCall as _ToolCall
+from ..kernel.registry import BUILTIN as _BUILTIN
 from ..wire import ToolOutput as _ToolOutput
 from ..wire import ToolSpec as _ToolSpec
 from ..wire import ToolTraits as _ToolTraits
@@ -72,7 +73,7 @@ class _Builtin:
 
     @property
     def source(self) -> str:
-        return "builtin"
+        return _BUILTIN
 
     async def call(self, call: _ToolCall) -> _ToolOutput:
         return await self._tool().call(call)

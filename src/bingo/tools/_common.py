@@ -19,6 +19,7 @@ from typing import ClassVar, TypeVar
 import msgspec
 
 from ..kernel.interfaces import ToolCall
+from ..kernel.registry import BUILTIN
 from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
 
 __all__ = [
@@ -214,7 +215,7 @@ class BuiltinTool:
 
     @property
     def source(self) -> str:
-        return "builtin"
+        return BUILTIN
 
     async def call(self, call: ToolCall) -> ToolOutput:
         raise NotImplementedError

@@ -12,6 +12,7 @@ from typing import Protocol
 import msgspec
 
 from ...kernel.interfaces import Command, CommandContext
+from ...kernel.registry import BUILTIN
 from ...store import SessionInfo
 from ...wire import CommandOutcome, CommandSpec, Completion, StackView, TableView, TextOutcome, TextView, ViewOutcome
 
@@ -33,7 +34,7 @@ class SessionKeeper(Protocol):
 class _Clear(msgspec.Struct):
     keeper: SessionKeeper
     spec: CommandSpec = CommandSpec(name="clear", hint="start a new session (this one stays in /sessions)", family="bingo")
-    source: str = "builtin"
+    source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         self.keeper.clear()
@@ -46,7 +47,7 @@ class _Clear(msgspec.Struct):
 class _Sessions(msgspec.Struct):
     keeper: SessionKeeper
     spec: CommandSpec = CommandSpec(name="sessions", hint="list this project's sessions", instant=True, family="bingo")
-    source: str = "builtin"
+    source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         found = self.keeper.sessions()
