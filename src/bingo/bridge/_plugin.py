@@ -300,8 +300,11 @@ class Plugin:
         if proc.last_stderr:
             hint = f"its last stderr line: {proc.last_stderr!r}; {hint}"
         error = ConnectionClosed(f"plugin {self.name} {how}", hint)
+        # Only a process that completed its handshake has a life to measure: one that died
+        # in it is a failed start, and backs off (INTERFACE.md §5).
+        ran = self.state == "running"
         self._conn = None
-        self._stopped(error.line(), say=not self._closing, ended=True)
+        self._stopped(error.line(), say=not self._closing, ended=ran)
         return error
 
     def _unexpected(self, request_id: RequestId) -> None:

@@ -17,6 +17,7 @@ from bingo.bridge.manifest import Entry, Manifest
 from bingo.kernel.errors import PluginError
 from bingo.kernel.interfaces import ToolCall
 from bingo.kernel.notices import Notices
+from bingo.kernel.errors import PluginUnavailable
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Settings
 from bingo.wire import Notice, TextPart, ToolOutput
@@ -34,6 +35,10 @@ _PLUGIN = textwrap.dedent(
         method, params = message.get("method"), message.get("params")
         if method == "initialize":
             init = params
+            if NAME == "dies-at-init":
+                with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "starts"), "a") as f:
+                    f.write("start\\n")
+                os._exit(4)
             send({"id": message["id"], "result": {
                 "protocol": PROTOCOL, "name": NAME, "version": "1.2.3",
                 "tools": [{"name": "echo", "traits": {"trusted": True}}],
@@ -225,3 +230,29 @@ def test_a_source_with_a_problem_is_refused_with_its_words(tmp_path: Path) -> No
     said = _run(tmp_path, [broken], scenario)
     assert said == [Notice(source="broken", message="refused: plugin.json: bad", level="warning")]
     assert os.path.exists(tmp_path)
+
+
+def test_a_plugin_that_dies_in_its_handshake_backs_off_instead_of_respawning_at_every_use(tmp_path: Path) -> None:
+    clock = Clock()
+    source = _source(tmp_path, "dies-at-init")
+    starts = source.root / "starts"
+
+    async def scenario(host: PluginHost, registry: Registry) -> None:
+        plugin = host._plugins["dies-at-init"]  # pyright: ignore[reportPrivateUsage]
+        assert starts.read_text().split() == ["start"]
+        for _ in range(3):  # within the backoff: nothing is spawned, the answer is at once
+            with pytest.raises(PluginUnavailable) as caught:
+                await plugin.connection()
+            assert "after a pause" in caught.value.line()
+        assert starts.read_text().split() == ["start"]
+        clock.now += 1.5  # past the first delay (1 s): one more try, which fails again
+        with pytest.raises(PluginUnavailable):
+            await plugin.connection()
+        assert starts.read_text().split() == ["start", "start"]
+        clock.now += 1.5  # the second delay is 2 s: still waiting
+        with pytest.raises(PluginUnavailable) as caught:
+            await plugin.connection()
+        assert "after a pause" in caught.value.line()
+        assert starts.read_text().split() == ["start", "start"]
+
+    _run(tmp_path, [source], scenario, clock=clock)
