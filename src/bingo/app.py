@@ -39,7 +39,7 @@ from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.turn import Conversation
 from .surfaces import PrintSurface, Surface, escape
-from .wire import CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object
+from .wire import MAX_DEPTH, CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
     from .store import SessionInfo, SessionStore
@@ -304,6 +304,8 @@ class Run(msgspec.Struct):
         path = project / ".bingo" / "settings.local.json"
         try:
             before = path.read_bytes() if path.exists() else None
+            if before is not None and too_deep(before):
+                raise ValueError(f"nested too deeply (more than {MAX_DEPTH} levels)")
             data: Json = json.loads(before) if before is not None else {}
             if not is_object(data):
                 raise ValueError("not a JSON object")

@@ -34,7 +34,7 @@ from typing import Final
 import msgspec
 
 from ..kernel.atomic import write_atomic
-from ..wire import PROTOCOL_VERSION, InitializeResult, Json
+from ..wire import MAX_DEPTH, PROTOCOL_VERSION, InitializeResult, Json, too_deep
 from .connection import decoder_for
 from .discovery import PluginSource, entry_command
 from .fingerprint import fingerprint
@@ -146,6 +146,11 @@ class DeclarationCache:
         try:
             data = path.read_bytes()
         except OSError:
+            return None
+        if too_deep(data):
+            # What this host files came through a line of at most MAX_DEPTH: anything deeper
+            # was not written by it, and would decode into a value too deep to walk.
+            _log.warning("%s is damaged (nested too deeply, more than %d levels): ignored", path, MAX_DEPTH)
             return None
         try:
             entry = decoder_for(_Entry).decode(data)

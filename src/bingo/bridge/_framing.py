@@ -2,9 +2,11 @@
 
 Owns the line discipline of the plugin wire: `\\n`-terminated lines, a bounded line length
 (a longer line is discarded up to its newline without being held whole), and the first
-decode of each line. A line that is too long, not UTF-8 or not of the expected shape is a
-`BadLine` *value* on the read stream, never an exception (the MCP SDK's `_parse_line`
-style): the layer above decides what a bad line costs.
+decode of each line. A line that is too long, nested deeper than `wire.MAX_DEPTH`, not UTF-8
+or not of the expected shape is a `BadLine` *value* on the read stream, never an exception
+(the MCP SDK's `_parse_line` style): the layer above decides what a bad line costs. A line
+nested too deeply is offered to the layer above's reader of deep lines first, which may still
+read its top level (a JSON-RPC answer whose result is too deep must still fail its call).
 
 It does not know JSON-RPC, ids or methods: the decoder it is given does. It also holds the
 in-memory twin (`memory_pair`) the connection's tests run on.
@@ -17,6 +19,8 @@ from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
 import msgspec
+
+from ..wire import MAX_DEPTH, too_deep
 
 __all__ = [
     "MAX_LINE",
@@ -32,6 +36,13 @@ MAX_LINE = 16 * 1024 * 1024
 
 _PREVIEW = 200
 """How much of a bad line is kept for the log and the notice."""
+
+_DEEP_READ_MAX = 1024 * 1024
+"""The longest line nested too deeply that is offered to the reader of deep lines (1 MiB):
+reading one's top level steps over the strings inside it one by one, in Python, on the loop
+every plugin shares. A longer one is a bad line and nothing more."""
+
+_TOO_DEEP = f"nested too deeply (more than {MAX_DEPTH} levels)"
 
 T = TypeVar("T")
 
@@ -61,11 +72,20 @@ def _preview(line: bytes) -> str:
 
 class LineReader(Generic[T]):
     """Reads one decoded message per line. `read()` answers the message, a BadLine, or None
-    at the end of the stream. A final line without `\\n` still counts as a line."""
+    at the end of the stream. A final line without `\\n` still counts as a line.
 
-    def __init__(self, reader: asyncio.StreamReader, decode: Callable[[bytes], T]) -> None:
+    `decode` is never given a line nested deeper than MAX_DEPTH: `deep`, when given, is (it
+    answers a message read from the line's top level, or None for a bad line)."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        decode: Callable[[bytes], T],
+        deep: Callable[[bytes], T | None] | None = None,
+    ) -> None:
         self._reader = reader
         self._decode = decode
+        self._deep = deep
 
     async def read(self) -> T | BadLine | None:
         """The next message, BadLine, or None at EOF."""
@@ -81,7 +101,14 @@ class LineReader(Generic[T]):
             if line.strip():
                 break
         try:
-            return self._decode(line)
+            if not too_deep(line):
+                return self._decode(line)
+            read = self._deep(line) if self._deep is not None and len(line) <= _DEEP_READ_MAX else None
+            return read if read is not None else BadLine(_TOO_DEEP, _preview(line))
+        except RecursionError:
+            # Not expected under MAX_DEPTH (too_deep is exact for JSON, and a decoder stops
+            # at the first fault of anything else), but the read loop must outlive any line.
+            return BadLine(_TOO_DEEP, _preview(line))
         except msgspec.DecodeError as exc:
             # msgspec rejects invalid UTF-8 and non-JSON alike; ValidationError (a subclass)
             # means JSON of the wrong shape.

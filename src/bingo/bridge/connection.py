@@ -18,7 +18,10 @@ decide which cancel notification a kind of call needs.
 
 What it queues for a peer that does not read is bounded: past UNREAD_MAX of answers and
 notifications unread, the connection ends with `Unread` and the queue is dropped. Whatever
-it logs of the peer's words is cut (`kernel.log.cut`).
+it logs of the peer's words is cut (`kernel.log.cut`). So is how deep it lets them nest: a
+line nested deeper than `wire.MAX_DEPTH` is read at its top level only (`_read_deep`), so an
+answer too deep fails its one call as a BadAnswer and a request whose params are too deep is
+refused; a line whose top level cannot be read is a stray line like any other.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from ..kernel.errors import (
     Refused,
 )
 from ..kernel.log import cut
-from ..wire import Wire, deadline_for
+from ..wire import MAX_DEPTH, Wire, deadline_for, too_deep, top_members
 from ..wire.rpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -83,6 +86,11 @@ connection ends, so bingo's memory never grows with what a plugin does not read.
 
 _envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
+_TOO_DEEP = msgspec.Raw(b"null")
+"""Stands for params or a result nested deeper than MAX_DEPTH, read from a line too deep to
+decode whole (`_read_deep`): the answer validator and the incoming handlers refuse it by
+identity, so no line that was not deep pays for a second look."""
+_NESTED = f"nested too deeply (more than {MAX_DEPTH} levels)"
 _decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
 
 
@@ -111,6 +119,11 @@ def decode_answer(peer: str, method: str, raw: msgspec.Raw | bytes, result: type
     Raises:
         BadAnswer: it is not JSON of that shape.
     """
+    if raw is _TOO_DEEP:
+        raise BadAnswer(
+            f"{peer} answered {method} with a result {_NESTED}",
+            "see schema/plugin.json for the answer's shape",
+        )
     try:
         return decoder_for(result).decode(raw)
     except msgspec.DecodeError as exc:
@@ -145,6 +158,40 @@ def answered_error(peer: str, error: ErrorObject) -> PluginError:
     message = f"{peer}: {error.message}"
     kind = _ANSWERED.get(error.code)
     return kind(message) if kind is not None else PluginError(message, code=error.code)
+
+
+def _object(members: Mapping[str, bytes]) -> bytes:
+    """A JSON object of `members`, whose values are JSON text already."""
+    return b"{" + b",".join(msgspec.json.encode(key) + b":" + value for key, value in members.items()) + b"}"
+
+
+def _read_deep(line: bytes) -> Envelope | None:
+    """A line nested deeper than MAX_DEPTH, read at its top level: params or a result too deep
+    stand as `_TOO_DEEP`, so the call it answers fails as a bad answer and a request is
+    refused; an error too deep keeps its code and message, not its data; another member too
+    deep is ignored, as unknown fields are. None when not even that can be read (the line is
+    then a bad line); msgspec.DecodeError when what is read is not a message.
+    """
+    members = top_members(line)
+    if members is None:
+        return None
+    shallow = {key: value for key, value in members.items() if not too_deep(value)}
+    deep = members.keys() - shallow.keys()
+    if deep & {"jsonrpc", "id", "method"}:
+        return None
+    error = members.get("error")
+    if "error" in deep and error is not None:
+        fields = top_members(error)
+        if fields is None:
+            return None
+        kept = {key: value for key, value in fields.items() if key in ("code", "message") and not too_deep(value)}
+        shallow["error"] = _object(kept)
+    envelope = _envelope_decoder.decode(_object(shallow))
+    return msgspec.structs.replace(
+        envelope,
+        params=_TOO_DEEP if "params" in deep else envelope.params,
+        result=_TOO_DEEP if "result" in deep else envelope.result,
+    )
 
 
 def _is_envelope(env: Envelope) -> bool:
@@ -186,7 +233,7 @@ class Connection:
         on_unexpected: Callable[[RequestId], None] | None = None,
     ) -> None:
         self.name = name
-        self._lines = LineReader(reader, _envelope_decoder.decode)
+        self._lines = LineReader(reader, _envelope_decoder.decode, _read_deep)
         self._writer = writer
         # A pipe's transport says whether a write must wait (drain), without a coroutine.
         self._transport: asyncio.WriteTransport | None = None
@@ -449,6 +496,9 @@ class Connection:
             _log.info("%s sent unknown notification %s; ignored", self.name, cut(method))
             return
         decoder, handler = entry
+        if params is _TOO_DEEP:
+            _log.info("%s sent %s with params %s; ignored", self.name, cut(method), _NESTED)
+            return
         try:
             handler(decoder.decode(params))
         except msgspec.DecodeError as exc:
@@ -462,6 +512,9 @@ class Connection:
             self._answer_error(request_id, error_object(MethodNotFound(f"no method {cut(method)}")))
             return
         decoder, handler = entry
+        if params is _TOO_DEEP:
+            self._answer_error(request_id, error_object(BadParams(f"params {_NESTED}")))
+            return
         try:
             decoded = decoder.decode(params)
         except msgspec.DecodeError as exc:

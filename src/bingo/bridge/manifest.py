@@ -23,7 +23,7 @@ import msgspec
 
 from ..kernel.errors import PluginError
 from ..kernel.registry import BUILTIN
-from ..wire import Json, Wire
+from ..wire import MAX_DEPTH, Json, Wire, too_deep
 
 __all__ = [
     "MANIFEST_FILE",
@@ -117,8 +117,9 @@ def read_manifest(directory: Path) -> Manifest:
     """Read `<directory>/plugin.json`.
 
     Raises:
-        PluginError: the file is missing, unreadable, not JSON, not a manifest, or names a
-            plugin other than the directory's name; its message says which, in one line.
+        PluginError: the file is missing, unreadable, not JSON, nested too deeply, not a
+            manifest, or names a plugin other than the directory's name; its message says
+            which, in one line.
     """
     path = directory / MANIFEST_FILE
     if not path.is_file():
@@ -138,6 +139,10 @@ def read_manifest(directory: Path) -> Manifest:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise PluginError(f"{path} is not UTF-8 at line {line}", _HINT) from exc
+    if too_deep(data):
+        # Before json.loads, which would recurse until RecursionError (and beneath its
+        # limit leave a value too deep for what walks it next).
+        raise PluginError(f"{path} is nested too deeply (more than {MAX_DEPTH} levels)", _HINT)
     try:
         value: Json = json.loads(text)
     except json.JSONDecodeError as exc:

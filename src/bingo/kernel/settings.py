@@ -26,7 +26,7 @@ from typing import Annotated, TypeAlias, get_args, get_origin
 
 import msgspec
 
-from ..wire import DEFAULT_DEADLINES, Json, deadline_for
+from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, deadline_for, too_deep
 from .errors import SettingsError
 from .home import bingo_home
 
@@ -368,6 +368,13 @@ def _read(path: Path) -> _Source | None:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise SettingsError(f"cannot read {path} ({reason})", "fix it or remove it") from exc
+    if too_deep(text):
+        # Before json.loads, which would recurse until RecursionError; and the merge, the
+        # key locator and the layer check all walk the document recursively after it.
+        raise SettingsError(
+            f"{path} is nested too deeply (more than {MAX_DEPTH} levels)",
+            "fix the file or remove it",
+        )
     try:
         data: Json = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -25,6 +25,7 @@ import msgspec
 from ..kernel.errors import ProviderError
 from ..kernel.registry import BUILTIN
 from ..wire import (
+    MAX_DEPTH,
     Block,
     Delta,
     Json,
@@ -35,6 +36,7 @@ from ..wire import (
     StopReason,
     ToolUseBlock,
     Usage,
+    too_deep,
 )
 from ._names import ToolNames, request_names
 from ._sse import ServerEvent, events
@@ -100,7 +102,7 @@ def _one_line(text: str) -> str:
 def _detail(content: bytes, reason: str) -> str:
     try:
         body = msgspec.json.decode(content, type=_ErrorBody)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: nested too deeply to skip
         text = content.decode("utf-8", "replace").strip()
         return _one_line(text) if text else reason
     match body.error:
@@ -151,12 +153,18 @@ def decode(endpoint: Endpoint, decoder: msgspec.json.Decoder[T], data: str, what
         return decoder.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise malformed(endpoint, f"{what}: {exc}") from None
+    except RecursionError:
+        # Events decode into shallow types (no JSON-valued field): only skipping a member
+        # nested deeper than the stack allows can recurse this far.
+        raise malformed(endpoint, f"{what}: nested too deeply") from None
 
 
 def tool_input(endpoint: Endpoint, pieces: list[str], broken: str) -> Json:
     """A tool call's input from the JSON pieces it was streamed in (none: `{}`); a malformed
     stream, worded `broken`, when they do not join into JSON."""
     raw = "".join(pieces).strip() or "{}"
+    if too_deep(raw):
+        raise malformed(endpoint, f"{broken}: nested too deeply (more than {MAX_DEPTH} levels)")
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError:

@@ -327,7 +327,9 @@ class SessionStore:
                 raise _damaged(session, expected)
             try:
                 frames.append(decode_frame(data))
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
+                # RecursionError: nested deeper than the stack allows, which no frame bingo
+                # wrote is (what it keeps came through a bounded decode first).
                 raise _damaged(session, expected) from exc
         if len(frames) != int(count[0]):
             raise _damaged(session, len(frames))

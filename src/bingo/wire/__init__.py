@@ -8,6 +8,7 @@ quoted where it is needed (`"list[View]"`)."""
 
 from . import rpc
 from ._base import Json, Wire, is_array, is_object
+from ._nesting import MAX_DEPTH, too_deep, top_members
 from .contract import (
     Block,
     CommandArgs,
@@ -92,6 +93,7 @@ __all__ = [
     "DEFAULT_DEADLINES",
     "FALLBACK_DEADLINE",
     "HOST_SERVICE_KEY",
+    "MAX_DEPTH",
     "METHODS",
     "NOTIFICATIONS",
     "PROTOCOL_VERSION",
@@ -176,4 +178,6 @@ __all__ = [
     "is_array",
     "is_object",
     "rpc",
+    "too_deep",
+    "top_members",
 ]

@@ -49,6 +49,11 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
                        (config; 2 000 000 unless set) `bingo.host` service calls, as fast
                        as it can, for bingo to answer into a pipe nobody drains
   notice-flood         sends 20 000 `bingo.host notice` calls without waiting, then answers
+  deep-line            on its first `tool/call`, writes a line of 100 000 nested `[` and a
+                       `tool/progress` whose params nest as deep, then answers (as it does
+                       every later call)
+  deep-answer          answers its first `tool/call` with a result of 100 000 nested `[`,
+                       every later one as it should
 """
 
 import json
@@ -224,6 +229,13 @@ def tool_call(request_id, params):
     elif BEHAVIOUR == "wrong-shape":
         answer(request_id, {"output": 42})
         return
+    elif BEHAVIOUR in ("deep-line", "deep-answer") and not STATE.get("deep"):
+        STATE["deep"] = True
+        if BEHAVIOUR == "deep-answer":
+            write(b'{"jsonrpc": "2.0", "id": %s, "result": %s}\n' % (json.dumps(request_id).encode(), nested()))
+            return
+        write(nested() + b"\n")
+        write(b'{"jsonrpc": "2.0", "method": "tool/progress", "params": %s}\n' % nested())
     elif BEHAVIOUR == "bad-utf8":
         write(b'\xff\xfe{"jsonrpc": "2.0", "method": "tool/progress" \xc3\x28}\n')
     elif BEHAVIOUR == "huge-line":
@@ -273,6 +285,11 @@ def tool_call(request_id, params):
     elif BEHAVIOUR == "notice-flood":
         flood_notices()
     answer(request_id, text("poked"))
+
+
+def nested(depth=100000):
+    """JSON `depth` arrays deep: more than any decoder that recurses once a level can follow."""
+    return b"[" * depth + b"]" * depth
 
 
 def flood_methods():

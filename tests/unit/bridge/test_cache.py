@@ -10,6 +10,8 @@ import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
+
 from bingo.bridge import PluginHost, PluginSource
 from bingo.bridge._cache import DeclarationCache
 from bingo.bridge.manifest import Entry, Manifest
@@ -153,6 +155,18 @@ def test_a_damaged_entry_or_one_a_handshake_would_refuse_is_a_miss(tmp_path: Pat
     cache.save(source, "k", InitializeResult(protocol=5, name="other"))
     assert cache.load(source, "k") is None
     cache.path(source).write_bytes(b'{"format": 1, "key": "k", "declaration": {"protoc')
+    assert cache.load(source, "k") is None
+
+
+@pytest.mark.parametrize("depth", [129, 100_000])
+def test_an_entry_nested_too_deeply_is_a_miss(tmp_path: Path, depth: int) -> None:
+    cache = DeclarationCache(tmp_path / "data")
+    source = _source(tmp_path)
+    schema = b"[" * depth + b"]" * depth
+    info = b'{"protocol": 5, "name": "alpha", "tools": [{"name": "echo", "inputSchema": {"x": %s}}]}' % schema
+    cache.save(source, "k", InitializeResult(protocol=5, name="alpha"))
+    entry = cache.path(source).read_bytes()
+    cache.path(source).write_bytes(entry[: entry.index(b'"declaration":')] + b'"declaration": ' + info + b"}")
     assert cache.load(source, "k") is None
 
 

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from bingo.bridge._framing import BadLine, MemoryWriter, memory_pair
-from bingo.bridge.connection import UNREAD_MAX, Connection, Unread, answered_error, error_object
+from bingo.bridge.connection import UNREAD_MAX, BadAnswer, Connection, Unread, answered_error, error_object
 from bingo.kernel.errors import (
     BadParams,
     Cancelled,
@@ -428,3 +428,106 @@ def test_a_peer_that_reads_its_answers_is_never_taken_for_one_that_does_not() ->
         return answered, ended
 
     assert asyncio.run(main()) == (rounds * per_round, None)
+
+
+# --- JSON nested too deeply (issue 12): a bad line, a bad answer, refused params -----------
+
+_NESTED = b"[" * 100_000 + b"]" * 100_000
+"""100 000 levels: msgspec would recurse until RecursionError, in the read loop."""
+
+
+def _deep_answer(request_id: int, member: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,' % request_id + member + b"}"
+
+
+def test_a_line_nested_too_deeply_is_a_stray_line_and_the_connection_goes_on() -> None:
+    strays: list[BadLine] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        peer.send(_NESTED)
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": "ok"}})
+        assert (await call).result == "ok"
+        assert conn.ended is None
+
+    _run(scenario, on_stray=strays.append)
+    assert [s.reason for s in strays] == ["nested too deeply (more than 128 levels)"]
+
+
+@pytest.mark.parametrize("depth", [129, 100_000])
+def test_a_result_nested_too_deeply_fails_its_call_as_a_bad_answer(depth: int) -> None:
+    strays: list[BadLine] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send(_deep_answer(request["id"], b'"result":{"result":' + b"[" * depth + b"]" * depth + b"}"))
+        with pytest.raises(BadAnswer) as caught:
+            await call
+        assert caught.value.message == "plugin p answered service/call with a result nested too deeply (more than 128 levels)"
+        assert caught.value.code == INVALID_PARAMS
+        again = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": "ok"}})
+        assert (await again).result == "ok"
+
+    _run(scenario, on_stray=strays.append)
+    assert strays == []
+
+
+def test_an_error_whose_data_is_nested_too_deeply_keeps_its_code_and_message() -> None:
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send(_deep_answer(request["id"], b'"error":{"data":' + _NESTED + b',"code":-32002,"message":"no"}'))
+        with pytest.raises(Refused, match="plugin p: no"):
+            await call
+
+    _run(scenario)
+
+
+def test_a_request_whose_params_are_nested_too_deeply_is_answered_invalid_params() -> None:
+    called: list[object] = []
+
+    async def handler(params: ServiceCallParams) -> ServiceCallResult:
+        called.append(params)
+        return ServiceCallResult(result="handled")
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        conn.on_request("service/call", ServiceCallParams, handler)
+        peer.send(b'{"jsonrpc":"2.0","id":"deep","method":"service/call","params":' + b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"}")
+        answer = await peer.read()
+        assert answer["id"] == "deep"
+        assert answer["error"] == {"code": INVALID_PARAMS, "message": "params nested too deeply (more than 128 levels)"}
+        peer.send({"jsonrpc": "2.0", "id": "fine", "method": "service/call", "params": {"key": "k", "method": "m"}})
+        assert (await peer.read())["result"] == {"result": "handled"}
+
+    _run(scenario)
+    assert len(called) == 1
+
+
+def test_a_notification_whose_params_are_nested_too_deeply_is_dropped() -> None:
+    notices: list[HostNoticeParams] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        conn.on_notification("x/notice", HostNoticeParams, notices.append)
+        peer.send(b'{"jsonrpc":"2.0","method":"x/notice","params":' + _NESTED + b"}")
+        peer.send({"jsonrpc": "2.0", "method": "x/notice", "params": {"message": "after"}})
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": "ok"}})
+        await call
+
+    _run(scenario)
+    assert notices == [_notice("after")]

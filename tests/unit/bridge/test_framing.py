@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import msgspec
 
-from bingo.bridge._framing import BadLine, LineReader, memory_pair
+from bingo.bridge._framing import MAX_LINE, BadLine, LineReader, memory_pair
 
 
 class _Msg(msgspec.Struct):
@@ -16,12 +17,18 @@ class _Msg(msgspec.Struct):
 _decode = msgspec.json.Decoder(_Msg).decode
 
 
-def _read_all(data: bytes, *, limit: int = 64) -> list[_Msg | BadLine]:
+def _read_all(
+    data: bytes,
+    *,
+    limit: int = 64,
+    decode: Callable[[bytes], _Msg] = _decode,
+    deep: Callable[[bytes], _Msg | None] | None = None,
+) -> list[_Msg | BadLine]:
     async def main() -> list[_Msg | BadLine]:
         reader = asyncio.StreamReader(limit=limit)
         reader.feed_data(data)
         reader.feed_eof()
-        lines = LineReader(reader, _decode)
+        lines = LineReader(reader, decode, deep)
         out: list[_Msg | BadLine] = []
         async with asyncio.timeout(5):
             while (item := await lines.read()) is not None:
@@ -86,3 +93,44 @@ def test_the_memory_pair_carries_bytes_both_ways_and_close_is_eof() -> None:
             return await b_reader.readline(), await a_reader.readline(), await b_reader.read()
 
     assert asyncio.run(main()) == (b"to b\n", b"to a\n", b"")
+
+
+_DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+"""A line nested 100 000 deep: msgspec would recurse until RecursionError."""
+_TOO_DEEP = "nested too deeply (more than 128 levels)"
+
+
+def test_a_line_nested_too_deeply_is_a_bad_line_and_the_next_is_read() -> None:
+    items = _read_all(_DEEP + b'{"n":2}\n', limit=MAX_LINE)
+    assert items == [BadLine(_TOO_DEEP, "[" * 200), _Msg(2)]
+
+
+def test_a_deep_line_goes_to_the_deep_reader_which_may_still_read_it() -> None:
+    offered: list[int] = []
+
+    def deep(line: bytes) -> _Msg | None:
+        offered.append(len(line))
+        return _Msg(len(offered)) if len(offered) == 1 else None
+
+    items = _read_all(_DEEP + _DEEP + b'{"n":3}\n', limit=MAX_LINE, deep=deep)
+    assert items == [_Msg(1), BadLine(_TOO_DEEP, "[" * 200), _Msg(3)]
+    assert offered == [len(_DEEP), len(_DEEP)]
+
+
+def test_a_deep_line_too_long_to_read_cheaply_is_not_offered() -> None:
+    offered: list[bytes] = []
+
+    def deep(line: bytes) -> _Msg | None:
+        offered.append(line)
+        return _Msg(0)
+
+    huge = b"[" * 600_000 + b"]" * 600_000 + b"\n"  # past 1 MiB
+    assert _read_all(huge, limit=MAX_LINE, deep=deep) == [BadLine(_TOO_DEEP, "[" * 200)]
+    assert offered == []
+
+
+def test_a_decoder_that_runs_out_of_stack_gives_a_bad_line_not_an_exception() -> None:
+    def decode(line: bytes) -> _Msg:
+        raise RecursionError("maximum recursion depth exceeded while deserializing an object")
+
+    assert _read_all(b'{"n":1}\n', decode=decode) == [BadLine(_TOO_DEEP, '{"n":1}')]

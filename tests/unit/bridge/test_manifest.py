@@ -71,6 +71,14 @@ def test_invalid_json_names_its_line(tmp_path: Path) -> None:
     assert _problem(directory).startswith(f"{directory / 'plugin.json'} is not JSON at line 3,")
 
 
+@pytest.mark.parametrize("depth", [129, 100_000])
+def test_a_manifest_nested_too_deeply_is_refused_in_one_line(tmp_path: Path, depth: int) -> None:
+    # 100 000 levels made json.loads raise RecursionError, which no caller expected.
+    text = json.dumps(_GOOD)[:-1] + ', "config": ' + "[" * depth + "]" * depth + "}"
+    directory = _plugin(tmp_path, text)
+    assert _problem(directory) == f"{directory / 'plugin.json'} is nested too deeply (more than 128 levels)"
+
+
 def test_a_file_that_is_not_utf8_says_so(tmp_path: Path) -> None:
     directory = tmp_path / "wordcount"
     directory.mkdir()

@@ -267,6 +267,18 @@ def test_a_byte_order_mark_is_tolerated(home: Path, project: Path) -> None:
 # --- errors --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("layer", ["user", "project", "local"])
+@pytest.mark.parametrize("depth", [129, 100_000])
+def test_a_file_nested_too_deeply_is_named_in_one_line(home: Path, project: Path, layer: str, depth: int) -> None:
+    # 100 000 levels made json.loads raise RecursionError: a traceback, and exit 1.
+    path = {"user": user_file(home), "project": project_file(project), "local": local_file(project)}[layer]
+    path.write_text('{"plugins": {"x": {"deep": ' + "[" * depth + "]" * depth + "}}}", encoding="utf-8")
+
+    line = load_error(home, project)
+
+    assert line == f"{path} is nested too deeply (more than 128 levels): fix the file or remove it"
+
+
 def test_a_file_that_is_not_json_names_the_file_and_line(home: Path, project: Path) -> None:
     path = project_file(project)
     path.write_text('{\n  "model": "m",\n  "provider": \n}\n', encoding="utf-8")

@@ -14,7 +14,7 @@ import pytest
 from bingo.kernel.interfaces import Provider
 from bingo.providers import AnthropicProvider, OpenAIProvider
 from bingo.wire import Message, ModelResponse, TextBlock, TextDelta, Usage
-from tests.support.model_script import ErrorReply
+from tests.support.model_script import ErrorReply, RawReply
 from tests.support.model_transport import BASE, HELLO, ModelTransport, ask, failure
 
 
@@ -179,3 +179,45 @@ def test_cancelling_mid_stream_ends_the_call_and_closes_the_answer(builtin: Buil
     asyncio.run(main())
 
     assert transport.closed == 1
+
+
+# --- JSON nested too deeply (issue 12): a malformed stream or a raw detail, never a crash ---
+
+_NESTED = "[" * 100_000 + "]" * 100_000
+"""100 000 levels: msgspec raises RecursionError skipping it, and would in the provider."""
+
+
+@pytest.mark.parametrize(
+    ("builtin", "broken"),
+    [(ANTHROPIC, "the input of tool call 'count' is not JSON"), (OPENAI, "the arguments of tool call 'count' are not JSON")],
+    ids=["anthropic", "openai"],
+)
+def test_a_tool_input_nested_too_deeply_is_a_malformed_stream(builtin: Builtin, broken: str) -> None:
+    deep: object = 1
+    for _ in range(200):  # past the limit, within what the script's json.dumps can write
+        deep = [deep]
+    error = failure(builtin.make(ModelTransport([[("tool", "t1", "count", {"deep": deep})]])))
+
+    assert error.message == f"{builtin.name} sent a malformed stream: {broken}: nested too deeply (more than 128 levels)"
+
+
+@pytest.mark.parametrize(
+    ("builtin", "raw", "what"),
+    [
+        (ANTHROPIC, 'event: message_start\ndata: {"type": "message_start", "x": ' + _NESTED + "}\n\n", "message_start event"),
+        (OPENAI, 'data: {"x": ' + _NESTED + "}\n\n", "a chunk is not valid"),
+    ],
+    ids=["anthropic", "openai"],
+)
+def test_an_event_nested_too_deeply_is_a_malformed_stream(builtin: Builtin, raw: str, what: str) -> None:
+    error = failure(builtin.make(ModelTransport([RawReply(raw)])))
+
+    assert error.message == f"{builtin.name} sent a malformed stream: {what}: nested too deeply"
+
+
+@each_builtin
+def test_an_error_body_nested_too_deeply_is_shown_as_its_text(builtin: Builtin) -> None:
+    error = failure(builtin.make(ModelTransport([ErrorReply(500, '{"error": ' + _NESTED + "}")])))
+
+    assert error.message.startswith(f'{builtin.name} answered HTTP 500: {{"error": [[[[')
+    assert error.hint == "the service failed: try again later"

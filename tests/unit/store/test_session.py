@@ -334,6 +334,18 @@ def test_a_corrupt_frame_is_not_skipped_but_named(store: SessionStore, db: Path)
     assert caught.value.message == f"session {session} is damaged at frame 3"
 
 
+def test_a_frame_nested_too_deeply_to_decode_is_damaged_not_a_crash(store: SessionStore, db: Path) -> None:
+    session = store.create(PROJECT)
+    for frame in _every_kind():
+        store.append(session, frame)
+    deep = b'{"kind": "prompt", "text": "x", "turn": 1, "more": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE frames SET data = ? WHERE seq = 2", (deep,))
+    with pytest.raises(SessionError) as caught:
+        store.frames(session)
+    assert caught.value.message == f"session {session} is damaged at frame 2"
+
+
 def test_a_missing_frame_is_not_skipped_but_named(store: SessionStore, db: Path) -> None:
     session = store.create(PROJECT)
     for frame in _every_kind():
