@@ -1,8 +1,11 @@
 """One run of bingo: settings, registry, plugins, session, then a command or a turn.
 
 Owns the wiring of the layers for a run and the run's lifetime (`async with` for the plugin
-host and the hooks, so every plugin process is gone when it returns). It does not parse the
-command line (`cli.py`) and draws nothing itself (the surface does).
+host and the hooks, so every plugin process is gone when it returns): it builds the
+settings, registry, plugin host, hooks, conversation and the kernel's dispatcher, and hands
+the surface a `Run` to drive. It does not parse the command line (`cli.py`), does not
+dispatch what the person submits (`kernel.dispatch` does: commands, their hooks, turns) and
+draws nothing itself (the surface does).
 
 Start-up is on the path of every `bingo -p "/command"`, so it does only what the run needs,
 in an order that lets a plugin start early (issue 6): the session store is opened only when
@@ -32,14 +35,15 @@ from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
-from .kernel.interfaces import Asker, CommandContext, Provider
+from .kernel.dispatch import ChooseModel, Dispatcher
+from .kernel.interfaces import Asker, Provider
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.turn import Conversation
 from .surfaces import PrintSurface, Surface, escape
-from .wire import MAX_DEPTH, CommandSpec, Completion, ErrorOutcome, Json, Message, Notice, PromptOutcome, is_array, is_object, too_deep
+from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
     from .store import SessionInfo, SessionStore
@@ -99,6 +103,9 @@ class _LazySession(msgspec.Struct):
 
     def append(self, frame: Frame) -> None:
         self.store.append(self.ensure(), frame)
+
+    def begin_turn(self, turn: int) -> None:
+        self.turn = turn
 
     def notice(self, notice: Notice) -> None:
         if self.id is None:
@@ -222,7 +229,8 @@ async def run_app(options: Options) -> int:
                 )
                 for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual")), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
-                run = Run(conversation=conversation, session=session, registry=registry, settings=settings, surface=surface, environ=environ, data_dir=data_dir)
+                dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=_model_chooser(settings, registry, environ))
+                run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
                 hooks.observe("session", "start", {"session": session.id or ""})
                 try:
                     if options.prompt is not None and not interactive:
@@ -240,6 +248,21 @@ async def run_app(options: Options) -> int:
         session.close()
 
 
+def _model_chooser(settings: Settings, registry: Registry, environ: dict[str, str]) -> ChooseModel:
+    """The run's model choice, made when the first turn needs it: the providers package
+    (and httpx with it) is imported only then, and a plugin's provider counts as well."""
+
+    def choose() -> tuple[Provider, str]:
+        from .providers import builtin_providers, choose_provider, default_model
+
+        providers: dict[str, Provider] = {p.spec.name: p for p in builtin_providers(environ)}
+        providers.update(registry.providers)
+        provider = choose_provider(settings.provider, providers, environ)
+        return provider, settings.model or default_model(provider)
+
+    return choose
+
+
 def _start_asker() -> Asker:
     from .surfaces.terminal import StartAsker
 
@@ -255,35 +278,27 @@ def _surface(options: Options, interactive: bool) -> Surface:
 
 
 class Run(msgspec.Struct):
-    """The run behind a surface: it submits prompts and commands, and interrupts turns."""
+    """The run behind a surface (its `Driver`): what the person submits goes to the kernel's
+    dispatcher, and what became of it is shown on the surface; plus what the terminal's own
+    commands and the gate's "always" need of this run (`clear`, `sessions`, `remember`)."""
 
+    dispatcher: Dispatcher
     conversation: Conversation
     session: _LazySession
-    registry: Registry
-    settings: Settings
     surface: Surface
-    environ: dict[str, str]
     data_dir: Path
-    _busy: bool = False
 
     def busy(self) -> bool:
-        return self._busy
+        return self.dispatcher.busy()
 
     def commands(self) -> list[CommandSpec]:
-        return [self.registry.commands[name].spec for name in sorted(self.registry.commands)]
+        return self.dispatcher.commands()
 
     async def complete(self, name: str, partial: str) -> list[Completion]:
-        command = self.registry.commands.get(name)
-        if command is None:
-            return []
-        try:
-            return await command.complete(partial, self.conversation.cwd)
-        except Exception:  # boundary: completion is never an error
-            _log.exception("completion of /%s failed", name)
-            return []
+        return await self.dispatcher.complete(name, partial)
 
     def interrupt(self) -> list[str]:
-        return self.conversation.interrupt() if self._busy else []
+        return self.dispatcher.interrupt()
 
     def clear(self) -> None:
         """Start a new session with the next prompt (`/clear`)."""
@@ -326,9 +341,16 @@ class Run(msgspec.Struct):
             self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 
     async def submit(self, text: str) -> int:
-        """Run a slash command or a model turn; the exit status."""
+        """Run a slash command or a model turn, and show what became of it; the exit status."""
         try:
-            return await self._submit(text)
+            submitted = await self.dispatcher.submit(text)
+            if submitted.outcome is not None:
+                self.surface.outcome(submitted.outcome)
+            turn = submitted.turn
+            if turn is not None and turn.status != "done":
+                self.surface.end()
+                self.surface.notice(Notice(source="bingo", message=turn.reason, level="error"))
+            return submitted.status
         finally:
             # The notices a plugin raised past its limit are said as one line per plugin.
             self.conversation.notices.flush()
@@ -357,43 +379,3 @@ class Run(msgspec.Struct):
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
-    async def _submit(self, text: str) -> int:
-        conversation = self.conversation
-        if text.startswith("/"):
-            name, _, args = text[1:].partition(" ")
-            command = self.registry.commands.get(name)
-            if command is None:
-                raise UsageError(f"there is no command /{name}", "bingo -p /help lists them")
-            verdict = await conversation.hooks.decide("command", "before", {"name": name, "args": args})
-            if verdict.action in ("deny", "block"):
-                self.surface.outcome(ErrorOutcome(message=f"/{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
-                return 1
-            outcome = await command.run(args, CommandContext(cwd=conversation.cwd, session=self.session.id or ""))
-            self.surface.outcome(outcome)
-            if isinstance(outcome, ErrorOutcome):
-                return 1
-            if not isinstance(outcome, PromptOutcome):
-                return 0
-            if self._busy:
-                raise UsageError(f"/{name} starts a turn, and one is running", "wait for it to end, then run it again")
-            text = outcome.text
-        if conversation.provider is None:
-            from .providers import builtin_providers, choose_provider, default_model
-
-            providers: dict[str, Provider] = {p.spec.name: p for p in builtin_providers(self.environ)}
-            providers.update(self.registry.providers)
-            provider = choose_provider(self.settings.provider, providers, self.environ)
-            conversation.provider = provider
-            conversation.model = self.settings.model or default_model(provider)
-        conversation.session = self.session.ensure()
-        self.session.turn = conversation.turn + 1
-        self._busy = True
-        try:
-            result = await conversation.run_turn(text)
-        finally:
-            self._busy = False
-        if result.status == "done":
-            return 0
-        self.surface.end()
-        self.surface.notice(Notice(source="bingo", message=result.reason, level="error"))
-        return 1

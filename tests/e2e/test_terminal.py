@@ -1,6 +1,6 @@
 """The terminal surface through the real binary in a real pseudo-terminal (pexpect): streamed
 text, slash completion, a table drawn with borders, the gate's questions with "yes, always"
-saved, and Ctrl-C interrupting a slow bridged tool. Plus: `--print` never imports the
+saved, a command hook's question, and Ctrl-C interrupting a slow bridged tool. Plus: `--print` never imports the
 terminal's libraries.
 
 The screen is the raw output stream with ANSI escapes stripped (no terminal emulator is
@@ -22,6 +22,7 @@ import pexpect
 import pytest
 
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
+from tests.e2e._declares import install_declaring
 from tests.support.model_server import ModelServer, Reply
 
 WAIT = 10.0
@@ -178,6 +179,26 @@ def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: 
     assert record["projects"][str(box.project.resolve())]["items"] == {"settings.local.json": digest}
     again = box.run("-p", "/help")
     assert "left out" not in again.stderr, again.stderr
+
+
+def test_a_command_hooks_ask_is_put_to_the_person_and_yes_runs_the_command(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    install_declaring(box, "zguard")
+    hook = {"name": "guard", "site": "command", "points": ["before"]}
+    box.settings({"plugins": {"zguard": {"hooks": [hook], "commands": ["deploy"], "answers": {"guard": {"outcome": "ask"}}}}})
+    with terminal(box) as screen:
+        screen.child.send("/deploy now\r")
+        screen.expect(r"\? hook guard \(zguard\) asks: run /deploy now\?\n +1\) yes\n +2\) no")
+        screen.child.send("yes\r")
+        screen.expect(r"zguard's own /deploy")
+        screen.prompt()
+        screen.child.send("/deploy again\r")
+        screen.expect(r"asks: run /deploy again\?")
+        screen.child.send("no\r")
+        screen.expect(r"/deploy was refused: the person said no")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
 
 
 def test_ctrl_c_sends_tool_cancel_to_a_slow_bridged_tool_and_ends_the_turn(tmp_path: Path) -> None:

@@ -5,14 +5,15 @@ Owns the valid (site, point) pairs and the rule that a declaration naming any ot
 hook (`hook_problem`, applied where hooks are registered); the decision fold of INTERFACE.md
 §5 (hooks run in registration order; `deny` and `block` stop; `redirect` replaces the payload
 for the hooks after it, when its value is a whole payload of the same shape; `ask` is
-remembered; `continue` goes on), the deadline on every hook (the only one a decision is
-held to, in process or across the wire: a bridged hook sets no timer of its own), the rule
-that a hook which raises, is late or answers anything else decides nothing and raises one
-notice — or answers `ask`, when its plugin is one the person listed in `hooks.failClosed` —
-and the task group that observations run in so that `observe` never makes its caller wait.
-It does not consult the gate (the turn loop passes a hook's `ask` to it) and knows nothing
-of the wire: a bridged hook is a hook, and whatever it raises is treated like any other
-hook's failure.
+remembered, with the first hook that asked; `continue` goes on); the words an `ask` is put
+to the person in where no gate asks it (`confirm`: a slash command, a prompt); the deadline
+on every hook (the only one a decision is held to, in process or across the wire: a bridged
+hook sets no timer of its own); the rule that a hook which raises, is late or answers
+anything else decides nothing and raises one notice — or answers `ask`, when its plugin is
+one the person listed in `hooks.failClosed` — and the task group that observations run in
+so that `observe` never makes its caller wait. It does not consult the gate (the turn loop
+passes a tool hook's `ask` to it) and knows nothing of the wire: a bridged hook is a hook,
+and whatever it raises is treated like any other hook's failure.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from typing import Literal
 import msgspec
 
 from ..wire import HookOutcome, HookSpec, Json, is_object
-from .errors import PluginUnavailable
-from .interfaces import Hook
+from .errors import GateError, PluginUnavailable
+from .interfaces import Asker, Hook
 from .notices import Notices
 
-__all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks", "hook_problem"]
+__all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks", "confirm", "hook_problem"]
 
 _log = logging.getLogger(__name__)
 
@@ -145,6 +146,9 @@ class HookVerdict(msgspec.Struct, frozen=True):
     reason: str | None = None
     redirected_by: Hook | None = None
     """The last hook that redirected the payload, if one did."""
+    asked_by: Hook | None = None
+    """The first hook that answered `ask` (or was treated as asking: `hooks.failClosed`),
+    so that a refusal with nobody to ask can name it."""
 
 
 async def _answer(hook: Hook, point: str, payload: Json) -> object:
@@ -171,6 +175,19 @@ def _nonsense(outcome: HookOutcome, payload: Json) -> _Undecided | None:
         f"answered 'redirect' with {problem}, which",
         f": a redirect carries a whole payload of the same shape {_shape(payload)}",
     )
+
+
+async def confirm(asker: Asker, verdict: HookVerdict, question: str) -> str | None:
+    """Put a decision point's `ask` to the person where no gate asks it (a slash command, a
+    prompt): `hook <name> (<plugin>) asks: <question>`, yes or no. None when they say yes;
+    otherwise why not, in words that name the hook when there is nobody to ask."""
+    hook = verdict.asked_by
+    who = f"hook {hook.spec.name} ({hook.source})" if hook is not None else "a hook"
+    try:
+        answer = await asker.ask(f"{who} asks: {question}", ["yes", "no"])
+    except GateError:
+        return f"{who} asked to confirm it, and there is no person to ask"
+    return None if answer == "yes" else "the person said no"
 
 
 def _seconds(deadline: float) -> str:
@@ -246,30 +263,31 @@ class Hooks:
         decides nothing (one notice), or answers `ask` if its plugin fails closed."""
         if (site, point) not in DECIDE_POINTS:
             raise ValueError(f"{site}.{point} is not a decision point")
-        asked = False
+        asked: Hook | None = None
         by: Hook | None = None
         for hook in self._at(site, point):
             outcome = await self._ask_one(hook, point, payload)
             if isinstance(outcome, HookOutcome):
                 outcome = _nonsense(outcome, payload) or outcome
             if isinstance(outcome, _Undecided):
-                asked = self._undecided(hook, outcome) or asked
+                if self._undecided(hook, outcome) and asked is None:
+                    asked = hook
                 continue
             if outcome is None:
                 continue
             reason = outcome.value if isinstance(outcome.value, str) else None
             match outcome.outcome:
                 case "deny":
-                    return HookVerdict("deny", payload, reason, by)
+                    return HookVerdict("deny", payload, reason, by, asked)
                 case "block":
-                    return HookVerdict("block", payload, reason, by)
+                    return HookVerdict("block", payload, reason, by, asked)
                 case "redirect":
                     payload, by = outcome.value, hook
                 case "ask":
-                    asked = True
+                    asked = hook if asked is None else asked
                 case "continue":
                     pass
-        return HookVerdict("ask" if asked else "continue", payload, None, by)
+        return HookVerdict("ask" if asked is not None else "continue", payload, None, by, asked)
 
     async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | _Undecided | None:
         """One hook's outcome; why it decided nothing; or None when its plugin is not

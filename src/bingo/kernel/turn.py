@@ -1,10 +1,12 @@
 """The turn loop: one prompt in, model and tools until the model ends.
 
-Owns the order of a turn: the prompt hook, contributors asked concurrently under their
-deadline, compaction when the history passes its budget, the streamed model response, and
-every tool call through `tool.before` hooks and the gate — the one place a tool call goes
-through. It writes each frame to the session the moment it happens. It does not draw (the
-surface's `TurnEvents` does) and does not know whether anything it calls is remote.
+Owns the order of a turn: the `prompt.submit` hooks (the one place they run: a redirect
+replaces the prompt, an `ask` is put to the person), contributors asked concurrently under
+their deadline, compaction when the history passes its budget, the streamed model response,
+and every tool call through `tool.before` hooks and the gate — the one place a tool call
+goes through. It writes each frame to the session the moment it happens. It does not draw
+(the surface's `TurnEvents` does), does not know whether anything it calls is remote, and
+does not take what a person submits (kernel.dispatch does, and runs a turn here).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from .frames import (
     ToolResultFrame,
 )
 from .gate import Gate, Verdict, refusal
-from .hooks import Hooks, HookVerdict
+from .hooks import Hooks, HookVerdict, confirm
 from .interfaces import Asker, Compactor, ContextContributor, Provider, Tool, ToolCall, TurnEvents
 from .notices import Notices
 from .registry import Registry
@@ -128,10 +130,15 @@ class Conversation(msgspec.Struct):
         verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
         if verdict.action in ("deny", "block"):
             raise _TurnBlocked(verdict.reason or "a hook refused the prompt")
-        if verdict.action == "continue" and is_object(verdict.payload):
+        if is_object(verdict.payload):
+            # A redirect replaces the prompt, whether or not a hook also asks.
             redirected = verdict.payload.get("text")
             if isinstance(redirected, str):
                 prompt = redirected
+        if verdict.action == "ask":
+            why = await confirm(self.asker, verdict, "send this prompt to the model?")
+            if why is not None:
+                raise _TurnBlocked(f"the prompt was not sent: {why}")
         if self.provider is None:
             raise ProviderError("no model provider is configured", "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
         pieces = await self._contributions(prompt)

@@ -25,7 +25,8 @@ class Surface(TurnEvents, Asker, Protocol):
 
 
 class Driver(Protocol):
-    """What a surface may ask of the run behind it."""
+    """What a surface may ask of the run behind it (whose submissions the kernel's
+    `Dispatcher` takes: `kernel/dispatch.py`)."""
 
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn; its exit status (0 done, 1 failed, 2 usage)."""

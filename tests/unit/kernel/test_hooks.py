@@ -318,11 +318,11 @@ def test_a_redirect_after_a_redirect_is_held_to_the_redirected_shape() -> None:
 
 
 def test_an_ask_is_remembered_past_later_hooks_that_continue() -> None:
-    after = FakeHook("after")
+    careful, after = FakeHook("careful", ASK), FakeHook("after")
 
-    verdict, _ = decide([FakeHook("careful", ASK), after])
+    verdict, _ = decide([careful, after])
 
-    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=careful)
     assert after.decided == [TOOL_CALL]
 
 
@@ -337,7 +337,7 @@ def test_a_hook_answering_allow_decides_nothing_and_says_so_once() -> None:
 
     verdict, said = decide([FakeHook("guard", allow_outcome()), after])
 
-    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=after)
     assert [(n.source, n.message, n.level) for n in said] == [
         (
             "plugin guard",
@@ -391,7 +391,7 @@ def test_a_hook_that_misses_its_deadline_decides_nothing_and_the_next_runs() -> 
     verdict, took = timed(lambda: runner.decide("tool", "before", TOOL_CALL))
 
     assert took == pytest.approx(SHORT_DEADLINE)
-    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=after)
     assert late.cancelled
     assert [(n.source, n.message) for n in said] == [
         ("plugin slow", "hook slow missed its deadline (0.05 s) and decides nothing")
@@ -531,12 +531,13 @@ CLOSED = frozenset({"plugin guard"})
 
 
 def test_a_fail_closed_hook_that_misses_its_deadline_answers_ask() -> None:
-    runner, said = hooks_with([FakeHook("guard", hang=True)], SHORT_DEADLINE, CLOSED)
+    guard = FakeHook("guard", hang=True)
+    runner, said = hooks_with([guard], SHORT_DEADLINE, CLOSED)
 
     verdict, took = timed(lambda: runner.decide("tool", "before", TOOL_CALL))
 
     assert took == pytest.approx(SHORT_DEADLINE)
-    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=guard)
     assert [(n.source, n.message) for n in said] == [
         ("plugin guard", "hook guard missed its deadline (0.05 s) and is treated as ask (hooks.failClosed)")
     ]
@@ -563,9 +564,10 @@ def test_a_fail_closed_hook_that_raises_answers_ask() -> None:
     ],
 )
 def test_a_fail_closed_hook_answering_nonsense_answers_ask(answer: Json, message: str) -> None:
-    verdict, said = decide([FakeHook("guard", answer)], fail_closed=CLOSED)
+    guard = FakeHook("guard", answer)
+    verdict, said = decide([guard], fail_closed=CLOSED)
 
-    assert verdict == HookVerdict("ask", TOOL_CALL)
+    assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=guard)
     assert [n.message for n in said] == [message]
 
 

@@ -1,0 +1,166 @@
+"""The one way in for what a person submits, from any surface: a prompt or a slash command.
+
+Owns the path of a submission. A slash command is looked up by name; its `command.before`
+hooks decide (`deny` and `block` refuse it; `ask` asks the person "run /name?" and, with
+nobody to ask, refuses it naming the hook; a `redirect` runs the command its payload names,
+through the same lookup, so a redirect to no command is the usual error); then it runs, and
+a `prompt` outcome becomes the person's message. A prompt becomes a turn: the model is
+chosen on the first (the choice is injected, so the kernel never imports a provider), the
+session is opened, and the turn loop runs it (`prompt.submit`, `tool.before` and the gate
+are the turn's). Also what a surface may ask while a run goes on: whether a turn is
+running, interrupting it, the commands and their completions.
+
+It draws nothing: `submit` answers what became of the submission (`Submitted`) and the
+surface shows it. It does not build the run (app.py composes the registry, hooks,
+conversation and this), and knows neither the bridge nor the providers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..wire import CommandOutcome, CommandSpec, Completion, ErrorOutcome, PromptOutcome, is_object
+from .errors import UsageError
+from .hooks import confirm
+from .interfaces import Command, CommandContext, Provider
+from .registry import Registry
+from .turn import Conversation, TurnResult
+
+__all__ = ["ChooseModel", "Dispatcher", "RunSession", "Submitted"]
+
+_log = logging.getLogger(__name__)
+
+ChooseModel = Callable[[], tuple[Provider, str]]
+"""The model for this run's turns, chosen when the first turn needs one: the provider and
+the model name. Raises ProviderError (or another BingoError) when there is none."""
+
+
+class RunSession(Protocol):
+    """The session a run writes to, created when its first turn is written."""
+
+    @property
+    def id(self) -> str | None:
+        """The session's id, or None until something is written to it."""
+        ...
+
+    def ensure(self) -> str:
+        """The session's id, creating the session if there is none yet."""
+        ...
+
+    def begin_turn(self, turn: int) -> None:
+        """Turn `turn` starts: what is written from now on belongs to it."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """What became of one submission. `status` is the exit status (0 done; 1 the command
+    failed or was refused, or the turn did not end well); `outcome` is a command's outcome,
+    for the surface to show (None for a prompt); `turn` is how the turn ended, if one ran."""
+
+    status: int
+    outcome: CommandOutcome | None = None
+    turn: TurnResult | None = None
+
+
+class Dispatcher:
+    """Takes what a person submits and runs it: a slash command through its hooks, a prompt
+    (or a command's `prompt` outcome) as a turn of `conversation`."""
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        conversation: Conversation,
+        session: RunSession,
+        choose_model: ChooseModel,
+    ) -> None:
+        self._registry = registry
+        self._conversation = conversation
+        self._session = session
+        self._choose_model = choose_model
+        self._busy = False
+
+    def busy(self) -> bool:
+        """True while a turn is running."""
+        return self._busy
+
+    def interrupt(self) -> list[str]:
+        """Interrupt the running turn, if one is; the names of calls still being waited for."""
+        return self._conversation.interrupt() if self._busy else []
+
+    def commands(self) -> list[CommandSpec]:
+        """Every command, built-in and plugin, by name."""
+        commands = self._registry.commands
+        return [commands[name].spec for name in sorted(commands)]
+
+    async def complete(self, name: str, partial: str) -> list[Completion]:
+        """Ways to finish the args of `/name`; never raises (none is a fine answer)."""
+        command = self._registry.commands.get(name)
+        if command is None:
+            return []
+        try:
+            return await command.complete(partial, self._conversation.cwd)
+        except Exception:  # boundary: completion is never an error
+            _log.exception("completion of /%s failed", name)
+            return []
+
+    async def submit(self, text: str) -> Submitted:
+        """Run `text`: a slash command when it starts with `/`, otherwise a turn.
+
+        Raises:
+            UsageError: there is no such command (or a hook redirected to none), or a
+                command's `prompt` outcome would start a turn while one is running.
+            BingoError: no model could be chosen for the turn.
+        """
+        if not text.startswith("/"):
+            return await self._turn(text)
+        name, _, args = text[1:].partition(" ")
+        outcome = await self._command(name, args)
+        if not isinstance(outcome, PromptOutcome):
+            return Submitted(1 if isinstance(outcome, ErrorOutcome) else 0, outcome)
+        if self._busy:
+            raise UsageError(f"/{name} starts a turn, and one is running", "wait for it to end, then run it again")
+        submitted = await self._turn(outcome.text)
+        return Submitted(submitted.status, outcome, submitted.turn)
+
+    async def _command(self, name: str, args: str) -> CommandOutcome:
+        """Put `/name args` to its `command.before` hooks and run what they leave."""
+        command = self._lookup(name)
+        verdict = await self._conversation.hooks.decide("command", "before", {"name": name, "args": args})
+        if verdict.action in ("deny", "block"):
+            return ErrorOutcome(message=f"/{name} was refused by a hook: {verdict.reason or 'no reason given'}")
+        payload = verdict.payload
+        if verdict.redirected_by is not None and is_object(payload):
+            # A whole payload (the fold checked its shape): the command it names runs instead.
+            redirected, redirected_args = payload.get("name"), payload.get("args")
+            if isinstance(redirected, str) and isinstance(redirected_args, str):
+                name, args = redirected, redirected_args
+                command = self._lookup(name)
+        if verdict.action == "ask":
+            why = await confirm(self._conversation.asker, verdict, f"run /{name}{' ' + args if args else ''}?")
+            if why is not None:
+                return ErrorOutcome(message=f"/{name} was refused: {why}")
+        return await command.run(args, CommandContext(cwd=self._conversation.cwd, session=self._session.id or ""))
+
+    def _lookup(self, name: str) -> Command:
+        command = self._registry.commands.get(name)
+        if command is None:
+            raise UsageError(f"there is no command /{name}", "bingo -p /help lists them")
+        return command
+
+    async def _turn(self, prompt: str) -> Submitted:
+        conversation = self._conversation
+        if conversation.provider is None:
+            conversation.provider, conversation.model = self._choose_model()
+        conversation.session = self._session.ensure()
+        self._session.begin_turn(conversation.turn + 1)
+        self._busy = True
+        try:
+            result = await conversation.run_turn(prompt)
+        finally:
+            self._busy = False
+        return Submitted(0 if result.status == "done" else 1, turn=result)
