@@ -95,3 +95,14 @@ def test_a_tools_name_input_and_error_are_escaped_on_its_line() -> None:
     failed = ToolOutput(parts=[TextPart(text="bad \x1b]0;x\x07")], is_error=True)
     line = _render(finished("t\x1b[2J", {"path": "\x1b]52;c;eA==\x07"}, failed, 1.0))
     assert line == "✗ t\\x1b[2J \\x1b]52;c;eA==\\x07 · 1.0 s · failed: bad \\x1b]0;x\\x07"
+
+
+def test_a_deeply_nested_view_is_drawn_as_its_fold_past_a_bound() -> None:
+    # rich's nested grids take time exponential in their depth: 16 levels took 16 s to lay
+    # out. Past the bound the rest is drawn as its text fold, which costs what it holds.
+    view: ListView = ListView(items=[TextView(text="bottom")])
+    for _ in range(12):  # enough to tell the bound is kept; not so many that its loss hangs the suite
+        view = ListView(items=[view, TextView(text="x")])
+    shown = _render(draw(view))
+    assert "bottom" in shown
+    assert shown.count("•") <= 2 * 8  # only the drawn levels carry bullets of their own rows

@@ -23,17 +23,23 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, is_object
+from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, fold, is_object
 from .._escape import escape
 
 __all__ = ["draw", "finished", "short"]
 
 _SHORT = 60
 """Characters of a tool's input shown on its one line."""
+_NESTED_MAX = 6
+"""Lists and stacks drawn inside one another; deeper, a View is drawn as its text fold. rich
+lays nested grids out in time exponential in their depth (a list 16 deep took 16 s to draw),
+so a small View from a plugin could otherwise freeze the terminal."""
 
 
-def draw(view: View) -> RenderableType:
+def draw(view: View, depth: int = 0) -> RenderableType:
     """The renderable for `view`, every string it shows escaped."""
+    if depth > _NESTED_MAX and isinstance(view, (ListView, StackView)):
+        return Text(escape(fold(view)))
     match view:
         case TextView(text=text):
             return Text(escape(text))
@@ -48,14 +54,14 @@ def draw(view: View) -> RenderableType:
             grid.add_column(no_wrap=True)
             grid.add_column()
             for n, item in enumerate(items, 1):
-                grid.add_row(Text(f"{n}." if ordered else "•"), draw(item))
+                grid.add_row(Text(f"{n}." if ordered else "•"), draw(item, depth + 1))
             return grid
         case StackView(children=children):
             parts: list[RenderableType] = []
             for child in children:
                 if parts:
                     parts.append(Text())
-                parts.append(draw(child))
+                parts.append(draw(child, depth + 1))
             return Group(*parts)
 
 
