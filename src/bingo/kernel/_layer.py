@@ -1,0 +1,304 @@
+"""One settings document: its shape (`Layer`), reading it from a file (`read_layer`), and
+the one-line SettingsError for a document that is not UTF-8, not JSON, nested too deeply,
+or holds a known key of the wrong type — naming the file, the line and the key, found key
+by key against the layer's own fields (never read back out of a library's error wording).
+Unknown keys are ignored, so a newer file works with an older host. It does not merge
+layers or decide what a project may give (settings.py does).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from pathlib import Path
+from typing import Annotated, TypeAlias, get_args, get_origin
+
+import msgspec
+
+from ..wire import MAX_DEPTH, Json, too_deep
+from .errors import SettingsError
+
+__all__ = ["KeyPath", "Layer", "Source", "as_array", "as_object", "read_layer"]
+
+# --- finding and saying where a key is ----------------------------------------------
+
+KeyPath: TypeAlias = tuple[str | int, ...]
+"""A place in a JSON document: object keys and list indexes, from the root."""
+
+_WHITESPACE = " \t\n\r"
+_LONGEST_SHOWN = 40
+
+
+def _key_lines(text: str) -> dict[KeyPath, int]:
+    """The line of every key (and list item) of the valid JSON document `text`."""
+    newlines = [i for i, char in enumerate(text) if char == "\n"]
+    decoder = json.JSONDecoder()
+    lines: dict[KeyPath, int] = {}
+
+    def line(i: int) -> int:
+        return bisect.bisect_left(newlines, i) + 1
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in _WHITESPACE:
+            i += 1
+        return i
+
+    def value(i: int, path: KeyPath) -> int:
+        i = skip(i)
+        lines.setdefault(path, line(i))
+        if text[i] not in "{[":
+            return decoder.raw_decode(text, i)[1]
+        closing = "}" if text[i] == "{" else "]"
+        i = skip(i + 1)
+        index = 0
+        while text[i] != closing:
+            if closing == "}":
+                key, after = decoder.raw_decode(text, i)
+                if not isinstance(key, str):
+                    raise ValueError("an object key that is not a string")
+                here: KeyPath = (*path, key)
+                lines[here] = line(i)  # a repeated key: the last one is the one that counts
+                i = value(skip(after) + 1, here)
+            else:
+                here = (*path, index)
+                lines[here] = line(i)
+                i = value(i, here)
+                index += 1
+            i = skip(i)
+            if text[i] == ",":
+                i = skip(i + 1)
+        return i + 1
+
+    try:
+        value(0, ())
+    except (ValueError, IndexError, RecursionError):
+        # Only reached for text json.loads refused; the caller falls back to line 1.
+        pass
+    return lines
+
+
+def _describe(value: Json) -> str:
+    """What a value is, in words, for an error line."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= _LONGEST_SHOWN else value[:_LONGEST_SHOWN] + "..."
+        return f"the string {json.dumps(shown)}"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _dotted(path: KeyPath) -> str:
+    """`permissions.allow[1]`: a key path as a person writes it."""
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return out
+
+
+# --- the shape of one layer ----------------------------------------------------------
+
+_Positive = Annotated[int, msgspec.Meta(ge=1)]
+_Seconds = Annotated[float, msgspec.Meta(gt=0)]
+
+
+class _PermissionsLayer(msgspec.Struct, kw_only=True):
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+
+
+class _HooksLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    fail_closed: list[str] = []
+
+
+class Layer(msgspec.Struct, kw_only=True, rename="camel"):
+    """One settings document. Unknown keys are ignored (msgspec's default)."""
+
+    provider: str | None = None
+    model: str | None = None
+    max_tokens: _Positive = 4096
+    context_budget: _Positive = 100_000
+    compactor: str | None = None
+    permissions: _PermissionsLayer = msgspec.field(default_factory=_PermissionsLayer)
+    hooks: _HooksLayer = msgspec.field(default_factory=_HooksLayer)
+    # Mapping values are checked one by one below: msgspec's error path does not name the
+    # key of a dict entry, and the key is what a person needs to find the mistake.
+    deadlines: dict[str, Json] = {}
+    plugins: dict[str, Json] = {}
+
+
+# What each known key must be, for the hint. Dict entries use "*" for the entry's key.
+_EXPECTED: dict[KeyPath, str] = {
+    (): "a JSON object",
+    ("provider",): "a string (a provider id)",
+    ("model",): "a string (a model name)",
+    ("maxTokens",): "a positive whole number",
+    ("contextBudget",): "a positive whole number",
+    ("compactor",): "a string (a compactor name)",
+    ("permissions",): "an object with allow, ask and deny lists",
+    ("permissions", "allow"): "a list of tool rules (strings)",
+    ("permissions", "ask"): "a list of tool rules (strings)",
+    ("permissions", "deny"): "a list of tool rules (strings)",
+    ("permissions", "allow", 0): "a tool rule (a string)",
+    ("permissions", "ask", 0): "a tool rule (a string)",
+    ("permissions", "deny", 0): "a tool rule (a string)",
+    ("hooks",): "an object with a failClosed list",
+    ("hooks", "failClosed"): "a list of plugin names (strings)",
+    ("hooks", "failClosed", 0): "a plugin name (a string)",
+    ("deadlines",): "an object mapping wire methods to seconds",
+    ("deadlines", "*"): "a positive number of seconds",
+    ("plugins",): "an object mapping plugin names to their settings",
+    ("plugins", "*"): "an object (the plugin's settings)",
+}
+
+def _first_wrong(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> KeyPath | None:
+    """The path of the first known key of `data` (a document of `shape`) whose value has the
+    wrong type, found key by key (so the path is known, not read back out of a library's
+    error wording); None when every known key is right. Unknown keys are not looked at."""
+    fields = as_object(data)
+    if fields is None:
+        return path
+    for field in msgspec.structs.fields(shape):
+        if field.encode_name not in fields:
+            continue
+        value, here = fields[field.encode_name], (*path, field.encode_name)
+        kind: object = field.type
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+            found = _first_wrong(value, kind, here)
+            if found is not None:
+                return found
+            continue
+        if get_origin(kind) is list:
+            items = as_array(value)
+            if items is None:
+                return here
+            [item_type] = get_args(kind)
+            for index, item in enumerate(items):
+                if not _fits(item, item_type):
+                    return (*here, index)
+            continue
+        if not _fits(value, field.type):
+            return here
+    return None
+
+
+def _fits(value: Json, kind: object) -> bool:
+    """Whether `value` converts to the type `kind` (an annotation msgspec understands)."""
+    try:
+        msgspec.convert(value, kind)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+def _expected(path: KeyPath) -> str:
+    general = tuple(0 if isinstance(step, int) else step for step in path)
+    if general in _EXPECTED:
+        return _EXPECTED[general]
+    return _EXPECTED.get((*path[:1], "*"), "a different type")
+
+
+def as_object(value: Json) -> dict[str, Json] | None:
+    """`value` as a JSON object (a copy), or None when it is not one."""
+    try:
+        return msgspec.convert(value, dict[str, Json])
+    except msgspec.ValidationError:
+        return None
+
+
+def as_array(value: Json) -> list[Json] | None:
+    """`value` as a JSON array (a copy), or None when it is not one."""
+    try:
+        return msgspec.convert(value, list[Json])
+    except msgspec.ValidationError:
+        return None
+
+
+def _value_at(data: Json, path: KeyPath) -> Json:
+    value: Json = data
+    for step in path:
+        if isinstance(step, int):
+            items = as_array(value)
+            if items is None or step >= len(items):
+                return None
+            value = items[step]
+        else:
+            fields = as_object(value)
+            if fields is None or step not in fields:
+                return None
+            value = fields[step]
+    return value
+
+
+class Source:
+    """One layer's document and where it came from, for the error line."""
+
+    def __init__(self, label: str, data: Json, text: str | None) -> None:
+        self.label = label
+        self.data = data
+        self.text = text
+
+    def wrong(self, path: KeyPath) -> SettingsError:
+        """The error for a known key of the wrong type at `path`."""
+        got = _describe(_value_at(self.data, path))
+        hint = f"expected {_expected(path)}"
+        if self.text is None:
+            where = f"{_dotted(path)} from the command line" if path else "the command line"
+            return SettingsError(f"{where} is {got}", hint)
+        line = _key_lines(self.text).get(path, 1)
+        if not path:
+            return SettingsError(f"{self.label} (line {line}) holds {got}", hint)
+        return SettingsError(f"{_dotted(path)} in {self.label} (line {line}) is {got}", hint)
+
+    def check(self) -> Layer:
+        """Validate the document; SettingsError naming the first key of the wrong type."""
+        wrong = _first_wrong(self.data, Layer, ())
+        if wrong is not None:
+            raise self.wrong(wrong)
+        try:
+            layer = msgspec.convert(self.data, Layer)
+        except msgspec.ValidationError as exc:  # not reached: every known key was checked
+            raise self.wrong(()) from exc
+        for name, seconds in layer.deadlines.items():
+            try:
+                msgspec.convert(seconds, _Seconds)
+            except msgspec.ValidationError as exc:
+                raise self.wrong(("deadlines", name)) from exc
+        for name, slice_ in layer.plugins.items():
+            if as_object(slice_) is None:
+                raise self.wrong(("plugins", name))
+        return layer
+
+
+def read_layer(path: Path) -> Source | None:
+    """The document at `path`, or None when there is no file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not UTF-8 text", "save it as UTF-8 JSON") from exc
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SettingsError(f"cannot read {path} ({reason})", "fix it or remove it") from exc
+    if too_deep(text):
+        # Before json.loads, which would recurse until RecursionError; and the merge, the
+        # key locator and the layer check all walk the document recursively after it.
+        raise SettingsError(
+            f"{path} is nested too deeply (more than {MAX_DEPTH} levels)",
+            "fix the file or remove it",
+        )
+    try:
+        data: Json = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+            "fix the file or remove it",
+        ) from exc
+    return Source(str(path), data, text)
