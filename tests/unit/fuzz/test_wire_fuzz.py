@@ -21,15 +21,8 @@ from hypothesis import strategies as st
 
 from bingo.bridge._framing import BadLine, LineReader, memory_pair
 from bingo.bridge.handshake import read_handshake
-from bingo.bridge.connection import (
-    BadAnswer,
-    Connection,
-    _envelope_decoder,
-    _is_envelope,
-    _read_deep,
-    _TOO_DEEP,
-    decode_answer,
-)
+from bingo.bridge._message import TOO_DEEP, BadAnswer, decode_answer, envelope_decoder, is_envelope, read_deep
+from bingo.bridge.connection import Connection
 from bingo.kernel.errors import PluginError
 from bingo.wire import MAX_DEPTH, EmptyResult, HostNoticeParams, InitializeResult, ToolCallParams, ToolCallResult, too_deep
 from bingo.wire.protocol import METHODS
@@ -102,7 +95,7 @@ _line = (
 
 
 def _is_message(line: bytes) -> bool:
-    """What `_is_envelope` must say of a line msgspec read as an Envelope, worked out from the
+    """What `is_envelope` must say of a line msgspec read as an Envelope, worked out from the
     JSON alone (the stdlib's reading of it): a method, or an id with a result or an error, and
     no `jsonrpc` other than "2.0"."""
     value = json.loads(line)
@@ -122,7 +115,7 @@ def _expected(data: bytes, limit: int) -> list[bool | None]:
             out.append(None)
         elif piece.strip():
             try:
-                _envelope_decoder.decode(piece)
+                envelope_decoder.decode(piece)
             except msgspec.DecodeError:
                 out.append(None)
                 continue
@@ -135,7 +128,7 @@ def _read_all(data: bytes, limit: int) -> list[Envelope | BadLine]:
         reader = asyncio.StreamReader(limit=limit)
         reader.feed_data(data)
         reader.feed_eof()
-        lines = LineReader(reader, _envelope_decoder.decode)
+        lines = LineReader(reader, envelope_decoder.decode)
         out: list[Envelope | BadLine] = []
         async with asyncio.timeout(5):
             while (item := await lines.read()) is not None:
@@ -154,7 +147,7 @@ def test_every_line_becomes_a_message_or_a_bad_line(lines: list[bytes], limit: i
     items = _read_all(data, limit)
     for item in items:
         assert isinstance(item, Envelope) or item.reason
-    assert [_is_envelope(item) if isinstance(item, Envelope) else None for item in items] == _expected(data, limit)
+    assert [is_envelope(item) if isinstance(item, Envelope) else None for item in items] == _expected(data, limit)
 
 
 @settings(_FUZZ, max_examples=400)
@@ -164,10 +157,10 @@ def test_one_line_of_anything_decodes_or_is_refused(lines: list[bytes]) -> None:
     summary.add("fuzz", "inputs fuzzed (all kinds)", len(lines))
     for line in lines:
         try:
-            envelope = _envelope_decoder.decode(line)
+            envelope = envelope_decoder.decode(line)
         except msgspec.DecodeError:
             continue
-        assert _is_envelope(envelope) is _is_message(line)
+        assert is_envelope(envelope) is _is_message(line)
 
 
 _handshakes = (
@@ -294,7 +287,7 @@ def test_a_hostile_line_becomes_a_message_or_a_bad_line_and_what_it_carries_is_r
         reader = asyncio.StreamReader(limit=1 << 24)
         reader.feed_data(b"".join(line + b"\n" for _, line in lines))
         reader.feed_eof()
-        return await _items(LineReader(reader, _envelope_decoder.decode, _read_deep))
+        return await _items(LineReader(reader, envelope_decoder.decode, read_deep))
 
     items = asyncio.run(main())
     assert len(items) == len(lines)
@@ -303,12 +296,12 @@ def test_a_hostile_line_becomes_a_message_or_a_bad_line_and_what_it_carries_is_r
             assert item.reason
             continue
         # Only a bare value is never a message; the rest were built as one.
-        assert _is_envelope(item) is (where != "bare")
+        assert is_envelope(item) is (where != "bare")
         for raw in (item.params, item.result):
             if isinstance(raw, msgspec.UnsetType):
                 continue
             # What a message carries on is refused by identity, or within the limit.
-            assert raw is _TOO_DEEP or not too_deep(bytes(raw))
+            assert raw is TOO_DEEP or not too_deep(bytes(raw))
             try:
                 assert isinstance(decode_answer("plugin zoo", "tool/call", raw, ToolCallResult), ToolCallResult)
             except BadAnswer as exc:
