@@ -123,3 +123,16 @@ def test_a_settings_file_nested_100_000_deep_is_exit_2_and_one_line_naming_it(tm
     assert result.returncode == 2
     assert result.stderr == f"bingo: {path} is {TOO_DEEP}: fix the file or remove it\n"
     assert result.stdout == ""
+
+
+def test_a_handshake_nested_too_deeply_refuses_that_plugin_and_the_rest_works(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "deep-handshake")
+    with fault("deep-handshake"):
+        result = box.run("-p", "go")
+        assert result.returncode == 0, result.stderr
+        assert no_traceback(result)
+        assert result.stdout.endswith("\ndone.\n")
+        assert tool_results(box)["wc"] == COUNTED
+        [notice] = plugin_notices(result.stderr, "deep-handshake")
+        assert TOO_DEEP in notice
+        no_leftovers(box)

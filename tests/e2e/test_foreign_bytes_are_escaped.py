@@ -24,6 +24,7 @@ import pytest
 
 from tests.e2e._bingo import BINGO, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import text, tool, use_scripted_model
+from tests.e2e._zoo import call, fault, plugin_notices, zoo
 
 HOSTILE = "\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b]0;x\x1b\\\u202eevil"
 """What the zoo's `escapes` member says after each label (its `HOSTILE`)."""
@@ -230,3 +231,14 @@ def test_the_zoo_says_what_these_tests_expect() -> None:
     found = re.search(r'^HOSTILE = (".*")$', source, re.MULTILINE)
     assert found is not None
     assert ast.literal_eval(found.group(1)) == HOSTILE
+
+
+def test_a_crashing_plugins_last_words_are_quoted_escaped(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "escape-crash", steps=[call("z1", "plugin__escape-crash__poke")])
+    with fault("escape-crash"):
+        result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr + result.stdout and "\x07" not in result.stderr + result.stdout
+    [notice] = plugin_notices(result.stderr, "escape-crash")
+    assert "exited with code 9" in notice
+    assert "]0;pwned" in notice and "]52;c;" in notice  # quoted, escaped: readable, not live

@@ -54,6 +54,9 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
                        every later call)
   deep-answer          answers its first `tool/call` with a result of 100 000 nested `[`,
                        every later one as it should
+  deep-handshake       answers `initialize` with a result of 100 000 nested `[`
+  escape-crash         on `tool/call`, writes terminal escapes (a window title, a clipboard
+                       write, a screen clear) to stderr as its last words and exits 9
 """
 
 import json
@@ -161,6 +164,9 @@ def initialize(request_id, params):
         return
     if BEHAVIOUR == "forks":
         fork_children()
+    if BEHAVIOUR == "deep-handshake":
+        write(b'{"jsonrpc": "2.0", "id": %s, "result": %s}\n' % (json.dumps(request_id).encode(), nested()))
+        return
     answer(request_id, handshake())
 
 
@@ -224,6 +230,10 @@ def tool_call(request_id, params):
     if BEHAVIOUR == "escapes":
         escapes_tool(request_id, params)
         return
+    if BEHAVIOUR == "escape-crash":
+        sys.stderr.write("Error: \x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J gone\n")
+        sys.stderr.flush()
+        os._exit(9)
     if BEHAVIOUR == "not-json":
         write(b"plain text on stdout, where only messages belong\n")
     elif BEHAVIOUR == "wrong-shape":
