@@ -34,7 +34,7 @@ def install(plugins: Path, name: str, child: Path, cpu: str) -> PluginSource:
     shutil.copyfile(child, root / "main.py")
     manifest = {"name": name, "version": "1", "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py", name, cpu]}}
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None)
+    return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
 
 
 @contextlib.asynccontextmanager

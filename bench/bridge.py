@@ -88,7 +88,7 @@ async def _spawn_to_ready(root: Path, count: int) -> float:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "main.py").write_text(_CHILD, encoding="utf-8")
         entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", name])
-        sources.append(PluginSource(name=name, layer="user", root=directory, manifest=Manifest(name=name, version="1", entry=entry), problem=None))
+        sources.append(PluginSource(name=name, layer="user", root=directory, manifest=Manifest(name=name, version="1", entry=entry), problem=None, base=directory.parent))
     notices = Notices()
     registry = Registry(notices)
     async with PluginHost(sources=sources, registry=registry, notices=notices, settings=Settings(), data_dir=root / "data", cwd=root) as host:

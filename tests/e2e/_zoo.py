@@ -207,3 +207,19 @@ def run_measured(box: Sandbox, *args: str, timeout: float = 60) -> tuple[subproc
             proc.wait()
     watcher.join(5)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), peak
+
+
+def zoo_turn(box: Sandbox, name: str) -> tuple[list[str], dict[str, str]]:
+    """One `-p` turn of a `zoo` sandbox that must end well whatever the plugin `name` did:
+    the notices said under its name and the tool results the model got (wordcount's among
+    them), with the session read back whole and no process left behind."""
+    result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("\ndone.\n")
+    assert no_traceback(result)
+    results = tool_results(box)
+    assert results["wc"] == COUNTED
+    reads_back(box)
+    no_leftovers(box)
+    return plugin_notices(result.stderr, name), results
+

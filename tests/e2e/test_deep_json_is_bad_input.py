@@ -18,27 +18,13 @@ from pathlib import Path
 import pytest
 
 from tests.e2e._bingo import EXAMPLES, Sandbox, no_traceback
-from tests.e2e._zoo import COUNTED, call, data_dir, fault, no_leftovers, plugin_notices, reads_back, tool_results, zoo
+from tests.e2e._zoo import COUNTED, call, data_dir, fault, no_leftovers, plugin_notices, reads_back, tool_results, zoo, zoo_turn
 
 DEPTH = 100_000
 NESTED = "[" * DEPTH + "]" * DEPTH
 """What the issue saw crash bingo: 100 000 nested arrays (200 kB)."""
 TOO_DEEP = "nested too deeply (more than 128 levels)"
 STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}); a plugin writes diagnostics to stderr"
-
-
-def _turn(box: Sandbox, name: str) -> tuple[list[str], dict[str, str]]:
-    """One `-p` turn that calls the zoo plugin twice, then wordcount: its notices naming the
-    plugin and the tool results the model got."""
-    result = box.run("-p", "go")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("\ndone.\n")
-    assert no_traceback(result)
-    results = tool_results(box)
-    assert results["wc"] == COUNTED
-    reads_back(box)
-    no_leftovers(box)
-    return plugin_notices(result.stderr, name), results
 
 
 def _log(box: Sandbox, name: str) -> Path:
@@ -54,7 +40,7 @@ def test_a_line_nested_100_000_deep_is_a_bad_line_with_one_notice_and_the_connec
     steps = [call("z1", "plugin__deep-line__poke"), call("z2", "plugin__deep-line__poke")]
     box = zoo(tmp_path, "deep-line", steps=steps)
     with fault("deep-line"):
-        notices, results = _turn(box, "deep-line")
+        notices, results = zoo_turn(box, "deep-line")
         assert notices == ["deep-line: " + STRAY.format(log=_log(box, "deep-line"))]
         # Both calls answered by the one process: its connection outlived the line.
         assert results["z1"] == "poked" and results["z2"] == "poked"
@@ -67,7 +53,7 @@ def test_a_result_nested_100_000_deep_fails_that_call_as_a_bad_answer_once(tmp_p
     steps = [call("z1", "plugin__deep-answer__poke"), call("z2", "plugin__deep-answer__poke")]
     box = zoo(tmp_path, "deep-answer", steps=steps)
     with fault("deep-answer"):
-        notices, results = _turn(box, "deep-answer")
+        notices, results = zoo_turn(box, "deep-answer")
         said = f"plugin deep-answer answered tool/call with a result {TOO_DEEP}"
         assert notices == [f"deep-answer: tool poke: {said}: log: {_log(box, 'deep-answer')}"]
         assert said in results["z1"]

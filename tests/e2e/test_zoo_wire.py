@@ -21,22 +21,11 @@ from tests.e2e._zoo import (
     run_measured,
     tool_results,
     zoo,
+    zoo_turn,
 )
 from tests.support import summary
 
 STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}); a plugin writes diagnostics to stderr"
-
-
-def _turn(box: Sandbox, name: str) -> tuple[list[str], dict[str, str]]:
-    result = box.run("-p", "go")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("\ndone.\n")
-    assert no_traceback(result)
-    results = tool_results(box)
-    assert results["wc"] == COUNTED
-    reads_back(box)
-    no_leftovers(box)
-    return plugin_notices(result.stderr, name), results
 
 
 def _log(box: Sandbox, name: str) -> Path:
@@ -47,7 +36,7 @@ def _log(box: Sandbox, name: str) -> Path:
 def test_a_line_that_is_not_a_message_costs_one_notice_saying_to_use_stderr(tmp_path: Path, name: str) -> None:
     box = zoo(tmp_path, name, steps=[call("z1", f"plugin__{name}__poke")])
     with fault(name):
-        notices, results = _turn(box, name)
+        notices, results = zoo_turn(box, name)
         assert notices == [f"{name}: " + STRAY.format(log=_log(box, name))]
         assert results["z1"] == "poked"
         assert "stdout line that is not JSON-RPC" in _log(box, name).read_text(encoding="utf-8", errors="replace")
@@ -56,14 +45,14 @@ def test_a_line_that_is_not_a_message_costs_one_notice_saying_to_use_stderr(tmp_
 def test_messages_written_in_pieces_are_read_whole(tmp_path: Path) -> None:
     box = zoo(tmp_path, "partial-lines", steps=[call("z1", "plugin__partial-lines__poke")])
     with fault("partial-lines"):
-        notices, results = _turn(box, "partial-lines")
+        notices, results = zoo_turn(box, "partial-lines")
         assert notices == [] and results["z1"] == "poked"
 
 
 def test_an_answer_of_the_wrong_shape_fails_the_call_with_one_notice(tmp_path: Path) -> None:
     box = zoo(tmp_path, "wrong-shape", steps=[call("z1", "plugin__wrong-shape__poke")])
     with fault("wrong-shape"):
-        [notice], results = _turn(box, "wrong-shape")
+        [notice], results = zoo_turn(box, "wrong-shape")
         assert notice.startswith("wrong-shape: tool poke: plugin wrong-shape answered tool/call in the wrong shape: ")
         assert notice.endswith(f"log: {_log(box, 'wrong-shape')}")
         assert "answered tool/call in the wrong shape" in results["z1"]
@@ -93,7 +82,7 @@ def test_ten_mb_a_second_of_stderr_keeps_the_log_bounded(tmp_path: Path) -> None
         plugins={"stderr-flood": {"delay": 2.0}},
     )
     with fault("stderr-flood"):
-        notices, results = _turn(box, "stderr-flood")
+        notices, results = zoo_turn(box, "stderr-flood")
         assert results["z1"] == "poked"
         [notice] = notices
         assert notice.startswith("stderr-flood: wrote more than 1 MiB to stderr; its log keeps only the latest: ")
@@ -108,7 +97,7 @@ def test_ten_mb_a_second_of_stderr_keeps_the_log_bounded(tmp_path: Path) -> None
 def test_answers_to_unknown_and_duplicate_ids_are_ignored_with_one_notice(tmp_path: Path) -> None:
     box = zoo(tmp_path, "bad-ids", steps=[call("z1", "plugin__bad-ids__poke")])
     with fault("bad-ids"):
-        notices, results = _turn(box, "bad-ids")
+        notices, results = zoo_turn(box, "bad-ids")
         assert notices == [
             "bad-ids: answered id 987654, which the host never asked or already had an answer for; "
             f"ignored (see {_log(box, 'bad-ids')})"
@@ -128,7 +117,7 @@ def test_a_late_answer_to_an_abandoned_call_is_dropped_quietly(tmp_path: Path) -
         plugins={"late-answer": {"delay": 1.5}},
     )
     with fault("late-answer"):
-        [notice], results = _turn(box, "late-answer")
+        [notice], results = zoo_turn(box, "late-answer")
         assert notice.startswith("late-answer: tool poke: plugin late-answer did not answer tool/call within 1 s: log: ")
         assert "did not answer tool/call within 1 s" in results["z1"]
         assert results["z2"] == "poked"
@@ -137,7 +126,7 @@ def test_a_late_answer_to_an_abandoned_call_is_dropped_quietly(tmp_path: Path) -
 def test_ten_thousand_progress_lines_a_second_do_not_stall_the_turn(tmp_path: Path) -> None:
     box = zoo(tmp_path, "progress-flood", steps=[call("z1", "plugin__progress-flood__poke")])
     with fault("progress-flood"):
-        notices, results = _turn(box, "progress-flood")
+        notices, results = zoo_turn(box, "progress-flood")
         assert results["z1"] == "poked"
         [notice] = notices
         assert notice.startswith("progress-flood: sends more than 200 tool/progress lines a second; the rest of each second is dropped: ")
@@ -152,7 +141,7 @@ def test_asking_on_a_call_that_is_not_running_is_refused_in_words(tmp_path: Path
     ]
     box = zoo(tmp_path, "asks-elsewhere", steps=steps)
     with fault("asks-elsewhere"):
-        notices, results = _turn(box, "asks-elsewhere")
+        notices, results = zoo_turn(box, "asks-elsewhere")
         assert notices == ["asks-elsewhere: bingo.host ask was refused: call w0 is not a call you are running"]
         assert results["z1"] == "w0 -> -32002 call w0 is not a call you are running"
         assert results["z2"] == (

@@ -55,11 +55,6 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-_HASHERS: Final = 4
-"""Threads hashing a plugin's files: opening and reading release the GIL, and on a busy
-machine a small file costs far more in system calls than in SHA-256 (ADR-0016)."""
-
-
 def _hash_file(path: str) -> str:
     try:
         # O_NONBLOCK: a file swapped for a FIFO since it was looked at must not hang us.
@@ -107,27 +102,13 @@ class _Walk:
         self.records.append(head)
 
     def hash_contents(self) -> None:
-        """Hash every file the walk met, on a few threads, into its record."""
+        """Hash every file the walk met into its record."""
         if not self.hashing:
             return
-        paths = [path for _, path in self.hashing]
-        if len(paths) < 2 * _HASHERS:
-            digests = list(map(_hash_file, paths))
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            # One interleaved slice per thread: a task per file would cost more in the
-            # pool's locking than a small file costs to hash (a thread pool's map takes no
-            # chunk size).
-            digests = [""] * len(paths)
-
-            def hash_slice(first: int) -> list[str]:
-                return [_hash_file(path) for path in paths[first::_HASHERS]]
-
-            with ThreadPoolExecutor(_HASHERS, thread_name_prefix="bingo-trust") as pool:
-                slices = pool.map(hash_slice, range(_HASHERS))
-                for first, hashed in enumerate(slices):
-                    digests[first::_HASHERS] = hashed
+        # One thread: a pool of four was slower on a quiet machine (each small file is a few
+        # system calls between which the threads queue for the GIL), faster only when the
+        # other core was busy (ADR-0016).
+        digests = [_hash_file(path) for _, path in self.hashing]
         for (index, path), digest in zip(self.hashing, digests):
             if digest.startswith("unreadable:"):
                 self.unreadable.append(path)
