@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 
@@ -280,13 +282,45 @@ def test_a_fifo_is_recorded_never_opened(world: _World) -> None:
     assert fingerprint(world.source("theirs"), world.project).digest is not None
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_file_means_no_digest(world: _World) -> None:
-    directory = _install(world.project_plugins, "theirs")
-    (directory / "secret").write_text("x")
-    (directory / "secret").chmod(0)
-    found = fingerprint(world.source("theirs"), world.project)
-    assert found.digest is None and found.problem is not None and "cannot be read" in found.problem
+def _fingerprint_as(source: PluginSource, cwd: Path, uid: int | None) -> tuple[bool, str]:
+    """Whether `source` has no digest, and why, as `uid` when given (in a forked child: root
+    reads anything, so an unreadable file is only unreadable to another user)."""
+    if uid is None:
+        found = fingerprint(source, cwd)
+        return found.digest is None, found.problem or ""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read)
+        try:
+            os.setuid(uid)
+            found = fingerprint(source, cwd)
+            said = f"{found.digest is None}\n{found.problem or ''}"
+        except BaseException as exc:
+            said = f"unexpected\n{type(exc).__name__}: {exc}"
+        os.write(write, said.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        none, _, problem = pipe.read().decode().partition("\n")
+    os.waitpid(pid, 0)
+    return none == "True", problem
+
+
+def test_an_unreadable_file_means_no_digest(tmp_path: Path) -> None:
+    shared = Path(tempfile.mkdtemp(prefix="bingo-unreadable-"))  # a tree another user may walk
+    try:
+        world = _World(shared)
+        directory = _install(world.project_plugins, "theirs")
+        (directory / "secret").write_text("x")
+        (directory / "secret").chmod(0)
+        for path in [shared, *shared.rglob("*")]:
+            if path.is_dir():
+                path.chmod(0o755)
+        none, problem = _fingerprint_as(world.source("theirs"), world.project, 65534 if os.geteuid() == 0 else None)
+        assert none and "cannot be read" in problem, problem
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 # --- bingo's own writes --------------------------------------------------------------
