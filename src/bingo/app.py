@@ -180,6 +180,10 @@ async def run_app(options: Options) -> int:
     notices.listen(surface.notice)
     for line in ignored:
         notices.say("bingo", line, "warning")
+    # From the first read, which checks every layer: a trusted project's second read
+    # would name them again.
+    for line in settings.unknown:
+        notices.say("bingo", line, "warning")
     if state.pending and interactive and await ask_trust(_start_asker(), state):
         try:
             state = remember(state, data_dir)

@@ -2,20 +2,23 @@
 the one-line SettingsError for a document that is not UTF-8, not JSON, nested too deeply,
 or holds a known key of the wrong type — naming the file, the line and the key, found key
 by key against the layer's own fields (never read back out of a library's error wording).
-Unknown keys are ignored, so a newer file works with an older host. It does not merge
-layers or decide what a project may give (settings.py does).
+Unknown keys do not stop a run, so a newer file works with an older host, but each is named
+(`Source.unknown`, with a "did you mean" when a known key is close: a typo in a deny rule's
+key must not pass in silence). It does not merge layers or decide what a project may give
+(settings.py does).
 """
 
 from __future__ import annotations
 
 import bisect
+import difflib
 import json
 from pathlib import Path
 from typing import Annotated, TypeAlias, get_args, get_origin
 
 import msgspec
 
-from ..wire import MAX_DEPTH, Json, too_deep
+from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, too_deep
 from .errors import SettingsError
 
 __all__ = ["KeyPath", "Layer", "Source", "as_array", "as_object", "read_layer"]
@@ -118,7 +121,8 @@ class _HooksLayer(msgspec.Struct, kw_only=True, rename="camel"):
 
 
 class Layer(msgspec.Struct, kw_only=True, rename="camel"):
-    """One settings document. Unknown keys are ignored (msgspec's default)."""
+    """One settings document. Unknown keys are ignored by the decode (msgspec's default) and
+    named by `Source.unknown`."""
 
     provider: str | None = None
     model: str | None = None
@@ -188,6 +192,40 @@ def _first_wrong(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> KeyP
     return None
 
 
+# The known keys of each mapping whose keys are not fields: None when they are not checked
+# (a plugin's slice is the plugin's own).
+_OPEN_KEYS: dict[KeyPath, tuple[str, ...] | None] = {
+    ("deadlines",): tuple(DEFAULT_DEADLINES),
+    ("plugins",): None,
+}
+
+
+def _unknown(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> list[tuple[KeyPath, list[str]]]:
+    """Each unknown key of `data` (a document of `shape`), walked key by key as
+    `_first_wrong` walks the known ones, with the known keys of its level."""
+    fields = as_object(data)
+    if fields is None:
+        return []
+    known = {field.encode_name: field for field in msgspec.structs.fields(shape)}
+    found: list[tuple[KeyPath, list[str]]] = []
+    for key, value in fields.items():
+        here = (*path, key)
+        field = known.get(key)
+        if field is None:
+            found.append((here, list(known)))
+            continue
+        kind: object = field.type
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+            found += _unknown(value, kind, here)
+        elif here in _OPEN_KEYS:
+            names = _OPEN_KEYS[here]
+            entries = as_object(value)
+            if names is None or entries is None:
+                continue
+            found += [((*here, name), list(names)) for name in entries if name not in names]
+    return found
+
+
 def _fits(value: Json, kind: object) -> bool:
     """Whether `value` converts to the type `kind` (an annotation msgspec understands)."""
     try:
@@ -255,6 +293,19 @@ class Source:
         if not path:
             return SettingsError(f"{self.label} (line {line}) holds {got}", hint)
         return SettingsError(f"{_dotted(path)} in {self.label} (line {line}) is {got}", hint)
+
+    def unknown(self) -> tuple[str, ...]:
+        """One finished line per unknown key of the document (`plugins.<name>` slices are
+        the plugins' own: not looked into), with the closest known key of its level."""
+        where = "the command line" if self.text is None else self.label
+        lines: list[str] = []
+        for path, known in _unknown(self.data, Layer, ()):
+            line = f"{where}: unknown key {_dotted(path)}"
+            close = difflib.get_close_matches(str(path[-1]), known, n=1)
+            if close:
+                line += f" (did you mean {_dotted((*path[:-1], close[0]))}?)"
+            lines.append(line)
+        return tuple(lines)
 
     def check(self) -> Layer:
         """Validate the document; SettingsError naming the first key of the wrong type."""

@@ -92,6 +92,10 @@ class Settings(msgspec.Struct, frozen=True):
     than `TIGHTENING`, the keys an untrusted project's copy of it does not give, dotted
     (`permissions.allow`, `provider`). Filled whether or not the project is trusted: it is
     what trust decides about."""
+    unknown: tuple[str, ...] = ()
+    """One finished line per unknown key of every layer read, trusted or not
+    (`<file>: unknown key permissions.dney (did you mean permissions.deny?)`), for the
+    caller to say once."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -198,7 +202,8 @@ def load_settings(
     `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
     (camelCase keys, from the command line). Missing files are fine. Unless
     `project_trusted`, the two project files give only `permissions.deny` and `.ask`; what
-    each holds beyond that is named in `Settings.left_out` either way. A project `.bingo/`
+    each holds beyond that is named in `Settings.left_out` either way, and every layer's
+unknown keys in `Settings.unknown`. A project `.bingo/`
     that `layer_problem` refuses is not read at all.
 
     Raises:
@@ -216,8 +221,10 @@ def load_settings(
     merged: dict[str, Json] = {}
     left_out: dict[str, tuple[str, ...]] = {}
     fail_closed: frozenset[str] = frozenset()
+    unknown: list[str] = []
     for path, source in sources:
         layer = source.check()
+        unknown += source.unknown()
         if path == paths[0]:
             fail_closed = frozenset(layer.hooks.fail_closed)  # the user's own settings only (§5)
         document = as_object(source.data)
@@ -231,7 +238,7 @@ def load_settings(
                 document = tight
         _merge(merged, document)
     settings = _settings(msgspec.convert(merged, Layer), left_out)
-    return msgspec.structs.replace(settings, fail_closed=fail_closed)
+    return msgspec.structs.replace(settings, fail_closed=fail_closed, unknown=tuple(unknown))
 
 
 def _markers(directory: Path) -> tuple[bool, str | None]:

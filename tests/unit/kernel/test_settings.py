@@ -510,3 +510,42 @@ def test_without_a_user_file_nothing_fails_closed(home: Path, project: Path) -> 
     write(project_file(project), {"hooks": {"failClosed": ["theirs"]}})
 
     assert load_settings(project_trusted=True, home=home, project=project).fail_closed == frozenset()
+
+
+# --- unknown keys are named ----------------------------------------------------------
+
+
+def test_an_unknown_key_is_named_with_the_closest_known_one(home: Path, project: Path) -> None:
+    write(user_file(home), {"permissions": {"dney": ["read"]}, "permisions": {}, "deadlines": {"tool/cal": 3}})
+
+    loaded = load_settings(project_trusted=True, home=home, project=project)
+
+    where = str(user_file(home))
+    assert loaded.unknown == (
+        f"{where}: unknown key permissions.dney (did you mean permissions.deny?)",
+        f"{where}: unknown key permisions (did you mean permissions?)",
+        f"{where}: unknown key deadlines.tool/cal (did you mean deadlines.tool/call?)",
+    )
+    assert loaded.permissions.deny == ()
+
+
+def test_an_unknown_key_with_nothing_close_is_named_alone(home: Path, project: Path) -> None:
+    write(user_file(home), {"futureKey": 1, "plugins": {"wordcount": {"anything": 1}}})
+
+    loaded = load_settings(project_trusted=True, home=home, project=project)
+
+    assert loaded.unknown == (f"{user_file(home)}: unknown key futureKey",)
+
+
+def test_an_untrusted_projects_unknown_keys_are_named_too(home: Path, project: Path) -> None:
+    write(project_file(project), {"permissions": {"dney": ["bash"]}})
+
+    loaded = load_settings(project_trusted=False, home=home, project=project)
+
+    assert loaded.unknown == (f"{project_file(project)}: unknown key permissions.dney (did you mean permissions.deny?)",)
+
+
+def test_known_keys_are_not_named(home: Path, project: Path) -> None:
+    write(user_file(home), {"model": "m", "permissions": {"deny": ["x"]}, "hooks": {"failClosed": []}, "deadlines": {"tool/call": 3}})
+
+    assert load_settings(project_trusted=True, home=home, project=project).unknown == ()
