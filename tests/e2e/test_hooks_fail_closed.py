@@ -45,7 +45,9 @@ def test_a_late_guard_that_fails_closed_asks_and_with_nobody_to_ask_the_call_is_
     assert len(decided(box, "zguard")) == 1  # it was asked, and said nothing in time
     assert not marker.exists()
     [refused] = tool_results(model_requests(box)[-1])
-    assert refused["isError"] and "bash is not allowed here" in result_text(refused)
+    line = "hook guard (zguard) asked to confirm bash, and there is no person to ask"
+    assert refused["isError"] and result_text(refused) == line
+    assert f"bingo: {line}" in result.stderr.splitlines()
     assert notices(result.stderr, "zguard") == [
         "zguard: hook guard missed its deadline (0.5 s) and is treated as ask (hooks.failClosed)"
     ]

@@ -72,6 +72,7 @@ def test_bash_is_refused_in_print_mode_and_the_model_is_told_why(tmp_path: Path,
     assert result.returncode == 0, result.stderr
     [fed_back] = _tool_results(provider, bodies[1])
     assert "bash is not allowed here: add it to permissions.allow or pass --allow" in fed_back
+    assert "bingo: bash is not allowed here: add it to permissions.allow or pass --allow" in result.stderr.splitlines()
     assert not (box.project / "proof.txt").exists()
 
 

@@ -149,6 +149,8 @@ class HookVerdict(msgspec.Struct, frozen=True):
     asked_by: Hook | None = None
     """The first hook that answered `ask` (or was treated as asking: `hooks.failClosed`),
     so that a refusal with nobody to ask can name it."""
+    decided_by: Hook | None = None
+    """The hook that answered `deny` or `block`, so that the refusal can name it."""
 
 
 async def _answer(hook: Hook, point: str, payload: Json) -> object:
@@ -278,9 +280,9 @@ class Hooks:
             reason = outcome.value if isinstance(outcome.value, str) else None
             match outcome.outcome:
                 case "deny":
-                    return HookVerdict("deny", payload, reason, by, asked)
+                    return HookVerdict("deny", payload, reason, by, asked, hook)
                 case "block":
-                    return HookVerdict("block", payload, reason, by, asked)
+                    return HookVerdict("block", payload, reason, by, asked, hook)
                 case "redirect":
                     payload, by = outcome.value, hook
                 case "ask":

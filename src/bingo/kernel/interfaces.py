@@ -292,6 +292,11 @@ class TurnEvents(Protocol):
 
     def waiting(self, what: str) -> None: ...
 
+    def refused(self, call_id: str, name: str, why: str) -> None:
+        """A call of `name` did not run, decided where the person did not see it (a rule, a
+        hook, nobody to ask); `why` is the line the model is told too."""
+        ...
+
 
 class Asker(Protocol):
     """The person, if there is one. Both methods raise GateError when nobody can answer."""

@@ -48,7 +48,7 @@ from .frames import (
 )
 from .gate import Gate, Verdict, refusal
 from .hooks import Hooks, HookVerdict, confirm
-from .interfaces import Asker, Compactor, ContextContributor, Provider, Tool, ToolCall, TurnEvents
+from .interfaces import Asker, Compactor, ContextContributor, Hook, Provider, Tool, ToolCall, TurnEvents
 from .notices import Notices
 from .registry import Registry
 from .settings import Settings
@@ -285,7 +285,7 @@ class Conversation(msgspec.Struct):
             self._result(use.id, _error(f"blocked by a hook: {verdict.reason or 'no reason given'}"))
             raise _TurnBlocked(verdict.reason or f"a hook blocked {name}")
         if verdict.action == "deny":
-            return self._result(use.id, _error(f"{name} was refused by a hook: {verdict.reason or 'no reason given'}"))
+            return self._refused(use.id, name, f"{name} was refused by {_hook(verdict.decided_by)}: {verdict.reason or 'no reason given'}")
         payload = verdict.payload
         if is_object(payload):
             # A redirect replaces the call: it goes through the gate as what it has become.
@@ -297,13 +297,13 @@ class Conversation(msgspec.Struct):
         decision = self.gate.decide(name, tool.traits, hook_asks=verdict.action == "ask")
         if decision.verdict is Verdict.DENY:
             self._redirected_into_refusal(verdict, use.name, name)
-            return self._result(use.id, _error(f"{name} is denied by the rule {decision.rule!r} in permissions.deny"))
+            return self._refused(use.id, name, f"{name} is denied by the rule {decision.rule!r} in permissions.deny")
         if decision.verdict is Verdict.ASK:
             try:
                 answer = await self.asker.permission(name, input)
             except GateError:
                 self._redirected_into_refusal(verdict, use.name, name)
-                return self._result(use.id, _error(refusal(name)))
+                return self._refused(use.id, name, _nobody_to_ask(name, decision.rule, verdict))
             if answer == "no":
                 return self._result(use.id, _error(f"the person declined to run {name}"))
             if answer == "always":
@@ -311,6 +311,12 @@ class Conversation(msgspec.Struct):
                 if self.on_always is not None:
                     self.on_always(name)
         return self._result(use.id, await self._execute(tool, use.id, name, input))
+
+    def _refused(self, use_id: str, name: str, why: str) -> ToolResultBlock:
+        """A call that does not run, and that nobody saw decided: the model is told `why`,
+        and so is the person, in the same words."""
+        self.events.refused(use_id, name, why)
+        return self._result(use_id, _error(why))
 
     def _redirected_into_refusal(self, verdict: HookVerdict, asked: str, became: str) -> None:
         hook = verdict.redirected_by
@@ -388,6 +394,20 @@ class Conversation(msgspec.Struct):
 
     def _append(self, frame: Frame) -> None:
         self.log.append(frame)
+
+
+def _hook(hook: Hook | None) -> str:
+    return f"hook {hook.spec.name} ({hook.source})" if hook is not None else "a hook"
+
+
+def _nobody_to_ask(name: str, rule: str | None, verdict: HookVerdict) -> str:
+    """Why a call the gate would ask about did not run, with nobody to ask: the rule in
+    permissions.ask, the hook that asked, or no rule allowing it."""
+    if rule is not None:
+        return f"{name} is asked about by the rule {rule!r} in permissions.ask, and there is no person to ask"
+    if verdict.asked_by is not None:
+        return f"{_hook(verdict.asked_by)} asked to confirm {name}, and there is no person to ask"
+    return refusal(name)
 
 
 def _error(text: str) -> ToolOutput:

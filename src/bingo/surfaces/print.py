@@ -24,6 +24,7 @@ from ..wire import (
     Notice,
     PromptOutcome,
     TextOutcome,
+    TextPart,
     ToolOutput,
     ViewOutcome,
     fold,
@@ -67,9 +68,19 @@ class PrintSurface(msgspec.Struct):
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
         if output.display is not None:
             self._line(fold(escape_view(output.display)))
+        if output.is_error:
+            said = next((p.text for p in output.parts if isinstance(p, TextPart)), "")
+            first = said.strip().splitlines()[0] if said.strip() else ""
+            line = first if first.startswith(f"{name} ") else f"{name} failed" + (f": {first}" if first else "")
+            self.err.write(f"bingo: {escape(line)}\n")
+            self.err.flush()
 
     def waiting(self, what: str) -> None:
         self.err.write(f"bingo: {escape(what)}\n")
+        self.err.flush()
+
+    def refused(self, call_id: str, name: str, why: str) -> None:
+        self.err.write(f"bingo: {escape(why)}\n")
         self.err.flush()
 
     def end(self) -> None:

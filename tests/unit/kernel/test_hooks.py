@@ -197,7 +197,7 @@ def test_a_deny_stops_the_hooks_after_it_and_gives_its_reason() -> None:
 
     verdict, said = decide([first, guard, after])
 
-    assert verdict == HookVerdict("deny", TOOL_CALL, "no shell today")
+    assert verdict == HookVerdict("deny", TOOL_CALL, "no shell today", decided_by=guard)
     assert first.decided == [TOOL_CALL]
     assert after.decided == []
     assert said == []
@@ -206,16 +206,18 @@ def test_a_deny_stops_the_hooks_after_it_and_gives_its_reason() -> None:
 def test_a_block_stops_the_hooks_after_it_and_gives_its_reason() -> None:
     after = FakeHook("after")
 
-    verdict, _ = decide([FakeHook("stop", HookOutcome(outcome="block", value="quota")), after])
+    stop = FakeHook("stop", HookOutcome(outcome="block", value="quota"))
+    verdict, _ = decide([stop, after])
 
-    assert verdict == HookVerdict("block", TOOL_CALL, "quota")
+    assert verdict == HookVerdict("block", TOOL_CALL, "quota", decided_by=stop)
     assert after.decided == []
 
 
 def test_a_reason_that_is_not_a_string_is_no_reason() -> None:
-    verdict, _ = decide([FakeHook("stop", HookOutcome(outcome="deny", value={"why": 1}))])
+    stop = FakeHook("stop", HookOutcome(outcome="deny", value={"why": 1}))
+    verdict, _ = decide([stop])
 
-    assert verdict == HookVerdict("deny", TOOL_CALL, None)
+    assert verdict == HookVerdict("deny", TOOL_CALL, None, decided_by=stop)
 
 
 def test_a_redirect_replaces_the_payload_for_later_hooks_and_the_caller() -> None:
@@ -235,9 +237,10 @@ def test_a_deny_after_a_redirect_carries_the_redirected_payload() -> None:
 
     rewrite = FakeHook("rewrite", HookOutcome(outcome="redirect", value=redirected))
 
-    verdict, _ = decide([rewrite, FakeHook("guard", HookOutcome(outcome="deny", value="no rm"))])
+    guard = FakeHook("guard", HookOutcome(outcome="deny", value="no rm"))
+    verdict, _ = decide([rewrite, guard])
 
-    assert verdict == HookVerdict("deny", redirected, "no rm", redirected_by=rewrite)
+    assert verdict == HookVerdict("deny", redirected, "no rm", redirected_by=rewrite, decided_by=guard)
 
 
 def test_a_redirect_without_a_value_decides_nothing_and_says_so() -> None:
@@ -254,7 +257,7 @@ def test_a_redirect_to_an_empty_object_decides_nothing_and_later_hooks_see_the_p
 
     verdict, said = decide([FakeHook("blinder", HookOutcome(outcome="redirect", value={})), after])
 
-    assert verdict == HookVerdict("deny", TOOL_CALL, "no shell")
+    assert verdict == HookVerdict("deny", TOOL_CALL, "no shell", decided_by=after)
     assert after.decided == [TOOL_CALL]
     assert [(n.source, n.message) for n in said] == [
         (
@@ -366,7 +369,7 @@ def test_a_hook_that_raises_decides_nothing_is_logged_and_the_next_hook_runs(
     with caplog.at_level(logging.ERROR, logger="bingo.kernel.hooks"):
         verdict, said = decide([FakeHook("broken", error=RuntimeError("boom")), after])
 
-    assert verdict == HookVerdict("deny", TOOL_CALL, "later")
+    assert verdict == HookVerdict("deny", TOOL_CALL, "later", decided_by=after)
     assert [(n.source, n.message) for n in said] == [
         ("plugin broken", "hook broken failed (boom) and decides nothing")
     ]
@@ -418,7 +421,7 @@ def test_every_decision_point_runs_its_hooks(site: str, point: str) -> None:
 
     verdict = run(lambda: runner.decide(site, point, {"text": "hi"}))
 
-    assert verdict == HookVerdict("block", {"text": "hi"}, "stop")
+    assert verdict == HookVerdict("block", {"text": "hi"}, "stop", decided_by=hook)
 
 
 # --- observing -----------------------------------------------------------------------
@@ -592,7 +595,8 @@ def test_a_hook_whose_plugin_is_not_running_decides_nothing_quietly() -> None:
 def test_failing_closed_is_per_plugin_and_a_deny_still_denies() -> None:
     other = FakeHook("other", error=RuntimeError("boom"))
 
-    verdict, said = decide([other, FakeHook("guard", HookOutcome(outcome="deny", value="no"))], fail_closed=CLOSED)
+    guard = FakeHook("guard", HookOutcome(outcome="deny", value="no"))
+    verdict, said = decide([other, guard], fail_closed=CLOSED)
 
-    assert verdict == HookVerdict("deny", TOOL_CALL, "no")
+    assert verdict == HookVerdict("deny", TOOL_CALL, "no", decided_by=guard)
     assert [n.message for n in said] == ["hook other failed (boom) and decides nothing"]

@@ -137,6 +137,11 @@ class TerminalSurface(msgspec.Struct):
         self._flush()
         self.say(f"⋯ {what}", "yellow")
 
+    def refused(self, call_id: str, name: str, why: str) -> None:
+        self._flush()
+        self.say(f"✗ {why}", "red")
+        self.changed()
+
     # --- notices, outcomes, the end of a turn -------------------------------------
 
     def notice(self, notice: Notice) -> None:
