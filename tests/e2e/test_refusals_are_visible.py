@@ -91,3 +91,19 @@ def test_a_tool_that_fails_is_a_line_on_stderr(tmp_path: Path) -> None:
     why = f"{missing} does not exist. Check the path (relative paths start at the working directory), or use glob to find the file."
     assert _bingo_lines(result.stderr) == [f"bingo: read failed: {why}"]
     assert _told(box) == why
+
+
+def test_in_the_terminal_a_call_a_hook_denied_is_a_drawn_line(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal import terminal
+
+    box = Sandbox(tmp_path)
+    install_declaring(box, "zguard")
+    hook = {"name": "guard", "site": "tool", "points": ["before"]}
+    box.settings({"plugins": {"zguard": {"hooks": [hook], "answers": {"guard": "deny-bash"}}}})
+    with terminal(box, [[("tool", "t1", "bash", {"command": "echo hi"})], [("text", "It was refused.")]]) as screen:
+        screen.child.send("run it\r")
+        screen.expect(r"✗ bash was refused by hook guard \(zguard\): no shell here\n")
+        screen.expect(r"It was refused\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
