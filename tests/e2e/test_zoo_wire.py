@@ -58,6 +58,16 @@ def test_an_answer_of_the_wrong_shape_fails_the_call_with_one_notice(tmp_path: P
         assert "answered tool/call in the wrong shape" in results["z1"]
 
 
+def test_a_display_that_is_no_view_is_dropped_and_the_parts_kept_with_one_notice(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "bad-display", steps=[call("z1", "plugin__bad-display__poke")])
+    with fault("bad-display"):
+        [notice], results = zoo_turn(box, "bad-display")
+        assert notice.startswith(
+            "bad-display: tool poke: its display was dropped, the parts were kept: Expected `object`, got `str` - at `$.items[0]`"
+        )
+        assert results["z1"] == "poked"
+
+
 def test_a_100_mb_line_is_discarded_past_the_bound_without_holding_it(tmp_path: Path) -> None:
     box = zoo(tmp_path, "huge-line", steps=[call("z1", "plugin__huge-line__poke")])
     with fault("huge-line"):

@@ -4,24 +4,29 @@ Owns what the seed promises about a plugin's tools: the name is rewritten to
 `plugin__<plugin>__<tool>` (by `bridged_name`), the traits are always the default ones
 whatever the plugin claimed, `tool/progress` is the call's live line, and an interrupted
 call sends `tool/cancel` and still waits for the answer, under the same deadline. A late or
-malformed answer raises one notice through the link (the kernel only tells the model). It
-does not ask the gate: the kernel does, for every call.
+malformed answer raises one notice through the link (the kernel only tells the model); a
+malformed `display` alone is dropped with one notice, and the model still gets the `parts`.
+It does not ask the gate: the kernel does, for every call.
 """
 
 from __future__ import annotations
 
 import asyncio
 
+import msgspec
+
 from ..kernel.errors import DeadlinePassed, PluginError
 from ..kernel.interfaces import ToolCall
 from ..wire import (
+    Part,
     TextPart,
     ToolCallParams,
-    ToolCallResult,
     ToolCancelParams,
     ToolOutput,
     ToolSpec,
     ToolTraits,
+    View,
+    Wire,
 )
 from ._link import Link, Unavailable
 from ._names import bridged_name
@@ -31,6 +36,23 @@ __all__ = ["BridgedTool"]
 
 _TRAITS = ToolTraits()
 """Every bridged tool wears these: nothing a process says about itself is believed."""
+
+
+class _Output(Wire, frozen=True):
+    """ToolOutput with its `display` left undecoded: a bad View must not cost the parts."""
+
+    parts: list[Part] = []
+    display: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    is_error: bool = False
+
+
+class _Result(Wire, frozen=True):
+    """ToolCallResult (the wire's answer to `tool/call`), holding an `_Output`."""
+
+    output: _Output
+
+
+_VIEW: msgspec.json.Decoder[View | None] = msgspec.json.Decoder(View | None)
 
 
 class BridgedTool:
@@ -91,7 +113,7 @@ class BridgedTool:
 
         unabandon = call.abandoned.on_set(abandon)
         try:
-            result = await conn.call("tool/call", params, ToolCallResult)
+            result = await conn.call("tool/call", params, _Result)
         except PluginError as exc:
             # The kernel hands a failed call's words to the model only; a late or malformed
             # answer is the plugin's fault and the person hears of it once (a death already
@@ -104,7 +126,20 @@ class BridgedTool:
             unregister()
             unabandon()
             calls.end(call.call_id)
-        return result.output
+        output = result.output
+        return ToolOutput(parts=output.parts, display=self._display(output.display), is_error=output.is_error)
+
+    def _display(self, raw: msgspec.Raw) -> View | None:
+        """The answer's View (None for none), or None with one notice when it is not one
+        (the parts stay)."""
+        try:
+            return _VIEW.decode(raw)
+        except msgspec.DecodeError as exc:
+            self._link.fault(
+                f"tool/call display {self._own_name}",
+                f"tool {self._own_name}: its display was dropped, the parts were kept: {exc}",
+            )
+            return None
 
 
 def _send_cancel(conn: Connection, call_id: str) -> None:

@@ -19,6 +19,8 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
   wrong-name           answers the name "someone-else"
   not-json             writes a line that is not JSON on stdout, then answers
   wrong-shape          answers `tool/call` with `{"output": 42}`
+  bad-display          answers "poked" with a `display` that is no View (a list whose
+                       items are strings, not Views)
   partial-lines        writes every message in small pieces, flushing between them
   bad-utf8             writes a line of invalid UTF-8, then answers
   huge-line            writes one 100 MB line, then answers
@@ -238,6 +240,10 @@ def tool_call(request_id, params):
         write(b"plain text on stdout, where only messages belong\n")
     elif BEHAVIOUR == "wrong-shape":
         answer(request_id, {"output": 42})
+        return
+    elif BEHAVIOUR == "bad-display":
+        answer(request_id, {"output": {"parts": [{"type": "text", "text": "poked"}],
+                                       "display": {"type": "list", "items": ["a", "b"]}}})
         return
     elif BEHAVIOUR in ("deep-line", "deep-answer") and not STATE.get("deep"):
         STATE["deep"] = True
