@@ -42,7 +42,7 @@ from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.turn import Conversation
-from .surfaces import PrintSurface, Surface, escape
+from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, escape
 from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ async def run_app(options: Options) -> int:
         return 0
     interactive = not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
     if options.prompt is None and not interactive:
-        raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt: bingo -p "PROMPT"')
+        raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)')
     surface = _surface(options, interactive)
 
     from .bridge import PluginHost, PluginsCommand, admitted, ask_trust, left_out_notice, trust_summary
@@ -233,7 +233,10 @@ async def run_app(options: Options) -> int:
                 )
                 for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual")), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
-                dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=_model_chooser(settings, registry, environ))
+                registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
+                for name in sorted(EXIT_COMMANDS):
+                    registry.add_command(ExitCommand.named(name))
+                dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=_model_chooser(settings, registry, environ), help_hint="/help lists them" if interactive else "bingo -p /help lists them")
                 run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
                 hooks.observe("session", "start", {"session": session.id or ""})
                 try:

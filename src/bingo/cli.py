@@ -102,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="NAME", help="the model for this run")
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
     p.add_argument("--trust", action="store_true", help="trust this project's plugins as they are now, and exit")
+    p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
 
 
@@ -117,6 +118,8 @@ def _parsed(argv: Sequence[str]) -> Options:
     from .app import Options
 
     ns = _parser().parse_args(list(argv))
+    if ns.version:
+        raise _Version
     return Options(
         prompt=ns.prompt,
         print_mode=ns.print_mode,
@@ -129,12 +132,64 @@ def _parsed(argv: Sequence[str]) -> Options:
     )
 
 
+class _Version(Exception):
+    """The command line asks for the version (argparse read it: `--vers`, say)."""
+
+
+def _version(argv: Sequence[str]) -> bool:
+    """True when a plain command line asks for the version; argparse's reading of any other
+    line raises _Version instead."""
+    return "--version" in argv and _read([word for word in argv if word != "--version"]) is not None
+
+
+STDIN_LIMIT = 1 << 20
+"""The most a prompt on stdin may hold, in bytes (1 MiB): past it, a file's path in the
+prompt is the way."""
+
+
+def _read_stdin() -> str:
+    """What a pipe or file on stdin holds, as text; UsageError past STDIN_LIMIT or when it
+    is not UTF-8."""
+    data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise UsageError("stdin holds more than 1 MiB, the most a prompt on stdin may be", "name the file in the prompt instead")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("stdin is not UTF-8 text", "pipe text, or name the file in the prompt") from None
+
+
+def _with_stdin(options: Options, text: str) -> Options:
+    """`options` with stdin's `text` as the prompt (when none was given), or added to the
+    prompt as a fenced block (INTERFACE.md §1); as they were when stdin was empty."""
+    import msgspec
+
+    if not text.strip():
+        return options
+    if options.prompt is None:
+        return msgspec.structs.replace(options, prompt=text.strip())
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return msgspec.structs.replace(options, prompt=f"{options.prompt}\n\n{fence}\n{text.rstrip(chr(10))}\n{fence}")
+
+
 def run(argv: Sequence[str]) -> int:
     """Run bingo; the exit status."""
     try:
         import asyncio
 
-        options = parse(argv)
+        try:
+            if _version(argv):
+                raise _Version
+            options = parse(argv)
+        except _Version:
+            from . import __version__
+
+            print(f"bingo {__version__}")
+            return 0
+        if not options.trust and not sys.stdin.isatty():
+            options = _with_stdin(options, _read_stdin())
         from .app import run_app
 
         if not gc.isenabled():  # main() held collections off while bingo imported itself

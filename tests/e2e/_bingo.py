@@ -85,6 +85,18 @@ class Sandbox:
             timeout=timeout,
         )
 
+    def run_with_input(self, *args: str, input: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+        """Run bingo to completion with `input` on its stdin (a pipe); text out."""
+        return subprocess.run(
+            [BINGO, *args],
+            cwd=self.project,
+            env={**self.env, **(env or {})},
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
     def popen(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """Start bingo and return at once."""
         return subprocess.Popen(

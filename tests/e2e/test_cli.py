@@ -67,3 +67,67 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("bingo: ")
+
+
+# --- issue 14 item 5: what the hints name exists ---------------------------------------
+
+
+def test_version_prints_bingo_and_the_version(tmp_path: Path) -> None:
+    import bingo
+
+    for args in (("--version",), ("-p", "--version"), ("--vers",)):
+        result = Sandbox(tmp_path).run(*args)
+        assert (result.returncode, result.stdout, result.stderr) == (0, f"bingo {bingo.__version__}\n", ""), args
+
+
+def test_sessions_is_a_command_under_print(tmp_path: Path) -> None:
+    result = Sandbox(tmp_path).run("-p", "/sessions")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "no sessions in this project yet\n", "")
+
+
+def test_exit_and_quit_are_a_quiet_success_under_print(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    for command in ("/exit", "/quit"):
+        result = box.run("-p", command)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", ""), command
+    listed = box.run("-p", "/help").stdout
+    assert all(any(line.startswith(c + " ") for line in listed.splitlines()) for c in ("/sessions", "/exit", "/quit"))
+
+
+def test_resume_of_an_unknown_session_points_at_a_command_that_exists(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    result = box.run("-p", "--resume", "nope", "/help")
+    assert result.stderr == "bingo: no session nope: list this project's sessions with bingo -p /sessions\n"
+    assert box.run("-p", "/sessions").returncode == 0  # and that command runs
+
+
+def test_stdin_is_the_prompt_when_none_is_given(tmp_path: Path) -> None:
+    result = Sandbox(tmp_path).run_with_input(input="/help\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "bingo"
+
+
+def test_stdin_is_added_to_the_prompt_as_a_fenced_block(tmp_path: Path) -> None:
+    from tests.support.model_server import ModelServer
+
+    with ModelServer([[("text", "Two words.")]]) as server:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
+        result = Sandbox(tmp_path).run_with_input("-p", "how many words?", input="alpha ```beta\n", env=env)
+        bodies = server.bodies
+    assert result.returncode == 0, result.stderr
+    assert "Two words." in result.stdout
+    # The block's fence is longer than any run of backticks in what was piped.
+    assert "how many words?\n\n````\nalpha ```beta\n````" in repr(bodies[0]["messages"]).replace("\\n", "\n")
+
+
+def test_stdin_past_one_mib_is_refused_in_one_line(tmp_path: Path) -> None:
+    result = Sandbox(tmp_path).run_with_input("-p", input="x" * ((1 << 20) + 1))
+    assert result.returncode == 2
+    assert result.stderr == "bingo: stdin holds more than 1 MiB, the most a prompt on stdin may be: name the file in the prompt instead\n"
+    assert no_traceback(result)
+
+
+def test_no_prompt_and_an_empty_stdin_says_how_to_give_one(tmp_path: Path) -> None:
+    result = Sandbox(tmp_path).run_with_input("-p", input="")
+    assert result.returncode == 2
+    assert result.stderr == 'bingo: no prompt was given and there is no terminal to ask for one: pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)\n'

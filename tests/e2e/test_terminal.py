@@ -237,3 +237,22 @@ def test_print_mode_imports_no_terminal_library(tmp_path: Path, library: str) ->
     imported = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "bingo.cli" in imported
     assert not {name for name in imported if name.split(".")[0] == library}
+
+
+@pytest.mark.parametrize("command", ["/exit", "/quit"])
+def test_exit_and_quit_end_the_session_as_ctrl_d_does(tmp_path: Path, command: str) -> None:
+    with terminal(Sandbox(tmp_path)) as screen:
+        screen.child.send(command + "\r")
+        assert screen.exits() == 0
+
+
+def test_in_a_session_an_unknown_command_points_at_slash_help_and_sessions_lists(tmp_path: Path) -> None:
+    with terminal(Sandbox(tmp_path)) as screen:
+        screen.child.send("/nope\r")
+        screen.expect(r"there is no command /nope: /help lists them")
+        screen.prompt()
+        screen.child.send("/sessions\r")
+        screen.expect("no sessions in this project yet")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0

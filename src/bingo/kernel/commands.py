@@ -1,7 +1,8 @@
 """The built-in slash commands that read the kernel's own state: `/help`, `/tools`, `/compact`.
 
 Each implements the same `Command` interface a plugin's command does. Commands that belong
-to another layer (`/plugins` to the bridge, `/sessions` to the store) live there.
+to another layer live there (`/plugins` in the bridge; `/sessions`, `/exit` and `/quit`, every
+surface's, in `surfaces._commands`).
 """
 
 from __future__ import annotations

@@ -77,8 +77,11 @@ class Dispatcher:
         conversation: Conversation,
         session: RunSession,
         choose_model: ChooseModel,
+        help_hint: str = "bingo -p /help lists them",
     ) -> None:
         self._registry = registry
+        self._help_hint = help_hint
+        """What to do about a command that does not exist, from where the person is."""
         self._conversation = conversation
         self._session = session
         self._choose_model = choose_model
@@ -118,7 +121,10 @@ class Dispatcher:
         """
         if not text.startswith("/"):
             return await self._turn(text)
-        name, _, args = text[1:].partition(" ")
+        # The name ends at the first space or line break (a prompt on stdin comes after a line break).
+        line = text[1:]
+        cut = next((at for at, char in enumerate(line) if char.isspace()), len(line))
+        name, args = line[:cut], line[cut + 1 :]
         outcome = await self._command(name, args)
         if not isinstance(outcome, PromptOutcome):
             return Submitted(1 if isinstance(outcome, ErrorOutcome) else 0, outcome)
@@ -149,7 +155,7 @@ class Dispatcher:
     def _lookup(self, name: str) -> Command:
         command = self._registry.commands.get(name)
         if command is None:
-            raise UsageError(f"there is no command /{name}", "bingo -p /help lists them")
+            raise UsageError(f"there is no command /{name}", self._help_hint)
         return command
 
     async def _turn(self, prompt: str) -> Submitted:

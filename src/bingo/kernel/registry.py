@@ -33,8 +33,8 @@ BUILTIN = "builtin"
 BUILTIN_COMMANDS: frozenset[str] = frozenset(
     {"clear", "compact", "exit", "help", "plugins", "quit", "sessions", "tools"}
 )
-"""bingo's own slash commands, every surface's (the terminal's `/clear` and `/sessions`
-included) and those to come (`/exit`, `/quit`): a plugin's command never takes one."""
+"""bingo's own slash commands, every surface's (the terminal's `/clear` included): a
+plugin's command never takes one."""
 
 BUILTIN_TOOLS: frozenset[str] = frozenset({"bash", "edit", "glob", "grep", "read", "write"})
 """bingo's own tools, with `write` and `edit` to come: no tool but bingo's has one of these

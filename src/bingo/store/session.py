@@ -48,7 +48,7 @@ _TITLE_LENGTH = 60
 
 _SCHEMA_VERSION = 1
 _ID_ATTEMPTS = 5  # a duplicate id (same second, same random suffix) is retried this often
-_LIST_HINT = "list this project's sessions with /sessions"
+_LIST_HINT = "list this project's sessions with bingo -p /sessions"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

@@ -14,6 +14,7 @@ from bingo.kernel.interfaces import CommandContext, ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import BUILTIN, BUILTIN_COMMANDS, BUILTIN_TOOLS, Places, Registry
 from bingo.store import SessionInfo
+from bingo.surfaces import EXIT_COMMANDS, ExitCommand, SessionsCommand
 from bingo.surfaces.terminal import terminal_commands
 from bingo.tools import builtin_tools
 from bingo.wire import (
@@ -178,6 +179,7 @@ def test_every_builtin_command_and_tool_has_a_reserved_name() -> None:
     # A new built-in must be reserved too, or a plugin that got there first would take its name.
     kernel = [_default_spec(cls) for cls in (HelpCommand, ToolsCommand, CompactCommand, PluginsCommand)]
     terminal = [command.spec for command in terminal_commands(_Keeper())]
+    terminal += [SessionsCommand(list).spec] + [ExitCommand.named(name).spec for name in EXIT_COMMANDS]
 
     assert {spec.name for spec in kernel + terminal} <= BUILTIN_COMMANDS
     assert all(command.source == BUILTIN for command in terminal_commands(_Keeper()))

@@ -134,7 +134,7 @@ def test_a_new_session_has_no_frames(store: SessionStore) -> None:
 def test_append_to_an_unknown_session_is_a_session_error(store: SessionStore) -> None:
     with pytest.raises(SessionError) as caught:
         store.append("nope", PromptFrame(text="hi", turn=1))
-    assert caught.value.line() == "no session nope: list this project's sessions with /sessions"
+    assert caught.value.line() == "no session nope: list this project's sessions with bingo -p /sessions"
 
 
 def test_frames_of_an_unknown_session_is_a_session_error(store: SessionStore) -> None:
@@ -222,7 +222,7 @@ def test_find_of_no_match_says_so_and_how_to_list_sessions(store: SessionStore) 
     store.create(PROJECT)
     with pytest.raises(SessionError) as caught:
         store.find("zzz")
-    assert caught.value.line() == "no session zzz: list this project's sessions with /sessions"
+    assert caught.value.line() == "no session zzz: list this project's sessions with bingo -p /sessions"
 
 
 def test_find_of_an_ambiguous_prefix_says_so_and_how_to_list_sessions(db: Path) -> None:
@@ -233,7 +233,7 @@ def test_find_of_an_ambiguous_prefix_says_so_and_how_to_list_sessions(db: Path) 
             store.find("2025")
     assert caught.value.line() == (
         "more than one session starts with 2025: "
-        "give more of the id; list this project's sessions with /sessions"
+        "give more of the id; list this project's sessions with bingo -p /sessions"
     )
 
 

@@ -3,7 +3,7 @@
 Built on prompt_toolkit (input, history, completion) and rich (drawing), which are imported
 only when this package is, so `--print` never pays for them. `TerminalSurface` is what the
 run draws on and asks through; `interact` is the keyboard loop that drives the run;
-`terminal_commands` are `/clear` and `/sessions`.
+`terminal_commands` is `/clear`.
 """
 
 from ._commands import SessionKeeper, terminal_commands

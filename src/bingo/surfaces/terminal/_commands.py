@@ -1,5 +1,5 @@
-"""The terminal's own slash commands: `/clear` starts a new session, `/sessions` lists this
-project's sessions.
+"""The terminal's own slash command: `/clear` starts a new session (`/sessions`, `/exit` and
+`/quit` are every surface's: `surfaces._commands`).
 
 Each implements the kernel's `Command` interface over a `SessionKeeper` (the run behind the
 surface). They keep no state: the run owns the session and the store.
@@ -14,7 +14,7 @@ import msgspec
 from ...kernel.interfaces import Command, CommandContext
 from ...kernel.registry import BUILTIN
 from ...store import SessionInfo
-from ...wire import CommandOutcome, CommandSpec, Completion, StackView, TableView, TextOutcome, TextView, ViewOutcome
+from ...wire import CommandOutcome, CommandSpec, Completion, TextOutcome
 
 __all__ = ["SessionKeeper", "terminal_commands"]
 
@@ -44,25 +44,6 @@ class _Clear(msgspec.Struct):
         return []
 
 
-class _Sessions(msgspec.Struct):
-    keeper: SessionKeeper
-    spec: CommandSpec = CommandSpec(name="sessions", hint="list this project's sessions", instant=True, family="bingo")
-    source: str = BUILTIN
-
-    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
-        found = self.keeper.sessions()
-        if not found:
-            return TextOutcome(text="no sessions in this project yet")
-        rows: list[list[str | int | float | None]] = [
-            [("* " if s.id == ctx.session else "") + s.id, s.updated.strftime("%Y-%m-%d %H:%M"), s.frames, s.title] for s in found
-        ]
-        table = TableView(title="sessions", columns=["id", "updated (UTC)", "frames", "title"], rows=rows)
-        return ViewOutcome(view=StackView(children=[table, TextView(text="bingo --resume ID continues one")]))
-
-    async def complete(self, partial: str, cwd: str) -> list[Completion]:
-        return []
-
-
 def terminal_commands(keeper: SessionKeeper) -> list[Command]:
-    """`/clear` and `/sessions`, over `keeper`."""
-    return [_Clear(keeper), _Sessions(keeper)]
+    """`/clear`, over `keeper`."""
+    return [_Clear(keeper)]

@@ -22,6 +22,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from ...kernel.errors import BingoError, GateError
 from ...kernel.home import bingo_home, data_dir
+from .._commands import EXIT_COMMANDS
 from .._seam import Driver
 from ._input import answer, main_session
 from ._surface import Question, TerminalSurface
@@ -87,6 +88,8 @@ class _Loop:
                 except EOFError:
                     return await self._quit()
                 self.draft = ""
+                if text.strip()[1:] in EXIT_COMMANDS and text.strip().startswith("/"):
+                    return await self._quit()  # `/exit`, `/quit`: as Ctrl-D
                 self._submit(text.strip())
         finally:
             self._close()

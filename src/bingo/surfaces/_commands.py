@@ -1,0 +1,65 @@
+"""The built-in slash commands every surface has that belong to none of the layers below:
+`/sessions` lists this project's sessions, `/exit` and `/quit` end the session.
+
+`/sessions` reads the store through the callable it is given, so the store (and sqlite3) is
+opened only when it runs. `/exit` and `/quit` do nothing as commands (under `--print` they
+are a success with nothing to show); the terminal's keyboard loop ends the session on them
+as on Ctrl-D.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..kernel.interfaces import CommandContext
+from ..kernel.registry import BUILTIN
+from ..wire import CommandOutcome, CommandSpec, Completion, NoneOutcome, StackView, TableView, TextOutcome, TextView, ViewOutcome
+
+if TYPE_CHECKING:
+    from ..store import SessionInfo
+
+__all__ = ["EXIT_COMMANDS", "ExitCommand", "SessionsCommand"]
+
+EXIT_COMMANDS = frozenset({"exit", "quit"})
+"""The names that end a session on the terminal, as Ctrl-D does."""
+
+
+class SessionsCommand(msgspec.Struct):
+    """`/sessions`: this project's sessions, the latest first."""
+
+    sessions: Callable[[], list[SessionInfo]]
+    spec: CommandSpec = CommandSpec(name="sessions", hint="list this project's sessions", instant=True, family="bingo")
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        found = self.sessions()
+        if not found:
+            return TextOutcome(text="no sessions in this project yet")
+        rows: list[list[str | int | float | None]] = [
+            [("* " if s.id == ctx.session else "") + s.id, s.updated.strftime("%Y-%m-%d %H:%M"), s.frames, s.title] for s in found
+        ]
+        table = TableView(title="sessions", columns=["id", "updated (UTC)", "frames", "title"], rows=rows)
+        return ViewOutcome(view=StackView(children=[table, TextView(text="bingo --resume ID continues one")]))
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
+
+
+class ExitCommand(msgspec.Struct):
+    """`/exit` or `/quit`: end the session (the terminal's loop does, as on Ctrl-D)."""
+
+    spec: CommandSpec
+    source: str = BUILTIN
+
+    @classmethod
+    def named(cls, name: str) -> ExitCommand:
+        return cls(spec=CommandSpec(name=name, hint="end the session (as Ctrl-D does)", instant=True, family="bingo"))
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        return NoneOutcome()
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
