@@ -55,6 +55,22 @@ def test_a_plugin_that_ignores_tool_cancel_is_waited_for_until_its_deadline(tmp_
         no_leftovers(box)
 
 
+def test_a_crash_notice_quotes_the_error_line_not_the_last_one(tmp_path: Path) -> None:
+    # Node's last words on a missing module are its version; the error is lines above it.
+    box = zoo(tmp_path, "node-crash", steps=[call("z1", "plugin__node-crash__poke")])
+    log = box.logs / "plugin-node-crash.log"
+    with fault("node-crash"):
+        result = box.run("-p", "go")
+        assert result.returncode == 0 and no_traceback(result), result.stderr
+        [notice] = plugin_notices(result.stderr, "node-crash")
+        assert notice.endswith(
+            f"plugin node-crash exited with code 1: its stderr said: \"Error: Cannot find module 'left-pad'\"; log: {log}"
+        ), notice
+        assert "Node.js v20.20.2" in log.read_text(encoding="utf-8")
+        reads_back(box)
+        no_leftovers(box)
+
+
 def test_a_provider_that_dies_mid_stream_fails_the_turn_with_its_last_words(tmp_path: Path) -> None:
     box = zoo(tmp_path, "dies-streaming", provider="plugin__dies-streaming__model")
     log = box.logs / "plugin-dies-streaming.log"

@@ -149,10 +149,11 @@ class Plugin:
         self._notices.say_once(self.name, key, f"{message}: {self._where()}", "warning")
 
     def _where(self) -> str:
-        """Where to look: the last line the process wrote to stderr, and its log."""
-        last = self._proc.last_stderr if self._proc is not None else ""
+        """Where to look: the most useful of the last lines the process wrote to stderr, and
+        its log."""
+        said = self._proc.stderr_words() if self._proc is not None else ""
         where = f"log: {self.log.path}"
-        return f"its last stderr line: {last!r}; {where}" if last else where
+        return f"{said}; {where}" if said else where
 
     async def connection(self) -> Connection:
         if self.state == "running" and self._conn is not None:
@@ -297,8 +298,9 @@ class Plugin:
             # Ended because the person stopped waiting (`abandon` said so): not a failure.
             return ConnectionClosed(f"plugin {self.name} {how}", f"log: {self.log.path}")
         hint = f"log: {self.log.path}"
-        if proc.last_stderr:
-            hint = f"its last stderr line: {proc.last_stderr!r}; {hint}"
+        said = proc.stderr_words()
+        if said:
+            hint = f"{said}; {hint}"
         error = ConnectionClosed(f"plugin {self.name} {how}", hint)
         # Only a process that completed its handshake has a life to measure: one that died
         # in it is a failed start, and backs off (INTERFACE.md §5).

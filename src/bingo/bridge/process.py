@@ -25,10 +25,12 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import shutil
 import signal
 import time
 from asyncio.streams import FlowControlMixin
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -48,6 +50,7 @@ __all__ = [
     "PluginProcess",
     "describe_exit",
     "resolve",
+    "useful_stderr_line",
 ]
 
 _log = logging.getLogger(__name__)
@@ -72,7 +75,26 @@ so there is no event to wait on)."""
 _STDERR_DRAIN = 0.5
 """Seconds to let the stderr reader finish once the group is gone."""
 _LAST_LINE_MAX = 300
-"""Characters of the last stderr line kept for notices."""
+"""Characters of each of the last stderr lines kept for notices."""
+_LAST_LINES = 20
+"""Stderr lines kept for notices: enough to hold a Node crash's `Error:` line under its
+stack, or a Python traceback's last frames and its exception."""
+_EXCEPTION_LINE = re.compile(r"^\w+(Error|Exception)\b")
+_ERROR_LINE = re.compile(r"\b(Error|Exception):")
+
+
+def useful_stderr_line(lines: Sequence[str]) -> str:
+    """The line of a process's last stderr `lines` a notice quotes: the last that names an
+    exception (`ModuleNotFoundError: ...`, a Python traceback's last words), else the first
+    with `Error:` (Node's `Error: Cannot find module ...`, above its stack and its
+    `Node.js v20` line), else the last line; "" for none."""
+    for line in reversed(lines):
+        if _EXCEPTION_LINE.match(line):
+            return line
+    for line in lines:
+        if _ERROR_LINE.search(line):
+            return line
+    return lines[-1] if lines else ""
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -184,7 +206,7 @@ class PluginProcess:
         self.log = log
         self.pid = pid
         """The process group's id: the warden's pid (or the plugin's, without a janitor)."""
-        self.last_stderr = ""
+        self._stderr_lines: deque[str] = deque(maxlen=_LAST_LINES)
         self.stderr_bytes = 0
         self.on_fault: Callable[[str, str], None] | None = None
         """Told (key, what) once for each misbehaviour only this layer sees."""
@@ -267,6 +289,20 @@ class PluginProcess:
     def returncode(self) -> int | None:
         return self._returncode()
 
+    @property
+    def last_stderr(self) -> str:
+        """The most useful of the last stderr lines (`useful_stderr_line`), "" for none."""
+        return useful_stderr_line(self._stderr_lines)
+
+    def stderr_words(self) -> str:
+        """`its last stderr line: '...'` (or the line it picked from the last ones), escaped
+        by repr; "" when it wrote nothing to stderr."""
+        chosen = self.last_stderr
+        if not chosen:
+            return ""
+        last = self._stderr_lines[-1]
+        return f"its last stderr line: {chosen!r}" if chosen == last else f"its stderr said: {chosen!r}"
+
     async def __aenter__(self) -> PluginProcess:
         self._stderr_task = asyncio.create_task(self._read_stderr())
         return self
@@ -287,13 +323,15 @@ class PluginProcess:
                 self._fault("stderr-flood", f"wrote more than {LOG_MAX_BYTES // 1024 // 1024} MiB to stderr; its log keeps only the latest")
             lines = (partial + chunk).split(b"\n")
             partial = lines.pop()[-4096:]
-            for line in reversed(lines):
-                text = line.decode("utf-8", "replace").strip()
-                if text:
-                    self.last_stderr = text[:_LAST_LINE_MAX]
-                    break
-        if partial.strip():
-            self.last_stderr = partial.decode("utf-8", "replace").strip()[:_LAST_LINE_MAX]
+            self._keep(lines[-_LAST_LINES:])
+        self._keep([partial])
+
+    def _keep(self, lines: Sequence[bytes]) -> None:
+        """Keep the non-blank of `lines` among the last stderr lines, each cut short."""
+        for line in lines:
+            text = line.decode("utf-8", "replace").strip()
+            if text:
+                self._stderr_lines.append(text[:_LAST_LINE_MAX])
 
     def _fault(self, key: str, what: str) -> None:
         if self.on_fault is not None:

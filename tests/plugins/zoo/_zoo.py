@@ -57,6 +57,9 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
   deep-answer          answers its first `tool/call` with a result of 100 000 nested `[`,
                        every later one as it should
   deep-handshake       answers `initialize` with a result of 100 000 nested `[`
+  node-crash           on `tool/call`, writes what Node writes for a missing module (the
+                       `Error: Cannot find module` line, its stack, `Node.js v20.20.2`
+                       last) to stderr and exits 1
   escape-crash         on `tool/call`, writes terminal escapes (a window title, a clipboard
                        write, a screen clear) to stderr as its last words and exits 9
 """
@@ -236,6 +239,10 @@ def tool_call(request_id, params):
         sys.stderr.write("Error: \x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J gone\n")
         sys.stderr.flush()
         os._exit(9)
+    if BEHAVIOUR == "node-crash":
+        sys.stderr.write(NODE_CRASH)
+        sys.stderr.flush()
+        os._exit(1)
     if BEHAVIOUR == "not-json":
         write(b"plain text on stdout, where only messages belong\n")
     elif BEHAVIOUR == "wrong-shape":
@@ -301,6 +308,24 @@ def tool_call(request_id, params):
     elif BEHAVIOUR == "notice-flood":
         flood_notices()
     answer(request_id, text("poked"))
+
+
+NODE_CRASH = """node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module 'left-pad'
+Require stack:
+- /plugins/node-crash/main.js
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at Module._load (node:internal/modules/cjs/loader:1051:27)
+    at node:internal/main/run_main_module:28:49 {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: [ '/plugins/node-crash/main.js' ]
+}
+
+Node.js v20.20.2
+"""
 
 
 def nested(depth=100000):

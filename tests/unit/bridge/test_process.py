@@ -18,7 +18,7 @@ import pytest
 
 from bingo.bridge import process
 from bingo.bridge.janitor import proc as procfs
-from bingo.bridge.process import PluginLog, PluginProcess, describe_exit
+from bingo.bridge.process import PluginLog, PluginProcess, describe_exit, useful_stderr_line
 
 PATHS = [pytest.param(True, id="janitor"), pytest.param(False, id="direct")]
 """Both ways a plugin is started, for `janitor`: the janitor is Linux's; the direct path,
@@ -328,3 +328,59 @@ def test_a_plugin_runs_on_the_cpus_bingo_runs_on_when_it_is_spawned(tmp_path: Pa
     finally:
         os.sched_setaffinity(0, before)
     assert seen == [f"{[min(before)]}\n".encode(), f"{sorted(before)}\n".encode()]
+
+
+# --- which stderr line a notice quotes ------------------------------------------------
+
+NODE_MISSING_MODULE = [
+    "node:internal/modules/cjs/loader:1228",
+    "throw err;",
+    "^",
+    "Error: Cannot find module 'left-pad'",
+    "Require stack:",
+    "- /p/main.js",
+    "at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)",
+    "code: 'MODULE_NOT_FOUND',",
+    "}",
+    "Node.js v20.20.2",
+]
+PYTHON_TRACEBACK = [
+    "Traceback (most recent call last):",
+    'File "/p/main.py", line 3, in <module>',
+    "import left_pad",
+    "ModuleNotFoundError: No module named 'left_pad'",
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "quoted"),
+    [
+        (NODE_MISSING_MODULE, "Error: Cannot find module 'left-pad'"),
+        (PYTHON_TRACEBACK, "ModuleNotFoundError: No module named 'left_pad'"),
+        # A chained traceback: its last exception is the one that ended the process.
+        (["KeyError: 'a'", "During handling of the above exception, another exception occurred:", "ValueError: bad"], "ValueError: bad"),
+        (["zoo: starting", "TypeError: x is not a function", "Node.js v20.20.2"], "TypeError: x is not a function"),
+        (["uncaught Exception: boom", "bye"], "uncaught Exception: boom"),
+        (["starting", "about to die"], "about to die"),
+        (["Errors: none so far", "bye"], "bye"),
+        ([], ""),
+    ],
+)
+def test_a_notice_quotes_the_most_useful_of_the_last_stderr_lines(lines: list[str], quoted: str) -> None:
+    assert useful_stderr_line(lines) == quoted
+
+
+@pytest.mark.parametrize("janitor", PATHS)
+def test_the_error_line_is_kept_under_a_long_stack_and_said_as_picked(tmp_path: Path, janitor: bool) -> None:
+    stack = "".join(f"    at frame{i} (x.js:{i})\\n" for i in range(15))
+    script = f"import sys; sys.stderr.write('noise\\n' * 500 + 'Error: Cannot find module \\'x\\'\\n{stack}' + 'x' * 1000 + '\\nNode.js v20\\n')"
+
+    async def main() -> tuple[str, str]:
+        proc = await _spawn(script, tmp_path, janitor=janitor)
+        async with asyncio.timeout(5), proc:
+            await proc.ended()
+        return proc.last_stderr, proc.stderr_words()
+
+    last, words = asyncio.run(main())
+    assert last == "Error: Cannot find module 'x'"
+    assert words == "its stderr said: \"Error: Cannot find module 'x'\""
