@@ -59,6 +59,14 @@ class PrintSurface(msgspec.Struct):
         self.out.flush()
         self._at_line_start = True
 
+    def _err(self, line: str) -> None:
+        """One line on stderr (`line` already escaped), after ending the text line stdout
+        has open: on a terminal the two streams share one screen, and a refusal or notice
+        written mid-sentence would join the model's line."""
+        self.end()
+        self.err.write(line + "\n")
+        self.err.flush()
+
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
         return None
 
@@ -72,16 +80,13 @@ class PrintSurface(msgspec.Struct):
             said = next((p.text for p in output.parts if isinstance(p, TextPart)), "")
             first = said.strip().splitlines()[0] if said.strip() else ""
             line = first if first.startswith(f"{name} ") else f"{name} failed" + (f": {first}" if first else "")
-            self.err.write(f"bingo: {escape(line)}\n")
-            self.err.flush()
+            self._err(f"bingo: {escape(line)}")
 
     def waiting(self, what: str) -> None:
-        self.err.write(f"bingo: {escape(what)}\n")
-        self.err.flush()
+        self._err(f"bingo: {escape(what)}")
 
     def refused(self, call_id: str, name: str, why: str) -> None:
-        self.err.write(f"bingo: {escape(why)}\n")
-        self.err.flush()
+        self._err(f"bingo: {escape(why)}")
 
     def end(self) -> None:
         """The turn is over: end the last line."""
@@ -93,8 +98,7 @@ class PrintSurface(msgspec.Struct):
     # --- notices and outcomes -----------------------------------------------------
 
     def notice(self, notice: Notice) -> None:
-        self.err.write(f"{escape(notice.source)}: {escape(notice.message)}\n")
-        self.err.flush()
+        self._err(f"{escape(notice.source)}: {escape(notice.message)}")
 
     def outcome(self, outcome: CommandOutcome) -> None:
         """Show a command's outcome (an `error` one goes to stderr; a `prompt` is not shown)."""
