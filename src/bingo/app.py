@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Options", "Run", "run_app"]
 
-_log = logging.getLogger("bingo")
 
 _NOTICE_FRAMES = 100
 """Notice frames a session keeps of one turn (then one saying so): a turn's real notices fit

@@ -108,8 +108,7 @@ class PrintSurface(msgspec.Struct):
             case ViewOutcome(view=view):
                 self._line(fold(escape_view(view)))  # escaped before the fold, so columns line up
             case ErrorOutcome(message=message):
-                self.err.write(escape(message) + "\n")
-                self.err.flush()
+                self._err(escape(message))
             case PromptOutcome() | NoneOutcome():
                 pass
 

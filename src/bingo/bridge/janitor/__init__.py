@@ -18,7 +18,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: the janitor's process imports the package too
 if TYPE_CHECKING:
-    from ._client import SPAWN_WAIT, USE_JANITOR, JanitorClient, Spawned, kill_warden, spawn_janitor, start_janitor
+    from ._client import SPAWN_WAIT, USE_JANITOR, JanitorClient, Spawned, kill_warden, spawn_janitor
 
 __all__ = [
     "SPAWN_WAIT",
@@ -27,7 +27,6 @@ __all__ = [
     "Spawned",
     "kill_warden",
     "spawn_janitor",
-    "start_janitor",
 ]
 
 

@@ -38,7 +38,6 @@ __all__ = [
     "Spawned",
     "kill_warden",
     "spawn_janitor",
-    "start_janitor",
 ]
 
 _log = logging.getLogger(__name__)
@@ -315,15 +314,3 @@ class JanitorClient(msgspec.Struct):
 
 _current: JanitorClient | None = None
 """The run's janitor, once started (None again once it is lost)."""
-
-
-def start_janitor() -> None:
-    """Start the run's janitor now, if it is not running (Linux; idempotent, cheap, no loop
-    needed). The first spawn does it anyway; calling this as soon as plugins are known to be
-    needed takes the janitor's interpreter start off the first plugin's path.
-
-    Raises:
-        OSError: it cannot be started.
-    """
-    if USE_JANITOR:
-        JanitorClient.running()
