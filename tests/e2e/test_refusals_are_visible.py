@@ -107,3 +107,43 @@ def test_in_the_terminal_a_call_a_hook_denied_is_a_drawn_line(tmp_path: Path) ->
         screen.prompt()
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
+
+
+def test_a_hooks_block_ends_the_turn_with_one_line_naming_the_hook(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    marker = box.root / "bash-ran"
+    install_declaring(box, "zguard")
+    hook = {"name": "guard", "site": "tool", "points": ["before"]}
+    plugins = {"zguard": {"hooks": [hook], "answers": {"guard": {"outcome": "block", "value": "stop everything"}}}}
+    use_scripted_model(box, [[tool("c1", "bash", {"command": f"touch {marker}"})], [text("never.")]], plugins=plugins)
+    result = box.run("-p", "--allow", "bash", "run it")
+
+    assert result.returncode == 1, result.stderr
+    assert no_traceback(result)
+    assert _bingo_lines(result.stderr) == ["bingo: bash was blocked by hook guard (zguard), which ended the turn: stop everything"]
+    assert not marker.exists()
+    assert "never." not in result.stdout
+
+
+def test_a_call_of_a_tool_that_does_not_exist_is_a_line_on_stderr(tmp_path: Path) -> None:
+    box, result, _ = _run(tmp_path, call=("plugin__nobody__nothing", {}))
+
+    line = "there is no tool named plugin__nobody__nothing"
+    assert _bingo_lines(result.stderr) == [f"bingo: {line}"]
+    assert _told(box) == line
+
+
+def test_in_the_terminal_calls_skipped_by_an_interrupt_are_drawn(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal import terminal
+
+    box = Sandbox(tmp_path)
+    calls = [("tool", "t1", "bash", {"command": "sleep 30"}), ("tool", "t2", "bash", {"command": "echo second"})]
+    with terminal(box, [calls, [("text", "Stopped.")]], "--allow", "bash") as screen:
+        screen.expect(">")
+        screen.child.send("run it\r")
+        screen.expect(r"sleep 30")
+        screen.child.sendcontrol("c")
+        screen.expect(r"✗ bash was not run: the turn was interrupted\n")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0

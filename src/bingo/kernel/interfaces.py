@@ -301,6 +301,9 @@ class TurnEvents(Protocol):
 class Asker(Protocol):
     """The person, if there is one. Both methods raise GateError when nobody can answer."""
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer: ...
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+        """May `name` run with `input`? `always` is the allow rule a "yes, always" adds (the
+        surface shows it, so the person knows what they allow from now on)."""
+        ...
 
     async def ask(self, question: str, choices: list[str] | None) -> str: ...

@@ -278,12 +278,14 @@ class Conversation(msgspec.Struct):
     async def _call_tool(self, use: ToolUseBlock) -> ToolResultBlock:
         """The one place every tool call goes through: hooks, then the gate, then the tool."""
         if self._interrupted:
-            return self._result(use.id, _error("not run: the turn was interrupted"))
+            return self._refused(use.id, use.name, f"{use.name} was not run: the turn was interrupted")
         name, input = use.name, use.input
         verdict = await self.hooks.decide("tool", "before", {"tool": name, "input": input, "callId": use.id})
         if verdict.action == "block":
-            self._result(use.id, _error(f"blocked by a hook: {verdict.reason or 'no reason given'}"))
-            raise _TurnBlocked(verdict.reason or f"a hook blocked {name}")
+            # One line for the person: the turn's end names the hook (not a refusal line too).
+            why = f"{name} was blocked by {_hook(verdict.decided_by)}, which ended the turn: {verdict.reason or 'no reason given'}"
+            self._result(use.id, _error(why))
+            raise _TurnBlocked(why)
         if verdict.action == "deny":
             return self._refused(use.id, name, f"{name} was refused by {_hook(verdict.decided_by)}: {verdict.reason or 'no reason given'}")
         payload = verdict.payload
@@ -293,23 +295,24 @@ class Conversation(msgspec.Struct):
             input = payload.get("input", input)
         tool = self.registry.tools.get(name)
         if tool is None:
-            return self._result(use.id, _error(f"there is no tool named {name}"))
+            return self._refused(use.id, name, f"there is no tool named {name}")
         decision = self.gate.decide(name, tool.traits, hook_asks=verdict.action == "ask")
         if decision.verdict is Verdict.DENY:
             self._redirected_into_refusal(verdict, use.name, name)
             return self._refused(use.id, name, f"{name} is denied by the rule {decision.rule!r} in permissions.deny")
         if decision.verdict is Verdict.ASK:
             try:
-                answer = await self.asker.permission(name, input)
+                always = name
+                answer = await self.asker.permission(name, input, always)
             except GateError:
                 self._redirected_into_refusal(verdict, use.name, name)
                 return self._refused(use.id, name, _nobody_to_ask(name, decision.rule, verdict))
             if answer == "no":
                 return self._result(use.id, _error(f"the person declined to run {name}"))
             if answer == "always":
-                self.gate.allow(name)
+                self.gate.allow(always)
                 if self.on_always is not None:
-                    self.on_always(name)
+                    self.on_always(always)
         return self._result(use.id, await self._execute(tool, use.id, name, input))
 
     def _refused(self, use_id: str, name: str, why: str) -> ToolResultBlock:

@@ -114,7 +114,7 @@ class PrintSurface(msgspec.Struct):
 
     # --- Asker: nobody is here ----------------------------------------------------
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         raise GateError("no person to ask")
 
     async def ask(self, question: str, choices: list[str] | None) -> str:

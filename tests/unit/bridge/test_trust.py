@@ -82,7 +82,7 @@ class _Asker:
         self.answer = answer
         self.questions: list[tuple[str, list[str] | None]] = []
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         raise GateError("no person to ask")
 
     async def ask(self, question: str, choices: list[str] | None) -> str:

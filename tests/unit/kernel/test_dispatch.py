@@ -108,7 +108,7 @@ class Person:
     says: str | None = None
     asked: list[tuple[str, list[str] | None]] = field(default_factory=lambda: [])
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         raise GateError("no person to ask")
 
     async def ask(self, question: str, choices: list[str] | None) -> str:

@@ -121,7 +121,7 @@ class Person:
     answer: PermissionAnswer | None = None  # None: nobody is there
     asked: list[str] = field(default_factory=lambda: [])
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         self.asked.append(name)
         if self.answer is None:
             raise GateError("no person to ask")

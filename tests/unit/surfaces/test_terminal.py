@@ -64,7 +64,7 @@ class FakeRun:
             return 0
         if text == "ask":
             self.answers = list(
-                await asyncio.gather(self.surface.permission("bash", {"command": "ls"}), self.surface.ask("which?", ["red", "blue"]))
+                await asyncio.gather(self.surface.permission("bash", {"command": "ls"}, "bash"), self.surface.ask("which?", ["red", "blue"]))
             )
             self.answered.set()
             return 0

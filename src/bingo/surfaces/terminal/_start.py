@@ -17,7 +17,7 @@ class StartAsker:
     """The person at the terminal before the terminal surface runs (project trust is asked
     before plugins start, and they start before the surface's loop)."""
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         raise GateError("no person to ask yet")
 
     async def ask(self, question: str, choices: list[str] | None) -> str:

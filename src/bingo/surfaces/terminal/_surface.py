@@ -175,7 +175,7 @@ class TerminalSurface(msgspec.Struct):
             if question in self.questions:
                 self.questions.remove(question)
 
-    async def permission(self, name: str, input: Json) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         self._flush()
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         answer = await self._queue(Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input))
