@@ -32,6 +32,7 @@ from ..wire import (
     TextDelta,
     TextPart,
     ToolOutput,
+    Usage,
     ToolResultBlock,
     ToolUseBlock,
     is_object,
@@ -104,6 +105,8 @@ class Conversation(msgspec.Struct):
     messages: list[Message] = msgspec.field(default_factory=lambda: [])
     turn: int = 0
     on_always: Callable[[str], None] | None = None
+    used: Usage = msgspec.field(default_factory=Usage)
+    """Tokens this conversation's model responses spent in this run, summed."""
     _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
     _stream: asyncio.Task[ModelResponse] | None = None
     _interrupted: bool = False
@@ -194,6 +197,8 @@ class Conversation(msgspec.Struct):
         finally:
             self._stream = None
         message = response.message
+        if response.usage is not None:
+            self.used = _plus(self.used, response.usage)
         self._append(AssistantFrame(message=message, turn=self.turn))
         self.messages.append(message)
         if response.stop_reason == "maxTokens":
@@ -397,6 +402,10 @@ class Conversation(msgspec.Struct):
 
     def _append(self, frame: Frame) -> None:
         self.log.append(frame)
+
+
+def _plus(a: Usage, b: Usage) -> Usage:
+    return Usage(**{name: getattr(a, name) + getattr(b, name) for name in Usage.__struct_fields__})
 
 
 def _hook(hook: Hook | None) -> str:
