@@ -21,9 +21,9 @@ from ..wire import (
 )
 from .registry import BUILTIN
 
-__all__ = ["TrimCompactor", "estimate_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "TrimCompactor", "estimate_tokens"]
 
-_CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = 4
 """A coarse, provider-independent estimate: good enough to decide when to compact."""
 
 _KEEP_RECENT = 4
@@ -48,7 +48,7 @@ def _text_of(message: Message) -> str:
 
 def estimate_tokens(messages: list[Message]) -> int:
     """Roughly how many tokens `messages` cost."""
-    return sum(len(_text_of(m)) for m in messages) // _CHARS_PER_TOKEN + len(messages)
+    return sum(len(_text_of(m)) for m in messages) // CHARS_PER_TOKEN + len(messages)
 
 
 def _is_prompt(message: Message) -> bool:

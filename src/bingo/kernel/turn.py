@@ -37,7 +37,7 @@ from ..wire import (
     ToolUseBlock,
     is_object,
 )
-from .compaction import TrimCompactor, estimate_tokens
+from .compaction import CHARS_PER_TOKEN, TrimCompactor, estimate_tokens
 from .errors import BingoError, CompactionError, GateError, ProviderError
 from .frames import (
     AssistantFrame,
@@ -60,6 +60,9 @@ _log = logging.getLogger(__name__)
 
 _MAX_STEPS = 64
 """Model responses in one turn before the turn is ended: a loop guard, not a budget."""
+
+_MIN_SHARE = 500
+"""The fewest tokens a context contributor is given, however many there are."""
 
 class SessionLog(Protocol):
     """Where a turn's frames go, the moment they happen."""
@@ -211,14 +214,16 @@ class Conversation(msgspec.Struct):
         contributors = list(self.registry.contributors)
         if not contributors:
             return []
-        query = ContextQuery(session=self.session, turn=self.turn, cwd=self.cwd, prompt=prompt)
+        # Each contributor's share of the context: a tenth of the budget, split evenly.
+        budget = max(_MIN_SHARE, self.settings.context_budget // 10 // len(contributors))
+        query = ContextQuery(session=self.session, turn=self.turn, cwd=self.cwd, prompt=prompt, budget=budget)
         deadline = self.settings.deadline("context/contribute")
 
         async def one(contributor: ContextContributor) -> list[ContextPiece]:
             name = contributor.spec.name
             try:
                 async with asyncio.timeout(deadline):
-                    return await contributor.contribute(query)
+                    return self._within(contributor, await contributor.contribute(query), budget)
             except TimeoutError:
                 self.notices.say(contributor.source, f"contributor {name} gave no answer within {deadline:g} s and was dropped from this turn", "warning")
             except BingoError as exc:
@@ -231,6 +236,22 @@ class Conversation(msgspec.Struct):
         answers = await asyncio.gather(*(one(c) for c in contributors))
         pieces = [piece for answer in answers for piece in answer]
         return sorted(pieces, key=lambda p: -p.priority)
+
+    def _within(self, contributor: ContextContributor, pieces: list[ContextPiece], budget: int) -> list[ContextPiece]:
+        """`pieces`, cut to `budget` tokens in all (estimated as characters / 4), with one
+        notice per contributor per run when they were cut."""
+        room = budget * CHARS_PER_TOKEN
+        kept: list[ContextPiece] = []
+        for piece in pieces:
+            if len(piece.text) > room:
+                name = contributor.spec.name
+                self.notices.say_once(contributor.source, f"budget:{name}", f"contributor {name} gave more than its budget of {budget} tokens ({budget * CHARS_PER_TOKEN} characters); the rest was cut")
+                if room > 0:
+                    kept.append(msgspec.structs.replace(piece, text=piece.text[:room]))
+                break
+            room -= len(piece.text)
+            kept.append(piece)
+        return kept
 
     def _compactor(self) -> Compactor:
         wanted = self.settings.compactor
