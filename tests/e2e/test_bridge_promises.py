@@ -122,6 +122,27 @@ def test_a_contributor_past_its_deadline_is_dropped_and_the_turn_goes_on(tmp_pat
     assert 'clock: turn 1, prompt "what time is it?"' in prompt
 
 
+def test_a_contributor_is_told_its_budget_and_what_passes_it_is_cut(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(TEST_PLUGINS / "echo-node")  # its contributor `clock` floods for a prompt "flood…"
+    use_scripted_model(box, [[text("one")], [text("two")]], contextBudget=20_000)
+    first = box.run("-p", "what time is it?")
+    assert first.returncode == 0, first.stderr
+    assert "budget" not in first.stderr
+    flood = box.run("-p", "flood please")
+    assert flood.returncode == 0, flood.stderr
+
+    # A tenth of contextBudget, split among the run's one contributor: 2000 tokens.
+    told = model_requests(box)[0]["request"]["messages"][-1]["content"][0]["text"]
+    assert 'prompt "what time is it?", budget 2000' in told
+    assert [line for line in flood.stderr.splitlines() if "budget" in line] == [
+        "echo-node: contributor clock gave more than its budget of 2000 tokens (8000 characters); the rest was cut"
+    ]
+    sent = model_requests(box)[1]["request"]["messages"][-1]["content"][0]["text"]
+    said = 'clock: turn 1, prompt "flood please", budget 2000 '
+    assert said + "x" * (8000 - len(said)) + "\n</context>" in sent
+
+
 def test_a_hook_that_misses_its_deadline_decides_nothing(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")  # its hook `sleepy` never answers

@@ -3,7 +3,8 @@
 //   tool `echo`          answers input.text, after a tool/progress line; with input.wait,
 //                        holds the answer until tool/cancel, then answers isError "cancelled"
 //   command `shout`      upper-cases its args; completes from a fixed word list
-//   contributor `clock`  one piece naming the turn and the prompt it was told
+//   contributor `clock`  one piece naming the turn, the prompt and the budget it was told;
+//                        for a prompt starting "flood", five times its budget in characters
 //   hook `guard`         on tool.before: denies any call whose input contains "forbidden"
 //   service `echo.svc`   `reverse {text}` -> {text: reversed}; `env` -> what it was started with
 "use strict";
@@ -76,8 +77,10 @@ function request(id, method, params) {
       });
     case "context/contribute":
     {
-      const { turn, prompt } = params.query;
-      return answer(id, { pieces: [{ title: "clock", text: `clock: turn ${turn}, prompt ${JSON.stringify(prompt)}` }] });
+      const { turn, prompt, budget } = params.query;
+      const said = `clock: turn ${turn}, prompt ${JSON.stringify(prompt)}, budget ${budget}`;
+      const flood = prompt.startsWith("flood") ? " " + "x".repeat(budget * 5) : "";
+      return answer(id, { pieces: [{ title: "clock", text: said + flood }] });
     }
     case "hook/decide":
       if (JSON.stringify(params.payload.input || null).includes("forbidden")) {
