@@ -24,7 +24,7 @@ DEPTH = 100_000
 NESTED = "[" * DEPTH + "]" * DEPTH
 """What the issue saw crash bingo: 100 000 nested arrays (200 kB)."""
 TOO_DEEP = "nested too deeply (more than 128 levels)"
-STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}); a plugin writes diagnostics to stderr"
+STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}): write each message as one line of JSON, never pretty-printed, and diagnostics to stderr"
 
 
 def _log(box: Sandbox, name: str) -> Path:

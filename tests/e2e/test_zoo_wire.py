@@ -25,7 +25,7 @@ from tests.e2e._zoo import (
 )
 from tests.support import summary
 
-STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}); a plugin writes diagnostics to stderr"
+STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}): write each message as one line of JSON, never pretty-printed, and diagnostics to stderr"
 
 
 def _log(box: Sandbox, name: str) -> Path:
@@ -110,8 +110,29 @@ def test_answers_to_unknown_and_duplicate_ids_are_ignored_with_one_notice(tmp_pa
         notices, results = zoo_turn(box, "bad-ids")
         assert notices == [
             "bad-ids: answered id 987654, which the host never asked or already had an answer for; "
-            f"ignored (see {_log(box, 'bad-ids')})"
+            f"ignored (answer each request once, with its own id; see {_log(box, 'bad-ids')})"
         ]
+        assert results["z1"] == "poked"
+
+
+def test_an_answer_with_a_string_id_is_told_that_ids_are_integers(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "string-id", steps=[call("z1", "plugin__string-id__poke")])
+    with fault("string-id"):
+        notices, results = zoo_turn(box, "string-id")
+        [said] = notices
+        assert said.startswith("string-id: answered id '")
+        assert said.endswith(
+            "', which the host never asked or already had an answer for; ignored (bingo's request ids "
+            f"are integers: answer with the id exactly as it came; see {_log(box, 'string-id')})"
+        )
+        assert results["z1"] == "poked"
+
+
+def test_a_pretty_printed_answer_is_told_one_message_per_line(tmp_path: Path) -> None:
+    box = zoo(tmp_path, "pretty-json", steps=[call("z1", "plugin__pretty-json__poke")])
+    with fault("pretty-json"):
+        notices, results = zoo_turn(box, "pretty-json")
+        assert notices == ["pretty-json: " + STRAY.format(log=_log(box, "pretty-json"))]
         assert results["z1"] == "poked"
 
 

@@ -312,11 +312,17 @@ class Plugin:
     def _unexpected(self, request_id: RequestId) -> None:
         said = repr(request_id)
         self.log.line(f"answer to id {cut(said)}, which the host never asked or already had")
+        # A string id is the common mistake: the id must come back as it was sent.
+        fix = (
+            "bingo's request ids are integers: answer with the id exactly as it came"
+            if isinstance(request_id, str)
+            else "answer each request once, with its own id"
+        )
         self._notices.say_once(
             self.name,
             "unexpected-id",
             f"answered id {cut(said, QUOTED_MAX)}, which the host never asked or already had an answer "
-            f"for; ignored (see {self.log.path})",
+            f"for; ignored ({fix}; see {self.log.path})",
             "warning",
         )
 
@@ -325,7 +331,7 @@ class Plugin:
         self._notices.say_once(
             self.name,
             "stray-stdout",
-            f"wrote a line to stdout that is not JSON-RPC (kept in {self.log.path}); "
-            "a plugin writes diagnostics to stderr",
+            f"wrote a line to stdout that is not JSON-RPC (kept in {self.log.path}): "
+            "write each message as one line of JSON, never pretty-printed, and diagnostics to stderr",
             "warning",
         )

@@ -26,6 +26,9 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
   huge-line            writes one 100 MB line, then answers
   stderr-flood         writes 10 MB/s to stderr for `delay` seconds, then answers
   bad-ids              answers an id never asked, then answers the call twice
+  string-id            answers `tool/call` with the id as a string ("7" for 7), then as it
+                       should
+  pretty-json          answers `tool/call` pretty-printed over many lines, then on one
   late-answer          answers its first `tool/call` after `delay` seconds, then the next
                        at once (one message at a time, in order)
   ignores-cancel       tool `wait`: ignores `tool/cancel`, answers after `delay` seconds
@@ -283,6 +286,10 @@ def tool_call(request_id, params):
     elif BEHAVIOUR == "bad-ids":
         answer(987654, text("an answer to nothing"))
         answer(request_id, text("poked"))
+    elif BEHAVIOUR == "string-id":
+        answer(str(request_id), text("poked as a string"))
+    elif BEHAVIOUR == "pretty-json":
+        write((json.dumps({"jsonrpc": "2.0", "id": request_id, "result": text("poked, pretty")}, indent=2) + "\n").encode())
     elif BEHAVIOUR in ("late-answer", "ignores-cancel"):
         if BEHAVIOUR == "ignores-cancel":
             send({"method": "tool/progress", "params": {"callId": params["callId"], "tail": "waiting"}})
