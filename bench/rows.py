@@ -16,7 +16,9 @@ first, so load noise hits them alike):
     start, twice: every process free on both CPUs (as a person runs it) and every process
     on one CPU; beside the first, its floor: a bare `python3` importing only asyncio,
     msgspec and pathlib, against the same sum;
-  - session store: durable frames appended per second against bare sqlite3.
+  - session store: durable frames appended per second against bare sqlite3;
+  - a model turn against a provider that answers at once (bench/turn.py), with 10 context
+    contributors and 5 `tool.before` hooks across 5 plugins against a bare turn, p50 and p99.
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
 wake-up across cores hiding host overhead) is used for every row but the cold ones, and said.
@@ -41,6 +43,7 @@ import _bingo
 import _cold
 import _mcp_client
 import store
+import turn
 from _raw import RawClient
 from _table import Row, median, ms, p99, rate, render, us
 
@@ -80,6 +83,7 @@ class Sizes:
     colds: int = 12
     appends: int = 4000
     calibrate_rounds: int = 20
+    turns: int = 400
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -242,7 +246,8 @@ def _ratio(x: float) -> str:
 
 
 def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[str, list[float]],
-          cold: dict[str, tuple[list[float], list[float], list[float]]], floor: list[float], stored: tuple[float, float]) -> list[Row]:
+          cold: dict[str, tuple[list[float], list[float], list[float]]], floor: list[float], stored: tuple[float, float],
+          turns: dict[str, list[float]]) -> list[Row]:
     """Every row, its ratio and its target."""
     raw_m, bingo_m, mcp_m = median(seq["raw"]), median(seq["bingo"]), median(seq["mcp"])
     raw_p, bingo_p, mcp_p = p99(seq["raw"]), p99(seq["bingo"]), p99(seq["mcp"])
@@ -270,7 +275,19 @@ def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[
         Row("start, warm declaration cache: 20 plugins / 1 plugin", ms(w_twenty), f"1 plugin {ms(w_one)}", _ratio(w_twenty / w_one)),
         *_cold_rows(cold, floor),
         Row("session store: durable appends/s", rate(store_rate), f"bare sqlite3 {rate(raw_rate)}", _ratio(store_rate / raw_rate)),
+        *_turn_rows(turns),
     ]
+
+
+def _turn_rows(turns: dict[str, list[float]]) -> list[Row]:
+    rows: list[Row] = []
+    for what, of in (("p50", median), ("p99", p99)):
+        bare, loaded = of(turns["bare"]), of(turns["loaded"])
+        row = Row(f"model turn {what}: 10 contributors + 5 hooks / bare", ms(loaded), f"bare {ms(bare)}", f"+{ms(loaded - bare)}")
+        if what == "p50":
+            row = Row(row.what, row.measured, row.against, row.ratio, "≤ +5 ms", loaded - bare <= 0.005)
+        rows.append(row)
+    return rows
 
 
 def _cold_rows(cold: dict[str, tuple[list[float], list[float], list[float]]], floor: list[float]) -> list[Row]:
@@ -315,7 +332,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
     parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
     args = parser.parse_args()
-    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3) if args.quick else Sizes()
+    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30) if args.quick else Sizes()
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
@@ -330,7 +347,9 @@ def main() -> None:
             cold = {"both CPUs": (samples[0], samples[1], samples[2]), f"all on CPU {chosen.parent}": (samples[3], samples[4], samples[5])}
             floor = samples[6]
         stored = store.interleaved(Path(tmp), sizes.appends)
-    rows = table(seq, thr, spawn, cold, floor, stored)
+        os.sched_setaffinity(0, set(cpus))
+        turns = asyncio.run(turn.interleaved(Path(tmp).resolve() / "turn", sizes.turns))
+    rows = table(seq, thr, spawn, cold, floor, stored, turns)
     print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
           f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
           f"medians unless said")
