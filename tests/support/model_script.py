@@ -22,7 +22,8 @@ is one of:
   step is present, else end_turn.
 - `ErrorReply(401, {...})`           an HTTP error with that JSON body (a string body is sent
                                      as plain text; without a body, a typical error body of
-                                     the asking API is used)
+                                     the asking API is used); `headers=` adds response
+                                     headers (`{"retry-after": "0"}`)
 - `RawReply("data: {broken\\n\\n")`    exactly these bytes as a 200 event stream (for
                                      malformed and truncated streams)
 
@@ -52,6 +53,7 @@ class ErrorReply:
 
     status: int
     body: Any = None
+    headers: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,18 +111,19 @@ def answer(path: str, body: Any, next_reply: Callable[[], Reply | None]) -> Answ
     if reply is None:
         return _error(500, {"error": {"message": "model server: script exhausted"}})
     if isinstance(reply, ErrorReply):
-        return _error(reply.status, reply.body or _default_error(api, reply.status))
+        return _error(reply.status, reply.body or _default_error(api, reply.status), reply.headers)
     if isinstance(reply, RawReply):
         return _stream(iter([reply.text.encode()]))
     model = body.get("model", "model") if isinstance(body, dict) else "model"
     return _stream(_anthropic(reply, model) if api == "anthropic" else _openai(reply, model))
 
 
-def _error(status: int, body: Any) -> Answer:
+def _error(status: int, body: Any, extra: dict[str, str] | None = None) -> Answer:
     # A string body is sent as it is (text/plain), anything else as JSON.
     text = isinstance(body, str)
     data = body.encode() if text else json.dumps(body).encode()
     headers = {"content-type": "text/plain" if text else "application/json", "content-length": str(len(data))}
+    headers.update(extra or {})
     return Answer(status, headers, iter([data]))
 
 
@@ -129,11 +132,12 @@ def _stream(chunks: Iterator[bytes | Step]) -> Answer:
 
 
 def _default_error(api: str, status: int) -> Any:
-    message = {401: "invalid x-api-key", 404: "model not found", 429: "rate limited"}.get(
+    message = {401: "invalid x-api-key", 404: "model not found", 429: "rate limited", 529: "Overloaded"}.get(
         status, "internal server error"
     )
     if api == "anthropic":
-        return {"type": "error", "error": {"type": "api_error", "message": message}}
+        kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
     return {"error": {"message": message, "type": "server_error", "code": None}}
 
 

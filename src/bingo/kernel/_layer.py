@@ -127,6 +127,7 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     provider: str | None = None
     model: str | None = None
     max_tokens: _Positive = 4096
+    model_attempts: _Positive = 4
     context_budget: _Positive = 100_000
     compactor: str | None = None
     permissions: _PermissionsLayer = msgspec.field(default_factory=_PermissionsLayer)
@@ -143,6 +144,7 @@ _EXPECTED: dict[KeyPath, str] = {
     ("provider",): "a string (a provider id)",
     ("model",): "a string (a model name)",
     ("maxTokens",): "a positive whole number",
+    ("modelAttempts",): "a positive whole number (tries of one model request; 1: no retry)",
     ("contextBudget",): "a positive whole number",
     ("compactor",): "a string (a compactor name)",
     ("permissions",): "an object with allow, ask and deny lists",

@@ -21,6 +21,7 @@ from ..wire import (
     ToolOutput,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
     Wire,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "decode_frame",
     "encode_frame",
     "history",
+    "spent",
 ]
 
 
@@ -50,10 +52,12 @@ class PromptFrame(_Frame, frozen=True, tag="prompt"):
 
 
 class AssistantFrame(_Frame, frozen=True, tag="assistant"):
-    """One whole model message."""
+    """One model message: whole, or what arrived of one whose stream broke (then the turn
+    failed). `usage` is what the response cost, when the provider said."""
 
     message: Message
     turn: int
+    usage: Usage | None = None
 
 
 class ToolCallFrame(_Frame, frozen=True, tag="toolCall"):
@@ -156,3 +160,14 @@ def history(frames: list[Frame]) -> list[Message]:
                 pass
     flush_results()
     return messages
+
+
+def spent(frames: list[Frame]) -> Usage:
+    """The tokens a session's model responses spent, summed over its assistant frames (a
+    frame written before usage was kept counts nothing)."""
+    totals = dict.fromkeys(Usage.__struct_fields__, 0)
+    for frame in frames:
+        if isinstance(frame, AssistantFrame) and frame.usage is not None:
+            for name in totals:
+                totals[name] += getattr(frame.usage, name)
+    return Usage(**totals)

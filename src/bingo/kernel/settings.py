@@ -74,6 +74,9 @@ class Settings(msgspec.Struct, frozen=True):
     provider: str | None = None
     model: str | None = None
     max_tokens: int = 4096
+    model_attempts: int = 4
+    """Tries of one request to a built-in provider that fails momentarily (429, 5xx,
+    overloaded) before any of the answer arrived (`modelAttempts`); 1 means no retry."""
     context_budget: int = 100_000
     """Estimated tokens of history before compaction runs."""
     compactor: str | None = None
@@ -132,6 +135,7 @@ def _settings(layer: Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
         provider=layer.provider,
         model=layer.model,
         max_tokens=layer.max_tokens,
+        model_attempts=layer.model_attempts,
         context_budget=layer.context_budget,
         compactor=layer.compactor,
         permissions=Permissions(

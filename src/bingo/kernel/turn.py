@@ -179,6 +179,7 @@ class Conversation(msgspec.Struct):
         )
 
         first = True
+        arrived: list[str] = []
 
         def on_delta(delta: Delta) -> None:
             nonlocal first
@@ -187,6 +188,7 @@ class Conversation(msgspec.Struct):
                     self.events.text("\n")  # a new response starts on a new line
                 first = False
                 self._spoke = True
+                arrived.append(delta.text)
                 self.events.text(delta.text)
 
         task: asyncio.Task[ModelResponse] = asyncio.ensure_future(self.provider.stream(request, on_delta))
@@ -197,12 +199,20 @@ class Conversation(msgspec.Struct):
             if self._interrupted:
                 return None
             raise
+        except ProviderError:
+            # A stream that broke mid-answer fails the turn, but the person saw its text:
+            # it is kept, in the session and the history, as far as it got.
+            if arrived:
+                partial = Message(role="assistant", content=[TextBlock(text="".join(arrived))])
+                self._append(AssistantFrame(message=partial, turn=self.turn))
+                self.messages.append(partial)
+            raise
         finally:
             self._stream = None
         message = response.message
         if response.usage is not None:
             self.used = _plus(self.used, response.usage)
-        self._append(AssistantFrame(message=message, turn=self.turn))
+        self._append(AssistantFrame(message=message, turn=self.turn, usage=response.usage))
         self.messages.append(message)
         if response.stop_reason == "maxTokens":
             self.notices.say("bingo", "the model stopped at its token limit (maxTokens)", "warning")

@@ -6,7 +6,12 @@ ModelResponse back), the timeouts, the client's lifetime (one `httpx.AsyncClient
 response, closed when the response ends or its task is cancelled), the reading of an error
 body, and the wording of every failure: a transport's, a status's, a malformed stream's, a
 failure the API reports mid-answer. Each is a line naming the provider and what failed,
-and a hint naming the environment variable to check. It does not know either API's shapes:
+and a hint naming the environment variable to check. It also owns the retry (ADR-0020): a
+failure the service calls momentary (`Transient`: 408, 409, 429, 5xx and 529, an
+overloaded or rate-limit event, a connection dropped before anything arrived) is tried again
+after a wait (`Retry`: the server's `retry-after-ms` / `retry-after` when it sends one, else
+exponential backoff with full jitter), a bounded number of times, with one notice per wait,
+and never once any of the answer has reached the person. It does not know either API's shapes:
 the provider modules hold their URL, headers, request body and event parsing, declared as
 one `Api` each. It does not decide which provider runs (`selection.py`).
 
@@ -16,13 +21,20 @@ costs nothing until a model is actually asked for.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+import email.utils
+import logging
+import random
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 import msgspec
 
 from ..kernel.errors import ProviderError
+from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
 from ..wire import (
     MAX_DEPTH,
@@ -45,22 +57,29 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "ATTEMPTS",
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
     "Api",
     "Endpoint",
     "HttpProvider",
     "Reader",
+    "Retry",
+    "Transient",
     "answer",
+    "broke_off",
     "decode",
     "failed_mid_answer",
     "malformed",
     "open_events",
+    "retry_after",
     "status_error",
     "tool_input",
 ]
 
 T = TypeVar("T")
+
+_log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection: a server that has not accepted by then is not there."""
@@ -72,6 +91,33 @@ until settings grow a key for it (the wire's `provider/stream` deadline is about
 
 _DETAIL_LIMIT = 200
 """An API's error message is cut to this many characters so the line stays a line."""
+
+ATTEMPTS = 4
+"""Tries of one model request, the first included, when settings do not say (`modelAttempts`)."""
+
+BACKOFF_BASE = 1.0
+"""Seconds: the longest wait before the second try; each later try may wait twice as long."""
+
+BACKOFF_CAP = 30.0
+"""Seconds: no backoff wait is longer, however many tries came before."""
+
+LONGEST_ASKED_WAIT = 60.0
+"""Seconds: a server asking (retry-after) for a longer wait than this is not waited for; the
+turn fails at once with its words, and the person decides when to try again."""
+
+_RETRY_STATUSES: Mapping[int, str] = {
+    408: "request timeout",
+    409: "conflict",
+    429: "rate limited",
+    500: "server error",
+    502: "bad gateway",
+    503: "unavailable",
+    504: "gateway timeout",
+    529: "overloaded",
+}
+"""The statuses worth another try (both APIs' error pages name 429 and 5xx as momentary,
+Anthropic 529 as overloaded; 408 and 409 are what their SDKs retry too), in the notice's words.
+Any other 5xx is retried as a server error; any other 4xx never is."""
 
 
 class Endpoint(msgspec.Struct, frozen=True):
@@ -121,17 +167,68 @@ def _status_hint(endpoint: Endpoint, status: int) -> str:
         return f"check the model name and {endpoint.base_env}"
     if status == 429:
         return "the service is rate limiting: wait a moment and try again"
+    if status == 529:
+        return "the service is overloaded: try again later"
     if status >= 500:
         return "the service failed: try again later"
     return "the request was refused: check the model name and settings"
 
 
-def status_error(endpoint: Endpoint, status: int, content: bytes, reason: str) -> ProviderError:
-    """The error for an HTTP answer that is not a success."""
+class Transient(ProviderError):
+    """A failure the service says is momentary, so worth another try if none of the answer
+    has reached the person: `why` is the notice's words for it (`overloaded (529)`), `after`
+    the seconds the server asked to wait (None: it did not say)."""
+
+    def __init__(self, message: str, hint: str, *, why: str, after: float | None = None) -> None:
+        super().__init__(message, hint)
+        self.why = why
+        self.after = after
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The seconds a server asks to wait before the next try: `retry-after-ms` (which the
+    providers' own SDKs read first), else `retry-after` as seconds or as an HTTP date; None
+    when it asks nothing readable. `now` is the wall clock (seconds since the epoch) a date
+    is measured from."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None  # an HTTP date is always GMT; one without a zone is not one
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def status_error(
+    endpoint: Endpoint,
+    status: int,
+    content: bytes,
+    reason: str,
+    headers: Mapping[str, str] | None = None,
+) -> ProviderError:
+    """The error for an HTTP answer that is not a success: a Transient one for a status
+    worth another try, unless the server said `x-should-retry: false`."""
     detail = _detail(content, reason or "no reason given")
-    return ProviderError(
-        f"{endpoint.provider} answered HTTP {status}: {detail}", _status_hint(endpoint, status)
-    )
+    message = f"{endpoint.provider} answered HTTP {status}: {detail}"
+    hint = _status_hint(endpoint, status)
+    headers = headers or {}
+    words = _RETRY_STATUSES.get(status, "server error" if status >= 500 else None)
+    if words is None or headers.get("x-should-retry", "").lower() == "false":
+        return ProviderError(message, hint)
+    return Transient(message, hint, why=f"{words} ({status})", after=retry_after(headers))
 
 
 def malformed(endpoint: Endpoint, what: str) -> ProviderError:
@@ -142,9 +239,21 @@ def malformed(endpoint: Endpoint, what: str) -> ProviderError:
     )
 
 
-def failed_mid_answer(endpoint: Endpoint, what: str) -> ProviderError:
-    """The error for a failure the API reports inside its stream (an error event)."""
-    return ProviderError(f"{endpoint.provider} failed mid-answer: {what}", "try again later")
+def failed_mid_answer(endpoint: Endpoint, what: str, kind: str = "", transient: str = "") -> ProviderError:
+    """The error for a failure the API reports inside its stream (an error event): `kind`
+    is the API's name for it, and `transient` the notice's words when the API calls that
+    kind momentary (then the error is a Transient one)."""
+    named = f"{what} ({kind})" if kind and kind != what else what
+    message = f"{endpoint.provider} failed mid-answer: {named}"
+    if transient:
+        return Transient(message, "try again later", why=f"{transient} ({kind})")
+    return ProviderError(message, "try again later")
+
+
+def broke_off(endpoint: Endpoint, what: str) -> ProviderError:
+    """The error for a stream that ended before the API said the answer was whole (the
+    connection closed cleanly mid-answer)."""
+    return ProviderError(f"{endpoint.provider}'s answer broke off: {what}", "try again later")
 
 
 def decode(endpoint: Endpoint, decoder: msgspec.json.Decoder[T], data: str, what: str) -> T:
@@ -202,6 +311,13 @@ def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) ->
                 f"cannot reach {endpoint.provider} at {endpoint.url} ({reason})",
                 f"check {endpoint.base_env} and your network",
             )
+        case httpx.RemoteProtocolError() | httpx.ReadError():
+            # The connection dropped: momentary, if it dropped before anything was shown.
+            return Transient(
+                f"{endpoint.provider}'s connection failed mid-answer ({reason})",
+                retry,
+                why="connection dropped",
+            )
         case _:
             return ProviderError(
                 f"{endpoint.provider}'s connection failed mid-answer ({reason})", retry
@@ -241,7 +357,11 @@ async def open_events(
                 if response.status_code >= 400:
                     content = await response.aread()
                     raise status_error(
-                        endpoint, response.status_code, content, response.reason_phrase
+                        endpoint,
+                        response.status_code,
+                        content,
+                        response.reason_phrase,
+                        response.headers,
                     )
                 async with contextlib.aclosing(events(response.aiter_lines())) as stream:
                     yield stream
@@ -255,6 +375,9 @@ class Reader(Protocol):
     after which no more events are read."""
 
     done: bool
+    notes: list[str]
+    """Lines for the person about this answer, said once it is whole (an answer a content
+    filter stopped looks like any other end to the kernel)."""
 
     def feed(self, event: ServerEvent) -> None:
         """Take one event into the response.
@@ -291,10 +414,38 @@ class Api(msgspec.Struct, frozen=True):
     """A fresh reader for one answer."""
 
 
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """How a request that failed momentarily is tried again: at most `attempts` tries in
+    all; before each, the wait the server asked for, else a random wait between 0 and
+    `base` doubled per try so far (at most `cap`): full jitter, so many clients shed by one
+    overloaded service do not come back in step. `sleep` and `random` are injected so tests
+    wait on a virtual clock."""
+
+    attempts: int = ATTEMPTS
+    base: float = BACKOFF_BASE
+    cap: float = BACKOFF_CAP
+    longest: float = LONGEST_ASKED_WAIT
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    random: Callable[[], float] = field(default=random.random)
+
+    def wait(self, tries: int, asked: float | None) -> float | None:
+        """Seconds to wait after `tries` failed tries; None when the server asked for more
+        than `longest`."""
+        if asked is not None:
+            return asked if asked <= self.longest else None
+        return self.random() * min(self.cap, self.base * 2 ** (tries - 1))
+
+
+def _seconds(wait: float) -> str:
+    return f"{wait:.1f} s"
+
+
 class HttpProvider:
     """A built-in provider as a kernel Provider: each response is one streamed POST of the
-    API's body, whose events a fresh reader turns into deltas and a response. A subclass
-    only declares its `api`."""
+    API's body, whose events a fresh reader turns into deltas and a response; a momentary
+    failure before anything was shown is tried again as `retry` says, each wait said on
+    `notices`. A subclass only declares its `api`."""
 
     api: ClassVar[Api]
 
@@ -305,6 +456,8 @@ class HttpProvider:
         base_url: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         read_timeout: float = READ_TIMEOUT,
+        retry: Retry | None = None,
+        notices: Notices | None = None,
     ) -> None:
         api = self.api
         base = (base_url or api.base_url).rstrip("/")
@@ -317,6 +470,8 @@ class HttpProvider:
         )
         self._transport = transport
         self._read_timeout = read_timeout
+        self._retry = retry or Retry()
+        self._notices = notices
 
     @property
     def spec(self) -> ProviderSpec:
@@ -329,13 +484,41 @@ class HttpProvider:
     async def stream(
         self, request: ModelRequest, on_delta: Callable[[Delta], None]
     ) -> ModelResponse:
-        """Stream one response, calling `on_delta` as its reader finds deltas.
+        """Stream one response, calling `on_delta` as its reader finds deltas; a momentary
+        failure before the first delta is tried again (see `Retry`). Cancelling the task
+        ends a wait between tries at once.
 
         Raises:
-            ProviderError: the API could not be reached, refused, or sent a broken stream.
+            ProviderError: the API could not be reached, refused, or sent a broken stream
+                (after the last try, for a momentary failure).
         """
         names = request_names(request)
         body = msgspec.json.encode(self.api.body(request, names))
+        shown = False
+
+        def forward(delta: Delta) -> None:
+            nonlocal shown
+            shown = True
+            on_delta(delta)
+
+        attempts = max(1, self._retry.attempts)
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                return await self._once(body, names, forward)
+            except Transient as exc:
+                # Once any of the answer reached the person, another try would show a
+                # second, different answer after the first: the turn fails instead.
+                if shown:
+                    raise
+                wait = self._retry.wait(tries, exc.after) if tries < attempts else None
+                if wait is None:
+                    raise self._gave_up(exc, tries) from None
+                self._say(f"{exc.why}; retrying in {_seconds(wait)}, attempt {tries + 1} of {attempts}")
+                await self._retry.sleep(wait)
+
+    async def _once(self, body: bytes, names: ToolNames, on_delta: Callable[[Delta], None]) -> ModelResponse:
         reader = self.api.reader(self._endpoint, on_delta, names)
         async with open_events(
             self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
@@ -344,4 +527,19 @@ class HttpProvider:
                 reader.feed(event)
                 if reader.done:
                     break
-        return reader.response()
+        response = reader.response()
+        for note in reader.notes:
+            self._say(note)
+        return response
+
+    def _gave_up(self, exc: Transient, tries: int) -> ProviderError:
+        if exc.after is not None and exc.after > self._retry.longest:
+            return ProviderError(exc.message, f"the service asks to wait {exc.after:.0f} s before trying again")
+        if tries == 1:
+            return ProviderError(exc.message, exc.hint)
+        return ProviderError(f"{exc.message}; tried {tries} times", exc.hint)
+
+    def _say(self, line: str) -> None:
+        _log.info("%s: %s", self.api.spec.name, line)
+        if self._notices is not None:
+            self._notices.say(self.api.spec.name, line, "warning")

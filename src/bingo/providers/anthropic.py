@@ -2,7 +2,10 @@
 
 Owns the mapping between our contract (Message, Block, ToolSpec, ModelResponse) and the
 Messages API's request body and server-sent events (`message_start`, `content_block_start`
-/ `_delta` / `_stop`, `message_delta`, `message_stop`, `ping`, `error`). The events are
+/ `_delta` / `_stop`, `message_delta`, `message_stop`, `ping`, `error`), and where the body
+puts its prompt-cache breakpoints (ADR-0020: the last tool, the system prompt, and the last
+block of the last two user messages, four in all, the most the API takes), so a long
+session pays for its history once and reads it from the cache after. The events are
 decoded into private msgspec Structs, so a stream that does not match them is a
 ProviderError rather than a KeyError. It does not choose itself (`selection.py`) and owns
 no HTTP details beyond the URL and headers: the request, the stream and every error's
@@ -33,12 +36,15 @@ from ..wire import (
     ToolUseBlock,
     ToolUseDelta,
     Usage,
+    is_array,
+    is_object,
 )
 from ._http import (
     Api,
     Endpoint,
     HttpProvider,
     answer,
+    broke_off,
     decode,
     failed_mid_answer,
     malformed,
@@ -55,6 +61,22 @@ API_VERSION = "2023-06-01"
 
 DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires max_tokens; this is sent when the request leaves it open."""
+
+_CACHE: dict[str, Json] = {"type": "ephemeral"}
+"""A prompt-cache breakpoint: the prefix up to and including the block that carries it is
+cached (for five minutes, renewed by each read)."""
+
+_CACHED_TURNS = 2
+"""User messages whose last block is a breakpoint: this request's tail, and the previous
+request's, where its cache was written, so a turn adding many blocks still reads it (the
+API looks back only 20 blocks from a breakpoint). With the tools and the system prompt, four."""
+
+_TRANSIENT_ERRORS = {
+    "overloaded_error": "overloaded",
+    "rate_limit_error": "rate limited",
+    "api_error": "server error",
+}
+"""The error events the API's error page calls momentary (529, 429, 500), in the notice's words."""
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end",
@@ -115,20 +137,37 @@ def _messages(messages: list[Message], names: ToolNames) -> list[dict[str, Json]
     return out
 
 
+def _mark_tail(messages: list[dict[str, Json]]) -> None:
+    """Put a breakpoint on the last block of the last `_CACHED_TURNS` user messages."""
+    marked = 0
+    for message in reversed(messages):
+        if marked == _CACHED_TURNS:
+            return
+        content = message["content"]
+        if message["role"] == "user" and is_array(content) and content:
+            last = content[-1]
+            if is_object(last):
+                content[-1] = {**last, "cache_control": dict(_CACHE)}
+                marked += 1
+
+
 def request_body(request: ModelRequest, names: ToolNames | None = None) -> dict[str, Json]:
-    """The Messages API body for `request`, streamed. Tool names are sent as `names` fits
-    them (by default, the table of `request` itself)."""
+    """The Messages API body for `request`, streamed, with its prompt-cache breakpoints.
+    Tool names are sent as `names` fits them (by default, the table of `request` itself)."""
     names = request_names(request) if names is None else names
+    messages = _messages(request.messages, names)
+    _mark_tail(messages)
     body: dict[str, Json] = {
         "model": request.model,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-        "messages": _messages(request.messages, names),
+        "messages": messages,
         "stream": True,
     }
     if request.system:
-        body["system"] = request.system
+        # The system prompt as one text block: only a block can carry a breakpoint.
+        body["system"] = [{"type": "text", "text": request.system, "cache_control": dict(_CACHE)}]
     if request.tools:
-        body["tools"] = [
+        tools: list[Json] = [
             {
                 "name": names.api(t.name),
                 "description": t.description,
@@ -136,6 +175,10 @@ def request_body(request: ModelRequest, names: ToolNames | None = None) -> dict[
             }
             for t in request.tools
         ]
+        # The prefix is cached in the order tools, system, messages: a breakpoint on the
+        # last tool caches them all, even when the system prompt changes.
+        tools[-1] = {**tools[-1], "cache_control": dict(_CACHE)}
+        body["tools"] = tools
     return body
 
 
@@ -232,10 +275,13 @@ class _Assembly(msgspec.Struct):
     blocks: dict[int, _Pending] = msgspec.field(default_factory=dict[int, _Pending])
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
     stop: str | None = None
     started: bool = False
     done: bool = False
     """Set by `message_stop`."""
+    notes: list[str] = msgspec.field(default_factory=list[str])
 
     def _pending(self, index: int) -> _Pending:
         if index not in self.blocks:
@@ -243,12 +289,15 @@ class _Assembly(msgspec.Struct):
         return self.blocks[index]
 
     def _count(self, usage: _Usage) -> None:
+        # message_start carries the input side, message_delta the cumulative counts (the
+        # output side, and the input side again on some models): the last said wins.
+        # The API's input_tokens leaves the cached tokens out; ours counts every input token.
+        if usage.cache_creation_input_tokens is not None:
+            self.cache_write = usage.cache_creation_input_tokens
+        if usage.cache_read_input_tokens is not None:
+            self.cache_read = usage.cache_read_input_tokens
         if usage.input_tokens is not None:
-            self.input_tokens = (
-                usage.input_tokens
-                + (usage.cache_creation_input_tokens or 0)
-                + (usage.cache_read_input_tokens or 0)
-            )
+            self.input_tokens = usage.input_tokens + self.cache_write + self.cache_read
         if usage.output_tokens is not None:
             self.output_tokens = usage.output_tokens
 
@@ -291,14 +340,17 @@ class _Assembly(msgspec.Struct):
                 self._count(usage)
             case _ErrorEvent(error=error):
                 what = error.message or error.type or "an unnamed error"
-                raise failed_mid_answer(self.endpoint, what)
+                transient = _TRANSIENT_ERRORS.get(error.type, "")
+                raise failed_mid_answer(self.endpoint, what, error.type, transient)
             case _:
                 pass
 
     def response(self) -> ModelResponse:
         """The whole response, once `message_stop` has arrived."""
-        if not self.started or not self.done:
-            raise malformed(self.endpoint, "the stream ended before message_stop")
+        if not self.started:
+            raise malformed(self.endpoint, "the stream ended before message_start")
+        if not self.done:
+            raise broke_off(self.endpoint, "the stream ended before message_stop")
         content: list[Block] = []
         for index in sorted(self.blocks):
             done = self.blocks[index].done
@@ -306,7 +358,14 @@ class _Assembly(msgspec.Struct):
             if done is not None and not (isinstance(done, TextBlock) and not done.text):
                 content.append(done)
         stop = _STOP_REASONS.get(self.stop or "", "end")
-        usage = Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
+        if self.stop == "refusal":
+            self.notes.append("the model declined to go on (stop_reason refusal)")
+        usage = Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read,
+            cache_write_tokens=self.cache_write,
+        )
         return answer(content, stop, usage)
 
 

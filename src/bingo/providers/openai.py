@@ -39,6 +39,7 @@ from ._http import (
     Endpoint,
     HttpProvider,
     answer,
+    broke_off,
     decode,
     failed_mid_answer,
     malformed,
@@ -59,6 +60,13 @@ _STOP_REASONS: dict[str, StopReason] = {
     "function_call": "toolUse",
     "length": "maxTokens",
 }
+
+_TRANSIENT_ERRORS = {
+    "server_error": "server error",
+    "rate_limit_exceeded": "rate limited",
+    "rate_limit_error": "rate limited",
+}
+"""An error chunk's type or code that names a momentary failure, in the notice's words."""
 
 _ERROR_PREFIX = "Error: "
 """Chat Completions has no error flag on a tool message; a failed call's text says so."""
@@ -180,13 +188,22 @@ class _Choice(msgspec.Struct):
     finish_reason: str | None = None
 
 
+class _PromptDetails(msgspec.Struct):
+    cached_tokens: int | None = None
+
+
 class _Usage(msgspec.Struct):
+    # prompt_tokens counts the cached tokens too (prompt_tokens_details.cached_tokens of
+    # them); the API does not report cache writes: it caches prefixes on its own.
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt_tokens_details: _PromptDetails | None = None
 
 
 class _ErrorDetail(msgspec.Struct):
     message: str = ""
+    type: str | None = None
+    code: str | int | None = None
 
 
 class _Chunk(msgspec.Struct):
@@ -217,6 +234,7 @@ class _Assembly(msgspec.Struct):
     usage: Usage | None = None
     finish: str | None = None
     done: bool = False
+    notes: list[str] = msgspec.field(default_factory=list[str])
 
     def feed(self, event: ServerEvent) -> None:
         """Take one event's `data:` payload into the response (its name is not used)."""
@@ -225,11 +243,16 @@ class _Assembly(msgspec.Struct):
             return
         chunk = decode(self.endpoint, _CHUNK, event.data, "a chunk is not valid")
         if chunk.error is not None:
-            raise failed_mid_answer(self.endpoint, chunk.error.message or "an unnamed error")
+            error = chunk.error
+            kind = str(error.code or error.type or "")
+            transient = _TRANSIENT_ERRORS.get(kind, "") or _TRANSIENT_ERRORS.get(error.type or "", "")
+            raise failed_mid_answer(self.endpoint, error.message or "an unnamed error", kind, transient)
         if chunk.usage is not None:
+            details = chunk.usage.prompt_tokens_details
             self.usage = Usage(
                 input_tokens=chunk.usage.prompt_tokens,
                 output_tokens=chunk.usage.completion_tokens,
+                cache_read_tokens=(details.cached_tokens or 0) if details is not None else 0,
             )
         for choice in (chunk.choices or [])[:1]:
             delta = choice.delta
@@ -264,7 +287,7 @@ class _Assembly(msgspec.Struct):
         """The whole response, once the stream has finished."""
         # Some compatible servers end without `[DONE]`; a finish reason is enough.
         if not self.done and self.finish is None:
-            raise malformed(self.endpoint, "the stream ended before a finish reason")
+            raise broke_off(self.endpoint, "the stream ended before a finish reason")
         uses = self._tool_uses()
         for use in uses:
             self.on_delta(ToolUseDelta(id=use.id, name=use.name, input=use.input))
@@ -273,6 +296,8 @@ class _Assembly(msgspec.Struct):
         if text:
             content.append(TextBlock(text=text))
         content.extend(uses)
+        if self.finish == "content_filter":
+            self.notes.append("the answer was stopped by the content filter (finish_reason content_filter)")
         return answer(content, _STOP_REASONS.get(self.finish or "", "end"), self.usage)
 
 

@@ -12,8 +12,10 @@ from collections.abc import Mapping
 
 from ..kernel.errors import ProviderError
 from ..kernel.interfaces import Provider
+from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
 from . import anthropic, openai
+from ._http import ATTEMPTS, Retry
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
 
@@ -38,15 +40,21 @@ def _set(environ: Mapping[str, str], name: str) -> bool:
     return bool(environ.get(name, "").strip())
 
 
-def builtin_providers(environ: Mapping[str, str]) -> list[Provider]:
+def builtin_providers(
+    environ: Mapping[str, str], *, notices: Notices | None = None, attempts: int = ATTEMPTS
+) -> list[Provider]:
     """The built-in providers `environ` configures: `anthropic` when ANTHROPIC_API_KEY or
-    ANTHROPIC_BASE_URL is set, `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set."""
+    ANTHROPIC_BASE_URL is set, `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. Each
+    tries a momentarily failed request up to `attempts` times, saying each wait on `notices`."""
     found: list[Provider] = []
+    retry = Retry(attempts=attempts)
     if _set(environ, "ANTHROPIC_API_KEY") or _set(environ, "ANTHROPIC_BASE_URL"):
         found.append(
             AnthropicProvider(
                 api_key=environ.get("ANTHROPIC_API_KEY") or None,
                 base_url=environ.get("ANTHROPIC_BASE_URL") or None,
+                retry=retry,
+                notices=notices,
             )
         )
     if _set(environ, "OPENAI_API_KEY") or _set(environ, "OPENAI_BASE_URL"):
@@ -54,6 +62,8 @@ def builtin_providers(environ: Mapping[str, str]) -> list[Provider]:
             OpenAIProvider(
                 api_key=environ.get("OPENAI_API_KEY") or None,
                 base_url=environ.get("OPENAI_BASE_URL") or None,
+                retry=retry,
+                notices=notices,
             )
         )
     return found

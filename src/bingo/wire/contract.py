@@ -281,10 +281,18 @@ StopReason: TypeAlias = Literal["end", "toolUse", "maxTokens", "cancelled"]
 
 
 class Usage(Wire, frozen=True):
-    """Tokens spent on one response."""
+    """Tokens spent on one response. `input_tokens` counts every input token, cached or not;
+    the cache fields say how many of them the provider read from its prompt cache or wrote
+    to it (both 0 where a provider reports no caching)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: Annotated[
+        int, msgspec.Meta(description="Input tokens read from the provider's prompt cache.")
+    ] = 0
+    cache_write_tokens: Annotated[
+        int, msgspec.Meta(description="Input tokens written to the provider's prompt cache.")
+    ] = 0
 
 
 class ModelResponse(Wire, frozen=True):

@@ -4,17 +4,24 @@ shape and the reading of its events (what both built-ins share is in test_http.p
 from __future__ import annotations
 
 from bingo.providers import AnthropicProvider
+from bingo.providers._http import Retry
 from bingo.providers.anthropic import request_body
 from bingo.wire import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta
 from tests.support.model_script import RawReply, Reply
 from tests.support.model_transport import BASE, CONVERSATION, ModelTransport, ask, failure
 
+ONCE = Retry(attempts=1)
+
+EPHEMERAL = {"type": "ephemeral"}
+"""A prompt-cache breakpoint, as the prompt caching page writes it."""
+
 _STARTED = 'event: message_start\ndata: {"type": "message_start", "message": {"usage": {}}}\n\n'
 
 
-def _provider(*replies: Reply) -> tuple[AnthropicProvider, ModelTransport]:
+def _provider(*replies: Reply, retry: Retry = ONCE) -> tuple[AnthropicProvider, ModelTransport]:
+    # No retry unless a test is about retrying: the rest are about one answer.
     transport = ModelTransport(replies)
-    return AnthropicProvider(api_key="sk-test", base_url=BASE, transport=transport), transport
+    return AnthropicProvider(api_key="sk-test", base_url=BASE, transport=transport, retry=retry), transport
 
 
 def test_a_tool_call_comes_back_as_a_tool_use_block_with_its_parsed_input() -> None:
@@ -50,10 +57,10 @@ def test_the_request_has_the_messages_api_shape() -> None:
         "model": "test-model",
         "max_tokens": 100,
         "stream": True,
-        "system": "Be brief.",
-        "tools": [{"name": "count", "description": "Counts.", "input_schema": {"type": "object"}}],
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": EPHEMERAL}],
+        "tools": [{"name": "count", "description": "Counts.", "input_schema": {"type": "object"}, "cache_control": EPHEMERAL}],
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "count notes.txt"}]},
+            {"role": "user", "content": [{"type": "text", "text": "count notes.txt", "cache_control": EPHEMERAL}]},
             {
                 "role": "assistant",
                 "content": [
@@ -72,6 +79,7 @@ def test_the_request_has_the_messages_api_shape() -> None:
                             {"type": "text", "text": "count is not allowed here"},
                             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}},
                         ],
+                        "cache_control": EPHEMERAL,
                     }
                 ],
             },
@@ -103,7 +111,7 @@ def test_blocks_travel_in_the_role_the_api_requires_and_neighbours_share_a_messa
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "t1", "content": []},
-                {"type": "text", "text": "and then?"},
+                {"type": "text", "text": "and then?", "cache_control": EPHEMERAL},
             ],
         }
     ]
@@ -119,7 +127,7 @@ def test_an_event_that_is_not_json_is_a_malformed_stream() -> None:
     assert error.hint == "check that ANTHROPIC_BASE_URL points at a compatible server"
 
 
-def test_a_stream_that_ends_before_message_stop_is_malformed() -> None:
+def test_a_stream_that_ends_before_message_stop_broke_off() -> None:
     raw = _STARTED + (
         'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
         '"content_block": {"type": "text", "text": ""}}\n\n'
@@ -128,7 +136,7 @@ def test_a_stream_that_ends_before_message_stop_is_malformed() -> None:
 
     error = failure(provider)
 
-    assert error.message == "anthropic sent a malformed stream: the stream ended before message_stop"
+    assert error.line() == "anthropic's answer broke off: the stream ended before message_stop: try again later"
 
 
 def test_an_error_event_mid_stream_becomes_a_provider_error() -> None:
@@ -140,4 +148,4 @@ def test_an_error_event_mid_stream_becomes_a_provider_error() -> None:
 
     error = failure(provider)
 
-    assert error.line() == "anthropic failed mid-answer: Overloaded: try again later"
+    assert error.line() == "anthropic failed mid-answer: Overloaded (overloaded_error): try again later"

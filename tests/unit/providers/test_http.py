@@ -13,6 +13,7 @@ import pytest
 
 from bingo.kernel.interfaces import Provider
 from bingo.providers import AnthropicProvider, OpenAIProvider
+from bingo.providers._http import Retry
 from bingo.wire import Message, ModelResponse, TextBlock, TextDelta, Usage
 from tests.support.model_script import ErrorReply, RawReply
 from tests.support.model_transport import BASE, HELLO, ModelTransport, ask, failure
@@ -43,6 +44,9 @@ OPENAI = Builtin(
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
 )
+
+ONCE = Retry(attempts=1)
+"""No retry: these tests are about one answer's words."""
 
 each_builtin = pytest.mark.parametrize("builtin", [ANTHROPIC, OPENAI], ids=lambda b: b.name)
 
@@ -117,7 +121,7 @@ def test_every_request_is_a_json_post_asking_for_an_event_stream(builtin: Builti
 def test_an_error_status_becomes_one_line_with_the_apis_message_and_what_to_check(
     builtin: Builtin, reply: ErrorReply, line: str
 ) -> None:
-    error = failure(builtin.make(ModelTransport([reply])))
+    error = failure(builtin.make(ModelTransport([reply]), retry=ONCE))
 
     assert error.line() == line.format(name=builtin.name, key_env=builtin.key_env)
 
@@ -217,7 +221,7 @@ def test_an_event_nested_too_deeply_is_a_malformed_stream(builtin: Builtin, raw:
 
 @each_builtin
 def test_an_error_body_nested_too_deeply_is_shown_as_its_text(builtin: Builtin) -> None:
-    error = failure(builtin.make(ModelTransport([ErrorReply(500, '{"error": ' + _NESTED + "}")])))
+    error = failure(builtin.make(ModelTransport([ErrorReply(500, '{"error": ' + _NESTED + "}")]), retry=ONCE))
 
     assert error.message.startswith(f'{builtin.name} answered HTTP 500: {{"error": [[[[')
     assert error.hint == "the service failed: try again later"

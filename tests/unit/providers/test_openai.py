@@ -4,14 +4,16 @@ shape and the reading of its chunks (what both built-ins share is in test_http.p
 from __future__ import annotations
 
 from bingo.providers import OpenAIProvider
+from bingo.providers._http import Retry
 from bingo.wire import TextBlock, ToolUseBlock, ToolUseDelta
 from tests.support.model_script import RawReply, Reply
 from tests.support.model_transport import BASE, CONVERSATION, ModelTransport, ask, failure
 
 
 def _provider(*replies: Reply, key: str | None = "sk-test") -> tuple[OpenAIProvider, ModelTransport]:
+    # No retry: these tests are about one answer (retries are test_retry.py's).
     transport = ModelTransport(replies)
-    return OpenAIProvider(api_key=key, base_url=f"{BASE}/v1", transport=transport), transport
+    return OpenAIProvider(api_key=key, base_url=f"{BASE}/v1", transport=transport, retry=Retry(attempts=1)), transport
 
 
 def _chunk(delta: str, finish: str | None = None) -> str:
@@ -128,12 +130,12 @@ def test_tool_arguments_that_are_not_json_are_a_malformed_stream() -> None:
     assert error.message == "openai sent a malformed stream: the arguments of tool call 'count' are not JSON"
 
 
-def test_a_stream_that_ends_before_a_finish_reason_is_malformed() -> None:
+def test_a_stream_that_ends_before_a_finish_reason_broke_off() -> None:
     provider, _ = _provider(RawReply(_chunk('{"content": "Hel"}')))
 
     error = failure(provider)
 
-    assert error.message == "openai sent a malformed stream: the stream ended before a finish reason"
+    assert error.line() == "openai's answer broke off: the stream ended before a finish reason: try again later"
 
 
 def test_an_error_chunk_mid_stream_becomes_a_provider_error() -> None:
