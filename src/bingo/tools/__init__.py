@@ -1,4 +1,4 @@
-"""The built-in tools: `read`, `glob`, `grep` and `bash`.
+"""The built-in tools: `read`, `glob`, `grep`, `bash`, `write` and `edit`.
 
 Each implements the kernel's `Tool` protocol in-process (source `builtin`); the kernel
 treats them exactly as it treats a bridged tool, except for the traits they declare. This
@@ -10,6 +10,11 @@ tool's name and traits (what `/tools` and the gate read) and import the tool's m
 first time its spec is read or it is called. A tool's module builds its input schema when
 imported, which a run that never talks to a model has no use for. The tool classes are
 exported lazily too (`from bingo.tools import BashTool` imports `_bash.py` then).
+
+The tools of one `builtin_tools()` share a `Seen` ledger: what `read`, `write` and `edit` last
+saw of each file in each session, so `write` and `edit` refuse to change a file the model has
+not read, or that changed since (ADR-0019). It is made when the first of them is, and no
+plugin's tool ever sees it.
 """
 
 from __future__ import annotations
@@ -26,20 +31,28 @@ from ..wire import ToolTraits as _ToolTraits
 
 if _TYPE_CHECKING:
     from ._bash import BashTool
+    from ._common import Seen
+    from ._edit import EditTool
     from ._glob import GlobTool
     from ._grep import GrepTool
     from ._read import ReadTool
+    from ._write import WriteTool
 
-__all__ = ["BashTool", "GlobTool", "GrepTool", "ReadTool", "builtin_tools"]
+__all__ = ["BashTool", "EditTool", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools"]
 
 _FINDING = _ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
+_CHANGING = _ToolTraits(trusted=True)
 _CLASSES: dict[str, tuple[str, str, _ToolTraits]] = {
     # name: (module, class, traits); a test holds these traits to each class's own.
     "read": ("_read", "ReadTool", _FINDING),
     "glob": ("_glob", "GlobTool", _FINDING),
     "grep": ("_grep", "GrepTool", _FINDING),
     "bash": ("_bash", "BashTool", _ToolTraits(interrupt="cancel")),
+    "write": ("_write", "WriteTool", _CHANGING),
+    "edit": ("_edit", "EditTool", _CHANGING),
 }
+_SEEING = frozenset({"read", "write", "edit"})
+"""The tools made with the shared ledger."""
 _EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()}
 
 
@@ -50,20 +63,38 @@ def __getattr__(name: str) -> object:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
+class _Shared:
+    """What the built-in tools of one `builtin_tools()` share, made on first use."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: Seen | None = None
+
+    def seen(self) -> Seen:
+        if self._seen is None:
+            from ._common import Seen
+
+            self._seen = Seen()
+        return self._seen
+
+
 class _Builtin:
     """A built-in tool, imported when first needed: its name and traits are known without it."""
 
-    __slots__ = ("_impl", "name", "traits")
+    __slots__ = ("_impl", "_shared", "name", "traits")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, shared: _Shared) -> None:
         self.name = name
         self.traits = _CLASSES[name][2]
+        self._shared = shared
         self._impl: _Tool | None = None
 
     def _tool(self) -> _Tool:
         if self._impl is None:
             module, cls, _ = _CLASSES[self.name]
-            made: _Tool = getattr(importlib.import_module(f"{__name__}.{module}"), cls)()
+            kind = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+            made: _Tool = kind(self._shared.seen()) if self.name in _SEEING else kind()
             self._impl = made
         return self._impl
 
@@ -80,6 +111,8 @@ class _Builtin:
 
 
 def builtin_tools() -> list[_Builtin]:
-    """A fresh instance of every built-in tool: read, glob, grep, bash (each imported on its
-    first use). Register them by `name`, which needs no import."""
-    return [_Builtin(name) for name in _CLASSES]
+    """A fresh instance of every built-in tool: read, glob, grep, bash, write, edit (each
+    imported on its first use), read, write and edit sharing one fresh `Seen` ledger.
+    Register them by `name`, which needs no import."""
+    shared = _Shared()
+    return [_Builtin(name, shared) for name in _CLASSES]

@@ -1,20 +1,25 @@
-"""What the built-in tools share: input validation at the edge, paths, outputs, a file walk.
+"""What the built-in tools share: input validation at the edge, paths, outputs, a file walk,
+and the ledger of files seen.
 
 Owns the one way a tool's raw JSON input becomes a typed value (or an error output naming
 the field), the JSON Schema a tool shows the model (generated from that same Struct, so the
-two cannot drift), the `.git`-skipping walk that glob and grep share, and the glob pattern
-grammar. It does not run anything: each tool's own module does that.
+two cannot drift), the `.git`-skipping walk that glob and grep share, the glob pattern
+grammar, and `Seen`: what `read`, `write` and `edit` last saw of each file in each session
+(the guard against blind overwrites, ADR-0019). It does not run anything: each tool's own
+module does that.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 import msgspec
 
@@ -24,15 +29,22 @@ from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
 
 __all__ = [
     "BINARY_SNIFF",
+    "SEEN_MAX",
     "SKIPPED_DIRS",
     "BuiltinTool",
+    "Hash",
     "Input",
+    "Seen",
+    "Snapshot",
+    "digest",
     "display_path",
     "error_output",
     "glob_regex",
+    "hasher",
     "in_thread",
     "is_binary",
     "parse_input",
+    "real_path",
     "resolve",
     "schema_of",
     "text_output",
@@ -44,6 +56,10 @@ SKIPPED_DIRS = frozenset({".git"})
 
 BINARY_SNIFF = 8192
 """How many leading bytes are looked at to decide that a file is binary (a NUL among them)."""
+
+SEEN_MAX = 4096
+"""Files the ledger remembers across all sessions of a run; past it the least recently seen
+is forgotten, and the model reads that file again before changing it."""
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 _R = TypeVar("_R")
@@ -91,6 +107,12 @@ def display_path(path: Path, cwd: str) -> str:
         return path.relative_to(cwd).as_posix()
     except ValueError:
         return str(path)
+
+
+def real_path(path: Path) -> Path:
+    """`path` with every symlink followed: the file a write lands in, and the one key the
+    ledger knows a file by however it was named."""
+    return Path(os.path.realpath(path))
 
 
 def is_binary(head: bytes) -> bool:
@@ -219,3 +241,56 @@ class BuiltinTool:
 
     async def call(self, call: ToolCall) -> ToolOutput:
         raise NotImplementedError
+
+
+def hasher() -> Hash:
+    """A fresh hash of the kind the ledger compares files by, fed bytes in pieces."""
+    return hashlib.sha256()
+
+
+def digest(data: bytes) -> bytes:
+    """The digest the ledger compares a file's bytes by."""
+    return hashlib.sha256(data).digest()
+
+
+class Hash(Protocol):
+    """What read needs of a hash object (hashlib's own type is private)."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def digest(self) -> bytes: ...
+
+
+class Snapshot(msgspec.Struct, frozen=True):
+    """What a tool saw of a file: its modification time, its size and a digest of its bytes."""
+
+    mtime_ns: int
+    size: int
+    digest: bytes
+
+
+class Seen:
+    """What `read`, `write` and `edit` last saw of each file, per session (ADR-0019).
+
+    A file may be changed only once it has been seen in this session, and only while its
+    bytes are still the ones seen: the digest decides, so a `touch` is not a change and a
+    rewrite that keeps the size and the modification time is. Bounded by `limit` files; the
+    least recently seen is forgotten first. Used on the event loop only."""
+
+    __slots__ = ("_files", "_limit")
+
+    def __init__(self, limit: int = SEEN_MAX) -> None:
+        self._files: OrderedDict[tuple[str, str], Snapshot] = OrderedDict()
+        self._limit = limit
+
+    def saw(self, session: str, path: Path, snapshot: Snapshot) -> None:
+        """Record that `session` saw `path` (a `real_path`) as `snapshot`."""
+        key = (session, str(path))
+        self._files[key] = snapshot
+        self._files.move_to_end(key)
+        while len(self._files) > self._limit:
+            self._files.popitem(last=False)
+
+    def last(self, session: str, path: Path) -> Snapshot | None:
+        """What `session` last saw of `path` (a `real_path`), or None if it has not seen it."""
+        return self._files.get((session, str(path)))

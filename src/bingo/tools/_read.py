@@ -1,12 +1,14 @@
 """The `read` tool: a window of a text file's lines, numbered like `cat -n`.
 
 Owns the window (a 1-based first line and a line count), the numbering, the truncation of
-overlong lines and the polite refusals (missing file, directory, binary file). It does not
-write, list or search files: `glob` and `grep` do the finding.
+overlong lines and the polite refusals (missing file, directory, binary file). A whole read
+is recorded in the session's `Seen` ledger, so `write` and `edit` may then change the file.
+It does not write, list or search files: `glob` and `grep` do the finding.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -19,10 +21,14 @@ from ._common import (
     BINARY_SNIFF,
     BuiltinTool,
     Input,
+    Seen,
+    Snapshot,
     error_output,
+    hasher,
     in_thread,
     is_binary,
     parse_input,
+    real_path,
     resolve,
     schema_of,
     text_output,
@@ -59,6 +65,8 @@ class _Window(msgspec.Struct, frozen=True):
 
     lines: list[str]
     total: int
+    seen: Snapshot | None
+    """What was read of the file, when all of it was (not cut short by a stop)."""
 
 
 class _Refusal(Exception):
@@ -81,6 +89,9 @@ class ReadTool(BuiltinTool):
     )
     _traits = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 
+    def __init__(self, seen: Seen | None = None) -> None:
+        self._seen = seen if seen is not None else Seen()
+
     async def call(self, call: ToolCall) -> ToolOutput:
         args = parse_input(ReadInput, call.input, "read")
         if isinstance(args, ToolOutput):
@@ -90,6 +101,8 @@ class ReadTool(BuiltinTool):
             window = await in_thread(lambda stop: _read(path, args.offset, args.limit, stop))
         except _Refusal as refusal:
             return error_output(str(refusal))
+        if window.seen is not None:
+            self._seen.saw(call.session, real_path(path), window.seen)
         return text_output(_render(args.path, window, args.offset))
 
 
@@ -104,17 +117,23 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
                     "Use bash (e.g. `file` or `xxd | head`) to inspect it."
                 )
             raw.seek(0)
+            stat = os.fstat(raw.fileno())
+            hashed = hasher()
             lines: list[str] = []
             total = 0
+            whole = True
             # Lines are split on b"\n" only, so a lone "\r" stays inside its line; every line
-            # is counted so the note can say how many remain.
+            # is counted so the note can say how many remain, and hashed for the ledger.
             for total, chunk in enumerate(raw, start=1):
                 if stop.is_set():
+                    whole = False
                     break
+                hashed.update(chunk)
                 if offset <= total < offset + limit:
                     text = chunk.decode("utf-8", errors="replace")
                     lines.append(_clip(text.rstrip("\r\n")))
-            return _Window(lines=lines, total=total)
+            seen = Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=hashed.digest()) if whole else None
+            return _Window(lines=lines, total=total, seen=seen)
     except FileNotFoundError:
         raise _Refusal(
             f"{path} does not exist. Check the path (relative paths start at the working "

@@ -13,9 +13,9 @@ def _names(tools: Sequence[Tool]) -> list[str]:
     return [tool.spec.name for tool in tools]
 
 
-def test_builtin_tools_are_read_glob_grep_bash_from_builtin() -> None:
+def test_builtin_tools_are_read_glob_grep_bash_write_edit_from_builtin() -> None:
     tools = builtin_tools()
-    assert _names(tools) == ["read", "glob", "grep", "bash"]
+    assert _names(tools) == ["read", "glob", "grep", "bash", "write", "edit"]
     assert {tool.source for tool in tools} == {"builtin"}
 
 
@@ -28,6 +28,12 @@ def test_finding_tools_are_trusted_read_only_concurrent_and_cancellable() -> Non
 def test_bash_is_untrusted_writing_exclusive_and_cancellable() -> None:
     (bash,) = [tool for tool in builtin_tools() if tool.spec.name == "bash"]
     assert bash.traits == ToolTraits(interrupt="cancel")
+
+
+def test_write_and_edit_are_trusted_but_not_read_only_so_the_gate_asks() -> None:
+    traits = {tool.spec.name: tool.traits for tool in builtin_tools()}
+    assert traits["write"] == traits["edit"] == ToolTraits(trusted=True)
+    assert not traits["edit"].read_only and traits["edit"].interrupt == "block"
 
 
 def test_every_tool_describes_itself_with_an_object_schema() -> None:

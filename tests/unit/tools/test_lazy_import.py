@@ -6,11 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from bingo.tools import BashTool, GlobTool, GrepTool, ReadTool, builtin_tools
+from bingo.tools import BashTool, EditTool, GlobTool, GrepTool, ReadTool, WriteTool, builtin_tools
 
 
 def test_the_stand_ins_names_and_traits_are_the_tools_own() -> None:
-    real = {tool.spec.name: tool.traits for tool in (ReadTool(), GlobTool(), GrepTool(), BashTool())}
+    real = {tool.spec.name: tool.traits for tool in (ReadTool(), GlobTool(), GrepTool(), BashTool(), WriteTool(), EditTool())}
     assert {tool.name: tool.traits for tool in builtin_tools()} == real
 
 

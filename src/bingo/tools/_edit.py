@@ -1,0 +1,273 @@
+"""The `edit` tool: replace an exact string in a text file the model has read.
+
+Owns the match (exact, once unless `replaceAll`; an LF `oldString` matches the same lines of
+a CRLF file), the refusals the model can act on (absent, not unique, nothing to change, not
+read in this session, changed on disk since, binary, not UTF-8, too large), the atomic
+replacement that keeps the file's mode and line endings, and what both tools check before
+they change a file that exists (`load`, which `write` uses too). The ledger it checks is
+`Seen` (ADR-0019); the diff is `_diff`'s. Whether the call may run is the gate's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from ..kernel.atomic import write_atomic
+from ..kernel.interfaces import ToolCall
+from ..wire import CodeView, TextPart, ToolOutput, ToolSpec, ToolTraits
+from ._common import (
+    BINARY_SNIFF,
+    BuiltinTool,
+    Input,
+    Seen,
+    Snapshot,
+    digest,
+    display_path,
+    error_output,
+    is_binary,
+    parse_input,
+    real_path,
+    resolve,
+    schema_of,
+)
+from ._diff import Diff, Span, eol_of, to_eol, unified
+
+__all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "load", "save"]
+
+MAX_FILE = 64 * 1024 * 1024
+"""The largest file `edit` and `write` change: both hold it in memory twice, as bytes and text."""
+
+
+class EditInput(Input, frozen=True):
+    """Input of the edit tool."""
+
+    path: Annotated[
+        str,
+        msgspec.Meta(description="The file to change: absolute, or relative to the working directory. Read it first."),
+    ]
+    old_string: Annotated[
+        str,
+        msgspec.Meta(
+            description=(
+                "The exact text to replace, as the file holds it: whitespace and indentation "
+                "included, without read's line-number prefix. It must occur once, unless replaceAll."
+            )
+        ),
+    ]
+    new_string: Annotated[str, msgspec.Meta(description="The text to put in its place (different from oldString).")]
+    replace_all: Annotated[bool, msgspec.Meta(description="Replace every occurrence of oldString, not just one.")] = False
+
+
+class Refusal(Exception):
+    """Why a file is not changed; its text is the error output."""
+
+
+class _Edited(msgspec.Struct, frozen=True):
+    seen: Snapshot
+    diff: Diff
+    replacements: int
+
+
+class EditTool(BuiltinTool):
+    """Replaces an exact string in a text file read in this session."""
+
+    _spec = ToolSpec(
+        name="edit",
+        description=(
+            "Replace an exact string in a text file. Read the file first: edit refuses a file "
+            "you have not read in this session, or one that changed on disk since you read it. "
+            "oldString must match the file exactly (whitespace and indentation included; leave "
+            "out read's line-number prefix) and occur exactly once: include surrounding lines to "
+            "make it unique, or pass replaceAll to change every occurrence. The file's line "
+            "endings are kept. Use write to create a file or to replace all of it."
+        ),
+        input_schema=schema_of(EditInput),
+    )
+    # Not read-only, so the gate asks; interrupt `block`: a replacement is never abandoned
+    # halfway, and the model is told what happened to the file.
+    _traits = ToolTraits(trusted=True)
+
+    def __init__(self, seen: Seen | None = None) -> None:
+        self._seen = seen if seen is not None else Seen()
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        args = parse_input(EditInput, call.input, "edit")
+        if isinstance(args, ToolOutput):
+            return args
+        if not args.old_string:
+            return error_output("edit: oldString is empty. Give the exact text to replace; to create a file or replace all of it, use write.")
+        if args.old_string == args.new_string:
+            return error_output("edit: oldString and newString are the same, so there is nothing to change. Give newString the text that should replace oldString.")
+        path = resolve(call.cwd, args.path)
+        target, shown = real_path(path), display_path(path, call.cwd)
+        last = self._seen.last(call.session, target)
+        try:
+            edited = await asyncio.to_thread(_edit, target, shown, args, last)
+        except Refusal as refusal:
+            return error_output(str(refusal))
+        self._seen.saw(call.session, target, edited.seen)
+        n = edited.replacements
+        said = f"edited {shown}: {n} replacement{'' if n == 1 else 's'}, +{edited.diff.added} −{edited.diff.removed} lines"
+        return changed_output(said, edited.diff)
+
+
+def changed_output(said: str, diff: Diff) -> ToolOutput:
+    """A change's answer: `said` for the model, and the diff for the person."""
+    display = CodeView(text=diff.text, language="diff") if diff.text else None
+    return ToolOutput(parts=[TextPart(text=said)], display=display)
+
+
+def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | None:
+    """The bytes of `target` before `verb` changes it, or None when there is no such file.
+
+    Raises:
+        Refusal: it is not a regular file, it is too large, it has not been seen in this
+            session (`last` is None), or its bytes are no longer the ones seen.
+    """
+    try:
+        with target.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_FILE:
+                raise Refusal(f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
+            if last is None:
+                raise Refusal(
+                    f"{shown} has not been read in this session. Read it first (read {shown}), then {verb} it: "
+                    f"{verb} never changes a file you have not seen."
+                )
+            data = file.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise Refusal(f"{shown} is a directory, not a file.") from None
+    except PermissionError:
+        raise Refusal(f"{shown} cannot be read: permission denied.") from None
+    except OSError as exc:
+        raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+    if digest(data) != last.digest:
+        then = f"{last.size:,} bytes then, {len(data):,} now" if last.size != len(data) else "its bytes differ from what you read"
+        raise Refusal(f"{shown} has changed on disk since you last read it ({then}). Read it again, then {verb} it.")
+    return data
+
+
+def save(target: Path, shown: str, data: bytes) -> Snapshot:
+    """Replace `target` with `data` atomically, its mode kept; what was written, as seen.
+
+    Raises:
+        Refusal: it cannot be written.
+    """
+    try:
+        write_atomic(target, data)
+        stat = os.stat(target)
+    except OSError as exc:
+        raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
+    return Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=digest(data))
+
+
+def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _Edited:
+    data = load(target, shown, last, "edit")
+    if data is None:
+        raise Refusal(
+            f"{shown} does not exist. Check the path (relative paths start at the working directory), "
+            "or use write to create it."
+        )
+    if is_binary(data[:BINARY_SNIFF]):
+        raise Refusal(f"{shown} is a binary file; edit changes text files only.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refusal(
+            f"{shown} is not UTF-8 text (byte {exc.start:,} is not); edit changes UTF-8 files only. "
+            "Use bash to change it, or write to replace it whole."
+        ) from None
+    old, new = _matched(text, args.old_string, args.new_string)
+    count = text.count(old)
+    if count == 0:
+        raise Refusal(
+            f"{shown}: oldString was not found. It must match the file exactly, whitespace and "
+            "indentation included, without read's line-number prefix; read the file again and copy the text to change."
+        )
+    if count > 1 and not args.replace_all:
+        raise Refusal(
+            f"{shown}: oldString occurs {count} times. Include more of the surrounding lines so that it "
+            f"occurs once, or pass replaceAll: true to replace all {count}."
+        )
+    if old == new:
+        raise Refusal(
+            f"{shown}: oldString and newString differ only in line endings, and edit keeps the file's "
+            "(CRLF). Use bash to change line endings."
+        )
+    positions = _positions(text, old, count if args.replace_all else 1)
+    if args.replace_all:
+        changed = text.replace(old, new)
+    else:
+        (at,) = positions
+        changed = text[:at] + new + text[at + len(old) :]
+    diff = unified(text, _spans(text, positions, len(old), new), shown, shown)
+    seen = save(target, shown, changed.encode("utf-8"))
+    return _Edited(seen=seen, diff=diff, replacements=len(positions))
+
+
+def _matched(text: str, old: str, new: str) -> tuple[str, str]:
+    """`old` and `new` as they are to be matched and put in `text`, line endings kept.
+
+    `read` shows lines without their `\\r`, so an `old` with LF line breaks that is absent
+    from a file with CRLF ones is matched as CRLF; `new` then gets CRLF too, and so it does
+    whenever the file's lines mostly end in CRLF and `old` holds no lone LF (a one-line
+    `old` included), so that inserted lines end like their neighbours."""
+    crlf = "\r\n" in text
+    if crlf and "\n" in old and old not in text:
+        as_crlf = to_eol(old, "\r\n")
+        if as_crlf in text:
+            return as_crlf, to_eol(new, "\r\n")
+    if crlf and old.count("\n") == old.count("\r\n") and eol_of(text) == "\r\n":
+        return old, to_eol(new, "\r\n")
+    return old, new
+
+
+def _positions(text: str, old: str, limit: int) -> list[int]:
+    """Where `old` occurs in `text`, left to right and not overlapping (as `str.replace`
+    finds them), the first `limit` of them."""
+    found: list[int] = []
+    at = text.find(old)
+    while at >= 0 and len(found) < limit:
+        found.append(at)
+        at = text.find(old, at + len(old))
+    return found
+
+
+def _line_end(text: str, at: int) -> int:
+    """The offset just past the line holding `at` (its `\\n` included), or the text's end."""
+    found = text.find("\n", at)
+    return len(text) if found < 0 else found + 1
+
+
+def _spans(text: str, positions: list[int], length: int, new: str) -> list[Span]:
+    """The whole lines each replacement touches, as spans of `text`; replacements that share
+    a line share a span. Linear in the text: line numbers are counted on from the last span."""
+    spans: list[Span] = []
+    line = counted = 0  # the line number at offset `counted`, where the last span ended
+    i = 0
+    while i < len(positions):
+        at = positions[i]
+        # Looked for back to the last span's end only, so a long line is not walked again.
+        start = text.rfind("\n", counted, at) + 1 or counted
+        line += text.count("\n", counted, start)
+        parts = [text[start:at], new]
+        cursor = at + length
+        end = _line_end(text, cursor)
+        i += 1
+        while i < len(positions) and positions[i] < end:
+            parts += [text[cursor : positions[i]], new]
+            cursor = positions[i] + length
+            end = _line_end(text, cursor)
+            i += 1
+        parts.append(text[cursor:end])
+        spans.append(Span(start=start, end=end, new="".join(parts), line=line))
+        line += text.count("\n", start, end)
+        counted = end
+    return spans

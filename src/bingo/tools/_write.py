@@ -1,0 +1,144 @@
+"""The `write` tool: create a file, or replace one the model has read, whole.
+
+Owns what a replacement keeps of the file it replaces: its mode, its line endings (CRLF
+stays CRLF) and whether it ends with a newline, none of which `read` shows the model; and
+the parent directories a new file needs. The checks before an existing file is replaced
+(read in this session, unchanged on disk since) and the atomic write are `edit`'s `load` and
+`save`; the ledger is `Seen` (ADR-0019).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from ..kernel.interfaces import ToolCall
+from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ._common import (
+    BuiltinTool,
+    Input,
+    Seen,
+    Snapshot,
+    display_path,
+    error_output,
+    parse_input,
+    real_path,
+    resolve,
+    schema_of,
+    text_output,
+)
+from ._diff import Diff, Span, eol_of, lines_of, to_eol, unified
+from ._edit import Refusal, changed_output, load, save
+
+__all__ = ["WriteTool", "kept"]
+
+
+class WriteInput(Input, frozen=True):
+    """Input of the write tool."""
+
+    path: Annotated[
+        str,
+        msgspec.Meta(description="The file to write: absolute, or relative to the working directory."),
+    ]
+    content: Annotated[str, msgspec.Meta(description="The file's whole new content.")]
+
+
+class _Written(msgspec.Struct, frozen=True):
+    seen: Snapshot
+    diff: Diff
+    created: bool
+    lines: int
+
+
+class WriteTool(BuiltinTool):
+    """Creates a file, or replaces one read in this session."""
+
+    _spec = ToolSpec(
+        name="write",
+        description=(
+            "Write a file's whole content: creates the file (and its directories), or replaces "
+            "it. An existing file must have been read in this session and not changed on disk "
+            "since; to change part of a file, use edit. Replacing keeps the file's mode, its "
+            "line endings and whether it ends with a newline."
+        ),
+        input_schema=schema_of(WriteInput),
+    )
+    # Not read-only, so the gate asks; interrupt `block`: a write is never abandoned halfway.
+    _traits = ToolTraits(trusted=True)
+
+    def __init__(self, seen: Seen | None = None) -> None:
+        self._seen = seen if seen is not None else Seen()
+
+    async def call(self, call: ToolCall) -> ToolOutput:
+        args = parse_input(WriteInput, call.input, "write")
+        if isinstance(args, ToolOutput):
+            return args
+        path = resolve(call.cwd, args.path)
+        target, shown = real_path(path), display_path(path, call.cwd)
+        last = self._seen.last(call.session, target)
+        try:
+            written = await asyncio.to_thread(_write, target, shown, args.content, last)
+        except Refusal as refusal:
+            return error_output(str(refusal))
+        self._seen.saw(call.session, target, written.seen)
+        lines = f"{written.lines} line{'' if written.lines == 1 else 's'}"
+        if written.created:
+            return changed_output(f"created {shown}: {lines}", written.diff)
+        if not written.diff.text:
+            return text_output(f"{shown} already holds this content ({lines}); nothing changed.")
+        return changed_output(f"wrote {shown}: +{written.diff.added} −{written.diff.removed} lines ({lines} in all)", written.diff)
+
+
+def kept(old: str, content: str) -> str:
+    """`content` as it replaces `old`: with `old`'s line endings when those are mostly CRLF,
+    and ending with a newline exactly when `old` did (an empty `old` or `content` keeps none
+    of this)."""
+    if not old or not content:
+        return content
+    eol = eol_of(old)
+    if eol == "\r\n":
+        content = to_eol(content, eol)
+    if old.endswith("\n") and not content.endswith("\n"):
+        content += eol
+    elif not old.endswith("\n") and content.endswith("\n"):
+        content = content[: -2 if content.endswith("\r\n") else -1]
+    return content
+
+
+def _write(target: Path, shown: str, content: str, last: Snapshot | None) -> _Written:
+    before = load(target, shown, last, "write")
+    if before is None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
+        diff = unified("", [Span(start=0, end=0, new=content, line=0)], "/dev/null", shown)
+        seen = save(target, shown, content.encode("utf-8"))
+        return _Written(seen=seen, diff=diff, created=True, lines=len(lines_of(content)))
+    old = before.decode("utf-8", errors="replace")
+    content = kept(old, content)
+    diff = unified(old, _span(old, content), shown, shown)
+    data = content.encode("utf-8")
+    # `load` gave bytes, so `last` is what was seen of them; the same bytes are not rewritten.
+    seen = last if last is not None and data == before else save(target, shown, data)
+    return _Written(seen=seen, diff=diff, created=False, lines=len(lines_of(content)))
+
+
+def _span(old: str, new: str) -> list[Span]:
+    """`old` → `new` as at most one span: the lines between their common first and last ones."""
+    a, b = lines_of(old), lines_of(new)
+    head, limit = 0, min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    if head == len(a) == len(b):
+        return []
+    start = sum(map(len, a[:head]))
+    old_end = len(old) - sum(map(len, a[len(a) - tail :]))
+    new_end = len(new) - sum(map(len, b[len(b) - tail :]))
+    return [Span(start=start, end=old_end, new=new[start:new_end], line=head)]
