@@ -3,12 +3,14 @@ shape and the reading of its events (what both built-ins share is in test_http.p
 
 from __future__ import annotations
 
+import msgspec
+
 from bingo.providers import AnthropicProvider
 from bingo.providers._http import Retry
 from bingo.providers.anthropic import request_body
-from bingo.wire import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta
+from bingo.wire import Json, Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta, Usage
 from tests.support.model_script import RawReply, Reply
-from tests.support.model_transport import BASE, CONVERSATION, ModelTransport, ask, failure
+from tests.support.model_transport import BASE, CONVERSATION, HELLO, ModelTransport, ask, failure
 
 ONCE = Retry(attempts=1)
 
@@ -149,3 +151,54 @@ def test_an_error_event_mid_stream_becomes_a_provider_error() -> None:
     error = failure(provider)
 
     assert error.line() == "anthropic failed mid-answer: Overloaded (overloaded_error): try again later"
+
+
+def _breakpoints(body: dict[str, Json]) -> list[str]:
+    """Where the body's cache_control marks are, as `tools[i]`, `system[i]`, `messages[i][j]`."""
+    found: list[str] = []
+    for key in ("tools", "system"):
+        for i, item in enumerate(body.get(key) or []):
+            if "cache_control" in item:
+                found.append(f"{key}[{i}]")
+    for i, message in enumerate(body["messages"]):
+        for j, block in enumerate(message["content"]):
+            if "cache_control" in block:
+                found.append(f"messages[{i}][{j}]")
+    return found
+
+
+def test_a_long_conversation_has_four_breakpoints_tools_system_and_the_last_two_user_turns() -> None:
+    messages: list[Message] = []
+    for turn in range(6):
+        messages.append(Message(role="user", content=[TextBlock(text=f"prompt {turn}")]))
+        messages.append(Message(role="assistant", content=[TextBlock(text="ok"), ToolUseBlock(id=f"t{turn}", name="count", input={})]))
+        messages.append(Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{turn}", parts=[]), ToolResultBlock(tool_use_id=f"u{turn}", parts=[])]))
+    request = msgspec.structs.replace(CONVERSATION, messages=messages, tools=[*CONVERSATION.tools, *CONVERSATION.tools])
+
+    body = request_body(request)
+
+    # A turn's results and the next prompt share one API message: 13 in all, users even.
+    assert len(body["messages"]) == 13
+    assert _breakpoints(body) == ["tools[1]", "system[0]", "messages[10][2]", "messages[12][1]"]
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": EPHEMERAL}]
+
+
+def test_a_request_with_no_system_or_tools_marks_only_its_tail() -> None:
+    assert _breakpoints(request_body(HELLO)) == ["messages[0][0]"]
+    assert "system" not in request_body(HELLO)
+
+
+def test_cache_reads_and_writes_are_counted_into_the_input_and_kept_apart() -> None:
+    started = (
+        'event: message_start\ndata: {"type": "message_start", "message": {"usage": {"input_tokens": 21, '
+        '"cache_creation_input_tokens": 188, "cache_read_input_tokens": 1800, "output_tokens": 1}}}\n\n'
+    )
+    ended = (
+        'event: message_delta\ndata: {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, '
+        '"usage": {"output_tokens": 393}}\n\nevent: message_stop\ndata: {"type": "message_stop"}\n\n'
+    )
+    provider, _ = _provider(RawReply(started + ended))
+
+    response, _ = ask(provider)
+
+    assert response.usage == Usage(input_tokens=2009, output_tokens=393, cache_read_tokens=1800, cache_write_tokens=188)
