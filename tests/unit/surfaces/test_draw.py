@@ -106,3 +106,13 @@ def test_a_deeply_nested_view_is_drawn_as_its_fold_past_a_bound() -> None:
     shown = _render(draw(view))
     assert "bottom" in shown
     assert shown.count("•") <= 2 * 8  # only the drawn levels carry bullets of their own rows
+
+
+def test_a_diff_code_view_colours_removed_lines_red_and_added_lines_green() -> None:
+    console = Console(file=StringIO(), width=80, color_system="standard", force_terminal=True)
+    console.print(draw(CodeView(text="--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new", language="diff")))
+    out = console.file
+    assert isinstance(out, StringIO)
+    lines = out.getvalue().splitlines()
+    assert lines[3].startswith("\x1b[91") and lines[3].endswith("-old\x1b[0m")  # bright red
+    assert lines[4].startswith("\x1b[92") and lines[4].endswith("+new\x1b[0m")  # bright green
