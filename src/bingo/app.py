@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .kernel.commands import CompactCommand, HelpCommand, ToolsCommand
+from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
 from .kernel.atomic import write_atomic
-from .kernel.errors import SessionError, TrustError, UsageError
+from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
 from .kernel.frames import Frame, NoticeFrame, history
 from .kernel.gate import Gate
 from .kernel.home import data_dir as data_dir_of
@@ -41,7 +41,8 @@ from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
-from .kernel.turn import Conversation
+from .kernel.system import system_prompt
+from .kernel.turn import Compacted, Conversation
 from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, escape
 from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
@@ -229,13 +230,31 @@ async def run_app(options: Options) -> int:
                     session=session.id or "",
                     cwd=str(cwd),
                     messages=messages,
+                    system=system_prompt(cwd=cwd, project=project, home=home).text,
+                    windows=_windows,
                 )
-                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: conversation.compact("manual")), PluginsCommand(plugins, trust_summary(state))):
+                choose_model = _model_chooser(settings, registry, environ)
+
+                def chosen() -> None:
+                    # /compact and /context before any turn speak of the model a turn would
+                    # use (its summary, its window); with none to be had, of none.
+                    if conversation.provider is None:
+                        try:
+                            conversation.provider, conversation.model = choose_model()
+                        except ProviderError:
+                            pass
+
+                async def compact() -> Compacted:
+                    if conversation.messages:
+                        chosen()
+                    return await conversation.compact("manual")
+
+                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
                 for name in sorted(EXIT_COMMANDS):
                     registry.add_command(ExitCommand.named(name))
-                dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=_model_chooser(settings, registry, environ), help_hint="/help lists them" if interactive else "bingo -p /help lists them")
+                dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose_model, help_hint="/help lists them" if interactive else "bingo -p /help lists them")
                 run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
                 hooks.observe("session", "start", {"session": session.id or ""})
                 try:
@@ -267,6 +286,13 @@ def _model_chooser(settings: Settings, registry: Registry, environ: dict[str, st
         return provider, settings.model or default_model(provider)
 
     return choose
+
+
+def _windows(provider: str, model: str) -> int | None:
+    """The providers' table of context windows, imported when a turn first needs it."""
+    from .providers import context_window
+
+    return context_window(provider, model)
 
 
 def _start_asker() -> Asker:

@@ -128,7 +128,9 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     model: str | None = None
     max_tokens: _Positive = 4096
     model_attempts: _Positive = 4
-    context_budget: _Positive = 100_000
+    context_window: _Positive | None = None
+    context_budget: _Positive | None = None
+    tool_result_budget: _Positive | None = None
     compactor: str | None = None
     permissions: _PermissionsLayer = msgspec.field(default_factory=_PermissionsLayer)
     hooks: _HooksLayer = msgspec.field(default_factory=_HooksLayer)
@@ -145,7 +147,9 @@ _EXPECTED: dict[KeyPath, str] = {
     ("model",): "a string (a model name)",
     ("maxTokens",): "a positive whole number",
     ("modelAttempts",): "a positive whole number (tries of one model request; 1: no retry)",
+    ("contextWindow",): "a positive whole number",
     ("contextBudget",): "a positive whole number",
+    ("toolResultBudget",): "a positive whole number",
     ("compactor",): "a string (a compactor name)",
     ("permissions",): "an object with allow, ask and deny lists",
     ("permissions", "allow"): "a list of tool rules (strings)",

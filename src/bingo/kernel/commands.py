@@ -1,4 +1,5 @@
-"""The built-in slash commands that read the kernel's own state: `/help`, `/tools`, `/compact`.
+"""The built-in slash commands that read the kernel's own state: `/help`, `/tools`,
+`/compact` and `/context`.
 
 Each implements the same `Command` interface a plugin's command does. Commands that belong
 to another layer live there (`/plugins` in the bridge; `/sessions`, `/exit` and `/quit`, every
@@ -8,6 +9,7 @@ surface's, in `surfaces._commands`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -15,6 +17,7 @@ from ..wire import (
     CommandOutcome,
     CommandSpec,
     Completion,
+    ErrorOutcome,
     StackView,
     TableView,
     TextOutcome,
@@ -23,11 +26,15 @@ from ..wire import (
     View,
     ViewOutcome,
 )
+from .compaction import CHARS_PER_TOKEN, estimate_tokens
 from .gate import Gate, Verdict
 from .interfaces import CommandContext
 from .registry import BUILTIN, Registry
 
-__all__ = ["CompactCommand", "HelpCommand", "ToolsCommand"]
+if TYPE_CHECKING:
+    from .turn import Compacted, Conversation
+
+__all__ = ["CompactCommand", "ContextCommand", "HelpCommand", "ToolsCommand"]
 
 
 def _traits_text(traits: ToolTraits) -> str:
@@ -91,17 +98,65 @@ class ToolsCommand(msgspec.Struct):
 
 
 class CompactCommand(msgspec.Struct):
-    """`/compact`: compact the history now."""
+    """`/compact`: compact the history now, by the strategy compaction uses when it is needed."""
 
-    compact: Callable[[], Awaitable[bool]]
+    compact: Callable[[], Awaitable[Compacted]]
     spec: CommandSpec = CommandSpec(name="compact", hint="compact the conversation history now", family="bingo")
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         done = await self.compact()
-        return TextOutcome(text="history compacted" if done else "history kept as it was")
+        match done.status:
+            case "compacted":
+                return TextOutcome(text=f"history compacted by {done.by}: about {done.before} tokens to about {done.after}")
+            case "nothing" if not done.by:
+                return TextOutcome(text="nothing to compact: this session has no history yet")
+            case "nothing":
+                return TextOutcome(text="nothing to compact: the history is only the latest exchange")
+            case "interrupted":
+                return ErrorOutcome(message="compaction was interrupted; the history is kept as it was")
+            case "failed":
+                return ErrorOutcome(message="compaction failed (the notices say why); the history is kept as it was")
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []
 
 
+class ContextCommand(msgspec.Struct):
+    """`/context`: what the model is told besides the conversation: the system prompt (with
+    the AGENTS.md files it holds), the window and budget, and the latest turn's context pieces."""
+
+    conversation: Conversation
+    choose_model: Callable[[], None]
+    """Chooses the run's model if no turn has yet (the window is the model's)."""
+    spec: CommandSpec = CommandSpec(name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo")
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        self.choose_model()
+        conversation = self.conversation
+        system = conversation.system or ""
+        window = conversation.window()
+        model = f"{conversation.provider.spec.name} {conversation.model}" if conversation.provider is not None else "no model chosen yet"
+        sizes = TableView(
+            title="context",
+            columns=["what", "tokens (estimated)"],
+            rows=[
+                [f"window ({model})", window],
+                ["compaction past", conversation.budget()],
+                ["one tool result at most", conversation.result_budget()],
+                ["system prompt", len(system) // CHARS_PER_TOKEN],
+                ["history", estimate_tokens(conversation.messages)],
+            ],
+        )
+        children: list[View] = [TextView(text="system prompt:"), TextView(text=system or "(none)"), sizes]
+        pieces = conversation.pieces
+        if pieces:
+            rows: list[list[str | int | float | None]] = [[p.title or "", p.priority, len(p.text)] for p in pieces]
+            children.append(TableView(title="context pieces of the latest turn", columns=["title", "priority", "characters"], rows=rows))
+        else:
+            children.append(TextView(text="the latest turn had no context pieces"))
+        return ViewOutcome(view=StackView(children=children))
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []

@@ -1,36 +1,87 @@
-"""The built-in compaction strategy and the history-size estimate that triggers compaction.
+"""The built-in compaction strategies and the estimates that say when one is needed.
 
-Owns `estimate_tokens` and `TrimCompactor`, which keeps the most recent exchanges whole and
-folds everything before them into one short summary message. It does not decide *when* to
-compact (the turn loop does) nor call a model to summarise (a plugin compactor can).
+Owns the token estimate of a history and of a whole request (system prompt and tool specs
+included), the numbers compaction is measured against (`DEFAULT_WINDOW` for a model nobody
+wrote down, `COMPACT_AT` of the window as the default budget, `RESULT_SHARE` of it for one
+tool result), and the two built-in strategies: `SummaryCompactor`, which asks the run's model
+to summarise everything before the latest exchange and keeps that exchange verbatim, and
+`TrimCompactor`, which needs no model: it keeps the last few exchanges whole and folds the
+rest into one line per message. It does not decide *when* to compact nor which strategy
+runs (the turn loop does, ADR-0021), and knows no provider: the summary's model call is
+handed in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Literal
+
+import msgspec
 
 from ..wire import (
     Compaction,
     CompactionContext,
     CompactorSpec,
     Message,
+    ModelRequest,
+    ModelResponse,
     TextBlock,
     TextPart,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
 )
+from .errors import CompactionError
 from .registry import BUILTIN
 
-__all__ = ["CHARS_PER_TOKEN", "TrimCompactor", "estimate_tokens"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "COMPACT_AT",
+    "DEFAULT_WINDOW",
+    "RESULT_SHARE",
+    "AskModel",
+    "SummaryCompactor",
+    "TrimCompactor",
+    "estimate_request",
+    "estimate_tokens",
+    "last_exchange",
+]
 
 CHARS_PER_TOKEN = 4
 """A coarse, provider-independent estimate: good enough to decide when to compact."""
 
+DEFAULT_WINDOW = 32_000
+"""Tokens of input assumed for a model the providers' table does not know: small enough for
+most models a local server runs, so an unknown model is compacted early rather than late."""
+
+COMPACT_AT = 0.8
+"""The share of the window a request may fill before the history is compacted: the rest is
+room for the answer and for what the estimate misses."""
+
+RESULT_SHARE = 10
+"""One tool result may hold at most a window's 1/RESULT_SHARE (`toolResultBudget` overrides)."""
+
+_IMAGE_TOKENS = 1_600
+"""What an image part is counted as: about what the providers charge for a large one, and
+never the length of its base64 text."""
+
 _KEEP_RECENT = 4
-"""How many of the latest prompts (with everything after them) survive a compaction whole."""
+"""How many of the latest prompts (with everything after them) the trim compactor keeps whole."""
 
 _SUMMARY_LINE = 160
-"""Each folded message keeps at most this many characters of its text."""
+"""Each message the trim compactor folds keeps at most this many characters of its text."""
+
+_ASK = (
+    "The conversation so far is about to be compacted: everything above will be replaced by "
+    "your summary of it, and the latest exchange will follow the summary verbatim. Write that "
+    "summary now, for yourself to go on from. Keep what the work needs: the person's goals and "
+    "requests, decisions made and why, files and commands that mattered (with paths), what was "
+    "found, what changed, errors met and how they were solved, and what is still to do. Leave "
+    "out pleasantries and anything superseded. Answer with the summary only, and call no tool."
+)
+
+_HEAD = "This conversation was compacted. A summary of what came before:\n\n"
+_ACK = "Understood: I will go on from that summary."
 
 
 def _text_of(message: Message) -> str:
@@ -46,13 +97,57 @@ def _text_of(message: Message) -> str:
     return " ".join(out)
 
 
+_encode = msgspec.json.Encoder().encode
+
+
+def _chars(message: Message) -> tuple[int, int]:
+    """The characters `message` is sent as, and its images."""
+    chars = images = 0
+    for block in message.content:
+        match block:
+            case TextBlock(text=text):
+                chars += len(text)
+            case ToolUseBlock(name=name, input=input):
+                chars += len(name) + len(_encode(input))
+            case ToolResultBlock(parts=parts):
+                for part in parts:
+                    if isinstance(part, TextPart):
+                        chars += len(part.text)
+                    else:
+                        images += 1
+    return chars, images
+
+
 def estimate_tokens(messages: list[Message]) -> int:
-    """Roughly how many tokens `messages` cost."""
-    return sum(len(_text_of(m)) for m in messages) // CHARS_PER_TOKEN + len(messages)
+    """Roughly how many tokens `messages` cost: their text, tool inputs and images."""
+    chars = images = 0
+    for message in messages:
+        c, i = _chars(message)
+        chars += c
+        images += i
+    return chars // CHARS_PER_TOKEN + images * _IMAGE_TOKENS + len(messages)
+
+
+def _tools_chars(tools: list[ToolSpec]) -> int:
+    return sum(len(_encode(tool)) for tool in tools)
+
+
+def estimate_request(request: ModelRequest) -> int:
+    """Roughly how many input tokens `request` costs: the system prompt, every tool's spec
+    (as the JSON it is sent as) and the messages."""
+    fixed = len(request.system or "") + _tools_chars(request.tools)
+    return fixed // CHARS_PER_TOKEN + estimate_tokens(request.messages)
 
 
 def _is_prompt(message: Message) -> bool:
     return message.role == "user" and all(isinstance(b, TextBlock) for b in message.content)
+
+
+def last_exchange(messages: list[Message]) -> int:
+    """Where the latest exchange starts: the index of the last prompt (a user message of
+    text only), so that no tool use is separated from its result; 0 when there is none."""
+    starts = [i for i, m in enumerate(messages) if _is_prompt(m)]
+    return starts[-1] if starts else 0
 
 
 class TrimCompactor:
@@ -78,3 +173,57 @@ class TrimCompactor:
         head = Message(role="user", content=[TextBlock(text=summary)])
         ack = Message(role="assistant", content=[TextBlock(text="Understood.")])
         return Compaction(messages=[head, ack, *recent])
+
+
+AskModel = Callable[[ModelRequest], Awaitable[ModelResponse]]
+"""One model request, answered whole (the turn loop's stream, so an interrupt stops it)."""
+
+
+class SummaryCompactor:
+    """Asks the run's model for a summary of everything before the latest exchange, which
+    it keeps verbatim. The request is the history as it is (same system prompt and tools, so
+    a provider's prompt cache still matches its start) with the instruction added as the
+    person's last words."""
+
+    spec = CompactorSpec(name="summary", description="the model summarises; the latest exchange is kept")
+    source = BUILTIN
+
+    def __init__(self, ask: AskModel, *, model: str, system: str | None, tools: list[ToolSpec], max_tokens: int | None) -> None:
+        self._ask = ask
+        self._model = model
+        self._system = system
+        self._tools = tools
+        self._max_tokens = max_tokens
+
+    async def compact(
+        self, context: CompactionContext, reason: Literal["overflow", "manual"]
+    ) -> Compaction:
+        messages = context.messages
+        cut = last_exchange(messages)
+        older, recent = messages[:cut], messages[cut:]
+        if not older:
+            return Compaction(messages=list(messages))
+        request = ModelRequest(
+            model=self._model,
+            messages=_asking(older),
+            tools=self._tools,
+            system=self._system,
+            max_tokens=self._max_tokens,
+        )
+        response = await self._ask(request)
+        summary = "\n".join(b.text for b in response.message.content if isinstance(b, TextBlock)).strip()
+        if not summary:
+            raise CompactionError("the model answered no summary", "compact again, or set compactor to trim")
+        head = Message(role="user", content=[TextBlock(text=_HEAD + summary)])
+        ack = Message(role="assistant", content=[TextBlock(text=_ACK)])
+        return Compaction(messages=[head, ack, *recent])
+
+
+def _asking(older: list[Message]) -> list[Message]:
+    """`older` with the instruction as the person's last words: added to the last message
+    when that is the person's already (the APIs want the roles to alternate)."""
+    ask = TextBlock(text=_ASK)
+    last = older[-1]
+    if last.role == "user":
+        return [*older[:-1], Message(role="user", content=[*last.content, ask])]
+    return [*older, Message(role="user", content=[ask])]

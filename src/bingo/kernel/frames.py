@@ -13,6 +13,7 @@ import msgspec
 
 from ..wire import (
     Compaction,
+    ContextPiece,
     Json,
     Message,
     Notice,
@@ -45,10 +46,12 @@ class _Frame(Wire, frozen=True, tag_field="kind"):
 
 
 class PromptFrame(_Frame, frozen=True, tag="prompt"):
-    """What the person submitted (with the context pieces added to it)."""
+    """What the person submitted, and the context pieces its turn's requests carried with
+    it (not part of the history: a later turn's requests do not repeat them)."""
 
     text: str
     turn: int
+    pieces: list[ContextPiece] = []
 
 
 class AssistantFrame(_Frame, frozen=True, tag="assistant"):
@@ -85,10 +88,14 @@ class NoticeFrame(_Frame, frozen=True, tag="notice"):
 
 
 class CompactionFrame(_Frame, frozen=True, tag="compaction"):
-    """A compaction: the history from here on starts with these messages."""
+    """A compaction: the history from here on starts with these messages. `reason` is why
+    it ran (`overflow`: the request passed its budget; `manual`: /compact) and `by` the
+    strategy that made it."""
 
     compaction: Compaction
     turn: int
+    reason: str = ""
+    by: str = ""
 
 
 Frame: TypeAlias = (

@@ -77,8 +77,15 @@ class Settings(msgspec.Struct, frozen=True):
     model_attempts: int = 4
     """Tries of one request to a built-in provider that fails momentarily (429, 5xx,
     overloaded) before any of the answer arrived (`modelAttempts`); 1 means no retry."""
-    context_budget: int = 100_000
-    """Estimated tokens of history before compaction runs."""
+    context_window: int | None = None
+    """Tokens of input the model takes (`contextWindow`); None for the providers' table of
+    known models (`providers.context_window`), else the kernel's conservative default."""
+    context_budget: int | None = None
+    """Estimated tokens of a request (system prompt, tools and history) past which the
+    history is compacted before it is sent (`contextBudget`); None for 80 % of the window."""
+    tool_result_budget: int | None = None
+    """Estimated tokens one tool result may hold before it is cut (`toolResultBudget`); None
+    for a tenth of the window."""
     compactor: str | None = None
     """The compactor to use; None for the built-in one."""
     permissions: Permissions = msgspec.field(default_factory=Permissions)
@@ -136,7 +143,9 @@ def _settings(layer: Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
         model=layer.model,
         max_tokens=layer.max_tokens,
         model_attempts=layer.model_attempts,
+        context_window=layer.context_window,
         context_budget=layer.context_budget,
+        tool_result_budget=layer.tool_result_budget,
         compactor=layer.compactor,
         permissions=Permissions(
             allow=tuple(layer.permissions.allow),

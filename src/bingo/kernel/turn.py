@@ -37,8 +37,9 @@ from ..wire import (
     ToolUseBlock,
     is_object,
 )
-from .compaction import CHARS_PER_TOKEN, TrimCompactor, estimate_tokens
-from .errors import BingoError, CompactionError, GateError, ProviderError
+from ._cut import cut_output
+from .compaction import CHARS_PER_TOKEN, COMPACT_AT, DEFAULT_WINDOW, RESULT_SHARE, SummaryCompactor, TrimCompactor, estimate_request
+from .errors import BingoError, GateError, ProviderError
 from .frames import (
     AssistantFrame,
     CompactionFrame,
@@ -51,10 +52,10 @@ from .gate import Gate, Verdict, refusal
 from .hooks import Hooks, HookVerdict, confirm
 from .interfaces import Asker, Compactor, ContextContributor, Hook, Provider, Tool, ToolCall, TurnEvents
 from .notices import Notices
-from .registry import Registry
+from .registry import BUILTIN, Registry
 from .settings import Settings
 
-__all__ = ["Conversation", "SessionLog", "TurnResult"]
+__all__ = ["Compacted", "Conversation", "SessionLog", "TurnResult"]
 
 _log = logging.getLogger(__name__)
 
@@ -75,6 +76,18 @@ class TurnResult(msgspec.Struct, frozen=True):
 
     status: Literal["done", "blocked", "failed", "interrupted"]
     reason: str = ""
+
+
+class Compacted(msgspec.Struct, frozen=True):
+    """What a compaction did: `status` "compacted" (by the compactor named `by`, from about
+    `before` to `after` estimated tokens), "nothing" (no history, or only the latest
+    exchange: nothing older to fold), "failed" (every strategy failed: notices say why; the
+    history is as it was) or "interrupted"."""
+
+    status: Literal["compacted", "nothing", "failed", "interrupted"]
+    by: str = ""
+    before: int = 0
+    after: int = 0
 
 
 class _TurnBlocked(Exception):
@@ -108,12 +121,22 @@ class Conversation(msgspec.Struct):
     messages: list[Message] = msgspec.field(default_factory=lambda: [])
     turn: int = 0
     on_always: Callable[[str], None] | None = None
+    windows: Callable[[str, str], int | None] | None = None
+    """The context window of a provider's model (the providers' table, injected by the app:
+    the kernel knows no provider), None when it is not known."""
+    pieces: list[ContextPiece] = msgspec.field(default_factory=lambda: [])
+    """The context pieces of the latest turn: sent with its prompt, never stored in the history."""
     used: Usage = msgspec.field(default_factory=Usage)
     """Tokens this conversation's model responses spent in this run, summed."""
     _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
     _stream: asyncio.Task[ModelResponse] | None = None
     _interrupted: bool = False
     _spoke: bool = False
+    _prompt: Message | None = None
+    """The latest turn's prompt in `messages`, which the requests of its turn send with `pieces`."""
+    _fruitless: int | None = None
+    """The estimate a compaction of this turn could not bring under the budget: not tried
+    again until the request grows past it."""
 
     # --- the turn -----------------------------------------------------------------
 
@@ -147,13 +170,17 @@ class Conversation(msgspec.Struct):
                 raise _TurnBlocked(f"the prompt was not sent: {why}")
         if self.provider is None:
             raise ProviderError("no model provider is configured", "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
-        pieces = await self._contributions(prompt)
-        text = _with_context(prompt, pieces)
-        self._append(PromptFrame(text=text, turn=self.turn))
-        self.messages.append(Message(role="user", content=[TextBlock(text=text)]))
-        if estimate_tokens(self.messages) > self.settings.context_budget:
-            await self.compact("overflow")
+        self.pieces = await self._contributions(prompt)
+        # The pieces go with this turn's requests, and are not kept: the history (and the
+        # session) holds the prompt alone, so they do not repeat every turn (ADR-0021).
+        self._append(PromptFrame(text=prompt, turn=self.turn, pieces=list(self.pieces)))
+        self._prompt = Message(role="user", content=[TextBlock(text=prompt)])
+        self.messages.append(self._prompt)
+        self._fruitless = None
         for _ in range(_MAX_STEPS):
+            if self._interrupted:
+                return TurnResult("interrupted", "the turn was interrupted")
+            await self._fit()
             if self._interrupted:
                 return TurnResult("interrupted", "the turn was interrupted")
             response = await self._respond()
@@ -170,13 +197,7 @@ class Conversation(msgspec.Struct):
 
     async def _respond(self) -> Message | None:
         assert self.provider is not None
-        request = ModelRequest(
-            model=self.model,
-            messages=list(self.messages),
-            tools=[tool.spec for tool in self.registry.tools.values()],
-            system=self.system,
-            max_tokens=self.settings.max_tokens,
-        )
+        request = self._request()
 
         first = True
         arrived: list[str] = []
@@ -225,7 +246,7 @@ class Conversation(msgspec.Struct):
         if not contributors:
             return []
         # Each contributor's share of the context: a tenth of the budget, split evenly.
-        budget = max(_MIN_SHARE, self.settings.context_budget // 10 // len(contributors))
+        budget = max(_MIN_SHARE, self.budget() // 10 // len(contributors))
         query = ContextQuery(session=self.session, turn=self.turn, cwd=self.cwd, prompt=prompt, budget=budget)
         deadline = self.settings.deadline("context/contribute")
 
@@ -263,27 +284,134 @@ class Conversation(msgspec.Struct):
             kept.append(piece)
         return kept
 
-    def _compactor(self) -> Compactor:
-        wanted = self.settings.compactor
-        if wanted and wanted in self.registry.compactors:
-            return self.registry.compactors[wanted]
-        if wanted:
-            self.notices.say_once("bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one")
-        return TrimCompactor()
+    def window(self) -> int:
+        """Tokens of input the run's model takes: `contextWindow`, else the providers' table,
+        else DEFAULT_WINDOW (a model nobody wrote down is assumed small)."""
+        if self.settings.context_window is not None:
+            return self.settings.context_window
+        if self.windows is not None and self.provider is not None:
+            known = self.windows(self.provider.spec.name, self.model)
+            if known is not None:
+                return known
+        return DEFAULT_WINDOW
 
-    async def compact(self, reason: Literal["overflow", "manual"]) -> bool:
-        """Replace the history with a compaction; False (and a notice) if it failed."""
-        compactor = self._compactor()
+    def budget(self) -> int:
+        """Estimated tokens of a request past which the history is compacted before it is
+        sent: `contextBudget`, else COMPACT_AT of the window."""
+        if self.settings.context_budget is not None:
+            return self.settings.context_budget
+        return int(self.window() * COMPACT_AT)
+
+    def result_budget(self) -> int:
+        """Estimated tokens one tool result may hold: `toolResultBudget`, else a tenth of the window."""
+        if self.settings.tool_result_budget is not None:
+            return self.settings.tool_result_budget
+        return self.window() // RESULT_SHARE
+
+    def _why_budget(self) -> str:
+        if self.settings.context_budget is not None:
+            return "contextBudget"
+        return f"{COMPACT_AT:.0%} of the model's {self.window()}-token window"
+
+    def _request(self) -> ModelRequest:
+        """The request the model is sent now: the history, this turn's prompt with its pieces."""
+        prompt, pieces = self._prompt, self.pieces
+        messages = list(self.messages)
+        if prompt is not None and pieces:
+            messages = [
+                Message(role="user", content=[TextBlock(text=_with_context(_plain(m), pieces))]) if m is prompt else m
+                for m in messages
+            ]
+        return ModelRequest(
+            model=self.model,
+            messages=messages,
+            tools=[tool.spec for tool in self.registry.tools.values()],
+            system=self.system,
+            max_tokens=self.settings.max_tokens,
+        )
+
+    async def _fit(self) -> None:
+        """Compact the history when the request about to be sent passes the budget; once per
+        growth: a compaction that could not bring it under is not tried again this turn until
+        the request has grown past what it was."""
+        estimate, budget = estimate_request(self._request()), self.budget()
+        if estimate <= budget or (self._fruitless is not None and estimate <= self._fruitless):
+            return
+        done = await self.compact("overflow")
+        if done.status == "compacted":
+            self.notices.say("bingo", f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens")
+        if done.status == "interrupted" or (done.status == "compacted" and done.after <= budget):
+            return
+        self._fruitless = max(estimate, done.after)
+        if done.status == "nothing":
+            self.notices.say("bingo", f"the latest exchange alone is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}); it is sent as it is", "warning")
+        elif done.status == "compacted":
+            self.notices.say("bingo", f"compacted, the conversation is still about {done.after} tokens, past the budget of {budget}; it is sent as it is", "warning")
+
+    def _compactors(self) -> list[Compactor]:
+        """The strategies to try, in order: the one the settings name (a plugin's, or a
+        built-in's name), then the model's summary (once a model is chosen), then trim."""
+        wanted = self.settings.compactor
+        chain: list[Compactor] = []
+        if wanted and wanted in self.registry.compactors:
+            chain.append(self.registry.compactors[wanted])
+        elif wanted and wanted not in (SummaryCompactor.spec.name, TrimCompactor.spec.name):
+            self.notices.say_once("bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one")
+        if wanted != TrimCompactor.spec.name and self.provider is not None:
+            tools = [tool.spec for tool in self.registry.tools.values()]
+            chain.append(SummaryCompactor(self._ask_model, model=self.model, system=self.system, tools=tools, max_tokens=self.settings.max_tokens))
+        chain.append(TrimCompactor())
+        return chain
+
+    async def _ask_model(self, request: ModelRequest) -> ModelResponse:
+        """One request whose answer is not shown: the summary a compaction asks for. It is the
+        turn's stream while it runs, so an interrupt stops it."""
+        assert self.provider is not None
+        task: asyncio.Task[ModelResponse] = asyncio.ensure_future(self.provider.stream(request, lambda _delta: None))
+        self._stream = task
         try:
-            async with asyncio.timeout(self.settings.deadline("compactor/compact")):
-                compaction = await compactor.compact(CompactionContext(messages=list(self.messages)), reason)
-        except (TimeoutError, CompactionError, BingoError) as exc:
-            why = "it gave no answer in time" if isinstance(exc, TimeoutError) else exc.line()
-            self.notices.say(compactor.source, f"compaction by {compactor.spec.name} failed, history kept as it was: {why}", "warning")
-            return False
-        self._append(CompactionFrame(compaction=compaction, turn=self.turn))
-        self.messages = list(compaction.messages)
-        return True
+            response = await task
+        finally:
+            self._stream = None
+        if response.usage is not None:
+            self.used = _plus(self.used, response.usage)
+        return response
+
+    async def compact(self, reason: Literal["overflow", "manual"]) -> Compacted:
+        """Replace the history with a compaction: by the first strategy of `_compactors` that
+        succeeds (each that fails says so in a notice, and the next is tried), recorded as a
+        CompactionFrame. Never raises a BingoError."""
+        if not self.messages:
+            return Compacted("nothing")
+        before = estimate_request(self._request())
+        chain = self._compactors()
+        for at, compactor in enumerate(chain):
+            name = compactor.spec.name
+            try:
+                if compactor.source == BUILTIN:
+                    compaction = await compactor.compact(CompactionContext(messages=list(self.messages)), reason)
+                else:
+                    async with asyncio.timeout(self.settings.deadline("compactor/compact")):
+                        compaction = await compactor.compact(CompactionContext(messages=list(self.messages)), reason)
+            except asyncio.CancelledError:
+                if self._interrupted:
+                    return Compacted("interrupted", by=name)
+                raise
+            except (TimeoutError, BingoError) as exc:
+                why = "it gave no answer in time" if isinstance(exc, TimeoutError) else exc.line()
+                then = f"trying {chain[at + 1].spec.name}" if at + 1 < len(chain) else "history kept as it was"
+                self.notices.say(compactor.source, f"compaction by {name} failed: {why}; {then}", "warning")
+                continue
+            if compaction.messages == self.messages:
+                return Compacted("nothing", by=name)
+            self._append(CompactionFrame(compaction=compaction, turn=self.turn, reason=reason, by=name))
+            prompt = self._prompt
+            self.messages = list(compaction.messages)
+            if prompt is not None and not any(m is prompt for m in self.messages):
+                # A plugin's compaction comes back decoded: the prompt is found again by value.
+                self._prompt = next((m for m in reversed(self.messages) if m == prompt), None)
+            return Compacted("compacted", by=name, before=before, after=estimate_request(self._request()))
+        return Compacted("failed")
 
     # --- tools --------------------------------------------------------------------
 
@@ -391,6 +519,9 @@ class Conversation(msgspec.Struct):
             output = _error(f"{name} failed: {type(exc).__name__}: {exc}")
         finally:
             del self._running[call_id]
+        # The one place every tool's result is bounded, built-in or bridged: what the model
+        # is told (and the session keeps) is cut to its share of the window, with a note.
+        output = cut_output(output, name=name, source=tool.source, input=input, chars=self.result_budget() * CHARS_PER_TOKEN)
         self.events.tool_finished(call_id, name, output, time.monotonic() - started)
         self.hooks.observe("tool", "after", {"tool": name, "input": input, "output": _jsonable(output)})
         return output
@@ -459,6 +590,10 @@ def _error(text: str) -> ToolOutput:
 
 def _jsonable(output: ToolOutput) -> Json:
     return msgspec.to_builtins(output)
+
+
+def _plain(message: Message) -> str:
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
 def _with_context(prompt: str, pieces: list[ContextPiece]) -> str:

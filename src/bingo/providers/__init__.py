@@ -6,10 +6,11 @@ Both stream over httpx, which is imported only when a model is actually asked fo
 importing this package at start-up costs a few class definitions and nothing more.
 Private modules: `_http` (the skeleton both are: `HttpProvider`, the one streamed POST and
 its error mapping; each provider module declares only its `Api`), `_sse` (the event-stream
-grammar).
+grammar), `_windows` (each known model's context window: `context_window`).
 """
 
 from .anthropic import AnthropicProvider
+from ._windows import context_window
 from .openai import OpenAIProvider
 from .selection import builtin_providers, choose_provider, default_model
 
@@ -18,5 +19,6 @@ __all__ = [
     "OpenAIProvider",
     "builtin_providers",
     "choose_provider",
+    "context_window",
     "default_model",
 ]

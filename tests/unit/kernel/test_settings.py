@@ -122,7 +122,7 @@ def test_no_files_give_the_defaults(home: Path, project: Path) -> None:
     assert loaded == Settings()
     assert dict(loaded.deadlines) == DEFAULT_DEADLINES
     assert loaded.max_tokens == 4096
-    assert loaded.context_budget == 100_000
+    assert loaded.context_budget is None and loaded.context_window is None and loaded.tool_result_budget is None
 
 
 def test_missing_directories_are_fine(tmp_path: Path) -> None:

@@ -1,0 +1,289 @@
+"""Compaction when it is needed: the estimate of a whole request, the window and budget, the
+strategies in order (the settings' one, the model's summary, trim), and what each leaves."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bingo.kernel.compaction import AskModel, SummaryCompactor, TrimCompactor, estimate_request, estimate_tokens, last_exchange
+from bingo.kernel.errors import GateError, ProviderError
+from bingo.kernel.frames import CompactionFrame, Frame, PromptFrame
+from bingo.kernel.gate import Gate
+from bingo.kernel.hooks import Hooks
+from bingo.kernel.interfaces import PermissionAnswer
+from bingo.kernel.notices import Notices
+from bingo.kernel.registry import Registry
+from bingo.kernel.settings import Settings
+from bingo.kernel.turn import Compacted, Conversation
+from bingo.wire import (
+    Compaction,
+    CompactionContext,
+    CompactorSpec,
+    Delta,
+    Json,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Notice,
+    ProviderSpec,
+    TextBlock,
+    TextPart,
+    ToolOutput,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
+
+
+@dataclass
+class Model:
+    """Answers each request with the next reply (a text), or raises when it is an exception."""
+
+    replies: list[str | Exception]
+    requests: list[ModelRequest] = field(default_factory=lambda: [])
+    spec: ProviderSpec = ProviderSpec(name="anthropic")
+    source: str = "builtin"
+
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
+        self.requests.append(request)
+        reply = self.replies.pop(0) if self.replies else "(end)"
+        if isinstance(reply, Exception):
+            raise reply
+        return ModelResponse(message=Message(role="assistant", content=[TextBlock(text=reply)]), stop_reason="end")
+
+
+@dataclass
+class Events:
+    def text(self, text: str) -> None: ...
+    def tool_started(self, call_id: str, name: str, input: Json) -> None: ...
+    def tool_progress(self, call_id: str, tail: str) -> None: ...
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None: ...
+    def waiting(self, what: str) -> None: ...
+    def refused(self, call_id: str, name: str, why: str) -> None: ...
+
+
+@dataclass
+class Nobody:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+        raise GateError("no person to ask")
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        raise GateError("no person to ask")
+
+
+@dataclass
+class Log:
+    frames: list[Frame] = field(default_factory=lambda: [])
+
+    def append(self, frame: Frame) -> None:
+        self.frames.append(frame)
+
+
+def _user(text: str) -> Message:
+    return Message(role="user", content=[TextBlock(text=text)])
+
+
+def _said(text: str) -> Message:
+    return Message(role="assistant", content=[TextBlock(text=text)])
+
+
+def _history(turns: int, size: int) -> list[Message]:
+    out: list[Message] = []
+    for n in range(1, turns + 1):
+        out += [_user(f"prompt {n} " + "x" * size), _said(f"answer {n}")]
+    return out
+
+
+@dataclass
+class Run:
+    conversation: Conversation
+    model: Model
+    log: Log
+    said: list[Notice]
+
+
+def _conversation(model: Model, messages: list[Message], settings: Settings, *, windows: Callable[[str, str], int | None] | None = None, prepare: Callable[[Registry], object] | None = None) -> Callable[[Callable[[Conversation], object]], Run]:
+    def run(body: Callable[[Conversation], object]) -> Run:
+        notices = Notices()
+        said: list[Notice] = []
+        notices.listen(said.append)
+        registry = Registry(notices)
+        if prepare is not None:
+            prepare(registry)
+        log = Log()
+
+        async def go() -> Conversation:
+            async with Hooks([], notices, 1.0) as hooks:
+                conversation = Conversation(
+                    registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=hooks, notices=notices,
+                    log=log, events=Events(), asker=Nobody(), session="s", cwd="/", provider=model, model="claude-x",
+                    system="SYSTEM", messages=list(messages), windows=windows,
+                )
+                async with asyncio.timeout(5):
+                    result = body(conversation)
+                    if asyncio.iscoroutine(result):
+                        await result
+                return conversation
+
+        conversation = asyncio.run(go())
+        return Run(conversation, model, log, said)
+
+    return run
+
+
+def test_the_estimate_of_a_request_counts_the_system_prompt_tools_and_tool_inputs() -> None:
+    use = Message(role="assistant", content=[ToolUseBlock(id="1", name="write", input={"content": "y" * 4000})])
+    bare = ModelRequest(model="m", messages=[_user("x" * 400)])
+    full = ModelRequest(model="m", messages=[_user("x" * 400), use], system="s" * 800, tools=[ToolSpec(name="t", description="d" * 400)])
+    assert estimate_tokens(bare.messages) == 101
+    assert estimate_request(full) - estimate_request(bare) >= (800 + 400 + 4000) // 4
+
+
+def test_the_latest_exchange_starts_at_the_last_prompt_not_at_a_tool_result() -> None:
+    result = Message(role="user", content=[ToolResultBlock(tool_use_id="1", parts=[TextPart(text="r")])])
+    messages = [_user("a"), _said("b"), _user("c"), Message(role="assistant", content=[ToolUseBlock(id="1", name="t", input={})]), result]
+    assert last_exchange(messages) == 2
+
+
+def test_the_summary_asks_the_model_with_the_history_and_keeps_the_latest_exchange_verbatim() -> None:
+    model = Model(["the person wants kumquats"])
+    compactor = SummaryCompactor(_whole(model), model="m", system="SYS", tools=[ToolSpec(name="t")], max_tokens=100)
+    history = _history(3, 10)
+    done = asyncio.run(compactor.compact(CompactionContext(messages=history), "manual"))
+    [asked] = model.requests
+    assert asked.system == "SYS" and [t.name for t in asked.tools] == ["t"] and asked.max_tokens == 100
+    assert asked.messages[:4] == history[:4]  # the history as it was: a prompt cache still matches its start
+    last = asked.messages[-1]
+    assert last.role == "user" and isinstance(last.content[-1], TextBlock) and "Write that summary now" in last.content[-1].text
+    head, ack, *rest = done.messages
+    assert isinstance(head.content[0], TextBlock) and head.content[0].text.endswith("A summary of what came before:\n\nthe person wants kumquats")
+    assert ack.role == "assistant" and rest == history[4:]
+
+
+def _whole(model: Model) -> AskModel:
+    async def ask(request: ModelRequest) -> ModelResponse:
+        return await model.stream(request, lambda _d: None)
+
+    return ask
+
+
+def test_a_history_of_one_exchange_has_nothing_to_summarise_and_asks_no_model() -> None:
+    model = Model([])
+    compactor = SummaryCompactor(_whole(model), model="m", system=None, tools=[], max_tokens=None)
+    history = _history(1, 10)
+    assert asyncio.run(compactor.compact(CompactionContext(messages=history), "overflow")).messages == history
+    assert model.requests == []
+
+
+def test_a_request_past_the_budget_is_compacted_by_summary_first_with_a_notice_and_a_frame() -> None:
+    model = Model(["SUMMARY", "fine"])
+    settings = Settings(context_window=1000)  # budget: 800 tokens
+    run = _conversation(model, _history(4, 1000), settings)(lambda c: c.run_turn("now"))
+    summary_request, turn_request = model.requests
+    assert "Write that summary now" in str(summary_request.messages[-1])
+    first = turn_request.messages[0].content[0]
+    assert isinstance(first, TextBlock) and first.text.endswith("SUMMARY")
+    assert "prompt 1" not in str(turn_request.messages) and turn_request.messages[-1] == _user("now")
+    [frame] = [f for f in run.log.frames if isinstance(f, CompactionFrame)]
+    assert frame.reason == "overflow" and frame.by == "summary"
+    [notice] = [n.message for n in run.said]
+    assert notice.startswith("the conversation (about ") and "passed its budget of 800 tokens (80% of the model's 1000-token window): compacted by summary to about" in notice
+
+
+def test_the_window_comes_from_the_table_unless_the_setting_says_otherwise() -> None:
+    model = Model([])
+    seen: list[tuple[str, str]] = []
+
+    def table(provider: str, name: str) -> int | None:
+        seen.append((provider, name))
+        return 200_000
+
+    run = _conversation(model, [], Settings(), windows=table)(lambda c: None)
+    assert run.conversation.window() == 200_000 and run.conversation.budget() == 160_000 and run.conversation.result_budget() == 20_000
+    assert seen[0] == ("anthropic", "claude-x")
+    run = _conversation(model, [], Settings(context_window=5000, tool_result_budget=123), windows=table)(lambda c: None)
+    assert (run.conversation.window(), run.conversation.budget(), run.conversation.result_budget()) == (5000, 4000, 123)
+    run = _conversation(model, [], Settings(), windows=lambda p, m: None)(lambda c: None)
+    assert run.conversation.window() == 32_000  # a model nobody wrote down is assumed small
+
+
+def test_a_failing_summary_falls_back_to_trim_with_a_notice() -> None:
+    model = Model([ProviderError("overloaded", "try later"), "fine"])
+    run = _conversation(model, _history(6, 1000), Settings(context_window=1000))(lambda c: c.run_turn("now"))
+    [frame] = [f for f in run.log.frames if isinstance(f, CompactionFrame)]
+    assert frame.by == "trim"
+    assert run.said[0].message == "compaction by summary failed: overloaded: try later; trying trim"
+
+
+def test_the_compactor_the_settings_name_runs_first() -> None:
+    @dataclass
+    class Mine:
+        spec: CompactorSpec = CompactorSpec(name="plugin__p__mine")
+        source: str = "p"
+
+        async def compact(self, context: CompactionContext, reason: Literal["overflow", "manual"]) -> Compaction:
+            return Compaction(messages=[_user("mine"), _said("ok"), *context.messages[-2:]])
+
+    model = Model(["fine"])
+    run = _conversation(model, _history(4, 1000), Settings(context_window=1000, compactor="plugin__p__mine"), prepare=lambda r: r.add_compactor(Mine()))(lambda c: c.run_turn("now"))
+    assert model.requests[0].messages[0] == _user("mine")  # no summary was asked for
+    [frame] = [f for f in run.log.frames if isinstance(f, CompactionFrame)]
+    assert frame.by == "plugin__p__mine"
+
+
+def test_compact_on_an_empty_history_has_nothing_to_do() -> None:
+    found: list[Compacted] = []
+
+    async def body(c: Conversation) -> None:
+        found.append(await c.compact("manual"))
+
+    run = _conversation(Model([]), [], Settings())(body)
+    assert found == [Compacted("nothing")] and run.log.frames == []
+
+
+def test_a_latest_exchange_too_large_alone_is_said_once_and_not_compacted_again_and_again() -> None:
+    model = Model(["fine"])
+    run = _conversation(model, [], Settings(context_window=1000))(lambda c: c.run_turn("y" * 8000))
+    assert len(model.requests) == 1 and not any(isinstance(f, CompactionFrame) for f in run.log.frames)
+    assert [n.message for n in run.said] == [
+        f"the latest exchange alone is about {estimate_request(model.requests[0])} tokens, past the budget of 800 (80% of the model's 1000-token window); it is sent as it is"
+    ]
+
+
+def test_context_pieces_go_with_their_turn_and_are_not_kept_in_the_history() -> None:
+    from bingo.wire import ContextPiece, ContextQuery, ContributorSpec
+
+    @dataclass
+    class Clock:
+        source: str = "p"
+
+        @property
+        def spec(self) -> ContributorSpec:
+            return ContributorSpec(name="clock")
+
+        async def contribute(self, query: ContextQuery) -> list[ContextPiece]:
+            return [ContextPiece(text=f"tick {query.turn}", title="clock")]
+
+    model = Model(["one", "two"])
+
+    async def body(c: Conversation) -> None:
+        await c.run_turn("first")
+        await c.run_turn("second")
+
+    run = _conversation(model, [], Settings(), prepare=lambda r: r.add_contributor(Clock()))(body)
+    first, second = model.requests
+    assert "tick 1" in str(first.messages[-1]) and "first" in str(first.messages[-1])
+    assert second.messages[0] == _user("first")  # not repeated with its pieces
+    assert "tick 2" in str(second.messages[-1]) and "tick 1" not in str(second.messages)
+    assert [f.text for f in run.log.frames if isinstance(f, PromptFrame)] == ["first", "second"]
+    assert [f.pieces[0].text for f in run.log.frames if isinstance(f, PromptFrame)] == ["tick 1", "tick 2"]
+    assert run.conversation.messages[0] == _user("first")
+
+
+def test_trim_needs_no_model() -> None:
+    history = _history(6, 10)
+    done = asyncio.run(TrimCompactor().compact(CompactionContext(messages=history), "manual"))
+    assert done.messages[2:] == history[4:]
