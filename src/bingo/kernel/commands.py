@@ -9,7 +9,6 @@ surface's, in `surfaces._commands`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -30,9 +29,7 @@ from .compaction import CHARS_PER_TOKEN, estimate_tokens
 from .gate import Gate, Verdict
 from .interfaces import CommandContext
 from .registry import BUILTIN, Registry
-
-if TYPE_CHECKING:
-    from .turn import Compacted, Conversation
+from .turn import Compacted, Conversation
 
 __all__ = ["CompactCommand", "ContextCommand", "HelpCommand", "ToolsCommand"]
 

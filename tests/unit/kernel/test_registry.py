@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from bingo.bridge import PluginsCommand
-from bingo.kernel.commands import CompactCommand, HelpCommand, ToolsCommand
+from bingo.kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
 from bingo.kernel.interfaces import CommandContext, ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import BUILTIN, BUILTIN_COMMANDS, BUILTIN_TOOLS, Places, Registry
@@ -177,7 +177,7 @@ def _default_spec(cls: type[msgspec.Struct]) -> CommandSpec:
 
 def test_every_builtin_command_and_tool_has_a_reserved_name() -> None:
     # A new built-in must be reserved too, or a plugin that got there first would take its name.
-    kernel = [_default_spec(cls) for cls in (HelpCommand, ToolsCommand, CompactCommand, PluginsCommand)]
+    kernel = [_default_spec(cls) for cls in (HelpCommand, ToolsCommand, CompactCommand, ContextCommand, PluginsCommand)]
     terminal = [command.spec for command in terminal_commands(_Keeper())]
     terminal += [SessionsCommand(list).spec] + [ExitCommand.named(name).spec for name in EXIT_COMMANDS]
 
