@@ -73,3 +73,16 @@ def test_an_answer_broken_mid_stream_fails_naming_the_cause_and_what_arrived_is_
     kept = bodies[1]["messages"]
     assert [m["role"] for m in kept] == ["user", "assistant", "user"]
     assert kept[1]["content"] == [{"type": "text", "text": "Hello"}]
+
+
+def test_usage_shows_what_this_run_and_the_session_spent(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer([[("text", "one")], [("text", "two")]]) as server:
+        box.run("-p", "first", env=_anthropic(server))
+        box.run("-p", "-c", "second", env=_anthropic(server))
+        result = box.run("-p", "-c", "/usage", env=_anthropic(server))
+    assert result.returncode == 0, result.stderr
+    # The scripted model reports 11 input and 7 output tokens per answer; this run asked none.
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["this", "run", "0", "0", "0", "0"] in rows
+    assert ["this", "session", "22", "0", "0", "14"] in rows
