@@ -31,7 +31,7 @@ BUILTIN = "builtin"
 (manifest.py)."""
 
 BUILTIN_COMMANDS: frozenset[str] = frozenset(
-    {"clear", "compact", "context", "exit", "help", "plugins", "quit", "sessions", "tools"}
+    {"clear", "compact", "context", "exit", "help", "plugins", "quit", "sessions", "tools", "usage"}
 )
 """bingo's own slash commands, every surface's (the terminal's `/clear` included): a
 plugin's command never takes one."""

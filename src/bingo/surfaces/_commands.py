@@ -1,5 +1,6 @@
 """The built-in slash commands every surface has that belong to none of the layers below:
-`/sessions` lists this project's sessions, `/exit` and `/quit` end the session.
+`/sessions` lists this project's sessions, `/usage` the tokens this run and this session
+spent (cache reads and writes apart), `/exit` and `/quit` end the session.
 
 `/sessions` reads the store through the callable it is given, so the store (and sqlite3) is
 opened only when it runs. `/exit` and `/quit` do nothing as commands (under `--print` they
@@ -16,12 +17,12 @@ import msgspec
 
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
-from ..wire import CommandOutcome, CommandSpec, Completion, NoneOutcome, StackView, TableView, TextOutcome, TextView, ViewOutcome
+from ..wire import CommandOutcome, CommandSpec, Completion, NoneOutcome, StackView, TableView, TextOutcome, TextView, Usage, ViewOutcome
 
 if TYPE_CHECKING:
     from ..store import SessionInfo
 
-__all__ = ["EXIT_COMMANDS", "ExitCommand", "SessionsCommand"]
+__all__ = ["EXIT_COMMANDS", "ExitCommand", "SessionsCommand", "UsageCommand"]
 
 EXIT_COMMANDS = frozenset({"exit", "quit"})
 """The names that end a session on the terminal, as Ctrl-D does."""
@@ -46,6 +47,31 @@ class SessionsCommand(msgspec.Struct):
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []
+
+
+class UsageCommand(msgspec.Struct):
+    """`/usage`: the tokens the model responses spent in this run (`used`) and in the whole
+    session (`session`: summed from its frames; None before it has any), cache reads and
+    writes apart (ADR-0020). Input counts every input token, the cached ones too."""
+
+    used: Callable[[], Usage]
+    session: Callable[[], Usage | None]
+    spec: CommandSpec = CommandSpec(name="usage", hint="tokens spent in this run and this session", instant=True, family="bingo")
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        rows: list[list[str | int | float | None]] = [["this run", *_counts(self.used())]]
+        whole = self.session()
+        if whole is not None:
+            rows.append(["this session", *_counts(whole)])
+        return ViewOutcome(view=TableView(title="tokens", columns=["", "input", "cache read", "cache write", "output"], rows=rows))
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
+
+
+def _counts(usage: Usage) -> list[str | int | float | None]:
+    return [usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens]
 
 
 class ExitCommand(msgspec.Struct):
