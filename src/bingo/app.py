@@ -31,8 +31,8 @@ import msgspec
 from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
 from .kernel.atomic import write_atomic
 from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
-from .kernel.frames import Frame, NoticeFrame, history, spent
-from .kernel.gate import Gate
+from .kernel.frames import Frame, NoticeFrame, history
+from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
 from .kernel.dispatch import ChooseModel, Dispatcher
@@ -40,10 +40,10 @@ from .kernel.interfaces import Asker, Provider
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
-from .kernel.settings import Settings, bingo_home, find_project, left_out_of, load_settings, unsafe_layers
+from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
-from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape
+from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, escape
 from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ async def run_app(options: Options) -> int:
         # By name: reading a built-in's spec would import its module, which only a model
         # turn needs.
         registry.add_tool(tool, name=tool.name)
-    gate = Gate(settings.permissions)
+    gate = Gate(settings.permissions, project=str(project))
     session = _LazySession(data_dir / "sessions.db", str(project))
     try:
         messages: list[Message] = []
@@ -216,6 +216,13 @@ async def run_app(options: Options) -> int:
         notices.listen(session.notice)
         async with PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd) as plugins:
             await plugins.start()
+            # Once the tools are known (registered from the handshakes or the cache): the
+            # rules that can match none of them, and failClosed names that are no plugin.
+            tools = {name: tool.source for name, tool in registry.tools.items()}
+            for line in rule_problems(settings.rules, tools, {source.name for source in sources}):
+                notices.say("bingo", line, "warning")
+            for line in fail_closed_problems(settings.fail_closed, {source.name for source in sources}, str(home / "settings.json")):
+                notices.say("bingo", line, "warning")
             plugins.warm(options.prompt)
             async with Hooks(registry.hooks, notices, settings.deadline("hook/decide"), fail_closed=settings.fail_closed) as hooks:
                 conversation = Conversation(
@@ -252,7 +259,6 @@ async def run_app(options: Options) -> int:
                 for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
-                registry.add_command(UsageCommand(lambda: conversation.used, lambda: spent(session.store.frames(session.id)) if session.id else None))
                 for name in sorted(EXIT_COMMANDS):
                     registry.add_command(ExitCommand.named(name))
                 dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose_model, help_hint="/help lists them" if interactive else "bingo -p /help lists them")

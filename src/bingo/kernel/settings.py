@@ -15,11 +15,13 @@ as it is).
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeAlias
 
 import msgspec
 
@@ -30,10 +32,12 @@ from .home import bingo_home
 __all__ = [
     "DEFAULT_DEADLINES",
     "Permissions",
+    "PlacedRule",
     "Settings",
     "PROJECT_SETTINGS",
     "TIGHTENING",
     "bingo_home",
+    "fail_closed_problems",
     "find_project",
     "layer_problem",
     "left_out_of",
@@ -50,6 +54,11 @@ PROJECT_SETTINGS: tuple[str, str] = (_SETTINGS_FILE, _LOCAL_FILE)
 TIGHTENING: tuple[str, str] = ("deny", "ask")
 """The `permissions` lists an untrusted project's settings still give: they can only make
 the gate refuse or ask, never let more through."""
+
+
+PlacedRule: TypeAlias = tuple[str, str, str]
+"""Where a rule in force came from (a settings file, or `--allow` for the command line),
+its list (`allow`, `ask`, `deny`) and the rule as written."""
 
 
 class Permissions(msgspec.Struct, frozen=True):
@@ -102,6 +111,10 @@ class Settings(msgspec.Struct, frozen=True):
     than `TIGHTENING`, the keys an untrusted project's copy of it does not give, dotted
     (`permissions.allow`, `provider`). Filled whether or not the project is trusted: it is
     what trust decides about."""
+    rules: tuple[PlacedRule, ...] = ()
+    """Every rule in force, where it came from, in the order the layers gave them (what an
+    untrusted project's file does not give is not in force), for the gate to name the
+    malformed ones and those matching no tool once the tools are known."""
     unknown: tuple[str, ...] = ()
     """One finished line per unknown key of every layer read, trusted or not
     (`<file>: unknown key permissions.dney (did you mean permissions.deny?)`), for the
@@ -235,6 +248,7 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
     left_out: dict[str, tuple[str, ...]] = {}
     fail_closed: frozenset[str] = frozenset()
     unknown: list[str] = []
+    rules: list[PlacedRule] = []
     for path, source in sources:
         layer = source.check()
         unknown += source.unknown()
@@ -249,9 +263,37 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
                 left_out[path.name] = left
             if not project_trusted:
                 document = tight
+        rules += _placed(document, str(path) if path is not None else None)
         _merge(merged, document)
     settings = _settings(msgspec.convert(merged, Layer), left_out)
-    return msgspec.structs.replace(settings, fail_closed=fail_closed, unknown=tuple(unknown))
+    return msgspec.structs.replace(settings, fail_closed=fail_closed, rules=tuple(rules), unknown=tuple(unknown))
+
+
+def _placed(document: Mapping[str, Json], where: str | None) -> list[PlacedRule]:
+    """The rules a checked layer's document gives, with where they came from (`--allow`
+    for the command line's)."""
+    permissions = as_object(document.get("permissions")) or {}
+    placed: list[PlacedRule] = []
+    for kind in _RULE_LISTS:
+        for rule in as_array(permissions.get(kind)) or []:
+            if isinstance(rule, str):
+                placed.append((where or f"--{kind}", kind, rule))
+    return placed
+
+
+def fail_closed_problems(names: Collection[str], plugins: Collection[str], where: str) -> list[str]:
+    """One line per `hooks.failClosed` name (from the settings file `where`) that names no
+    plugin discovered this run, with the closest plugin name."""
+    lines: list[str] = []
+    for name in sorted(names):
+        if name in plugins:
+            continue
+        line = f"{where}: hooks.failClosed names {name!r}, which is no plugin"
+        close = difflib.get_close_matches(name, list(plugins), n=1)
+        if close:
+            line += f" (did you mean {close[0]}?)"
+        lines.append(line)
+    return lines
 
 
 def _markers(directory: Path) -> tuple[bool, str | None]:

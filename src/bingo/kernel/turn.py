@@ -460,17 +460,17 @@ class Conversation(msgspec.Struct):
         tool = self.registry.tools.get(name)
         if tool is None:
             return self._refused(use.id, name, f"there is no tool named {name}")
-        decision = self.gate.decide(name, tool.traits, hook_asks=verdict.action == "ask")
+        decision = self.gate.decide(name, tool.traits, input=input, cwd=self.cwd, hook_asks=verdict.action == "ask")
         if decision.verdict is Verdict.DENY:
             self._redirected_into_refusal(verdict, use.name, name)
             return self._refused(use.id, name, f"{name} is denied by the rule {decision.rule!r} in permissions.deny")
         if decision.verdict is Verdict.ASK:
             try:
-                always = name
+                always = self.gate.always_rule(name, input, self.cwd)
                 answer = await self.asker.permission(name, input, always)
             except GateError:
                 self._redirected_into_refusal(verdict, use.name, name)
-                return self._refused(use.id, name, _nobody_to_ask(name, decision.rule, verdict))
+                return self._refused(use.id, name, _nobody_to_ask(name, decision.rule, verdict, decision.near))
             if answer == "no":
                 return self._result(use.id, _error(f"the person declined to run {name}"))
             if answer == "always":
@@ -574,14 +574,14 @@ def _hook(hook: Hook | None) -> str:
     return f"hook {hook.spec.name} ({hook.source})" if hook is not None else "a hook"
 
 
-def _nobody_to_ask(name: str, rule: str | None, verdict: HookVerdict) -> str:
+def _nobody_to_ask(name: str, rule: str | None, verdict: HookVerdict, near: tuple[str, ...] = ()) -> str:
     """Why a call the gate would ask about did not run, with nobody to ask: the rule in
     permissions.ask, the hook that asked, or no rule allowing it."""
     if rule is not None:
         return f"{name} is asked about by the rule {rule!r} in permissions.ask, and there is no person to ask"
     if verdict.asked_by is not None:
         return f"{_hook(verdict.asked_by)} asked to confirm {name}, and there is no person to ask"
-    return refusal(name)
+    return refusal(name, near)
 
 
 def _error(text: str) -> ToolOutput:
