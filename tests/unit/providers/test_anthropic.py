@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from bingo.kernel.notices import Notices
 from bingo.providers import AnthropicProvider
 from bingo.providers._http import Retry
 from bingo.providers.anthropic import request_body
@@ -202,3 +203,20 @@ def test_cache_reads_and_writes_are_counted_into_the_input_and_kept_apart() -> N
     response, _ = ask(provider)
 
     assert response.usage == Usage(input_tokens=2009, output_tokens=393, cache_read_tokens=1800, cache_write_tokens=188)
+
+
+def test_a_refusal_stop_is_said_to_the_person() -> None:
+    ended = (
+        'event: message_delta\ndata: {"type": "message_delta", "delta": {"stop_reason": "refusal"}, '
+        '"usage": {"output_tokens": 3}}\n\nevent: message_stop\ndata: {"type": "message_stop"}\n\n'
+    )
+    notices = Notices()
+    said: list[str] = []
+    notices.listen(lambda n: said.append(f"{n.source}: {n.message}"))
+    transport = ModelTransport([RawReply(_STARTED + ended)])
+    provider = AnthropicProvider(api_key="k", base_url=BASE, transport=transport, retry=ONCE, notices=notices)
+
+    response, _ = ask(provider)
+
+    assert response.stop_reason == "end"
+    assert said == ["anthropic: the model declined to go on (stop_reason refusal)"]

@@ -226,3 +226,20 @@ def test_cancelling_during_the_wait_ends_the_call_at_once() -> None:
 
     assert clock.run(main()) < 30.0
     assert len(transport.requests) == 1
+
+
+def test_an_openai_server_error_chunk_before_any_text_is_tried_again_and_a_refusal_chunk_is_not() -> None:
+    server_error = RawReply('data: {"error": {"message": "The server had an error", "type": "server_error"}}\n\n')
+    run = _Run([server_error, [("text", "ok")]], provider="openai")
+
+    run.go()
+
+    assert run.lines == ["openai: server error (server_error); retrying in 0.5 s, attempt 2 of 4"]
+
+    invalid = RawReply('data: {"error": {"message": "bad request", "type": "invalid_request_error"}}\n\n')
+    refused = _Run([invalid, [("text", "never")]], provider="openai")
+
+    error = refused.fails()
+
+    assert error.line() == "openai failed mid-answer: bad request (invalid_request_error): try again later"
+    assert (len(refused.transport.requests), refused.lines) == (1, [])
