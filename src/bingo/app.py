@@ -18,6 +18,7 @@ soon as its declaration is known, so its interpreter starts while bingo finishes
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -47,7 +48,9 @@ from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand,
 from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
+    from .kernel.interfaces import Command
     from .store import SessionInfo, SessionStore
+    from .surfaces.channel import MakeRoom
 
 __all__ = ["Options", "Run", "run_app"]
 
@@ -68,6 +71,8 @@ class Options(msgspec.Struct, frozen=True):
     model: str | None
     allow: tuple[str, ...]
     trust: bool
+    channel: str | None = None
+    """`--channel matrix`: be a bot in the channel's rooms (surfaces.channel)."""
 
 
 class _LazySession(msgspec.Struct):
@@ -153,6 +158,10 @@ async def run_app(options: Options) -> int:
     project = find_project(cwd, user_home)
     # Read as if untrusted first: every layer is checked, and what trust would add is known.
     settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
+    if options.channel is not None and settings.matrix.cwd:
+        cwd = _enter(settings.matrix.cwd)  # the channel's directory is the project
+        project = find_project(cwd, user_home)
+        settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
     data_dir = data_dir_of(home)
     _setup_logging(data_dir)
     from .bridge import discover, remember, trust_state
@@ -168,8 +177,8 @@ async def run_app(options: Options) -> int:
             print(escape(f"bingo: {line}"), file=sys.stderr)
         print(escape(trust_line(state, remember(state, data_dir))))
         return 0
-    interactive = not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
-    if options.prompt is None and not interactive:
+    interactive = options.channel is None and not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    if options.prompt is None and not interactive and options.channel is None:
         raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)')
     surface = _surface(options, interactive)
 
@@ -225,6 +234,11 @@ async def run_app(options: Options) -> int:
                 notices.say("bingo", line, "warning")
             plugins.warm(options.prompt)
             async with Hooks(registry.hooks, notices, settings.deadline("hook/decide"), fail_closed=settings.fail_closed) as hooks:
+                if options.channel is not None:
+                    from .surfaces.channel import serve_matrix
+
+                    make_room = _rooms(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, cwd=cwd, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
+                    return await serve_matrix(settings.matrix, environ=environ, data_dir=data_dir, make_room=make_room)
                 conversation = Conversation(
                     registry=registry,
                     settings=settings,
@@ -308,7 +322,55 @@ def _start_asker() -> Asker:
     return StartAsker()
 
 
+def _enter(where: str) -> Path:
+    """Work in `where` (a channel's `cwd`); UsageError when it is no directory."""
+    path = Path(where).expanduser()
+    try:
+        os.chdir(path)
+    except OSError as exc:
+        raise UsageError(f"channels.matrix.cwd {where} cannot be used ({exc.strerror})", "set it to a directory that exists") from None
+    return Path.cwd()
+
+
+def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, cwd: Path, environ: dict[str, str], plugins_command: Command) -> MakeRoom:
+    """The maker of each channel room's run: its own session and conversation over the
+    run's one registry, gate, hooks and plugins. The commands that act on "this session"
+    find the room's through a context variable its worker sets when it makes the room."""
+    from .surfaces.channel import RoomRun
+
+    current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_room_run")
+    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command):
+        registry.add_command(command)
+    registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
+    for name in sorted(EXIT_COMMANDS):
+        registry.add_command(ExitCommand.named(name))
+    choose = _model_chooser(settings, registry, environ)
+
+    def make(surface: Surface, session_id: str | None) -> RoomRun:
+        session = _LazySession(data_dir / "sessions.db", str(project))
+        messages: list[Message] = []
+        if session_id is not None:
+            try:
+                session.id = session.store.find(session_id)
+                messages = history(session.store.frames(session.id))
+            except SessionError as exc:
+                notices.say("bingo", f"{exc.line()}; this room starts a new session", "warning")
+                session.id = None
+        conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=str(cwd), messages=messages)
+        dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
+        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
+        conversation.on_always = run.remember
+        current.set((conversation, session))
+        return RoomRun(driver=run, session=lambda: session.id, close=session.close)
+
+    return make
+
+
 def _surface(options: Options, interactive: bool) -> Surface:
+    if options.channel is not None:
+        from .surfaces.channel import ChannelLog
+
+        return ChannelLog()
     if interactive:
         from .surfaces.terminal import TerminalSurface
 

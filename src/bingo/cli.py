@@ -31,12 +31,15 @@ if TYPE_CHECKING:
     """A plain command line, read without argparse: the switches, the valued options, the
     `--allow` rules and the prompt."""
 
-__all__ = ["launch", "main", "parse", "run"]
+__all__ = ["CHANNELS", "launch", "main", "parse", "run"]
+
+CHANNELS = ("matrix",)
+"""The IM channels `--channel` takes (INTERFACE.md §7b)."""
 
 
 _FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust"}
 """The switches the quick reader knows, by spelling, and the Options field each sets."""
-_VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow"}
+_VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow", "--channel": "channel"}
 """The options taking a value (the next argument), and the Options field each sets."""
 
 
@@ -83,6 +86,7 @@ def _quick(argv: Sequence[str]) -> Options | None:
         model=values.get("model"),
         allow=allow,
         trust="trust" in switches,
+        channel=values.get("channel"),
     )
 
 
@@ -102,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="NAME", help="the model for this run")
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
     p.add_argument("--trust", action="store_true", help="trust this project's plugins as they are now, and exit")
+    p.add_argument("--channel", metavar="NAME", help="run as a bot in an IM channel (matrix) instead of drawing a terminal")
     p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
 
@@ -111,6 +116,11 @@ def parse(argv: Sequence[str]) -> Options:
     options = _quick(argv) or _parsed(argv)
     if options.continue_latest and options.resume:
         raise UsageError("--continue and --resume cannot be used together", "pick one")
+    if options.channel is not None:
+        if options.channel not in CHANNELS:
+            raise UsageError(f"there is no channel {options.channel!r}", f"the channels are: {', '.join(CHANNELS)}")
+        if options.prompt is not None or options.continue_latest or options.resume or options.print_mode:
+            raise UsageError("--channel takes no prompt, --print, --continue or --resume", "each room is its own session: write in the room")
     return options
 
 
@@ -129,6 +139,7 @@ def _parsed(argv: Sequence[str]) -> Options:
         model=ns.model,
         allow=tuple(ns.allow),
         trust=ns.trust,
+        channel=ns.channel,
     )
 
 
@@ -188,7 +199,7 @@ def run(argv: Sequence[str]) -> int:
 
             print(f"bingo {__version__}")
             return 0
-        if not options.trust and not sys.stdin.isatty():
+        if not options.trust and options.channel is None and not sys.stdin.isatty():
             options = _with_stdin(options, _read_stdin())
         from .app import run_app
 

@@ -120,6 +120,20 @@ class _HooksLayer(msgspec.Struct, kw_only=True, rename="camel"):
     fail_closed: list[str] = []
 
 
+class _MatrixLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    homeserver: str | None = None
+    user_id: str | None = None
+    access_token_env: str | None = None
+    rooms: list[str] = []
+    allowed_users: list[str] = []
+    cwd: str | None = None
+    question_seconds: _Seconds | None = None
+
+
+class _ChannelsLayer(msgspec.Struct, kw_only=True):
+    matrix: _MatrixLayer = msgspec.field(default_factory=_MatrixLayer)
+
+
 class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """One settings document. Unknown keys are ignored by the decode (msgspec's default) and
     named by `Source.unknown`."""
@@ -138,6 +152,8 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     # key of a dict entry, and the key is what a person needs to find the mistake.
     deadlines: dict[str, Json] = {}
     plugins: dict[str, Json] = {}
+    channels: _ChannelsLayer = msgspec.field(default_factory=_ChannelsLayer)
+    """The IM channels (INTERFACE.md §7b), read from the user's own settings only."""
 
 
 # What each known key must be, for the hint. Dict entries use "*" for the entry's key.
@@ -165,6 +181,17 @@ _EXPECTED: dict[KeyPath, str] = {
     ("deadlines", "*"): "a positive number of seconds",
     ("plugins",): "an object mapping plugin names to their settings",
     ("plugins", "*"): "an object (the plugin's settings)",
+    ("channels",): "an object with a matrix object",
+    ("channels", "matrix"): "an object (homeserver, userId, accessTokenEnv, rooms, allowedUsers, cwd)",
+    ("channels", "matrix", "homeserver"): "a string (the homeserver's URL, https://matrix.example.org)",
+    ("channels", "matrix", "userId"): "a string (the bot's Matrix id, @bingo:example.org)",
+    ("channels", "matrix", "accessTokenEnv"): "a string (the environment variable holding the bot's access token)",
+    ("channels", "matrix", "rooms"): "a list of room ids (strings, !room:example.org)",
+    ("channels", "matrix", "rooms", 0): "a room id (a string)",
+    ("channels", "matrix", "allowedUsers"): "a list of Matrix user ids (strings)",
+    ("channels", "matrix", "allowedUsers", 0): "a Matrix user id (a string)",
+    ("channels", "matrix", "cwd"): "a string (the directory bingo works in)",
+    ("channels", "matrix", "questionSeconds"): "a positive number of seconds",
 }
 
 def _first_wrong(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> KeyPath | None:

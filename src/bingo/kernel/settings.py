@@ -31,6 +31,7 @@ from .home import bingo_home
 
 __all__ = [
     "DEFAULT_DEADLINES",
+    "MatrixChannel",
     "Permissions",
     "PlacedRule",
     "Settings",
@@ -67,6 +68,21 @@ class Permissions(msgspec.Struct, frozen=True):
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+
+
+class MatrixChannel(msgspec.Struct, frozen=True):
+    """`channels.matrix` of the user's own settings (INTERFACE.md §7b): the bot's account,
+    where its access token is (the name of an environment variable, never the token), the
+    rooms it joins, who it listens to, and the directory it works in. `question_seconds` is
+    how long a question waits for an answer before it is "no" (`questionSeconds`)."""
+
+    homeserver: str | None = None
+    user_id: str | None = None
+    access_token_env: str = "BINGO_MATRIX_TOKEN"
+    rooms: tuple[str, ...] = ()
+    allowed_users: tuple[str, ...] = ()
+    cwd: str | None = None
+    question_seconds: float = 300.0
 
 
 def _default_deadlines() -> Mapping[str, float]:
@@ -115,6 +131,8 @@ class Settings(msgspec.Struct, frozen=True):
     """Every rule in force, where it came from, in the order the layers gave them (what an
     untrusted project's file does not give is not in force), for the gate to name the
     malformed ones and those matching no tool once the tools are known."""
+    matrix: MatrixChannel = msgspec.field(default_factory=MatrixChannel)
+    """The Matrix channel, from the user's own settings only (a project's is not read)."""
     unknown: tuple[str, ...] = ()
     """One finished line per unknown key of every layer read, trusted or not
     (`<file>: unknown key permissions.dney (did you mean permissions.deny?)`), for the
@@ -247,6 +265,7 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
     merged: dict[str, Json] = {}
     left_out: dict[str, tuple[str, ...]] = {}
     fail_closed: frozenset[str] = frozenset()
+    matrix = MatrixChannel()
     unknown: list[str] = []
     rules: list[PlacedRule] = []
     for path, source in sources:
@@ -254,6 +273,7 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
         unknown += source.unknown()
         if path == paths[0]:
             fail_closed = frozenset(layer.hooks.fail_closed)  # the user's own settings only (§5)
+            matrix = _matrix(layer)  # likewise (§7b)
         document = as_object(source.data)
         if document is None:
             continue
@@ -266,7 +286,7 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
         rules += _placed(document, str(path) if path is not None else None)
         _merge(merged, document)
     settings = _settings(msgspec.convert(merged, Layer), left_out)
-    return msgspec.structs.replace(settings, fail_closed=fail_closed, rules=tuple(rules), unknown=tuple(unknown))
+    return msgspec.structs.replace(settings, fail_closed=fail_closed, matrix=matrix, rules=tuple(rules), unknown=tuple(unknown))
 
 
 def _placed(document: Mapping[str, Json], where: str | None) -> list[PlacedRule]:
@@ -294,6 +314,20 @@ def fail_closed_problems(names: Collection[str], plugins: Collection[str], where
             line += f" (did you mean {close[0]}?)"
         lines.append(line)
     return lines
+
+
+def _matrix(layer: Layer) -> MatrixChannel:
+    given = layer.channels.matrix
+    default = MatrixChannel()
+    return MatrixChannel(
+        homeserver=given.homeserver,
+        user_id=given.user_id,
+        access_token_env=given.access_token_env or default.access_token_env,
+        rooms=tuple(given.rooms),
+        allowed_users=tuple(given.allowed_users),
+        cwd=given.cwd,
+        question_seconds=given.question_seconds or default.question_seconds,
+    )
 
 
 def _markers(directory: Path) -> tuple[bool, str | None]:

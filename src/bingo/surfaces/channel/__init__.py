@@ -1,0 +1,11 @@
+"""The IM channel surface: `bingo --channel matrix`, bingo as a bot in Matrix rooms
+(INTERFACE.md §7b, docs/channels.md). Imported only when a channel runs; httpx, which it
+speaks the client-server API with (ADR-0023), is imported when the bot starts."""
+
+from ._homeserver import Homeserver, Refusal
+from ._html import view_html
+from ._outbox import Outbox, message
+from ._room import RoomSurface
+from ._serve import QUEUE_LIMIT, ChannelLog, MakeRoom, RoomRun, serve_matrix
+
+__all__ = ["QUEUE_LIMIT", "ChannelLog", "Homeserver", "MakeRoom", "Outbox", "Refusal", "RoomRun", "RoomSurface", "message", "serve_matrix", "view_html"]

@@ -1,0 +1,352 @@
+"""`bingo --channel matrix`: the bot's run, from the token's check to the last message sent.
+
+Owns the channel's lifetime: the settings' check (a missing homeserver, room list, allowed
+list or token is exit 2 with one line; the token itself never appears anywhere), the
+token's check (`whoami`: wrong is exit 2), joining the rooms, the long poll of `/sync` with
+its `since` token stored in `<data>/channels/matrix.json` after each batch (so a restart
+neither replays what was answered nor loses what came while bingo was away), and one worker
+per room. A message from a user not in `allowedUsers` is one line in bingo's log and
+nothing else. A message from one who is answers the room's waiting question, or joins the
+room's queue (QUEUE_LIMIT at most: past it a flood is dropped, with one log line and one
+notice per flood) and becomes a prompt or a slash command of the room's own session, in
+order, through the run the app made for the room (`MakeRoom`). Which session a room is is
+kept in the same file, so a restart continues it (and `bingo -c` in a terminal can).
+
+It does not compose the run behind a room (app.py does), draw (`RoomSurface`) or speak HTTP
+(`Homeserver`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import logging
+import signal
+import sys
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...kernel.atomic import write_atomic
+from ...kernel.errors import BingoError, SettingsError
+from ...kernel.errors import GateError
+from ...kernel.interfaces import PermissionAnswer
+from ...kernel.settings import MatrixChannel
+from ...wire import CommandOutcome, Json, Notice, ToolOutput, is_array, is_object
+from .._escape import escape
+from .._seam import Driver, Surface
+from ._homeserver import Homeserver, Refusal
+from ._outbox import Outbox, message
+from ._room import RoomSurface
+
+__all__ = ["QUEUE_LIMIT", "ChannelLog", "MakeRoom", "RoomRun", "serve_matrix"]
+
+_log = logging.getLogger(__name__)
+
+QUEUE_LIMIT = 16
+"""Messages a room holds while a turn runs; past it a flood is dropped."""
+_STOP_SECONDS = 5.0
+"""How long a stopping bot waits for its last messages to be sent."""
+_EXIT_WORDS = frozenset({"/exit", "/quit"})
+
+_room: contextvars.ContextVar[RoomSurface] = contextvars.ContextVar("bingo_channel_room")
+"""The room whose message is being run, in that room's worker task."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRun:
+    """The run behind one room, made by the app: where its messages go, its session's id
+    (None until its first turn is written), and what to close when the bot stops."""
+
+    driver: Driver
+    session: Callable[[], str | None]
+    close: Callable[[], None]
+
+
+MakeRoom = Callable[[Surface, "str | None"], RoomRun]
+"""The app's maker of a room's run: given the room's surface and the id of the session
+the room was (None for a new one)."""
+
+
+class ChannelLog:
+    """The run's own surface while bingo is a bot: a notice raised while a room's message
+    runs goes to that room; any other (at start, or from a plugin between messages) goes to
+    stderr and bingo's log. Nobody is asked here: a room's own surface asks."""
+
+    def notice(self, notice: Notice) -> None:
+        room = _room.get(None)
+        if room is not None:
+            room.notice(notice)
+            return
+        _log.info("notice: %s: %s", notice.source, notice.message)
+        print(escape(f"{notice.source}: {notice.message}"), file=sys.stderr, flush=True)
+
+    def outcome(self, outcome: CommandOutcome) -> None:
+        return None
+
+    def end(self) -> None:
+        return None
+
+    def text(self, text: str) -> None:
+        return None
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None:
+        return None
+
+    def tool_progress(self, call_id: str, tail: str) -> None:
+        return None
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
+        return None
+
+    def waiting(self, what: str) -> None:
+        return None
+
+    def refused(self, call_id: str, name: str, why: str) -> None:
+        return None
+
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+        raise GateError("no person to ask")
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        raise GateError("no person to ask")
+
+
+@dataclass
+class _State:
+    """What survives a restart: the `since` token and each room's session."""
+
+    path: Path
+    user: str
+    since: str | None = None
+    sessions: dict[str, str] = field(default_factory=lambda: {})
+
+    @classmethod
+    def load(cls, path: Path, user: str) -> _State:
+        try:
+            data: Json = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return cls(path, user)
+        except (OSError, ValueError, RecursionError) as exc:
+            _log.warning("%s cannot be read (%s): starting from now", path, exc)
+            return cls(path, user)
+        if not is_object(data) or data.get("userId") != user:
+            return cls(path, user)  # another account's: its since token is not ours
+        since, sessions = data.get("since"), data.get("sessions")
+        kept = {k: v for k, v in sessions.items() if isinstance(v, str)} if is_object(sessions) else {}
+        return cls(path, user, since if isinstance(since, str) else None, kept)
+
+    def save(self) -> None:
+        data = {"userId": self.user, "since": self.since, "sessions": self.sessions}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+        except OSError as exc:
+            _log.warning("cannot write %s (%s): a restart may answer the latest messages again", self.path, exc)
+
+
+class _Room:
+    """One room's queue and its worker."""
+
+    def __init__(self, room: str, surface: RoomSurface) -> None:
+        self.id = room
+        self.surface = surface
+        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=QUEUE_LIMIT)
+        self.flooded = False
+        self.running = False
+
+    def take(self, sender: str, text: str) -> None:
+        if self.surface.answer(text):
+            _log.info("%s answered the question in %s", sender, self.id)
+            return
+        try:
+            self.queue.put_nowait(text)
+            self.flooded = False
+        except asyncio.QueueFull:
+            if not self.flooded:
+                self.flooded = True
+                _log.warning("%s: %d messages are waiting already; dropping what %s sends until there is room", self.id, QUEUE_LIMIT, sender)
+                self.surface.notice(Notice(source="bingo", message=f"{QUEUE_LIMIT} messages are waiting already: the ones after them were dropped; send them again when bingo has answered", level="warning"))
+            return
+        if self.surface.asking():
+            self.surface.notice(Notice(source="bingo", message="queued: the question above waits for yes, always or no first"))
+        elif self.running:
+            _log.info("%s: queued behind the running turn (%d waiting)", self.id, self.queue.qsize())
+
+    async def work(self, make_room: MakeRoom, state: _State) -> None:
+        _room.set(self.surface)
+        run = make_room(self.surface, state.sessions.get(self.id))
+        try:
+            while True:
+                text = await self.queue.get()
+                self.running = True
+                try:
+                    await self._one(run, text)
+                finally:
+                    self.running = False
+                session = run.session()
+                if session is not None and state.sessions.get(self.id) != session:
+                    state.sessions[self.id] = session
+                    state.save()
+        finally:
+            run.close()
+
+    async def _one(self, run: RoomRun, text: str) -> None:
+        if text.split(maxsplit=1)[0] in _EXIT_WORDS:
+            self.surface.notice(Notice(source="bingo", message="bingo keeps running in this room: stop it where it runs (Ctrl-C)"))
+            return
+        try:
+            await run.driver.submit(text)
+        except SettingsError:
+            raise
+        except BingoError as exc:
+            self.surface.end()
+            self.surface.notice(Notice(source="bingo", message=exc.line(), level="error"))
+        except Exception:  # boundary: one message must not stop the room
+            _log.exception("a message in %s failed", self.id)
+            self.surface.end()
+            self.surface.notice(Notice(source="bingo", message="internal error; details are in bingo's log", level="error"))
+
+
+def _check(channel: MatrixChannel, environ: dict[str, str]) -> str:
+    """The access token; SettingsError naming what is missing."""
+    where = "channels.matrix in ~/.bingo/settings.json"
+    if not channel.homeserver:
+        raise SettingsError(f"{where} has no homeserver", 'set "homeserver": "https://matrix.example.org"')
+    if not channel.rooms:
+        raise SettingsError(f"{where} has no rooms", 'list the room ids bingo joins: "rooms": ["!room:example.org"]')
+    if not channel.allowed_users:
+        raise SettingsError(f"{where} has no allowedUsers: bingo would listen to nobody", 'list who may talk to it: "allowedUsers": ["@you:example.org"]')
+    token = environ.get(channel.access_token_env, "").strip()
+    if not token:
+        raise SettingsError(f"{channel.access_token_env} is not set: bingo reads the bot's Matrix access token from it", f"export {channel.access_token_env}=<the bot's access token>, or name another variable in accessTokenEnv")
+    return token
+
+
+def _body(event: dict[str, Json]) -> str | None:
+    """The text of a message event a person typed (not an edit, a notice or a file)."""
+    content = event.get("content")
+    if not is_object(content) or content.get("msgtype") != "m.text":
+        return None
+    relates = content.get("m.relates_to")
+    if is_object(relates) and relates.get("rel_type") == "m.replace":
+        return None
+    body = content.get("body")
+    return body.strip() if isinstance(body, str) and body.strip() else None
+
+
+async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_dir: Path, make_room: MakeRoom) -> int:
+    """Be the bot until SIGINT or SIGTERM; 0 then. SettingsError (exit 2) when the settings
+    are incomplete, the token is missing or wrong, or no room could be joined."""
+    token = _check(channel, environ)
+    assert channel.homeserver is not None  # _check
+    rooms: dict[str, _Room] = {}
+    server: Homeserver
+
+    def down(why: str) -> None:
+        print(escape(f"bingo: the homeserver is away ({why}); trying again"), file=sys.stderr, flush=True)
+
+    def up(seconds: float) -> None:
+        for room in rooms.values():
+            outbox.put(room.id, message(f"bingo: the homeserver was away for {seconds:.0f} s; nothing was lost", notice=True))
+
+    server = Homeserver(channel.homeserver, token, on_down=down, on_up=up)
+    outbox = Outbox(server)
+    try:
+        try:
+            user = await server.whoami()
+        except Refusal as exc:
+            raise SettingsError(f"cannot reach the homeserver {channel.homeserver} ({exc.message})", "check channels.matrix.homeserver and that the server runs") from None
+        if channel.user_id and user != channel.user_id:
+            raise SettingsError(f"the access token is {user}'s, not {channel.user_id}'s", "give the bot's own token, or fix channels.matrix.userId")
+        state = _State.load(data_dir / "channels" / "matrix.json", user)
+        for wanted in channel.rooms:
+            try:
+                joined = await server.join(wanted)
+            except Refusal as exc:
+                print(escape(f"bingo: cannot join {wanted}: {exc.message}"), file=sys.stderr, flush=True)
+                _log.warning("cannot join %s: %s", wanted, exc.message)
+                continue
+            rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds))
+        if not rooms:
+            raise SettingsError("bingo could join none of the rooms in channels.matrix.rooms", "invite the bot to the room, or fix the room ids")
+        _log.info("serving %d rooms as %s", len(rooms), user)
+        print(escape(f"bingo: listening in {len(rooms)} room{'s' if len(rooms) != 1 else ''} as {user}"), file=sys.stderr, flush=True)
+        return await _serve(server, outbox, rooms, state, frozenset(channel.allowed_users), user, make_room)
+    finally:
+        await server.aclose()
+
+
+async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], state: _State, allowed: frozenset[str], me: str, make_room: MakeRoom) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    fatal: list[BaseException] = []
+
+    async def guarded(work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except SettingsError as exc:
+            fatal.append(exc)
+            stop.set()
+
+    async def sync() -> None:
+        if state.since is None:
+            first = await server.sync(None, timeout_ms=0)  # what was said before bingo came: not answered
+            since = first.get("next_batch")
+            state.since = since if isinstance(since, str) else None
+            state.save()
+        while True:
+            batch = await server.sync(state.since)
+            _handle(batch, rooms, allowed, me)
+            since = batch.get("next_batch")
+            if isinstance(since, str) and since != state.since:
+                state.since = since
+                state.save()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(guarded(outbox.run)), group.create_task(guarded(sync))]
+            tasks += [group.create_task(guarded(functools.partial(room.work, make_room, state))) for room in rooms.values()]
+            await stop.wait()
+            for task in tasks[1:]:
+                task.cancel()
+            await asyncio.gather(*tasks[1:], return_exceptions=True)
+            if not fatal and not server.down:
+                await outbox.drain(_STOP_SECONDS)
+            tasks[0].cancel()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if fatal:
+        raise fatal[0]
+    _log.info("stopped")
+    return 0
+
+
+def _handle(batch: dict[str, Json], rooms: dict[str, _Room], allowed: frozenset[str], me: str) -> None:
+    joined = batch.get("rooms")
+    joined = joined.get("join") if is_object(joined) else None
+    if not is_object(joined):
+        return
+    for room_id, room_data in joined.items():
+        room = rooms.get(room_id)
+        timeline = room_data.get("timeline") if is_object(room_data) else None
+        events = timeline.get("events") if is_object(timeline) else None
+        if room is None or not is_array(events):
+            continue
+        for event in events:
+            if not is_object(event) or event.get("type") != "m.room.message":
+                continue
+            sender = event.get("sender")
+            if not isinstance(sender, str) or sender == me:
+                continue
+            if sender not in allowed:
+                _log.info("ignored a message from %s in %s: not in channels.matrix.allowedUsers", escape(sender), room_id)
+                continue
+            body = _body(event)
+            if body is not None:
+                room.take(sender, body)

@@ -1,0 +1,234 @@
+"""A real Matrix homeserver for the channel's black-box tests: Synapse, in its own
+virtualenv, on 127.0.0.1, with SQLite and registration by shared secret.
+
+`.synapse-venv/` at the repository's root (gitignored) is made once with
+`pip install matrix-synapse` and reused; a fresh machine (CI) makes it in the first test
+session, which takes about half a minute. One server serves the whole test session
+(`homeserver`, session-scoped): each test registers its own users and rooms, so tests
+share nothing but the process. `Synapse.restart` stops the server and starts it again on
+the same port and database, as a homeserver going away and coming back does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e._bingo import REPO
+
+VENV = REPO / ".synapse-venv"
+STAMP = VENV / ".installed"
+REQUIREMENT = "matrix-synapse"
+SHARED_SECRET = "bingo-test-shared-secret"
+START_TIMEOUT = 60.0
+
+
+def _install() -> str | None:
+    """Make `.synapse-venv` with Synapse in it, once; why it cannot be made, or None."""
+    if STAMP.exists():
+        return None
+    python = sys.executable
+    made = subprocess.run([python, "-m", "venv", str(VENV)], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"python -m venv failed: {made.stderr.strip()[-300:]}"
+    pip = subprocess.run(
+        [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", REQUIREMENT],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if pip.returncode != 0:
+        lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
+        return f"pip install {REQUIREMENT} failed: {' '.join(lines)[-400:]}"
+    STAMP.write_text(REQUIREMENT + "\n", encoding="utf-8")
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _config(root: Path, port: int) -> str:
+    limit = "{per_second: 10000, burst_count: 10000}"
+    return f"""
+server_name: "localhost"
+pid_file: {root}/homeserver.pid
+listeners:
+  - port: {port}
+    bind_addresses: ['127.0.0.1']
+    type: http
+    tls: false
+    x_forwarded: false
+    resources:
+      - names: [client]
+        compress: false
+database:
+  name: sqlite3
+  args:
+    database: {root}/homeserver.db
+media_store_path: {root}/media
+signing_key_path: {root}/signing.key
+registration_shared_secret: "{SHARED_SECRET}"
+enable_registration: false
+report_stats: false
+macaroon_secret_key: "{secrets.token_hex(16)}"
+form_secret: "{secrets.token_hex(16)}"
+trusted_key_servers: []
+suppress_key_server_warning: true
+enable_metrics: false
+presence:
+  enabled: false
+rc_message: {limit}
+rc_registration: {limit}
+rc_login: {{address: {limit}, account: {limit}, failed_attempts: {limit}}}
+rc_joins: {{local: {limit}, remote: {limit}}}
+rc_invites: {{per_room: {limit}, per_user: {limit}, per_issuer: {limit}}}
+rc_admin_redaction: {limit}
+"""
+
+
+@dataclass
+class Synapse:
+    """One Synapse process (its directory, port and the process while it runs)."""
+
+    root: Path
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+    starts: list[float] = field(default_factory=lambda: [])
+    """Seconds each start took, until the client API answered."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def python(self) -> str:
+        return str(VENV / "bin" / "python")
+
+    def start(self) -> None:
+        config = self.root / "homeserver.yaml"
+        if not config.exists():
+            config.write_text(_config(self.root, self.port), encoding="utf-8")
+            subprocess.run([self.python, "-m", "synapse.app.homeserver", "-c", str(config), "--generate-keys"], check=True, capture_output=True, timeout=120)
+        began = time.monotonic()
+        log = open(self.root / "synapse.out", "ab")
+        self.process = subprocess.Popen([self.python, "-m", "synapse.app.homeserver", "-c", str(config)], cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = began + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"synapse exited with {self.process.returncode}; see {self.root / 'synapse.out'}")
+            try:
+                if httpx.get(self.url + "/_matrix/client/versions", timeout=1).status_code == 200:
+                    self.starts.append(time.monotonic() - began)
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"synapse did not answer within {START_TIMEOUT} s; see {self.root / 'synapse.out'}")
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def register(self, name: str) -> User:
+        """A new user, by the admin API with the shared secret's HMAC; their access token."""
+        name = f"{name}-{uuid.uuid4().hex[:8]}"
+        password = secrets.token_hex(12)
+        endpoint = self.url + "/_synapse/admin/v1/register"
+        nonce = httpx.get(endpoint, timeout=10).json()["nonce"]
+        mac = hmac.new(SHARED_SECRET.encode(), b"\x00".join([nonce.encode(), name.encode(), password.encode(), b"notadmin"]), hashlib.sha1).hexdigest()
+        answer = httpx.post(endpoint, json={"nonce": nonce, "username": name, "password": password, "admin": False, "mac": mac}, timeout=30)
+        answer.raise_for_status()
+        data = answer.json()
+        return User(self, data["user_id"], data["access_token"])
+
+
+@dataclass
+class User:
+    """A Matrix account, and the few client calls a test makes as it."""
+
+    server: Synapse
+    id: str
+    token: str
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, str] | None = None) -> dict[str, Any]:
+        answer = httpx.request(method, self.server.url + "/_matrix/client/v3/" + path, json=body, params=params, headers={"Authorization": f"Bearer {self.token}"}, timeout=30)
+        answer.raise_for_status()
+        data: dict[str, Any] = answer.json()
+        return data
+
+    def create_room(self, *invite: User) -> str:
+        return str(self._call("POST", "createRoom", {"preset": "private_chat", "invite": [u.id for u in invite]})["room_id"])
+
+    def join(self, room: str) -> None:
+        self._call("POST", f"join/{room}", {})
+
+    def invite(self, room: str, user: User) -> None:
+        self._call("POST", f"rooms/{room}/invite", {"user_id": user.id})
+
+    def say(self, room: str, body: str) -> str:
+        txn = uuid.uuid4().hex
+        return str(self._call("PUT", f"rooms/{room}/send/m.room.message/{txn}", {"msgtype": "m.text", "body": body})["event_id"])
+
+    def messages(self, room: str) -> list[dict[str, Any]]:
+        """Every m.room.message in `room`, oldest first."""
+        data = self._call("GET", f"rooms/{room}/messages", params={"dir": "b", "limit": "1000", "filter": '{"types":["m.room.message"]}'})
+        events: list[dict[str, Any]] = data["chunk"]
+        return list(reversed(events))
+
+
+def wait_for(predicate: Any, *, timeout: float = 30.0, every: float = 0.2, what: str = "the condition") -> Any:
+    """Poll `predicate` until it answers something truthy; that answer. Fails past `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+@pytest.fixture(scope="session")
+def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    """One Synapse for the whole test session (installed on first use)."""
+    why = _install()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the Matrix homeserver could not be installed, and CI must run these tests: {why}")
+        pytest.skip(f"the Matrix homeserver could not be installed: {why}")
+    server = Synapse(tmp_path_factory.mktemp("synapse"), _free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
