@@ -1,7 +1,8 @@
 """The built-in providers in the real world, through the real binary against a local server
 speaking each API's stream: a recorded 529 (and a 429) is waited out with one notice on
 stderr and the answer printed; an answer that breaks mid-stream fails the turn naming the
-cause, and what arrived stays in the session (the next turn's request carries it)."""
+cause, and what arrived stays in the session (the next turn's request carries it); Ctrl-C
+during a wait ends the turn at once (through a pty); `/usage` shows what was spent."""
 
 from __future__ import annotations
 
@@ -86,3 +87,21 @@ def test_usage_shows_what_this_run_and_the_session_spent(tmp_path: Path) -> None
     rows = [line.split() for line in result.stdout.splitlines()]
     assert ["this", "run", "0", "0", "0", "0"] in rows
     assert ["this", "session", "22", "0", "0", "14"] in rows
+
+
+def test_ctrl_c_during_a_retry_wait_ends_the_turn_at_once(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal import WAIT, terminal
+
+    assert WAIT < 30, "the wait below must outlast the test's patience"
+    box = Sandbox(tmp_path)
+    servers: list[ModelServer] = []
+    replies = [ErrorReply(529, OVERLOADED, headers={"retry-after": "30"}), [("text", "not reached")]]
+    with terminal(box, replies, server=servers) as screen:
+        screen.child.send("say hello\r")
+        screen.expect(r"anthropic: overloaded \(529\); retrying in 30\.0 s, attempt 2 of 4")
+        screen.child.sendcontrol("c")
+        screen.expect("the turn was interrupted")  # within WAIT, not after the 30 s
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert len(servers[0].requests) == 1
