@@ -18,7 +18,9 @@ first, so load noise hits them alike):
     msgspec and pathlib, against the same sum;
   - session store: durable frames appended per second against bare sqlite3;
   - a model turn against a provider that answers at once (bench/turn.py), with 10 context
-    contributors and 5 `tool.before` hooks across 5 plugins against a bare turn, p50 and p99.
+    contributors and 5 `tool.before` hooks across 5 plugins against a bare turn, p50 and p99;
+  - `edit` changing one line of a 10 MB file (bench/edit.py) against reading its bytes and
+    writing them back with `write_atomic`, the floor of any edit that cannot lose the file.
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
 wake-up across cores hiding host overhead) is used for every row but the cold ones, and said.
@@ -42,6 +44,7 @@ from pathlib import Path
 import _bingo
 import _cold
 import _mcp_client
+import edit
 import store
 import turn
 from _raw import RawClient
@@ -84,6 +87,7 @@ class Sizes:
     appends: int = 4000
     calibrate_rounds: int = 20
     turns: int = 400
+    edits: int = 40
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -247,7 +251,7 @@ def _ratio(x: float) -> str:
 
 def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[str, list[float]],
           cold: dict[str, tuple[list[float], list[float], list[float]]], floor: list[float], stored: tuple[float, float],
-          turns: dict[str, list[float]]) -> list[Row]:
+          turns: dict[str, list[float]], edited: tuple[list[float], list[float], int]) -> list[Row]:
     """Every row, its ratio and its target."""
     raw_m, bingo_m, mcp_m = median(seq["raw"]), median(seq["bingo"]), median(seq["mcp"])
     raw_p, bingo_p, mcp_p = p99(seq["raw"]), p99(seq["bingo"]), p99(seq["mcp"])
@@ -276,6 +280,16 @@ def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[
         *_cold_rows(cold, floor),
         Row("session store: durable appends/s", rate(store_rate), f"bare sqlite3 {rate(raw_rate)}", _ratio(store_rate / raw_rate)),
         *_turn_rows(turns),
+        *_edit_rows(edited),
+    ]
+
+
+def _edit_rows(edited: tuple[list[float], list[float], int]) -> list[Row]:
+    times, floor, size = edited
+    return [
+        Row(f"edit one line of a {size / 1e6:.0f} MB file {what}: bingo / read + write_atomic", ms(of(times)),
+            f"read + write_atomic {ms(of(floor))}", _ratio(of(times) / of(floor)))
+        for what, of in (("p50", median), ("p99", p99))
     ]
 
 
@@ -332,7 +346,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
     parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
     args = parser.parse_args()
-    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30) if args.quick else Sizes()
+    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5) if args.quick else Sizes()
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
@@ -349,7 +363,8 @@ def main() -> None:
         stored = store.interleaved(Path(tmp), sizes.appends)
         os.sched_setaffinity(0, set(cpus))
         turns = asyncio.run(turn.interleaved(Path(tmp).resolve() / "turn", sizes.turns))
-    rows = table(seq, thr, spawn, cold, floor, stored, turns)
+        edited = edit.interleaved(Path(tmp), sizes.edits)
+    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited)
     print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
           f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
           f"medians unless said")

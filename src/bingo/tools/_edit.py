@@ -185,13 +185,14 @@ def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _
             "Use bash to change it, or write to replace it whole."
         ) from None
     old, new = _matched(text, args.old_string, args.new_string)
-    count = text.count(old)
-    if count == 0:
+    first = text.find(old)
+    if first < 0:
         raise Refusal(
             f"{shown}: oldString was not found. It must match the file exactly, whitespace and "
             "indentation included, without read's line-number prefix; read the file again and copy the text to change."
         )
-    if count > 1 and not args.replace_all:
+    if not args.replace_all and text.find(old, first + len(old)) >= 0:
+        count = text.count(old)
         raise Refusal(
             f"{shown}: oldString occurs {count} times. Include more of the surrounding lines so that it "
             f"occurs once, or pass replaceAll: true to replace all {count}."
@@ -201,14 +202,12 @@ def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _
             f"{shown}: oldString and newString differ only in line endings, and edit keeps the file's "
             "(CRLF). Use bash to change line endings."
         )
-    positions = _positions(text, old, count if args.replace_all else 1)
-    if args.replace_all:
-        changed = text.replace(old, new)
-    else:
-        (at,) = positions
-        changed = text[:at] + new + text[at + len(old) :]
+    positions = _positions(text, old, first) if args.replace_all else [first]
+    # Replaced in the bytes, one pass and one copy: a valid UTF-8 string matches valid UTF-8
+    # bytes exactly where it matches the text, and the changed text is never encoded whole.
+    changed = data.replace(old.encode("utf-8"), new.encode("utf-8"), -1 if args.replace_all else 1)
     diff = unified(text, _spans(text, positions, len(old), new), shown, shown)
-    seen = save(target, shown, changed.encode("utf-8"))
+    seen = save(target, shown, changed)
     return _Edited(seen=seen, diff=diff, replacements=len(positions))
 
 
@@ -219,22 +218,24 @@ def _matched(text: str, old: str, new: str) -> tuple[str, str]:
     from a file with CRLF ones is matched as CRLF; `new` then gets CRLF too, and so it does
     whenever the file's lines mostly end in CRLF and `old` holds no lone LF (a one-line
     `old` included), so that inserted lines end like their neighbours."""
-    crlf = "\r\n" in text
-    if crlf and "\n" in old and old not in text:
+    # A one-character search is a memchr: a file with no CR at all costs next to nothing.
+    if "\r" not in text or "\r\n" not in text:
+        return old, new
+    if "\n" in old and old not in text:
         as_crlf = to_eol(old, "\r\n")
         if as_crlf in text:
             return as_crlf, to_eol(new, "\r\n")
-    if crlf and old.count("\n") == old.count("\r\n") and eol_of(text) == "\r\n":
+    if old.count("\n") == old.count("\r\n") and eol_of(text) == "\r\n":
         return old, to_eol(new, "\r\n")
     return old, new
 
 
-def _positions(text: str, old: str, limit: int) -> list[int]:
-    """Where `old` occurs in `text`, left to right and not overlapping (as `str.replace`
-    finds them), the first `limit` of them."""
+def _positions(text: str, old: str, first: int) -> list[int]:
+    """Where `old` occurs in `text` from `first` on, left to right and not overlapping (as
+    `str.replace` finds them)."""
     found: list[int] = []
-    at = text.find(old)
-    while at >= 0 and len(found) < limit:
+    at = first
+    while at >= 0:
         found.append(at)
         at = text.find(old, at + len(old))
     return found

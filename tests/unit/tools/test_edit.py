@@ -219,9 +219,9 @@ def test_a_ten_megabyte_file_is_edited_and_its_diff_stays_small(tmp_path: Path) 
 
 
 def test_many_replacements_on_one_long_line_are_one_span(tmp_path: Path) -> None:
-    tools, path = ready(tmp_path, "min.js", b"a;" * 500_000)
+    tools, path = ready(tmp_path, "min.js", b"a;" * 100_000)
     output = tools.edit("min.js", "a;", "b;", every=True)
-    assert said(output) == "edited min.js: 500000 replacements, +1 −1 lines"
-    assert path.read_bytes() == b"b;" * 500_000
+    assert said(output) == "edited min.js: 100000 replacements, +1 −1 lines"
+    assert path.read_bytes() == b"b;" * 100_000
     assert isinstance(output.display, CodeView)
     assert "… [line cut: " in output.display.text
