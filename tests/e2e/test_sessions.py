@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 from pathlib import Path
@@ -83,7 +84,7 @@ def _first_text(body: dict[str, object]) -> str:
 
 def test_history_past_its_budget_is_compacted_automatically(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    box.settings({"contextBudget": 40})
+    box.settings({"contextBudget": 40, "compactor": "trim"})  # the summary: tests/e2e/test_auto_compaction.py
     with ModelServer([[("text", f"answer {i}")] for i in range(6)]) as server:
         assert box.run("-p", "question 0 " + "padding " * 10, env=_env(server)).returncode == 0
         for i in range(1, 6):
@@ -96,13 +97,14 @@ def test_history_past_its_budget_is_compacted_automatically(tmp_path: Path) -> N
 
 def test_compact_command_compacts_the_session_it_continues(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
+    box.settings({"compactor": "trim"})  # the summary: tests/e2e/test_auto_compaction.py
     with ModelServer([[("text", f"answer {i}")] for i in range(7)]) as server:
         assert box.run("-p", "question 0", env=_env(server)).returncode == 0
         for i in range(1, 6):
             assert box.run("-p", "-c", f"question {i}", env=_env(server)).returncode == 0
         compacted = box.run("-p", "-c", "/compact", env=_env(server))
         assert compacted.returncode == 0, compacted.stderr
-        assert compacted.stdout == "history compacted\n"
+        assert re.fullmatch(r"history compacted by trim: about \d+ tokens to about \d+\n", compacted.stdout)
         assert box.run("-p", "-c", "question 6", env=_env(server)).returncode == 0
         bodies = server.bodies
     assert _first_text(bodies[-1]).startswith("Earlier in this conversation (compacted):")
