@@ -67,7 +67,12 @@ class Calls(msgspec.Struct):
         conn.on_notification("provider/delta", ProviderDeltaParams, self._delta)
 
     def _progress(self, params: ToolProgressParams) -> None:
-        call = self.tools.get(params.call_id)
+        self.progress(params.call_id, params.tail)
+
+    def progress(self, call_id: str, tail: str) -> None:
+        """Show `tail` as the live line of call `call_id`, if it is running (a flood is
+        cut: see PROGRESS_PER_SECOND)."""
+        call = self.tools.get(call_id)
         if call is None:
             return
         # A live line is for a person to read: past PROGRESS_PER_SECOND lines a second
@@ -80,7 +85,7 @@ class Calls(msgspec.Struct):
             if self._in_window == PROGRESS_PER_SECOND + 1 and self.on_flood is not None:
                 self.on_flood()
             return
-        call.progress(params.tail)
+        call.progress(tail)
 
     def _delta(self, params: ProviderDeltaParams) -> None:
         on_delta = self.streams.get(params.stream_id)

@@ -32,8 +32,9 @@ from ..kernel.settings import Settings
 from ..wire import InitializeResult
 from ..wire.rpc import RequestId
 from ._backoff import Backoff, Retry
-from ._framing import BadLine
+from ._framing import BadLine, LineWriter
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
+from ._mcp import McpConnection
 from .connection import Connection, Unread
 from .discovery import PluginSource, entry_command
 from .handshake import handshake, initialize_params
@@ -230,18 +231,8 @@ class Plugin:
         self._proc = proc
         proc.on_fault = self.fault
         async with proc:
-            conn = Connection(
-                proc.stdout,
-                proc.stdin,
-                name=f"plugin {self.name}",
-                deadlines=self._settings.deadlines,
-                on_eof=lambda: self._ended(proc),
-                on_stray=self._stray,
-                on_unexpected=self._unexpected,
-            )
+            conn = self._connection(proc.stdout, proc.stdin, on_eof=lambda: self._ended(proc))
             async with conn:
-                self._calls.install(conn)
-                self._router.install(conn, self.name)
                 params = initialize_params(
                     root=self.source.root,
                     config=self._settings.plugins.get(self.name, {}),
@@ -308,6 +299,35 @@ class Plugin:
         self._conn = None
         self._stopped(error.line(), say=not self._closing, ended=ran)
         return error
+
+    def _connection(
+        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]]
+    ) -> Connection:
+        """The connection to this plugin: an MCP server's speaks MCP beneath bingo's own
+        methods (`_mcp.py`), its handshake included, so nothing above it knows."""
+        if self.manifest.mcp is not None:
+            return McpConnection(
+                reader, writer, name=f"plugin {self.name}", deadlines=self._settings.deadlines,
+                on_eof=on_eof, on_stray=self._stray, on_unexpected=self._unexpected,
+                plugin=self.name, calls=self._calls, log=self.log.line, on_changed=self._changed,
+            )
+        conn = Connection(
+            reader,
+            writer,
+            name=f"plugin {self.name}",
+            deadlines=self._settings.deadlines,
+            on_eof=on_eof,
+            on_stray=self._stray,
+            on_unexpected=self._unexpected,
+        )
+        self._calls.install(conn)
+        self._router.install(conn, self.name)
+        return conn
+
+    async def _changed(self, info: InitializeResult) -> None:
+        """An MCP server said its tools or prompts changed: it declares `info` now."""
+        if self._on_answer is not None and self.state == "running":
+            await self._on_answer(self, info)
 
     def _unexpected(self, request_id: RequestId) -> None:
         said = repr(request_id)

@@ -264,7 +264,7 @@ class Connection:
         """
         if isinstance(deadline, msgspec.UnsetType):
             deadline = self.deadline(method)
-        request_id = next(self._ids)
+        request_id = self._next_id()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[msgspec.Raw] = loop.create_future()
         self._pending[request_id] = future
@@ -288,6 +288,10 @@ class Connection:
                 self._abandon(request_id)
             self._pending.pop(request_id, None)
         return decode_answer(self.name, method, raw, result)
+
+    def _next_id(self) -> int:
+        """The id of the request `call` is about to send (taken before it first waits)."""
+        return next(self._ids)
 
     def _must_drain(self) -> bool:
         """Whether writing must wait: the pipe's buffer is past its high-water mark (or the

@@ -6,10 +6,16 @@ what was found (`PluginSource`, with the reason when a plugin is refused), and t
 of a manifest's entry into an argv and an environment. It does not start processes, trust
 project plugins or say notices: a refused plugin is a value with a `problem`, and the host
 decides what to say about it.
+
+A project's `.mcp.json` (`{"mcpServers": {name: server}}`, the file other agent hosts read)
+adds project-layer plugins named by its keys, each an MCP server (INTERFACE.md §6); a
+`.bingo/plugins/` directory of the same name wins it. Whether they run is trust's to say,
+as for any project plugin: the file is one of the project's trust items.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,9 +25,15 @@ import msgspec
 
 from ..kernel.errors import PluginError
 from ..kernel.settings import layer_problem
-from .manifest import PLUGIN_ROOT, Manifest, read_manifest
+from ..wire import MAX_DEPTH, Json, is_object, too_deep
+from .manifest import PLUGIN_ROOT, Manifest, McpServer, check_name, mcp_manifest, mcp_problem, read_manifest
 
-__all__ = ["Layer", "PluginSource", "discover", "entry_command"]
+__all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command"]
+
+MCP_JSON = ".mcp.json"
+"""The MCP server list other agent hosts read, at the project's root."""
+_MCP_JSON_MAX = 1_000_000
+"""A `.mcp.json` larger than this declares nothing (a few servers are a few hundred bytes)."""
 
 Layer = Literal["user", "project"]
 
@@ -40,6 +52,9 @@ class PluginSource(msgspec.Struct, frozen=True):
     problem: str | None
     base: Path
     overrides: PluginSource | None = None
+    declared_in: Path | None = None
+    """The `.mcp.json` that declares this plugin, if that is where it comes from: its trust
+    is that file's, and its directory (`root`) is the project's."""
 
 
 def _same_directory(a: Path, b: Path) -> bool:
@@ -95,9 +110,76 @@ def discover(*, home: Path, project: Path) -> list[PluginSource]:
     for directory in _plugin_dirs(user_dir):
         found[directory.name] = _source(directory, "user", home)
     if not _same_directory(user_dir, project_dir) and layer_problem(project) is None:
+        for source in _mcp_json(project, found):
+            found[source.name] = source
         for directory in _plugin_dirs(project_dir):
-            found[directory.name] = _source(directory, "project", project, found.get(directory.name))
+            found[directory.name] = _source(directory, "project", project, _user(found.get(directory.name)))
     return [found[name] for name in sorted(found)]
+
+
+def _user(source: PluginSource | None) -> PluginSource | None:
+    """The user plugin `source` is or hides (a `.mcp.json` server hides one too)."""
+    if source is None or source.layer == "user":
+        return source
+    return source.overrides
+
+
+def _mcp_json(project: Path, found: Mapping[str, PluginSource]) -> list[PluginSource]:
+    """The servers `<project>/.mcp.json` declares, as project plugins; a file that cannot be
+    read as one is a single refused source named after it, saying why."""
+    path = project / MCP_JSON
+    base = project.absolute()
+
+    def refused(problem: str) -> list[PluginSource]:
+        return [PluginSource(name=MCP_JSON, layer="project", root=base, manifest=None, problem=f"{path}: {problem}", base=base, declared_in=path)]
+
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MCP_JSON_MAX + 1)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        return refused(f"cannot be read ({exc.strerror or exc})")
+    if len(data) > _MCP_JSON_MAX:
+        return refused(f"is larger than {_MCP_JSON_MAX} bytes")
+    if too_deep(data):
+        return refused(f"is nested too deeply (more than {MAX_DEPTH} levels)")
+    try:
+        value: Json = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return refused(f"is not JSON ({exc})")
+    servers = value.get("mcpServers") if is_object(value) else None
+    if not is_object(servers):
+        return refused('has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}')
+    sources: list[PluginSource] = []
+    for name in sorted(servers):
+        where = f"mcpServers.{name}"
+        problem = check_name(name)
+        manifest: Manifest | None = None
+        if problem is None:
+            try:
+                server = msgspec.convert(servers[name], McpServer)
+            except msgspec.ValidationError as exc:
+                problem = f"`{where}`: {exc}"
+            else:
+                problem = mcp_problem(server, where)
+                if problem is None:
+                    manifest = mcp_manifest(name, server)
+        else:
+            problem = f"`{where}`: {problem} (rename the key)"
+        sources.append(
+            PluginSource(
+                name=name,
+                layer="project",
+                root=base,
+                manifest=manifest,
+                problem=None if manifest is not None else f"{path}: {problem}",
+                base=base,
+                overrides=_user(found.get(name)),
+                declared_in=path,
+            )
+        )
+    return sources
 
 
 def _expand(text: str, root: str) -> str:

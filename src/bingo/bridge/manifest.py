@@ -1,8 +1,11 @@
 """The plugin manifest: `plugin.json`, what it may hold, and reading it from a directory.
 
-Owns the manifest's shape (`Manifest`, `Entry`), the rule for a plugin's name, and the one
-function that turns a directory into a Manifest or a PluginError whose one line says exactly
-what is wrong with it. It does not look for plugins (that is `discovery.py`), expand
+Owns the manifest's shape (`Manifest`, `Entry`, and `McpServer` for a Model Context Protocol
+server declared with `mcp` in place of `entry`, INTERFACE.md §6), the rule for a plugin's
+name, and the one function that turns a directory into a Manifest or a PluginError whose one
+line says exactly what is wrong with it. A stdio MCP server's `command`, `args` and `env`
+become the manifest's `entry`, so everything that starts, hashes or keys a plugin by its entry
+treats it as any other. It does not look for plugins (that is `discovery.py`), expand
 `${PLUGIN_ROOT}` or start anything.
 
 A plugin's name is lowercase letters and digits, in runs joined by single `-` or `_`
@@ -30,7 +33,10 @@ __all__ = [
     "PLUGIN_ROOT",
     "Entry",
     "Manifest",
+    "McpServer",
     "check_name",
+    "mcp_manifest",
+    "mcp_problem",
     "read_manifest",
 ]
 
@@ -56,15 +62,65 @@ class Entry(Wire, frozen=True):
     env: dict[str, str] = {}
 
 
+class McpServer(Wire, frozen=True):
+    """An MCP server: stdio (`command`, `args`, `env`, as `entry`'s) or Streamable HTTP
+    (`url`, `headers`). `type` is `.mcp.json`'s (`stdio`, `http`), optional."""
+
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: str | None = None
+    headers: dict[str, str] = {}
+    type: str | None = None
+
+
 class Manifest(Wire, frozen=True):
     """`plugin.json`. `config` is a JSON Schema for the plugin's `plugins.<name>` settings:
-    documentation for the person writing them, never validated against."""
+    documentation for the person writing them, never validated against. A manifest with
+    `mcp` declares an MCP server; a stdio one's `entry` is made from it (an HTTP one's is
+    empty: nothing is spawned)."""
 
     name: str
     version: str
     entry: Entry
     description: str = ""
     config: dict[str, Json] | None = None
+    mcp: McpServer | None = None
+
+
+class _File(Wire, frozen=True):
+    """`plugin.json` as written: `entry` or `mcp`."""
+
+    name: str
+    version: str
+    entry: Entry | None = None
+    description: str = ""
+    config: dict[str, Json] | None = None
+    mcp: McpServer | None = None
+
+
+def mcp_problem(server: McpServer, where: str) -> str | None:
+    """Why `server` (at `where`, e.g. `mcp`) cannot be started, or None."""
+    kind = server.type
+    if kind is not None and kind not in ("stdio", "http", "streamable-http"):
+        if kind == "sse":
+            return f"`{where}.type` is sse, the transport MCP deprecated: bingo speaks stdio and Streamable HTTP (`\"type\": \"http\"`)"
+        return f"`{where}.type` is {kind!r}: use stdio or http"
+    if server.url is not None:
+        if server.command is not None:
+            return f"`{where}` has both `command` and `url`: a server is one or the other"
+        if not server.url.startswith(("http://", "https://")):
+            return f"`{where}.url` {server.url!r} is not an http:// or https:// URL"
+        return None
+    if server.command is None:
+        return f"`{where}` has neither `command` (stdio) nor `url` (Streamable HTTP)"
+    return _check_command(server.command, f"{where}.command")
+
+
+def mcp_manifest(name: str, server: McpServer, *, version: str = "", description: str = "", config: dict[str, Json] | None = None) -> Manifest:
+    """The manifest of MCP server `server` named `name` (its entry made from it)."""
+    entry = Entry(command=server.command or "", args=server.args, env=server.env) if server.url is None else Entry(command="")
+    return Manifest(name=name, version=version, entry=entry, description=description, config=config, mcp=server)
 
 
 _RESERVED = frozenset({"bingo", BUILTIN})
@@ -101,16 +157,36 @@ def _explain(exc: msgspec.ValidationError) -> str:
     return f"{what} at `{where}`"
 
 
-def _check_entry(entry: Entry) -> str | None:
-    command = entry.command
+def _check_command(command: str, where: str) -> str | None:
     if not command.strip():
-        return "`entry.command` is empty"
+        return f"`{where}` is empty"
     if "/" in command and not command.startswith(("/", PLUGIN_ROOT)):
         return (
-            f"`entry.command` {command!r} is a relative path: write "
+            f"`{where}` {command!r} is a relative path: write "
             f"{PLUGIN_ROOT}/{command.removeprefix('./')} for a file in the plugin's directory"
         )
     return None
+
+
+def _check_entry(entry: Entry) -> str | None:
+    return _check_command(entry.command, "entry.command")
+
+
+def _manifest(written: _File) -> Manifest | str:
+    """The manifest `written` declares, or why it is none."""
+    if written.mcp is not None:
+        if written.entry is not None:
+            return "it has both `entry` and `mcp`: a plugin is started one way"
+        problem = mcp_problem(written.mcp, "mcp")
+        if problem is not None:
+            return problem
+        return mcp_manifest(written.name, written.mcp, version=written.version, description=written.description, config=written.config)
+    if written.entry is None:
+        return "`entry` is missing (or `mcp`, for an MCP server)"
+    problem = _check_entry(written.entry)
+    if problem is not None:
+        return problem
+    return Manifest(name=written.name, version=written.version, entry=written.entry, description=written.description, config=written.config)
 
 
 def read_manifest(directory: Path) -> Manifest:
@@ -150,12 +226,15 @@ def read_manifest(directory: Path) -> Manifest:
             f"{path} is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", _HINT
         ) from exc
     try:
-        manifest = msgspec.convert(value, Manifest)
+        written = msgspec.convert(value, _File)
     except msgspec.ValidationError as exc:
         raise PluginError(f"{path}: {_explain(exc)}", _HINT) from exc
-    problem = check_name(manifest.name) or _check_entry(manifest.entry)
+    problem = check_name(written.name)
     if problem is not None:
         raise PluginError(f"{path}: {problem}", _HINT)
+    manifest = _manifest(written)
+    if isinstance(manifest, str):
+        raise PluginError(f"{path}: {manifest}", _HINT)
     if manifest.name != directory.name:
         raise PluginError(
             f"{path}: the directory is named {directory.name!r} but the manifest's name is "

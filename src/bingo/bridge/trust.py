@@ -121,8 +121,8 @@ def _mcp_servers(data: bytes) -> list[str]:
 def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: Settings) -> list[Item]:
     items: list[Item] = []
     for source in sources:
-        if source.layer != "project":
-            continue
+        if source.layer != "project" or source.declared_in is not None:
+            continue  # a `.mcp.json` server is that file's: its item is the file's bytes
         print_ = fingerprint(source, cwd)
         items.append(
             Item(

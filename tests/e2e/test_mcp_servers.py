@@ -1,0 +1,214 @@
+"""Every MCP server is a bingo plugin (issue 16, INTERFACE.md §6), black-box: the real bingo
+against servers nobody here wrote (`@modelcontextprotocol/server-everything` and
+`server-filesystem` from npm) and two written here as their libraries' READMEs write them
+(the official Python SDK's `MCPServer`, and fastmcp), with the scripted model."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._mcp import everything, mcp_plugin, npm_server, python_server
+from tests.e2e._scripted import gone, model_requests, notices, result_text, text, tool, tool_results, use_scripted_model
+from tests.e2e.test_terminal import terminal
+
+
+def _row(listing: str, name: str) -> str:
+    [row] = [line for line in listing.splitlines() if line.startswith(name + " ")]
+    return row
+
+
+# --- the Python SDK's server -------------------------------------------------------
+
+
+def test_an_sdk_servers_tools_are_plugin_tools_the_gate_asks_about_whatever_they_claim(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    listing = box.run("-p", "/tools")
+    assert listing.returncode == 0, listing.stderr
+    row = _row(listing.stdout, "plugin__mcp-sdk__add")  # it claims readOnlyHint: not believed
+    assert "untrusted, writes, serial, interrupt block" in row and row.endswith("asks")
+    assert "plugin__mcp-sdk__steps" in listing.stdout and "plugin__mcp-sdk__resources" not in listing.stdout
+
+
+def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goes_to_the_plugin_log(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    calls = [
+        tool("a1", "plugin__mcp-sdk__add", {"a": 2, "b": 3}),
+        tool("w1", "plugin__mcp-sdk__weather", {"city": "Oslo"}),
+        tool("f1", "plugin__mcp-sdk__fail", {}),
+        tool("s1", "plugin__mcp-sdk__shout", {"text": "hi"}),
+        tool("p1", "plugin__mcp-sdk__steps", {"count": 3}),
+        tool("c1", "plugin__mcp-sdk__confirm", {}),
+    ]
+    use_scripted_model(box, [calls, [text("done")]], permissions={"allow": ["plugin__mcp-sdk__*"]})
+    result = box.run("-p", "use them")
+    assert result.returncode == 0, result.stderr
+    assert no_traceback(result)
+    added, weather, failed, shouted, stepped, confirmed = tool_results(model_requests(box)[1])
+    assert result_text(added) == "2 + 3 = 5" and not added.get("isError")
+    assert '"city": "Oslo"' in result_text(weather) and "21.5" in result_text(weather)
+    assert failed["isError"] is True and result_text(failed) == "Error executing tool fail"  # the SDK's words
+    assert result_text(shouted) == "HI"
+    assert result_text(stepped) == "took 3 steps"
+    # Nobody to ask (bingo -p): the server's elicitation is declined.
+    assert result_text(confirmed) == "elicitation decline"
+    log = (box.logs / "plugin-mcp-sdk.log").read_text(encoding="utf-8")
+    assert "server log [info]" in log and "shouting hi" in log
+
+
+def test_a_crashed_server_costs_its_call_and_one_notice_then_respawns_and_leaves_no_process(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    use_scripted_model(
+        box,
+        [
+            [tool("p1", "plugin__mcp-sdk__pid", {})],
+            [tool("c1", "plugin__mcp-sdk__crash", {})],
+            # Past the first backoff (1 s), the next call respawns it.
+            [{"sleep": 1.5}, tool("p2", "plugin__mcp-sdk__pid", {})],
+            [text("carried on")],
+        ],
+        permissions={"allow": ["plugin__mcp-sdk__*"]},
+    )
+    result = box.run("-p", "crash it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("carried on\n")
+    [line] = notices(result.stderr, "mcp-sdk")
+    assert "exited with code 3" in line and "crashing on purpose" in line and "plugin-mcp-sdk.log" in line
+    requests = model_requests(box)
+    first = int(result_text(tool_results(requests[1])[-1]))
+    [died] = tool_results(requests[2])[-1:]
+    assert died["isError"] is True and "mcp-sdk exited with code 3" in result_text(died)
+    second = int(result_text(tool_results(requests[3])[-1]))
+    assert second != first
+    assert gone(first) and gone(second)
+
+
+def test_an_interrupted_call_sends_notifications_cancelled_and_ends_at_once(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    box.env["MCP_SDK_MARKS"] = str(marks)
+    use_scripted_model(box, [[tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})], [text("after")]], permissions={"allow": ["plugin__mcp-sdk__wait"]})
+    mark = marks / "w1"
+    with box.popen("-p", "wait for it") as proc:
+        deadline = time.monotonic() + 20
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "the tool call never started"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
+    # The SDK cancelled its handler: it was told notifications/cancelled.
+    assert mark.read_text() == "cancelled"
+
+
+def test_progress_is_the_calls_live_line_and_ctrl_c_cancels_it(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    box.env["MCP_SDK_MARKS"] = str(marks)
+    box.settings({"permissions": {"allow": ["plugin__mcp-sdk__wait"]}})
+    with terminal(box, [[("tool", "t1", "plugin__mcp-sdk__wait", {"marker": "t1"})], [("text", "not reached")]]) as screen:
+        screen.child.send("wait for me\r")
+        screen.expect(r"⋯ plugin__mcp-sdk__wait")
+        screen.expect("waiting to be cancelled")  # its notifications/progress message
+        screen.child.sendcontrol("c")
+        screen.expect("the turn was interrupted")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert (marks / "t1").read_text() == "cancelled"
+
+
+def test_a_prompt_is_a_slash_command_whose_messages_are_the_persons_turn(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    use_scripted_model(box, [[text("Hello, Alice!")]])
+    result = box.run("-p", "/mcp-sdk:greet Alice")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello, Alice!"
+    [request] = model_requests(box)
+    said = request["request"]["messages"][-1]
+    assert said["role"] == "user" and said["content"][-1]["text"] == "Please write a short greeting for Alice."
+    missing = box.run("-p", "/mcp-sdk:greet")
+    assert "missing name: /mcp-sdk:greet <name>" in missing.stdout + missing.stderr
+
+
+# --- fastmcp ---------------------------------------------------------------------------
+
+
+def test_a_fastmcp_server_answers_its_tools_and_prompts(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-fastmcp")
+    use_scripted_model(
+        box,
+        [[tool("m1", "plugin__mcp-fastmcp__multiply", {"a": 6, "b": 7}), tool("c1", "plugin__mcp-fastmcp__count_to", {"n": 3})], [text("42")], [text("summed up")]],
+        permissions={"allow": ["plugin__mcp-fastmcp__*"]},
+    )
+    result = box.run("-p", "multiply")
+    assert result.returncode == 0, result.stderr
+    multiplied, counted = tool_results(model_requests(box)[1])
+    assert result_text(multiplied) == "42.0"
+    assert result_text(counted) == "counted to 3"
+    prompt = box.run("-p", "/mcp-fastmcp:summarize MCP")
+    assert prompt.returncode == 0, prompt.stderr
+    said = model_requests(box)[2]["request"]["messages"][0]  # the second run's first request
+    assert said["role"] == "user" and said["content"][-1]["text"] == "Summarize MCP in one sentence."
+
+
+# --- servers from npm ------------------------------------------------------------------
+
+
+def test_server_everything_lists_calls_and_sends_images_and_prompts(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    everything(box)
+    use_scripted_model(
+        box,
+        [
+            [
+                tool("e1", "plugin__everything__echo", {"message": "hi"}),
+                tool("i1", "plugin__everything__get-tiny-image", {}),
+                tool("s1", "plugin__everything__get-sum", {"a": 1, "b": 2}),
+                tool("r1", "plugin__everything__resources", {}),
+                tool("l1", "plugin__everything__trigger-long-running-operation", {"duration": 0.2, "steps": 2}),
+            ],
+            [text("done")],
+        ],
+        permissions={"allow": ["plugin__everything__*"]},
+    )
+    result = box.run("-p", "try everything")
+    assert result.returncode == 0, result.stderr
+    echoed, image, summed, resources, long = tool_results(model_requests(box)[1])
+    assert result_text(echoed) == "Echo: hi"
+    assert any(part["type"] == "image" and part["mediaType"] == "image/png" and part["data"] for part in image["parts"])
+    assert "3" in result_text(summed)
+    assert "demo://resource/" in result_text(resources)
+    assert not long.get("isError"), result_text(long)
+    listing = box.run("-p", "/help")
+    assert "/everything:simple-prompt" in listing.stdout and "/everything:args-prompt <city> [state]" in listing.stdout
+
+
+def test_server_filesystem_reads_the_directory_it_was_given(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "note.txt").write_text("hello from the file\n", encoding="utf-8")
+    script = npm_server("@modelcontextprotocol/server-filesystem")
+    mcp_plugin(box, "files", {"command": "node", "args": [str(script), str(shared)]})
+    use_scripted_model(
+        box,
+        [[tool("d1", "plugin__files__list_directory", {"path": str(shared)}), tool("r1", "plugin__files__read_text_file", {"path": str(shared / "note.txt")})], [text("read")]],
+        permissions={"allow": ["plugin__files__*"]},
+    )
+    result = box.run("-p", "read it")
+    assert result.returncode == 0, result.stderr
+    listed, read = tool_results(model_requests(box)[1])
+    assert "note.txt" in result_text(listed)
+    assert "hello from the file" in result_text(read)
