@@ -41,6 +41,7 @@ from .handshake import handshake, initialize_params
 from .manifest import Manifest
 from .process import PluginLog, PluginProcess
 from .service import ServiceRouter
+from .tool import declaration_problems
 
 __all__ = ["HostFacts", "Plugin", "State"]
 
@@ -241,7 +242,7 @@ class Plugin:
                     data_dir=data_dir,
                 )
                 try:
-                    answer = await handshake(conn, params, self.manifest.name)
+                    answer = await handshake(conn, params, self.manifest.name, on_declared=self._check_declared)
                 except PluginError as exc:
                     proc.deaf = isinstance(exc, Unread)
                     if conn.ended is not None and self.state == "stopped":
@@ -269,6 +270,13 @@ class Plugin:
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
                     self._stopped(error.line(), say=not self._closing)
+
+    def _check_declared(self, raw: msgspec.Raw) -> None:
+        """Name, once a run, what the handshake declares of its tools that bingo reads
+        otherwise than meant (an unknown key, a missing inputSchema)."""
+        problem = declaration_problems(raw)
+        if problem is not None:
+            self._notices.say_once(self.name, "tool-declarations", problem, "warning")
 
     def _stopped(self, why: str, *, say: bool, ended: bool = False) -> None:
         """Stop: a failure for the backoff, unless a running process `ended` after living

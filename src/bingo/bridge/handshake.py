@@ -11,7 +11,7 @@ so) nor compare the declaration with the registry (the host does).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -63,9 +63,16 @@ def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeRe
     return decoder_for(InitializeResult).decode(raw)
 
 
-async def handshake(conn: Connection, params: InitializeParams, manifest_name: str) -> InitializeResult | str:
+async def handshake(
+    conn: Connection,
+    params: InitializeParams,
+    manifest_name: str,
+    *,
+    on_declared: Callable[[msgspec.Raw], None] | None = None,
+) -> InitializeResult | str:
     """Send `initialize` on `conn` and read the answer, within `initialize`'s deadline: the
-    declaration, or the words refusing it.
+    declaration, or the words refusing it. `on_declared` is handed an accepted answer as it
+    was written, for what its decode drops (bridge/tool.py's `declaration_problems`).
 
     Raises:
         BadAnswer: the answer is not of the handshake's shape.
@@ -73,6 +80,9 @@ async def handshake(conn: Connection, params: InitializeParams, manifest_name: s
     """
     raw = await conn.call("initialize", params, msgspec.Raw)
     try:
-        return read_handshake(raw, manifest_name)
+        answer = read_handshake(raw, manifest_name)
     except msgspec.DecodeError as exc:
         raise BadAnswer(f"its answer has the wrong shape: {exc}") from exc
+    if on_declared is not None and not isinstance(answer, str):
+        on_declared(raw)
+    return answer

@@ -12,6 +12,7 @@ It does not ask the gate: the kernel does, for every call.
 from __future__ import annotations
 
 import asyncio
+import difflib
 
 import msgspec
 
@@ -32,7 +33,7 @@ from ._link import Link, Unavailable
 from ._names import bridged_name
 from .connection import BadAnswer, Connection
 
-__all__ = ["BridgedTool"]
+__all__ = ["BridgedTool", "declaration_problems"]
 
 _TRAITS = ToolTraits()
 """Every bridged tool wears these: nothing a process says about itself is believed."""
@@ -53,6 +54,53 @@ class _Result(Wire, frozen=True):
 
 
 _VIEW: msgspec.json.Decoder[View | None] = msgspec.json.Decoder(View | None)
+
+
+class _DeclaredTools(msgspec.Struct):
+    """A handshake's tools with each one's keys as written: what decoding a ToolSpec drops
+    in silence (an unknown key) or fills in (a missing `inputSchema`)."""
+
+    tools: list[dict[str, msgspec.Raw]] = []
+
+
+_DECLARED: msgspec.json.Decoder[_DeclaredTools] = msgspec.json.Decoder(_DeclaredTools)
+_TOOL_KEYS = tuple(field.encode_name for field in msgspec.structs.fields(ToolSpec))
+"""A ToolSpec's keys on the wire, read off the contract itself."""
+_SCHEMA_KEY = next(field.encode_name for field in msgspec.structs.fields(ToolSpec) if field.name == "input_schema")
+
+
+def declaration_problems(raw: msgspec.Raw | bytes) -> str | None:
+    """What a plugin's handshake declares of its tools that bingo would read otherwise than
+    meant, in one line (every tool with an unknown key, with the known key it is closest
+    to, or with no `inputSchema`, which leaves the model told it takes no input); None when
+    there is nothing to say or the answer is not of the handshake's shape (its decode says
+    so)."""
+    try:
+        declared = _DECLARED.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    said: list[str] = []
+    for keys in declared.tools:
+        try:
+            name = msgspec.json.decode(keys.get("name", msgspec.Raw(b'"?"')), type=str)
+        except msgspec.DecodeError:
+            name = "?"
+        unknown: list[str] = []
+        for key in keys:
+            if key in _TOOL_KEYS:
+                continue
+            close = difflib.get_close_matches(key, _TOOL_KEYS, n=1)
+            unknown.append(f"{key} (did you mean {close[0]}?)" if close else key)
+        found: list[str] = []
+        if unknown:
+            found.append(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+        if _SCHEMA_KEY not in keys:
+            found.append(f"no {_SCHEMA_KEY}, so the model is told it takes no input")
+        if found:
+            said.append(f"tool {name} has {' and '.join(found)}")
+    if not said:
+        return None
+    return "; ".join(said) + f" (a tool's keys are {', '.join(_TOOL_KEYS)})"
 
 
 class BridgedTool:

@@ -4,6 +4,8 @@ and rewriting `name` (as `renamable`).
 
   hooks     the hook declarations to make, as they are: [{"name", "site", "points"}]
   commands  command names to declare; `/<command>` answers "<plugin>'s own /<command>"
+  tools     the tool declarations to make, as they are (keys another host spells otherwise
+            included): [{"name", ...}]
   answers   hook name -> what its `hook/decide` answers:
               {"outcome": ..., "value": ...}   that, as it is
               "deny-bash"                      deny a call of `bash`, continue otherwise
@@ -41,7 +43,7 @@ def handshake(name, params):
         {"name": command, "hint": "a command of " + name, "args": {"kind": "none"}, "instant": True, "family": "plugin"}
         for command in config.get("commands", [])
     ]
-    return {"protocol": 5, "name": name, "version": "0.1.0", "commands": commands, "hooks": config.get("hooks", [])}
+    return {"protocol": 5, "name": name, "version": "0.1.0", "commands": commands, "hooks": config.get("hooks", []), "tools": config.get("tools", [])}
 
 
 def decide(params):
