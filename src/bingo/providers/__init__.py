@@ -5,8 +5,9 @@ that copy it) implement the kernel's `Provider`; `selection` decides which one a
 Both stream over httpx, which is imported only when a model is actually asked for, so
 importing this package at start-up costs a few class definitions and nothing more.
 Private modules: `_http` (the skeleton both are: `HttpProvider`, the one streamed POST and
-its error mapping; each provider module declares only its `Api`), `_sse` (the event-stream
-grammar), `_windows` (each known model's context window: `context_window`).
+its error mapping; each provider module declares only its `Api`), `_retry` (what failure is
+momentary and how long to wait before the next try), `_sse` (the event-stream grammar),
+`_windows` (each known model's context window: `context_window`).
 """
 
 from .anthropic import AnthropicProvider

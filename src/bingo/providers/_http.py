@@ -6,12 +6,10 @@ ModelResponse back), the timeouts, the client's lifetime (one `httpx.AsyncClient
 response, closed when the response ends or its task is cancelled), the reading of an error
 body, and the wording of every failure: a transport's, a status's, a malformed stream's, a
 failure the API reports mid-answer. Each is a line naming the provider and what failed,
-and a hint naming the environment variable to check. It also owns the retry (ADR-0020): a
-failure the service calls momentary (`Transient`: 408, 409, 429, 5xx and 529, an
-overloaded or rate-limit event, a connection dropped before anything arrived) is tried again
-after a wait (`Retry`: the server's `retry-after-ms` / `retry-after` when it sends one, else
-exponential backoff with full jitter), a bounded number of times, with one notice per wait,
-and never once any of the answer has reached the person. It does not know either API's shapes:
+and a hint naming the environment variable to check. It also runs the retry (ADR-0020): a
+failure the service calls momentary (`_retry.Transient`) is tried again as `_retry.Retry`
+says, with one notice per wait, and never once any of the answer has reached the person;
+what is momentary and how long to wait are `_retry`'s. It does not know either API's shapes:
 the provider modules hold their URL, headers, request body and event parsing, declared as
 one `Api` each. It does not decide which provider runs (`selection.py`).
 
@@ -21,14 +19,9 @@ costs nothing until a model is actually asked for.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import email.utils
 import logging
-import random
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 import msgspec
@@ -51,28 +44,25 @@ from ..wire import (
     too_deep,
 )
 from ._names import ToolNames, request_names
+from ._retry import RETRY_STATUSES, Retry, Transient, retry_after
 from ._sse import ServerEvent, events
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
-    "ATTEMPTS",
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
     "Api",
     "Endpoint",
     "HttpProvider",
     "Reader",
-    "Retry",
-    "Transient",
     "answer",
     "broke_off",
     "decode",
     "failed_mid_answer",
     "malformed",
     "open_events",
-    "retry_after",
     "status_error",
     "tool_input",
 ]
@@ -91,34 +81,6 @@ until settings grow a key for it (the wire's `provider/stream` deadline is about
 
 _DETAIL_LIMIT = 200
 """An API's error message is cut to this many characters so the line stays a line."""
-
-ATTEMPTS = 4
-"""Tries of one model request, the first included, when settings do not say (`modelAttempts`)."""
-
-BACKOFF_BASE = 1.0
-"""Seconds: the longest wait before the second try; each later try may wait twice as long."""
-
-BACKOFF_CAP = 30.0
-"""Seconds: no backoff wait is longer, however many tries came before."""
-
-LONGEST_ASKED_WAIT = 60.0
-"""Seconds: a server asking (retry-after) for a longer wait than this is not waited for; the
-turn fails at once with its words, and the person decides when to try again."""
-
-_RETRY_STATUSES: Mapping[int, str] = {
-    408: "request timeout",
-    409: "conflict",
-    429: "rate limited",
-    500: "server error",
-    502: "bad gateway",
-    503: "unavailable",
-    504: "gateway timeout",
-    529: "overloaded",
-}
-"""The statuses worth another try (both APIs' error pages name 429 and 5xx as momentary,
-Anthropic 529 as overloaded; 408 and 409 are what their SDKs retry too), in the notice's words.
-Any other 5xx is retried as a server error; any other 4xx never is."""
-
 
 class Endpoint(msgspec.Struct, frozen=True):
     """Where one provider sends a request, and the names its error lines use."""
@@ -174,44 +136,6 @@ def _status_hint(endpoint: Endpoint, status: int) -> str:
     return "the request was refused: check the model name and settings"
 
 
-class Transient(ProviderError):
-    """A failure the service says is momentary, so worth another try if none of the answer
-    has reached the person: `why` is the notice's words for it (`overloaded (529)`), `after`
-    the seconds the server asked to wait (None: it did not say)."""
-
-    def __init__(self, message: str, hint: str, *, why: str, after: float | None = None) -> None:
-        super().__init__(message, hint)
-        self.why = why
-        self.after = after
-
-
-def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The seconds a server asks to wait before the next try: `retry-after-ms` (which the
-    providers' own SDKs read first), else `retry-after` as seconds or as an HTTP date; None
-    when it asks nothing readable. `now` is the wall clock (seconds since the epoch) a date
-    is measured from."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None  # an HTTP date is always GMT; one without a zone is not one
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
 def status_error(
     endpoint: Endpoint,
     status: int,
@@ -225,7 +149,7 @@ def status_error(
     message = f"{endpoint.provider} answered HTTP {status}: {detail}"
     hint = _status_hint(endpoint, status)
     headers = headers or {}
-    words = _RETRY_STATUSES.get(status, "server error" if status >= 500 else None)
+    words = RETRY_STATUSES.get(status, "server error" if status >= 500 else None)
     if words is None or headers.get("x-should-retry", "").lower() == "false":
         return ProviderError(message, hint)
     return Transient(message, hint, why=f"{words} ({status})", after=retry_after(headers))
@@ -412,29 +336,6 @@ class Api(msgspec.Struct, frozen=True):
     """The request body, tool names sent as the table fits them."""
     reader: Callable[[Endpoint, Callable[[Delta], None], ToolNames], Reader]
     """A fresh reader for one answer."""
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """How a request that failed momentarily is tried again: at most `attempts` tries in
-    all; before each, the wait the server asked for, else a random wait between 0 and
-    `base` doubled per try so far (at most `cap`): full jitter, so many clients shed by one
-    overloaded service do not come back in step. `sleep` and `random` are injected so tests
-    wait on a virtual clock."""
-
-    attempts: int = ATTEMPTS
-    base: float = BACKOFF_BASE
-    cap: float = BACKOFF_CAP
-    longest: float = LONGEST_ASKED_WAIT
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    random: Callable[[], float] = field(default=random.random)
-
-    def wait(self, tries: int, asked: float | None) -> float | None:
-        """Seconds to wait after `tries` failed tries; None when the server asked for more
-        than `longest`."""
-        if asked is not None:
-            return asked if asked <= self.longest else None
-        return self.random() * min(self.cap, self.base * 2 ** (tries - 1))
 
 
 def _seconds(wait: float) -> str:

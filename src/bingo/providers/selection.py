@@ -15,7 +15,7 @@ from ..kernel.interfaces import Provider
 from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
 from . import anthropic, openai
-from ._http import ATTEMPTS, Retry
+from ._retry import ATTEMPTS, Retry
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
 

@@ -7,7 +7,7 @@ import msgspec
 
 from bingo.kernel.notices import Notices
 from bingo.providers import AnthropicProvider
-from bingo.providers._http import Retry
+from bingo.providers._retry import Retry
 from bingo.providers.anthropic import request_body
 from bingo.wire import Json, Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta, Usage
 from tests.support.model_script import RawReply, Reply

@@ -13,7 +13,7 @@ import pytest
 
 from bingo.kernel.interfaces import Provider
 from bingo.providers import AnthropicProvider, OpenAIProvider
-from bingo.providers._http import Retry
+from bingo.providers._retry import Retry
 from bingo.wire import Message, ModelResponse, TextBlock, TextDelta, Usage
 from tests.support.model_script import ErrorReply, RawReply
 from tests.support.model_transport import BASE, HELLO, ModelTransport, ask, failure

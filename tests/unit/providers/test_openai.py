@@ -4,7 +4,7 @@ shape and the reading of its chunks (what both built-ins share is in test_http.p
 from __future__ import annotations
 
 from bingo.providers import OpenAIProvider
-from bingo.providers._http import Retry
+from bingo.providers._retry import Retry
 from bingo.wire import TextBlock, ToolUseBlock, ToolUseDelta
 from tests.support.model_script import RawReply, Reply
 from tests.support.model_transport import BASE, CONVERSATION, ModelTransport, ask, failure

@@ -14,7 +14,7 @@ from bingo.kernel.errors import ProviderError
 from bingo.kernel.interfaces import Provider
 from bingo.kernel.notices import Notices
 from bingo.providers import AnthropicProvider, OpenAIProvider
-from bingo.providers._http import Retry
+from bingo.providers._retry import Retry
 from bingo.wire import Delta, ModelResponse, Notice, TextBlock, TextDelta, ToolUseBlock, ToolUseDelta, Usage
 from tests.support.model_script import RawReply
 from tests.support.model_transport import BASE, HELLO, ModelTransport, ask

@@ -16,7 +16,7 @@ import pytest
 from bingo.kernel.errors import ProviderError
 from bingo.kernel.notices import Notices
 from bingo.providers import AnthropicProvider, OpenAIProvider
-from bingo.providers._http import Retry, retry_after
+from bingo.providers._retry import Retry, retry_after
 from bingo.wire import ModelResponse, Notice, TextBlock
 from tests.support import clock
 from tests.support.model_script import ErrorReply, RawReply, Reply
