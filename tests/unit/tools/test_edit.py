@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
 
 from bingo.kernel.interfaces import ToolCall
 from bingo.tools import EditTool, ReadTool, WriteTool
-from bingo.tools._common import Seen
+from bingo.tools._common import Seen, Snapshot
+from bingo.tools._read import _read
 from bingo.wire import CodeView, Json, TextPart, ToolOutput
 
 
@@ -225,3 +227,24 @@ def test_many_replacements_on_one_long_line_are_one_span(tmp_path: Path) -> None
     assert path.read_bytes() == b"b;" * 100_000
     assert isinstance(output.display, CodeView)
     assert "… [line cut: " in output.display.text
+
+
+def test_the_ledger_forgets_the_least_recently_seen_file_past_its_bound() -> None:
+    seen = Seen(limit=2)
+    snap = Snapshot(mtime_ns=1, size=1, digest=b"d")
+    seen.saw("s", Path("/a"), snap)
+    seen.saw("s", Path("/b"), snap)
+    seen.saw("s", Path("/a"), snap)  # seen again: now the most recent
+    seen.saw("t", Path("/c"), snap)
+    assert seen.last("s", Path("/a")) == snap
+    assert seen.last("s", Path("/b")) is None
+    assert seen.last("t", Path("/c")) == snap
+    assert seen.last("s", Path("/c")) is None  # another session's sight is not this one's
+
+
+def test_a_read_cut_short_by_an_interrupt_is_not_a_sight(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    stop = threading.Event()
+    assert _read(tmp_path / "a.txt", 1, 10, stop).seen is not None
+    stop.set()
+    assert _read(tmp_path / "a.txt", 1, 10, stop).seen is None
