@@ -105,3 +105,18 @@ def test_ctrl_c_during_a_retry_wait_ends_the_turn_at_once(tmp_path: Path) -> Non
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
     assert len(servers[0].requests) == 1
+
+
+def test_model_attempts_is_a_known_key_checked_like_the_rest(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings({"modelAttempts": 0})
+    bad = box.run("-p", "/usage")
+    box.settings({"modelAtempts": 2})
+    typo = box.run("-p", "/usage")
+    settings = box.bingo_home / "settings.json"
+    assert (bad.returncode, bad.stderr.splitlines()) == (
+        2,
+        [f"bingo: modelAttempts in {settings} (line 1) is the number 0: expected a positive whole number (tries of one model request; 1: no retry)"],
+    )
+    assert typo.returncode == 0
+    assert typo.stderr.splitlines() == [f"bingo: {settings}: unknown key modelAtempts (did you mean modelAttempts?)"]
