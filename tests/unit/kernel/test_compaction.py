@@ -287,3 +287,65 @@ def test_trim_needs_no_model() -> None:
     history = _history(6, 10)
     done = asyncio.run(TrimCompactor().compact(CompactionContext(messages=history), "manual"))
     assert done.messages[2:] == history[4:]
+
+
+def test_an_interrupt_stops_the_summary_and_the_turn_with_the_history_as_it_was() -> None:
+    @dataclass
+    class Hanging:
+        started: asyncio.Event = field(default_factory=asyncio.Event)
+        spec: ProviderSpec = ProviderSpec(name="anthropic")
+        source: str = "builtin"
+
+        async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
+            self.started.set()
+            await asyncio.Event().wait()
+            raise AssertionError("not reached")
+
+    history = _history(4, 1000)
+    statuses: list[str] = []
+
+    async def body(c: Conversation) -> None:
+        model = Hanging()
+        c.provider = model
+        turn = asyncio.ensure_future(c.run_turn("now"))
+        await model.started.wait()
+        c.interrupt()
+        statuses.append((await turn).status)
+
+    run = _conversation(Model([]), history, Settings(context_window=1000))(body)
+    assert statuses == ["interrupted"]
+    assert run.conversation.messages == [*history, _user("now")]
+    assert not any(isinstance(f, CompactionFrame) for f in run.log.frames)
+
+
+def test_context_lists_the_system_prompt_the_window_and_the_latest_turns_pieces() -> None:
+    from bingo.kernel.commands import ContextCommand
+    from bingo.kernel.interfaces import CommandContext
+    from bingo.wire import ContextPiece, ContextQuery, ContributorSpec, StackView, TableView, ViewOutcome
+
+    @dataclass
+    class Note:
+        source: str = "p"
+
+        @property
+        def spec(self) -> ContributorSpec:
+            return ContributorSpec(name="note")
+
+        async def contribute(self, query: ContextQuery) -> list[ContextPiece]:
+            return [ContextPiece(text="n" * 40, title="note", priority=3)]
+
+    shown: list[ViewOutcome] = []
+
+    async def body(c: Conversation) -> None:
+        await c.run_turn("hello")
+        outcome = await ContextCommand(c, lambda: None).run("", CommandContext(cwd="/", session="s"))
+        assert isinstance(outcome, ViewOutcome)
+        shown.append(outcome)
+
+    _conversation(Model(["hi"]), [], Settings(context_window=10_000), prepare=lambda r: r.add_contributor(Note()))(body)
+    [outcome] = shown
+    view = outcome.view
+    assert isinstance(view, StackView)
+    sizes, pieces = view.children[2], view.children[3]
+    assert isinstance(sizes, TableView) and sizes.rows[:3] == [["window (anthropic claude-x)", 10_000], ["compaction past", 8_000], ["one tool result at most", 1_000]]
+    assert isinstance(pieces, TableView) and pieces.rows == [["note", 3, 40]]
