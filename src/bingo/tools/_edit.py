@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -130,8 +131,14 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
             session (`last` is None), or its bytes are no longer the ones seen.
     """
     try:
-        with target.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
+        # Non-blocking, so a fifo is refused below instead of waiting for a writer forever.
+        with open(os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+            info = os.fstat(file.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise Refusal(f"{shown} is a directory, not a file.")
+            if not stat.S_ISREG(info.st_mode):
+                raise Refusal(f"{shown} is not a regular file (a fifo, socket or device); {verb} changes regular files only.")
+            size = info.st_size
             if size > MAX_FILE:
                 raise Refusal(f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
             if last is None:

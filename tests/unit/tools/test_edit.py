@@ -248,3 +248,11 @@ def test_a_read_cut_short_by_an_interrupt_is_not_a_sight(tmp_path: Path) -> None
     assert _read(tmp_path / "a.txt", 1, 10, stop).seen is not None
     stop.set()
     assert _read(tmp_path / "a.txt", 1, 10, stop).seen is None
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    tools = Tools(tmp_path)
+    said_edit = said(tools.edit("pipe", "a", "b"))
+    assert said_edit == "pipe is not a regular file (a fifo, socket or device); edit changes regular files only."
+    assert said(tools.write("pipe", "x")) == "pipe is not a regular file (a fifo, socket or device); write changes regular files only."
