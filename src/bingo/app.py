@@ -50,6 +50,7 @@ from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_
 if TYPE_CHECKING:
     from .kernel.interfaces import Command
     from .store import SessionInfo, SessionStore
+    from .surfaces.terminal import Opening
     from .surfaces.channel import MakeRoom
 
 __all__ = ["Options", "Run", "run_app"]
@@ -287,7 +288,8 @@ async def run_app(options: Options) -> int:
                     for command in terminal_commands(run):
                         registry.add_command(command)
                     conversation.on_always = run.remember
-                    return await interact(run, surface, first=options.prompt)
+                    opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages)
+                    return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used)
                 finally:
                     hooks.observe("session", "end", {"session": session.id or ""})
     finally:
@@ -314,6 +316,21 @@ def _windows(provider: str, model: str) -> int | None:
     from .providers import context_window
 
     return context_window(provider, model)
+
+
+def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *, cwd: Path, home: Path, session: str | None, past: list[Message]) -> Opening:
+    """What the terminal's banner names: the provider and model the first turn will use,
+    chosen as that turn will choose them (which builds no client and asks nothing: httpx is
+    imported at the first request), or what is wrong and how to set one."""
+    from . import __version__
+    from .surfaces.terminal import Opening
+
+    try:
+        provider, model = _model_chooser(settings, registry, environ)()
+        chosen, unset = (provider.spec.name, model), ""
+    except ProviderError as exc:
+        chosen, unset = (None, None), exc.line()
+    return Opening(version=__version__, provider=chosen[0], model=chosen[1], unset=unset, cwd=str(cwd), home=str(home), session=session, past=past)
 
 
 def _start_asker() -> Asker:
@@ -438,6 +455,8 @@ class Run(msgspec.Struct):
             write_atomic(path, after)
             if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
                 self.surface.notice(Notice(source="bingo", message=f"{rule} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
+            else:
+                self.surface.notice(Notice(source="bingo", message=f"allowed {rule} from now on: saved in {path}"))
         except (OSError, ValueError, RecursionError, TrustError) as exc:
             self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 

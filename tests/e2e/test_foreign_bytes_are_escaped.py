@@ -33,6 +33,9 @@ SHOWN = r"\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b]0;x\x1b\<U+202E>evil
 MARKDOWN_SHOWN = r"\x1b]0;pwned\x1b]52;c;cHduZWQ=\x1b[2J\x1b]0;x\x1b\<U+202E>evil <U+202E>"
 """HOSTILE and `&#x202e;` in a markdown View, as the terminal draws it: rich drops BEL from
 text (so it is not shown at all) and markdown decodes the reference into the override."""
+MODEL_SHOWN = r"\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b]0;x\x1b<U+202E>evil"
+"""HOSTILE as the model's text on a terminal: escaped, then read as markdown (ADR-0017), where
+the payload's own backslash before `<` is markdown's escape of it."""
 RAW = ("\x1b]0;pwned", "\x1b]52;c;", "\x1b]0;x", "\u202e")
 """The hostile payload's own sequences: none may reach a terminal live."""
 DIRECTORY = "x\x1b]0;pwned\x1b\\\x1b[2J"
@@ -186,7 +189,7 @@ def test_on_a_terminal_no_escape_of_a_plugin_or_a_model_arrives_and_each_is_show
     _never_raw(screen)
     shown = screen.text()
     for label in out + err:
-        expected = MARKDOWN_SHOWN if label == "display-markdown" else SHOWN
+        expected = MARKDOWN_SHOWN if label == "display-markdown" else MODEL_SHOWN if label == "model-text" else SHOWN
         assert f"{label} {expected}" in shown, (label, shown[-3000:])
 
 

@@ -34,10 +34,14 @@ _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[=>
 class Screen:
     """What a pseudo-terminal has shown so far, escapes stripped; `expect` moves past a match."""
 
-    def __init__(self, child: pexpect.spawn) -> None:
+    def __init__(self, child: pexpect.spawn, *, cpr: bool = False) -> None:
         self.child = child
         self.raw = ""
         self._pos = 0
+        self.cpr = cpr
+        """Answer cursor-position requests, as a terminal does (prompt_toolkit draws its
+        bottom toolbar only once it knows the rows below the cursor)."""
+        self._answered = 0
 
     def text(self) -> str:
         return _ANSI.sub("", self.raw).replace("\r", "")
@@ -53,6 +57,7 @@ class Screen:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"{pattern!r} was not shown; the screen ends with {self.text()[-1200:]!r}")
+            self._answer_cpr()
             try:
                 self.raw += self.child.read_nonblocking(65536, timeout=min(left, 0.2))
             except pexpect.TIMEOUT:
@@ -60,6 +65,18 @@ class Screen:
             except pexpect.EOF:
                 if not rx.search(self.text(), self._pos):
                     raise AssertionError(f"bingo exited before {pattern!r}; the screen ends with {self.text()[-1200:]!r}") from None
+
+    def _answer_cpr(self) -> None:
+        while self.cpr and self._answered < self.raw.count("\x1b[6n"):
+            self._answered += 1
+            self.child.send("\x1b[1;1R")  # row 1: the whole screen is below the cursor
+
+    def shown(self, pattern: str) -> re.Match[str]:
+        """`pattern` is on the screen, anywhere from its start (as what was drawn before the
+        first prompt, which `terminal()` waits for)."""
+        found = re.search(pattern, self.text())
+        assert found is not None, f"{pattern!r} was not shown; the screen is {self.text()[-1200:]!r}"
+        return found
 
     def prompt(self) -> None:
         """Wait for the prompt to be drawn again after what was last seen. A key sent while
@@ -78,23 +95,26 @@ class Screen:
 
 
 @contextmanager
-def terminal(box: Sandbox, replies: list[Reply] | None = None, *args: str) -> Iterator[Screen]:
-    """bingo in a 120x40 xterm, its model the local model server; with no `args`, once its
-    prompt is up."""
-    with ModelServer(replies or []) as server:
+def terminal(box: Sandbox, replies: list[Reply] | None = None, *args: str, model: bool = True, server: list[ModelServer] | None = None, cpr: bool = False) -> Iterator[Screen]:
+    """bingo in a 120x40 xterm, its model the local model server (none with `model=False`;
+    the server is appended to `server` when given); with no `args`, once its prompt is up.
+    With `cpr`, the screen answers cursor-position requests, as a real terminal does."""
+    with ModelServer(replies or []) as serving:
+        if server is not None:
+            server.append(serving)
+        model_env = {"ANTHROPIC_BASE_URL": serving.url, "ANTHROPIC_API_KEY": "test"} if model else {}
         env = {
             **box.env,
-            "ANTHROPIC_BASE_URL": server.url,
-            "ANTHROPIC_API_KEY": "test",
+            **model_env,
             "TERM": "xterm",
             "LANG": "C.UTF-8",
-            # The test is the terminal and answers no cursor-position request; without this
-            # prompt_toolkit spends its first seconds waiting to learn that.
-            "PROMPT_TOOLKIT_NO_CPR": "1",
+            # Unless `cpr`, the test is a terminal that answers no cursor-position request;
+            # without this prompt_toolkit spends its first seconds waiting to learn that.
+            **({} if cpr else {"PROMPT_TOOLKIT_NO_CPR": "1"}),
         }
         child = pexpect.spawn(BINGO, list(args), cwd=str(box.project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=WAIT)
         try:
-            screen = Screen(child)
+            screen = Screen(child, cpr=cpr)
             if not args:
                 screen.expect(">")
             yield screen
@@ -160,19 +180,23 @@ def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: 
     assert box.run("--trust").returncode == 0  # the local file's allow is the project's: trust it
     with terminal(box, replies) as screen:
         screen.child.send("run two commands\r")
-        screen.expect(r"bingo wants to run bash\n +echo one\n +\[y\] yes, once +\[a\] yes, always +\[n\] no")
+        screen.expect(r"bingo wants to run bash\n +echo one\n +\[y\] yes, once +\[a\] yes, always: \S.*? +\[n\] no \(Esc\)")
         screen.child.send("y")
         screen.expect("allowed bash once")
-        screen.expect(r"bingo wants to run bash\n +echo two")
+        # "always" shows the rule it adds (what the kernel passes: the bash rule for this
+        # command, INTERFACE.md §3) and then says what it wrote where.
+        rule = screen.expect(r"bingo wants to run bash\n +echo two\n +\[y\] yes, once +\[a\] yes, always: (\S.*?) +\[n\] no").group(1)
         screen.child.send("a")
-        screen.expect("allowed bash from now on")
+        local = box.project / ".bingo" / "settings.local.json"
+        screen.expect(rf"bingo: allowed {re.escape(rule)} from now on: saved in {re.escape(str(local))}\n")
         screen.expect(r"✓ bash echo two")
         screen.expect(r"Both ran\.")
         screen.prompt()
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
     saved = json.loads((box.project / ".bingo" / "settings.local.json").read_text(encoding="utf-8"))
-    assert saved == {"permissions": {"allow": ["read", "bash"]}}
+    assert saved == {"permissions": {"allow": ["read", rule]}}
+    assert rule.startswith("bash")
     # bingo wrote the file itself: it stays trusted as written, so the next run asks nothing.
     record = json.loads((box.bingo_home / "data" / "trust.json").read_text(encoding="utf-8"))
     digest = hashlib.sha256((box.project / ".bingo" / "settings.local.json").read_bytes()).hexdigest()

@@ -112,16 +112,16 @@ def _drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: Scenario) 
     return asyncio.run(main())
 
 
-def test_an_instant_command_runs_while_a_turn_is_in_flight_and_another_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_instant_command_runs_while_a_turn_is_in_flight_and_another_is_queued_until_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("work\r")
         await run.turn_started.wait()
         keys.send_text("/count a\r")
         await screen.shows("ran /count a")
         keys.send_text("/later\r")
-        await screen.shows("a turn is running")
+        await screen.shows("queued: it runs when the turn ends (Ctrl-C drops it)")
+        assert run.submitted == ["work", "/count a"]
         run.release.set()
-        keys.send_text("/later\r")
         await screen.shows("ran /later")
         keys.send_text(CTRL_D)
 
@@ -171,8 +171,7 @@ def test_questions_are_put_one_at_a_time_in_the_order_they_were_asked(tmp_path: 
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("ask\r")
         await taken(run, [None])
-        keys.send_text("a")  # the permission: yes, always
-        await screen.shows("allowed bash from now on")
+        keys.send_text("a")  # the permission: yes, always (the run says what it saved where)
         await taken(run, [])
         keys.send_text("2\r")  # the plugin's question: its second choice
         await run.answered.wait()
@@ -198,3 +197,62 @@ def test_slash_offers_commands_with_hints_then_the_commands_own_completions() ->
             assert await complete("hello") == []
 
     asyncio.run(main())
+
+
+def test_prompts_typed_during_a_turn_run_after_it_in_the_order_they_were_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
+        keys.send_text("work\r")
+        await run.turn_started.wait()
+        keys.send_text("/later one\r")
+        await screen.shows("queued: it runs when the turn ends (Ctrl-C drops it)")
+        keys.send_text("/later two\r")
+        await screen.shows("queued: it runs when the turn ends, after 1 more (Ctrl-C drops it)")
+        run.release.set()
+        await screen.shows("ran /later two")
+        keys.send_text(CTRL_D)
+
+    status, run, out = _drive(tmp_path, monkeypatch, scenario)
+    assert (status, run.submitted) == (0, ["work", "/later one", "/later two"])
+    assert out.index("ran /later one") < out.index("> /later two", out.index("queued: it runs when the turn ends, after 1 more"))
+
+
+def test_ctrl_c_during_a_turn_drops_what_was_queued_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
+        keys.send_text("work\r")
+        await run.turn_started.wait()
+        keys.send_text("/later\r")
+        await screen.shows("queued")
+        keys.send_text(CTRL_C)
+        await screen.shows("dropped the queued prompt (↑ brings it back): /later")
+        run.release.set()
+        keys.send_text("/count\r")
+        await screen.shows("ran /count")
+        keys.send_text(CTRL_D)
+
+    status, run, _ = _drive(tmp_path, monkeypatch, scenario)
+    assert (status, run.submitted) == (0, ["work", "/count"])
+
+
+def test_esc_at_a_permission_prompt_answers_no_and_the_prompt_shows_the_always_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
+        keys.send_text("ask\r")
+        while [q.tool for q in run.surface.questions] != [None]:
+            await asyncio.sleep(0)
+        keys.send_text("\x1b")
+        await screen.shows("declined bash")
+        keys.send_text("1\r")
+        await run.answered.wait()
+        keys.send_text(CTRL_D)
+
+    status, run, _ = _drive(tmp_path, monkeypatch, scenario)
+    assert (status, run.answers) == (0, ["no", "red"])
+
+
+def test_blanks_before_an_argument_are_not_part_of_what_is_completed() -> None:
+    async def main() -> list[tuple[str, int]]:
+        with create_app_session(output=DummyOutput()):
+            completer = CommandCompleter(FakeRun(TerminalSurface(console=Console(file=StringIO()))))
+            found = completer.get_completions_async(Document("/count   no"), CompleteEvent(text_inserted=True))
+            return [(c.text, c.start_position) async for c in found]
+
+    assert asyncio.run(main()) == [("notes.txt", -2)]

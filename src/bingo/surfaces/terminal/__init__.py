@@ -3,12 +3,14 @@
 Built on prompt_toolkit (input, history, completion) and rich (drawing), which are imported
 only when this package is, so `--print` never pays for them. `TerminalSurface` is what the
 run draws on and asks through; `interact` is the keyboard loop that drives the run;
-`terminal_commands` is `/clear`.
+`terminal_commands` is `/clear`; `Opening` is what the banner names (and the session a
+recap is drawn from).
 """
 
 from ._commands import SessionKeeper, terminal_commands
 from ._loop import interact
+from ._opening import Opening
 from ._start import StartAsker
 from ._surface import TerminalSurface
 
-__all__ = ["SessionKeeper", "StartAsker", "TerminalSurface", "interact", "terminal_commands"]
+__all__ = ["Opening", "SessionKeeper", "StartAsker", "TerminalSurface", "interact", "terminal_commands"]

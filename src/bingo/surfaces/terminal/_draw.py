@@ -26,7 +26,7 @@ from rich.text import Text
 from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, fold, is_object
 from .._escape import escape
 
-__all__ = ["draw", "finished", "short"]
+__all__ = ["draw", "finished", "markdown", "short"]
 
 _SHORT = 60
 """Characters of a tool's input shown on its one line."""
@@ -44,7 +44,7 @@ def draw(view: View, depth: int = 0) -> RenderableType:
         case TextView(text=text):
             return Text(escape(text))
         case MarkdownView(text=text):
-            return _Rendered(Markdown(text))
+            return markdown(text)
         case CodeView(text=text, language=language):
             return Syntax(escape(text), language or "text", theme="ansi_dark", background_color="default", word_wrap=True)
         case TableView():
@@ -65,6 +65,15 @@ def draw(view: View, depth: int = 0) -> RenderableType:
             return Group(*parts)
 
 
+def markdown(text: str) -> RenderableType:
+    """`text` rendered as markdown (a View's, or a block of the model's), escaped once
+    rendered. Links are drawn as their text and address, never as terminal hyperlinks: an
+    OSC 8 sequence would carry the address, which is foreign, to the terminal as an escape
+    sequence (`_Rendered` escapes text, not styles). Code is highlighted with the terminal's
+    own palette, on its own background."""
+    return _Rendered(Markdown(text, code_theme="ansi_dark", hyperlinks=False))
+
+
 class _Rendered:
     """A renderable whose text is escaped once drawn (rich's own control segments pass)."""
 
@@ -75,8 +84,11 @@ class _Rendered:
         for segment in console.render(self.inner, options):
             if segment.control is None:
                 shown = escape(segment.text)
-                if shown is not segment.text:
-                    segment = Segment(shown, segment.style)
+                style = segment.style
+                if style is not None and style.link:
+                    style = style.update_link(None)  # a hyperlink is an escape sequence holding its address
+                if shown is not segment.text or style is not segment.style:
+                    segment = Segment(shown, style)
             yield segment
 
 

@@ -7,17 +7,22 @@ keystroke (the bridge bounds `command/complete` by its deadline; prompt_toolkit 
 answer whose text has changed since it was asked). It does not decide what a submitted line
 does: the keyboard loop does. What it shows of a command or a question (names, hints, a
 plugin's question and choices) is escaped (`surfaces.escape`), as the rest of the terminal is.
+A permission shows the rule "yes, always" adds; Esc answers it "no". A blank typed right after
+a completed command name (which ends with its own) is not doubled.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -62,6 +67,8 @@ class CommandCompleter(Completer):
             for completion in self._names(name):
                 yield completion
             return
+        # Blanks before the argument are no part of it (the command reads its args stripped).
+        partial = partial.lstrip()
         try:
             async with asyncio.timeout(_COMPLETE_CAP):
                 answers = await self._driver.complete(name, partial)
@@ -71,9 +78,32 @@ class CommandCompleter(Completer):
             yield Completion(found.value, start_position=-len(partial), display=escape(found.value), display_meta=escape(found.hint or ""))
 
 
-def main_session(history: Path, driver: Driver) -> PromptSession[str]:
-    """The prompt a person types into: history kept in `history`, slash commands completed.
-    It is erased when done; the loop echoes what was submitted."""
+def _after_command_name(buffer: Buffer) -> bool:
+    """The cursor is just past `/name ` with no argument begun: the blank a completed name
+    ends with is there already."""
+    before = buffer.document.text_before_cursor
+    return before.startswith("/") and before.endswith(" ") and " " not in before[1:-1] and len(before) > 2
+
+
+def _keys() -> KeyBindings:
+    keys = KeyBindings()
+
+    @keys.add(" ", filter=Condition(lambda: _after_command_name(get_app().current_buffer)))
+    def _(event: KeyPressEvent) -> None:
+        # A completed command name ends with its blank; the blank a person types out of habit
+        # would come second, and the argument's completion would then see " s" for "s".
+        # An open menu's choice is taken as the space would take it.
+        buffer = event.current_buffer
+        if buffer.complete_state is not None:
+            buffer.complete_state = None
+
+    return keys
+
+
+def main_session(history: Path, driver: Driver, toolbar: Callable[[], str] | None = None) -> PromptSession[str]:
+    """The prompt a person types into: history kept in `history`, slash commands completed,
+    `toolbar` (when given) as its bottom status line. It is erased when done; the loop
+    echoes what was submitted."""
     history.parent.mkdir(parents=True, exist_ok=True)
     return PromptSession(
         history=FileHistory(str(history)),
@@ -81,6 +111,8 @@ def main_session(history: Path, driver: Driver) -> PromptSession[str]:
         complete_while_typing=True,
         erase_when_done=True,
         reserve_space_for_menu=6,
+        key_bindings=_keys(),
+        bottom_toolbar=(lambda: FormattedText([("", " " + toolbar())])) if toolbar is not None else None,
     )
 
 
@@ -115,10 +147,15 @@ async def _permission(question: Question) -> str:
             event.app.exit(result=said)
 
         keys.add(key)(pick)
+    @keys.add("escape", eager=True)
+    def _(event: KeyPressEvent) -> None:
+        event.app.exit(result="no")  # Esc turns the question away, as n does
+
+    always = f"yes, always: {escape(question.always)}" if question.always else "yes, always"
     message: list[tuple[str, str]] = [
         ("bold", escape(question.text) + "\n"),
         ("", f"  {short(question.input, 300)}\n"),
-        ("", "  [y] yes, once   [a] yes, always   [n] no "),
+        ("", f"  [y] yes, once   [a] {always}   [n] no (Esc) "),
     ]
     session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys)
     while True:

@@ -1,7 +1,8 @@
 """The keyboard loop: one prompt always up, so a person can type while a turn runs.
 
-Owns what a key does. Enter submits (a turn or a command; while one is in flight only an
-instant command runs, beside it). Ctrl-C during a turn interrupts it (an interrupted bridged
+Owns what a key does. Enter submits (a turn or a command; while one is in flight an
+instant command runs beside it, and anything else is queued, shown as queued, and submitted
+in order when the turn ends; Ctrl-C drops the queue with the turn). Ctrl-C during a turn interrupts it (an interrupted bridged
 call is sent its cancel and waited for); a second one stops waiting: the plugin that did not
 answer is stopped, and the call ends as cancelled.
 Ctrl-C at an idle prompt clears the line; Ctrl-D at an empty one ends the session. A question
@@ -16,6 +17,9 @@ import asyncio
 import logging
 import os
 
+from collections import deque
+from collections.abc import Callable
+
 from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -24,7 +28,9 @@ from ...kernel.errors import BingoError, GateError
 from ...kernel.home import bingo_home, data_dir
 from .._commands import EXIT_COMMANDS
 from .._seam import Driver
+from ...wire import Usage
 from ._input import answer, main_session
+from ._opening import Opening, banner, recap, status
 from ._surface import Question, TerminalSurface
 
 __all__ = ["interact"]
@@ -36,10 +42,21 @@ class _Woken(Exception):
     """The prompt was closed so the loop sees a question, or the end of a one-turn run."""
 
 
-async def interact(driver: Driver, surface: TerminalSurface, *, first: str | None = None) -> int:
+def _nothing_used() -> Usage:
+    return Usage()
+
+
+async def interact(driver: Driver, surface: TerminalSurface, *, first: str | None = None, opening: Opening | None = None, used: Callable[[], Usage] = _nothing_used) -> int:
     """Drive `driver` from the keyboard until Ctrl-D (exit status 0); with `first`, submit it
-    and return its exit status once it is over (`bingo "PROMPT"` on a terminal)."""
-    session = main_session(data_dir(bingo_home(os.environ)) / "history", driver)
+    and return its exit status once it is over (`bingo "PROMPT"` on a terminal).
+
+    With `opening`, the banner is drawn first, and a continued session's last exchanges;
+    the status line names its model and what `used` says this run spent."""
+    session = main_session(data_dir(bingo_home(os.environ)) / "history", driver, toolbar=lambda: status(opening, used()))
+    if opening is not None:
+        surface.print(banner(opening))
+        for drawn in recap(opening):
+            surface.print(drawn)
     with patch_stdout(raw=True):
         async with asyncio.TaskGroup() as group:
             return await _Loop(driver, surface, session, group).run(first)
@@ -53,6 +70,8 @@ class _Loop:
         self.group = group
         self.holder: asyncio.Task[int] | None = None
         """The submission in flight that is not an instant command (at most one)."""
+        self.queued: deque[str] = deque()
+        """What was submitted while a turn ran, to submit when it ends (in order)."""
         self.one_turn = False
         self.draft = ""
         self.interrupts = 0
@@ -119,12 +138,16 @@ class _Loop:
         if not text:
             return
         self.surface.say("> " + text, "bold")
-        if not self._running():
+        if not self._running() and not self.queued:
             self._start(text)
         elif self._instant(text):
             self.group.create_task(self._one(text))
-        else:
+        elif self.one_turn:
             self.surface.say("a turn is running: wait for it to end, or press Ctrl-C to interrupt it", "yellow")
+        else:
+            self.queued.append(text)
+            ahead = len(self.queued) - 1
+            self.surface.say(f"queued: it runs when the turn ends{f', after {ahead} more' if ahead else ''} (Ctrl-C drops it)", "yellow")
 
     def _instant(self, text: str) -> bool:
         name = text[1:].partition(" ")[0] if text.startswith("/") else None
@@ -133,7 +156,17 @@ class _Loop:
     def _start(self, text: str) -> None:
         self.interrupts, self.awaited = 0, []
         self.holder = self.group.create_task(self._one(text))
-        self.holder.add_done_callback(lambda _: self._wake() if self.one_turn else self.session.app.invalidate())
+        self.holder.add_done_callback(self._ended)
+
+    def _ended(self, _: asyncio.Task[int]) -> None:
+        if self.one_turn:
+            self._wake()
+            return
+        if self.queued and not self.surface.closed:
+            text = self.queued.popleft()
+            self.surface.say("> " + text, "bold")
+            self._start(text)
+        self.session.app.invalidate()
 
     async def _one(self, text: str) -> int:
         try:
@@ -155,6 +188,7 @@ class _Loop:
             self.surface.say("a command is running; it ends within its deadline", "yellow")
             return
         self.interrupts += 1
+        self._drop_queued()
         if self.interrupts == 1:
             self.awaited = self.driver.interrupt()
             if not self.awaited:
@@ -165,6 +199,12 @@ class _Loop:
             stopped = self.driver.interrupt()
             self.surface.say(f"stopped waiting for {', '.join(stopped or self.awaited)}", "yellow")
             self.awaited = []
+
+    def _drop_queued(self) -> None:
+        """Ctrl-C stops what the person set going, the prompts queued behind it too (each is
+        in the history: ↑ brings it back)."""
+        while self.queued:
+            self.surface.say(f"dropped the queued prompt (↑ brings it back): {self.queued.popleft()}", "yellow")
 
     async def _answer(self, question: Question) -> None:
         if question.answer.done():
@@ -184,8 +224,8 @@ class _Loop:
         question.answer.set_result(said)
         if question.tool is None:
             self.surface.say(f"? {question.text} → {said}")
-        else:
-            self.surface.say({"once": f"allowed {question.tool} once", "always": f"allowed {question.tool} from now on", "no": f"declined {question.tool}"}[said])
+        elif said != "always":  # the run says what "always" allowed, and where it keeps it
+            self.surface.say(f"allowed {question.tool} once" if said == "once" else f"declined {question.tool}")
 
     async def _quit(self) -> int:
         if not self._running() or self.holder is None:

@@ -1,6 +1,7 @@
 """The terminal surface's state and output: what a turn, a command or a notice leaves on the
-screen, what is live (the streamed line not yet ended, the running tools with their progress
-line), and the queue of questions waiting for the person.
+screen, what is live (the model's block not yet complete, the running tools with their
+progress line), and the queue of questions waiting for the person. The model's text is drawn
+as markdown a block at a time, once each is complete (`_markdown.Blocks`, ADR-0017).
 
 Owns the rule that questions queue: `permission` and `ask` put a question in line and wait
 for its answer, and the keyboard loop (`_loop.py`) answers them one at a time, never two at
@@ -17,7 +18,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 import msgspec
@@ -36,7 +37,8 @@ from ...wire import (
     ViewOutcome,
 )
 from .._escape import escape
-from ._draw import draw, finished, short
+from ._draw import draw, finished, markdown, short
+from ._markdown import Blocks
 
 __all__ = ["Question", "TerminalSurface"]
 
@@ -51,6 +53,8 @@ class Question(msgspec.Struct):
     answer: asyncio.Future[str]
     tool: str | None = None
     input: Json = None
+    always: str | None = None
+    """For a permission: the allow rule a "yes, always" adds."""
 
 
 class _Running(msgspec.Struct):
@@ -74,7 +78,10 @@ class TerminalSurface(msgspec.Struct):
     questions: deque[Question] = msgspec.field(default_factory=lambda: deque())
     closed: bool = False
     """Set when nobody is left to answer: questions then raise GateError at once."""
-    _partial: str = ""
+    _blocks: Blocks = msgspec.field(default_factory=Blocks)
+    """The model's text of the response being streamed, cut into markdown blocks."""
+    _drawn: bool = False
+    """A block of the current response is on the screen (the next one is set off by a blank line)."""
     _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
 
     def print(self, renderable: RenderableType) -> None:
@@ -89,28 +96,39 @@ class TerminalSurface(msgspec.Struct):
         """The live area as prompt_toolkit formatted text: the unfinished line, then one line
         per running tool with its progress."""
         lines: list[tuple[str, str]] = []
-        if self._partial:
-            lines.append(("", escape(self._partial) + "\n"))
+        pending = self._blocks.pending()
+        if pending:
+            lines.append(("", escape(pending) + "\n"))
         for tool in self._running.values():
             lines.append(("bold", f"⋯ {escape(tool.name)}"))
             lines.append(("", f" {short(tool.input)}" if tool.input not in ({}, None) else ""))
             lines.append(("fg:ansibrightblack", f" · {tool.tail}\n" if tool.tail else "\n"))
         return lines
 
+    def _block(self, block: str) -> None:
+        # One print, the blank line that sets it off included: the prompt is redrawn
+        # between two writes, never inside one.
+        # Escaped before it is read as markdown too, so a control byte is shown, not
+        # dropped by rich; `markdown` escapes what the rendering made of it.
+        drawn = markdown(escape(block))
+        self.print(Group(Text(), drawn) if self._drawn else drawn)
+        self._drawn = True
+
     def _flush(self) -> None:
-        if self._partial:
-            line, self._partial = self._partial, ""
-            self.print(Text(escape(line)))
+        """The response's text is over (it ended, or a tool call or a line of bingo's comes):
+        its last block is drawn as it stands."""
+        block = self._blocks.rest()
+        if block is not None:
+            self._block(block)
+        self._drawn = False
 
     # --- TurnEvents ---------------------------------------------------------------
 
     def text(self, text: str) -> None:
-        self._partial += text
-        if "\n" in self._partial:
-            # Escaped as whole lines, not as deltas: a joiner split between two deltas is
-            # seen with its neighbours. The CR of the last line's CRLF is part of its end.
-            done, _, self._partial = self._partial.rpartition("\n")
-            self.print(Text(escape(done.removesuffix("\r"))))
+        # Rendered and escaped as whole blocks, not as deltas: a joiner split between two
+        # deltas is seen with its neighbours, and markdown is read as a whole.
+        for block in self._blocks.feed(text):
+            self._block(block)
         self.changed()
 
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
@@ -178,7 +196,7 @@ class TerminalSurface(msgspec.Struct):
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         self._flush()
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        answer = await self._queue(Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input))
+        answer = await self._queue(Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input, always=always))
         return "once" if answer == "once" else "always" if answer == "always" else "no"
 
     async def ask(self, question: str, choices: list[str] | None) -> str:

@@ -1,0 +1,142 @@
+"""What the terminal shows as it opens, and what its status line says.
+
+Owns three drawings: the banner (one line: bingo's version, the provider and model the
+first turn would use or how to set one, the working directory, the session), the recap of
+a continued session (its last exchanges: the person's prompts, the model's text as
+markdown, each tool call as one line), and the bottom status line (the model and the
+tokens this run spent). Everything foreign in them (a path, a session's text, a tool's
+input) is escaped; the model's text is rendered as markdown and escaped once rendered, as
+it is when it streams.
+
+It decides nothing about the run: the app says what the banner names (`Opening`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+from rich.console import RenderableType
+from rich.rule import Rule
+from rich.text import Text
+
+from ...wire import Json, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from .._escape import escape
+from ._draw import markdown, short
+
+__all__ = ["Opening", "banner", "recap", "status"]
+
+_EXCHANGES = 3
+"""Exchanges (a prompt and what answered it) a continued session's recap shows."""
+_TEXT_MAX = 1500
+"""Characters of one past text the recap shows; longer, it is cut with a mark saying so."""
+
+
+class Opening(msgspec.Struct, frozen=True, kw_only=True):
+    """What the banner names, and the history of the session being continued."""
+
+    version: str
+    provider: str | None
+    """The provider the first turn would use; None when none can be chosen."""
+    model: str | None
+    unset: str = ""
+    """With no provider: what is wrong and how to set one (one line)."""
+    cwd: str
+    home: str | None = None
+    """The person's home directory, shown as ~ at the start of `cwd`."""
+    session: str | None = None
+    """The id of the session being continued; None for a new one."""
+    past: list[Message] = []
+
+
+def _where(cwd: str, home: str | None) -> str:
+    if home and (cwd == home or cwd.startswith(home.rstrip(os.sep) + os.sep)):
+        return "~" + cwd[len(home.rstrip(os.sep)) :]
+    return cwd
+
+
+def banner(opening: Opening) -> Text:
+    """The one line the terminal opens with."""
+    line = Text()
+    line.append(f"bingo {escape(opening.version)}", style="bold")
+    line.append(" · ", style="dim")
+    if opening.provider is not None:
+        line.append(escape(f"{opening.model} via {opening.provider}"))
+    else:
+        line.append(escape(f"no model: {opening.unset}"), style="yellow")
+    line.append(" · ", style="dim")
+    line.append(escape(_where(opening.cwd, opening.home)))
+    line.append(" · ", style="dim")
+    line.append(escape(f"continuing session {opening.session}") if opening.session else "new session")
+    return line
+
+
+def _prompt(text: str) -> str:
+    """What the person typed: a prompt's text without the context pieces put before it."""
+    while text.startswith("<context"):
+        end = text.find("\n</context>\n")
+        if end < 0:
+            break
+        text = text[end + len("\n</context>\n") :]
+    return text.lstrip("\n")
+
+
+def _cut(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _TEXT_MAX else text[:_TEXT_MAX] + " …"
+
+
+def _exchanges(messages: list[Message]) -> tuple[list[Message], int]:
+    """The messages of the last exchanges, and how many prompts came before them."""
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and any(isinstance(b, TextBlock) for b in m.content)]
+    if not starts:
+        return messages, 0
+    shown = starts[-_EXCHANGES:]
+    return messages[shown[0] :], len(starts) - len(shown)
+
+
+def recap(opening: Opening) -> list[RenderableType]:
+    """The last exchanges of the session being continued, framed by two rules ([] for a new
+    session or one with nothing to show)."""
+    messages, before = _exchanges(opening.past)
+    failed = {b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and b.is_error}
+    drawn: list[RenderableType] = []
+    for message in messages:
+        for block in message.content:
+            match block:
+                case TextBlock(text=text) if message.role == "user" and text.strip():
+                    drawn.append(Text(escape("> " + _cut(_prompt(text))), style="bold"))
+                case TextBlock(text=text) if text.strip():
+                    drawn.append(markdown(escape(_cut(text))))
+                case ToolUseBlock(id=call_id, name=name, input=input):
+                    drawn.append(_call(name, input, call_id in failed))
+                case _:
+                    pass
+    if not drawn:
+        return []
+    earlier = f" · {before} earlier prompt{'s' if before != 1 else ''} not shown" if before else ""
+    head = Rule(Text(escape(f"the conversation so far{earlier}"), style="dim"), style="dim", align="left")
+    return [head, *drawn, Rule(style="dim")]
+
+
+def _call(name: str, input: Json, failed: bool) -> Text:
+    mark, style = ("✗", "red") if failed else ("✓", "green")
+    line = Text(f"{mark} ", style=style)
+    line.append(escape(name), style="bold")
+    if input not in ({}, None):
+        line.append(" " + short(input))
+    return line
+
+
+def _tokens(count: int) -> str:
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k".replace(".0k", "k")
+    return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+def status(opening: Opening | None, used: Usage) -> str:
+    """The bottom status line: the model and the tokens this run spent (`1.2k in · 340 out`)."""
+    model = (opening.model if opening is not None and opening.provider is not None else None) or "no model"
+    return escape(f"{model} · {_tokens(used.input_tokens)} in · {_tokens(used.output_tokens)} out")
