@@ -362,6 +362,7 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     for name in sorted(EXIT_COMMANDS):
         registry.add_command(ExitCommand.named(name))
     choose = _model_chooser(settings, registry, environ)
+    system = system_prompt(cwd=cwd, project=project, home=bingo_home(environ)).text
 
     def make(surface: Surface, session_id: str | None) -> RoomRun:
         session = _LazySession(data_dir / "sessions.db", str(project))
@@ -373,7 +374,7 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
             except SessionError as exc:
                 notices.say("bingo", f"{exc.line()}; this room starts a new session", "warning")
                 session.id = None
-        conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=str(cwd), messages=messages)
+        conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=str(cwd), messages=messages, system=system, windows=_windows)
         dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
         run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
         conversation.on_always = run.remember
