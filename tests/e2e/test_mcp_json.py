@@ -88,3 +88,19 @@ def test_a_bad_mcp_json_entry_is_named_and_the_others_run(tmp_path: Path) -> Non
     assert "plugin__calc__add" in result.stdout
     assert "mcpServers.Bad" in result.stderr and "rename the key" in result.stderr
     assert "sse, the transport MCP deprecated" in result.stderr
+
+
+def test_a_script_in_the_project_that_a_trusted_mcp_json_runs_is_pinned_with_it(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    script = box.project / "tools" / "server.py"
+    script.parent.mkdir()
+    script.write_bytes(SERVER.read_bytes())
+    _mcp_json(box, marks, calc={"command": sys.executable, "args": ["tools/server.py"]})
+    assert box.run("--trust").returncode == 0
+    assert "plugin__calc__add" in box.run("-p", "/tools").stdout
+    script.write_text(script.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    changed = box.run("-p", "/tools")
+    assert "plugin__calc__add" not in changed.stdout
+    assert "changed since you trusted it (.mcp.json)" in changed.stderr

@@ -196,17 +196,21 @@ def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fi
     """The digest of a plugin as this module's docstring says. `cwd` is where the plugin
     will run: an entry argument relative to it (`main.py`) names a file there. Without
     `contents`, the same walk gives a signature of what it met by `stat` alone: what the
-    declaration cache keys a user plugin by, never what trust pins."""
+    declaration cache keys a user plugin by, never what trust pins. A server a `.mcp.json`
+    declares has no directory of its own (its root is the project's): only the files its
+    entry names are hashed."""
     within = _real(str(source.base))
     walk = _Walk(within, contents=contents)
     try:
-        walk.node(".", str(source.root))
-        plugin_root = _real(str(source.root))
+        own = source.declared_in is None
+        if own:
+            walk.node(".", str(source.root))
+        plugin_root = _real(str(source.root)) if own else ""
         named: set[str] = set()
         for piece, via_root in _entry_words(source):
             path = piece if os.path.isabs(piece) else os.path.join(str(cwd), piece)
             real = _real(path)
-            if real in named or _inside(real, plugin_root) or not os.path.lexists(real):
+            if real in named or (own and _inside(real, plugin_root)) or not os.path.lexists(real):
                 continue
             if _inside(real, within):
                 named.add(real)

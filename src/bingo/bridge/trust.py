@@ -143,11 +143,33 @@ def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: 
         label = f".bingo/{name}" + (f": {', '.join(keys)}" if keys else "")
         items.append(Item(key=name, kind="settings", label=label, digest=digest, matters=bool(keys), problem=problem))
     data, digest, problem = _bytes_digest(project / MCP_FILE)
+    if digest is not None:
+        # What its servers' commands and arguments name inside the project is pinned with
+        # it, as a plugin's entry files are: a trusted `.mcp.json` runs no changed script.
+        digest, problem, outside = _with_entries(digest, [s for s in sources if s.declared_in is not None], cwd)
+    else:
+        outside = ()
     if data is not None or problem is not None:
         servers = _mcp_servers(data or b"")
         label = MCP_FILE + (f": servers {', '.join(servers)}" if servers else "")
-        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem))
+        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem, outside=outside))
     return items
+
+
+def _with_entries(digest: str, servers: Sequence[PluginSource], cwd: Path) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """`.mcp.json`'s digest with the files each of its `servers` names folded in (their
+    fingerprints), why it has none, and the links that lead out of the project."""
+    whole = hashlib.sha256(digest.encode())
+    outside: list[str] = []
+    for server in sorted(servers, key=lambda s: s.name):
+        if server.manifest is None:
+            continue
+        print_ = fingerprint(server, cwd)
+        if print_.digest is None:
+            return None, f"server {server.name}: {print_.problem}", tuple(outside)
+        outside += print_.outside
+        whole.update(f"\n{server.name}:{print_.digest}".encode())
+    return whole.hexdigest(), None, tuple(outside)
 
 
 # --- the record --------------------------------------------------------------------
