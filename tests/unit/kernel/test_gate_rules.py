@@ -6,6 +6,7 @@ and the lines naming rules that are malformed or match no tool."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from bingo.kernel._shell import pieces, simple_commands
 from bingo.kernel.gate import Decision, Gate, Rule, Verdict, always_rule, parse_rule, refusal, rule_problems
-from bingo.kernel.settings import Permissions
+from bingo.kernel.settings import Permissions, load_settings
 from bingo.wire import Json, ToolTraits
 
 UNTRUSTED = ToolTraits()
@@ -206,6 +207,25 @@ def test_whatever_a_prefix_rule_allows_it_no_longer_allows_with_a_command_after_
     if _bash(gate, command) is Verdict.ALLOW:
         assert _bash(gate, command + attack) is Verdict.ASK
     assert _bash(gate, "rm -rf /;" + command) is Verdict.ASK
+
+
+_ORACLE_TOKENS = st.sampled_from(
+    [" ", "x", ";", "&", "&&", "|", "||", "\n", "$(", "${", ")", "(", "`", "'", '"', "\\", "$'", "{", "}", "#",
+     ">", ">>", "<", "2>&1", "/dev/null", "X", "touch X", " touch X", ">X", "$(touch X)", "\\\n"]
+)
+
+
+@settings(derandomize=True, deadline=None, max_examples=500)
+@given(tail=st.lists(_ORACLE_TOKENS, max_size=8).map("".join))
+def test_bash_itself_runs_nothing_but_the_allowed_command(tail: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The oracle is bash: a command the gate lets `bash(echo ok*)` allow is run, in an
+    empty directory, and must leave it empty (no `touch X` ran, no file was redirected to)."""
+    command = "echo ok" + tail
+    if _bash(_gate(allow=("bash(echo ok*)",)), command) is not Verdict.ALLOW:
+        return
+    where = tmp_path_factory.mktemp("oracle")
+    subprocess.run(["/bin/bash", "-c", command], cwd=where, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, env={"PATH": os.defpath})
+    assert list(where.iterdir()) == [], command
 
 
 # --- bash: what a deny or ask pattern matches -------------------------------------
@@ -467,3 +487,18 @@ def test_rules_that_match_a_tool_are_not_named_and_a_rule_repeated_in_one_place_
     placed = [("--allow", "allow", "bash(git*)"), ("/s.json", "deny", "plugin__*"), ("/s.json", "deny", "nope"), ("/s.json", "deny", "nope")]
 
     assert rule_problems(placed, _TOOLS, set()) == ["/s.json: permissions.deny rule 'nope' matches no tool"]
+
+
+def test_settings_keep_where_each_rule_in_force_came_from(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".bingo").mkdir(parents=True)
+    home.mkdir()
+    (home / "settings.json").write_text('{"permissions": {"deny": ["bash(rm*)"]}}', encoding="utf-8")
+    (project / ".bingo" / "settings.json").write_text('{"permissions": {"allow": ["bash"], "ask": ["edit"]}}', encoding="utf-8")
+
+    untrusted = load_settings(home=home, project=project, project_trusted=False, overrides={"permissions": {"allow": ["read"]}})
+    trusted = load_settings(home=home, project=project, project_trusted=True)
+
+    user, shared = str(home / "settings.json"), str(project / ".bingo" / "settings.json")
+    assert untrusted.rules == ((user, "deny", "bash(rm*)"), (shared, "ask", "edit"), ("--allow", "allow", "read"))
+    assert trusted.rules == ((user, "deny", "bash(rm*)"), (shared, "allow", "bash"), (shared, "ask", "edit"))
