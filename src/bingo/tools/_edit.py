@@ -210,9 +210,15 @@ def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _
             "(CRLF). Use bash to change line endings."
         )
     positions = _positions(text, old, first) if args.replace_all else [first]
-    # Replaced in the bytes, one pass and one copy: a valid UTF-8 string matches valid UTF-8
-    # bytes exactly where it matches the text, and the changed text is never encoded whole.
-    changed = data.replace(old.encode("utf-8"), new.encode("utf-8"), -1 if args.replace_all else 1)
+    # Replaced in the bytes, so the changed text is never encoded whole: a valid UTF-8 string
+    # matches valid UTF-8 bytes exactly where it matches the text. One replacement in an
+    # ASCII file (where offsets in the text are offsets in the bytes) is one copy, no search.
+    old_bytes, new_bytes = old.encode("utf-8"), new.encode("utf-8")
+    if len(positions) == 1 and len(text) == len(data):
+        whole = memoryview(data)
+        changed = b"".join((whole[:first], new_bytes, whole[first + len(old_bytes) :]))
+    else:
+        changed = data.replace(old_bytes, new_bytes, -1 if args.replace_all else 1)
     diff = unified(text, _spans(text, positions, len(old), new), shown, shown)
     seen = save(target, shown, changed)
     return _Edited(seen=seen, diff=diff, replacements=len(positions))

@@ -256,3 +256,10 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     said_edit = said(tools.edit("pipe", "a", "b"))
     assert said_edit == "pipe is not a regular file (a fifo, socket or device); edit changes regular files only."
     assert said(tools.write("pipe", "x")) == "pipe is not a regular file (a fifo, socket or device); write changes regular files only."
+
+
+def test_a_non_ascii_file_is_edited_where_the_text_matches(tmp_path: Path) -> None:
+    tools, path = ready(tmp_path, "u.txt", "café → naïve\nzürich 😀 zürich\n".encode())
+    assert said(tools.edit("u.txt", "zürich", "Zürich", every=True)) == "edited u.txt: 2 replacements, +1 −1 lines"
+    assert said(tools.edit("u.txt", "naïve", "näive")) == "edited u.txt: 1 replacement, +1 −1 lines"
+    assert path.read_text(encoding="utf-8") == "café → näive\nZürich 😀 Zürich\n"
