@@ -32,7 +32,7 @@ import msgspec
 from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
 from .kernel.atomic import write_atomic
 from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
-from .kernel.frames import Frame, NoticeFrame, history
+from .kernel.frames import Frame, NoticeFrame, history, spent
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
@@ -44,7 +44,7 @@ from .kernel.registry import Registry
 from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
-from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, escape
+from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape
 from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
@@ -274,6 +274,7 @@ async def run_app(options: Options) -> int:
                 for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
+                registry.add_command(UsageCommand(lambda: conversation.used, lambda: spent(session.store.frames(session.id)) if session.id else None))
                 for name in sorted(EXIT_COMMANDS):
                     registry.add_command(ExitCommand.named(name))
                 dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose_model, help_hint="/help lists them" if interactive else "bingo -p /help lists them")
