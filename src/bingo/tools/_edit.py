@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Annotated
@@ -42,6 +43,10 @@ __all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "load", "save"]
 
 MAX_FILE = 64 * 1024 * 1024
 """The largest file `edit` and `write` change: both hold it in memory twice, as bytes and text."""
+
+
+_NUMBERED = re.compile(r"(?: *\d+\t[^\n]*(?:\n|$))+\Z")
+"""Text whose every line starts like a line of read's output (spaces, a number, a tab)."""
 
 
 class EditInput(Input, frozen=True):
@@ -193,6 +198,11 @@ def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _
         ) from None
     old, new = _matched(text, args.old_string, args.new_string)
     first = text.find(old)
+    if first < 0 and _NUMBERED.match(args.old_string):
+        raise Refusal(
+            f"{shown}: oldString was not found: it starts with read's line-number prefix (the number and "
+            "the tab before each line), which is not in the file. Leave the prefix out and call edit again."
+        )
     if first < 0:
         raise Refusal(
             f"{shown}: oldString was not found. It must match the file exactly, whitespace and "

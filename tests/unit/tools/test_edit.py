@@ -263,3 +263,12 @@ def test_a_non_ascii_file_is_edited_where_the_text_matches(tmp_path: Path) -> No
     assert said(tools.edit("u.txt", "zürich", "Zürich", every=True)) == "edited u.txt: 2 replacements, +1 −1 lines"
     assert said(tools.edit("u.txt", "naïve", "näive")) == "edited u.txt: 1 replacement, +1 −1 lines"
     assert path.read_text(encoding="utf-8") == "café → näive\nZürich 😀 Zürich\n"
+
+
+def test_an_old_string_copied_with_reads_line_numbers_is_refused_with_that_said(tmp_path: Path) -> None:
+    tools, _ = ready(tmp_path, "a.txt", b"alpha\nbeta\n")
+    assert said(tools.edit("a.txt", "     1\talpha\n     2\tbeta", "x")) == (
+        "a.txt: oldString was not found: it starts with read's line-number prefix (the number and the tab "
+        "before each line), which is not in the file. Leave the prefix out and call edit again."
+    )
+    assert "line-number prefix (the number" not in said(tools.edit("a.txt", "gamma", "x"))
