@@ -74,5 +74,5 @@ class Blocks:
 
     def pending(self) -> str:
         """The unfinished block's last lines, raw, for the live area ('' when none)."""
-        lines = [*self._done, self._line] if self._line else list(self._done)
+        lines = [*self._done[-_LIVE_LINES:], self._line] if self._line else self._done
         return "\n".join(lines[-_LIVE_LINES:])
