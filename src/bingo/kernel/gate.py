@@ -123,6 +123,12 @@ def parse_rule(text: str) -> Rule:
     return Rule(text, name, pattern)
 
 
+def _bare_match(text: str, name: str) -> bool:
+    """A rule naming, whole, a tool whose own name holds a parenthesis (a plugin may call a
+    tool `f(x)`): it is that tool's bare name, not a name and a pattern."""
+    return ("(" in name or ")" in name) and matches(text, name)
+
+
 @functools.lru_cache(maxsize=_RULE_CACHE_SIZE)
 def _pattern(rule: str) -> re.Pattern[str]:
     literal_parts = (re.escape(part) for part in rule.split("*"))
@@ -295,6 +301,8 @@ class Gate:
 
     def _first_tightening(self, rules: list[str], name: str, call: _Call | None) -> str | None:
         for text in rules:
+            if _bare_match(text, name):
+                return text
             rule = parse_rule(text)
             if not rule.tool or not matches(rule.tool, name):
                 continue
@@ -326,6 +334,8 @@ class Gate:
         and the patterned allow rules naming the tool that did not."""
         patterned: list[str] = []
         for text in self._allow:
+            if _bare_match(text, name):
+                return text, ()
             rule = parse_rule(text)
             if rule.problem is not None or not matches(rule.tool, name):
                 continue
@@ -461,6 +471,8 @@ def rule_problems(placed: Sequence[PlacedRule], tools: Mapping[str, str], plugin
             continue
         seen.add(placed_rule)
         where, kind, text = placed_rule
+        if any(_bare_match(text, tool) for tool in tools):
+            continue
         label = f"{where} {text!r}" if where.startswith("--") else f"{where}: permissions.{kind} rule {text!r}"
         rule = parse_rule(text)
         if rule.problem is not None:

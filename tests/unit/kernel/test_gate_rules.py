@@ -502,3 +502,12 @@ def test_settings_keep_where_each_rule_in_force_came_from(tmp_path: Path) -> Non
     user, shared = str(home / "settings.json"), str(project / ".bingo" / "settings.json")
     assert untrusted.rules == ((user, "deny", "bash(rm*)"), (shared, "ask", "edit"), ("--allow", "allow", "read"))
     assert trusted.rules == ((user, "deny", "bash(rm*)"), (shared, "allow", "bash"), (shared, "ask", "edit"))
+
+
+def test_a_tool_whose_own_name_holds_parentheses_is_matched_by_that_name_whole() -> None:
+    name = "plugin__x__f(y)"
+    gate = _gate()
+    gate.allow(gate.always_rule(name, {}, PROJECT))
+
+    assert _on(gate, name, {}) is Verdict.ALLOW
+    assert rule_problems([("--allow", "allow", name)], {name: "x"}, {"x"}) == []
