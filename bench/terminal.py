@@ -72,7 +72,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     runs = parser.parse_args().runs
-    markdown(), floor()  # warm: rich's lexers and markdown parser are imported on first use
+    # Warm: rich's lexers and markdown parser are imported on first use.
+    markdown()
+    floor()
     drawn = statistics.median(markdown() for _ in range(runs))
     plain = statistics.median(floor() for _ in range(runs))
     blocks = RESPONSE.count("\n\n")
