@@ -27,7 +27,7 @@ def _with_wordcount(tmp_path: Path) -> Sandbox:
 def test_allow_flags_naming_no_tool_are_named_with_the_tool_meant(tmp_path: Path) -> None:
     box = _with_wordcount(tmp_path)
 
-    result = box.run("-p", "--allow", "plugin__wordcount_count", "--allow", "wordcount", "--allow", "plugin__wordcount__count", "/help")
+    result = box.run("-p", "--allow", "plugin__wordcount_count", "--allow", "wordcount", "--allow", "bash(ls", "--allow", "plugin__wordcount__count", "/help")
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
@@ -35,6 +35,8 @@ def test_allow_flags_naming_no_tool_are_named_with_the_tool_meant(tmp_path: Path
         "bingo: --allow 'plugin__wordcount_count' matches no tool (did you mean plugin__wordcount__count?)",
         "bingo: --allow 'wordcount' matches no tool: wordcount is a plugin, and a rule names one of its tools "
         "(did you mean plugin__wordcount__count?)",
+        "bingo: --allow 'bash(ls' is not a rule: its '(' is not closed by a ')' at its end; write bash(PATTERN), "
+        "e.g. bash(git status*) (it allows nothing until it is fixed)",
     ]
 
 
