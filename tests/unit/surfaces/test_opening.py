@@ -65,5 +65,6 @@ def test_the_status_line_counts_tokens_in_thousands() -> None:
     assert status(_opening(), Usage()) == "claude-x · 0 in · 0 out"
     assert status(_opening(), Usage(input_tokens=1234, output_tokens=340)) == "claude-x · 1.2k in · 340 out"
     assert status(_opening(), Usage(input_tokens=2_000_000, output_tokens=12_000)) == "claude-x · 2M in · 12k out"
+    assert status(_opening(), Usage(input_tokens=5400, output_tokens=7, cache_read_tokens=5000)) == "claude-x · 5.4k in (5k cached) · 7 out"
     assert status(_opening(provider=None, model=None), Usage()) == "no model · 0 in · 0 out"
     assert status(None, Usage()) == "no model · 0 in · 0 out"

@@ -137,6 +137,8 @@ def _tokens(count: int) -> str:
 
 
 def status(opening: Opening | None, used: Usage) -> str:
-    """The bottom status line: the model and the tokens this run spent (`1.2k in · 340 out`)."""
+    """The bottom status line: the model and the tokens this run spent (`1.2k in · 340 out`;
+    the input read from the provider's prompt cache said when there is any)."""
     model = (opening.model if opening is not None and opening.provider is not None else None) or "no model"
-    return escape(f"{model} · {_tokens(used.input_tokens)} in · {_tokens(used.output_tokens)} out")
+    cached = f" ({_tokens(used.cache_read_tokens)} cached)" if used.cache_read_tokens else ""
+    return escape(f"{model} · {_tokens(used.input_tokens)} in{cached} · {_tokens(used.output_tokens)} out")
