@@ -134,9 +134,11 @@ class Conversation(msgspec.Struct):
     _spoke: bool = False
     _prompt: Message | None = None
     """The latest turn's prompt in `messages`, which the requests of its turn send with `pieces`."""
-    _fruitless: int | None = None
-    """The estimate a compaction of this turn could not bring under the budget: not tried
-    again until the request grows past it."""
+    _warned: bool = False
+    """Whether this turn has said that its request is past the budget all the same."""
+    _fitted: bool = False
+    """Whether this turn has compacted (or tried to) on its own already: once is all it can
+    gain, since within a turn only the latest exchange grows, and compaction keeps that."""
 
     # --- the turn -----------------------------------------------------------------
 
@@ -176,7 +178,7 @@ class Conversation(msgspec.Struct):
         self._append(PromptFrame(text=prompt, turn=self.turn, pieces=list(self.pieces)))
         self._prompt = Message(role="user", content=[TextBlock(text=prompt)])
         self.messages.append(self._prompt)
-        self._fruitless = None
+        self._fitted = self._warned = False
         for _ in range(_MAX_STEPS):
             if self._interrupted:
                 return TurnResult("interrupted", "the turn was interrupted")
@@ -331,22 +333,26 @@ class Conversation(msgspec.Struct):
         )
 
     async def _fit(self) -> None:
-        """Compact the history when the request about to be sent passes the budget; once per
-        growth: a compaction that could not bring it under is not tried again this turn until
-        the request has grown past what it was."""
+        """Compact the history when the request about to be sent passes the budget, at most
+        once a turn: what comes before the latest exchange is folded then, and only the
+        exchange (kept verbatim) grows after that. A request still past the budget is said
+        once a turn and sent as it is (each of its tool results is bounded already)."""
         estimate, budget = estimate_request(self._request()), self.budget()
-        if estimate <= budget or (self._fruitless is not None and estimate <= self._fruitless):
+        if estimate <= budget:
             return
-        done = await self.compact("overflow")
-        if done.status == "compacted":
-            self.notices.say("bingo", f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens")
-        if done.status == "interrupted" or (done.status == "compacted" and done.after <= budget):
-            return
-        self._fruitless = max(estimate, done.after)
-        if done.status == "nothing":
-            self.notices.say("bingo", f"the latest exchange alone is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}); it is sent as it is", "warning")
-        elif done.status == "compacted":
-            self.notices.say("bingo", f"compacted, the conversation is still about {done.after} tokens, past the budget of {budget}; it is sent as it is", "warning")
+        if not self._fitted:
+            self._fitted = True
+            done = await self.compact("overflow")
+            if done.status == "interrupted":
+                return
+            if done.status == "compacted":
+                self.notices.say("bingo", f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens")
+                estimate = done.after
+            if estimate <= budget:
+                return
+        if not self._warned:
+            self._warned = True
+            self.notices.say("bingo", f"this request is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}), and compaction can fold nothing more this turn: it is sent as it is", "warning")
 
     def _compactors(self) -> list[Compactor]:
         """The strategies to try, in order: the one the settings name (a plugin's, or a

@@ -13,7 +13,7 @@ from bingo.kernel.errors import GateError, ProviderError
 from bingo.kernel.frames import CompactionFrame, Frame, PromptFrame
 from bingo.kernel.gate import Gate
 from bingo.kernel.hooks import Hooks
-from bingo.kernel.interfaces import PermissionAnswer
+from bingo.kernel.interfaces import PermissionAnswer, Provider
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Settings
@@ -100,12 +100,12 @@ def _history(turns: int, size: int) -> list[Message]:
 @dataclass
 class Run:
     conversation: Conversation
-    model: Model
+    model: Provider
     log: Log
     said: list[Notice]
 
 
-def _conversation(model: Model, messages: list[Message], settings: Settings, *, windows: Callable[[str, str], int | None] | None = None, prepare: Callable[[Registry], object] | None = None) -> Callable[[Callable[[Conversation], object]], Run]:
+def _conversation(model: Provider, messages: list[Message], settings: Settings, *, windows: Callable[[str, str], int | None] | None = None, prepare: Callable[[Registry], object] | None = None) -> Callable[[Callable[[Conversation], object]], Run]:
     def run(body: Callable[[Conversation], object]) -> Run:
         notices = Notices()
         said: list[Notice] = []
@@ -249,7 +249,8 @@ def test_a_latest_exchange_too_large_alone_is_said_once_and_not_compacted_again_
     run = _conversation(model, [], Settings(context_window=1000))(lambda c: c.run_turn("y" * 8000))
     assert len(model.requests) == 1 and not any(isinstance(f, CompactionFrame) for f in run.log.frames)
     assert [n.message for n in run.said] == [
-        f"the latest exchange alone is about {estimate_request(model.requests[0])} tokens, past the budget of 800 (80% of the model's 1000-token window); it is sent as it is"
+        f"this request is about {estimate_request(model.requests[0])} tokens, past the budget of 800 (80% of the model's 1000-token window), "
+        "and compaction can fold nothing more this turn: it is sent as it is"
     ]
 
 
@@ -349,3 +350,46 @@ def test_context_lists_the_system_prompt_the_window_and_the_latest_turns_pieces(
     sizes, pieces = view.children[2], view.children[3]
     assert isinstance(sizes, TableView) and sizes.rows[:3] == [["window (anthropic claude-x)", 10_000], ["compaction past", 8_000], ["one tool result at most", 1_000]]
     assert isinstance(pieces, TableView) and pieces.rows == [["note", 3, 40]]
+
+
+def test_a_long_tool_loop_compacts_once_in_its_turn_and_says_once_that_it_is_still_over() -> None:
+    from bingo.kernel.interfaces import ToolCall
+    from bingo.wire import ToolTraits
+
+    @dataclass
+    class Looping:
+        """Asks for `steps` tool calls, one per response, then ends; a summary request
+        (the instruction is its last words) is answered with a summary."""
+
+        steps: int
+        requests: list[ModelRequest] = field(default_factory=lambda: [])
+        spec: ProviderSpec = ProviderSpec(name="anthropic")
+        source: str = "builtin"
+
+        async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
+            self.requests.append(request)
+            if "Write that summary now" in str(request.messages[-1]):
+                return ModelResponse(message=_said("SUMMARY"), stop_reason="end")
+            if self.steps == 0:
+                return ModelResponse(message=_said("done"), stop_reason="end")
+            self.steps -= 1
+            use = ToolUseBlock(id=f"c{self.steps}", name="read", input={})
+            return ModelResponse(message=Message(role="assistant", content=[use]), stop_reason="toolUse")
+
+    @dataclass
+    class Big:
+        spec: ToolSpec = ToolSpec(name="read")
+        traits: ToolTraits = ToolTraits(trusted=True, read_only=True)
+        source: str = "builtin"
+
+        async def call(self, call: ToolCall) -> ToolOutput:
+            return ToolOutput(parts=[TextPart(text="r" * 3000)])  # a tenth of the window: not cut
+
+    looping = Looping(steps=6)
+    run = _conversation(looping, _history(3, 1000), Settings(context_window=3000), prepare=lambda r: r.add_tool(Big()))(lambda c: c.run_turn("now"))
+    assert len([r for r in looping.requests if "Write that summary now" in str(r.messages[-1])]) == 1
+    assert len([f for f in run.log.frames if isinstance(f, CompactionFrame)]) == 1
+    said = [n.message for n in run.said]
+    assert len(said) == 2 and "compacted by summary" in said[0]
+    assert said[1].startswith("this request is about ") and said[1].endswith("compaction can fold nothing more this turn: it is sent as it is")
+    assert len(looping.requests) == 1 + 7  # one summary, then every step of the turn
