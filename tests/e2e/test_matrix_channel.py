@@ -53,10 +53,16 @@ def _box(tmp_path: Path, room: Room, replies: list[list[dict[str, Any]]], **sett
     box = Sandbox(tmp_path, env={})
     box.install(EXAMPLES / "wordcount")
     (box.project / "notes.txt").write_text("the quick brown fox\njumps over\nthe lazy dog\n", encoding="utf-8")
+    _script(box, room, replies, **settings)
+    return box
+
+
+def _script(box: Sandbox, room: Room, replies: list[list[dict[str, Any]]], **settings: Any) -> None:
+    """The user's settings: the channel, and the scripted model's replies (from its first,
+    each time bingo starts it)."""
     matrix = {"homeserver": room.server.url, "userId": room.bot.id, "accessTokenEnv": TOKEN_ENV, "rooms": [room.id], "allowedUsers": [room.person.id], "cwd": str(box.project)}
     matrix.update(settings.pop("matrix", {}))
     use_scripted_model(box, replies, channels={"matrix": matrix}, **settings)
-    return box
 
 
 class Bot:
@@ -136,3 +142,128 @@ def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Pat
     assert [m["content"] for m in model_requests(box)[0]["request"]["messages"][-1:]][0][0]["text"] == "hi"
     assert room.bot.token not in bot.log() + bot.stderr
     assert no_traceback(subprocess.CompletedProcess([], 0, "", bot.stderr))
+
+
+COUNT = "plugin__wordcount__count"
+
+
+def test_the_gate_asks_in_the_room_and_each_answer_holds(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    replies = [
+        [tool("c1", COUNT, {"path": "notes.txt"})], [text("Counted once.")],
+        [tool("c2", COUNT, {"path": "notes.txt"})], [text("Not counted.")],
+        [tool("c3", COUNT, {"path": "notes.txt"})], [text("Counted, and from now on.")],
+        [tool("c4", COUNT, {"path": "notes.txt"})], [text("Counted without asking.")],
+    ]
+    box = _box(tmp_path, room, replies)
+    bot = _start(bots, box, room)
+    asked = lambda n: (lambda b: sum(x.startswith(f"bingo wants to run {COUNT}") for x in b) >= n)  # noqa: E731
+    room.person.say(room.id, "count the words")
+    room.wait_for_body(asked(1), "the first question")
+    room.person.say(room.id, "yes")
+    room.wait_for_body(lambda b: "Counted once." in b, "the first answer")
+    room.person.say(room.id, "count again")
+    room.wait_for_body(asked(2), "the second question")
+    room.person.say(room.id, "no")
+    room.wait_for_body(lambda b: "Not counted." in b, "the second answer")
+    room.person.say(room.id, "and again")
+    room.wait_for_body(asked(3), "the third question")
+    room.person.say(room.id, "always")
+    room.wait_for_body(lambda b: "Counted, and from now on." in b, "the third answer")
+    room.person.say(room.id, "once more")
+    room.wait_for_body(lambda b: "Counted without asking." in b, "the fourth answer")
+    assert bot.stop() == 0
+    bodies = room.bodies()
+    assert sum(b.startswith(f"bingo wants to run {COUNT}") for b in bodies) == 3  # "always" held
+    assert bodies.count(TABLE_TEXT) == 3  # yes, always, and the one not asked; not after "no"
+    requests = model_requests(box)
+    assert result_text(tool_results(requests[1])[-1]) == "notes.txt: 9 words, 3 lines, 44 characters"
+    assert result_text(tool_results(requests[3])[-1]) == f"the person declined to run {COUNT}"
+    saved = json.loads((box.project / ".bingo" / "settings.local.json").read_text(encoding="utf-8"))
+    assert COUNT in saved["permissions"]["allow"]
+
+
+def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[tool("c1", COUNT, {"path": "notes.txt"})], [text("Nobody answered.")]], matrix={"questionSeconds": 1})
+    _start(bots, box, room)
+    room.person.say(room.id, "count the words")
+    bodies = room.wait_for_body(lambda b: "Nobody answered." in b, "the turn to end")
+    assert "no answer in 1 s: taken as no" in bodies
+    assert TABLE_TEXT not in bodies
+    assert result_text(tool_results(model_requests(box)[1])[-1]) == f"the person declined to run {COUNT}"
+
+
+def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(tmp_path: Path, room: Room, bots: list[Bot], homeserver: Synapse) -> None:
+    box = _box(tmp_path, room, [[text("Before the restart.")], [text("After the restart.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "first")
+    room.wait_for_body(lambda b: "Before the restart." in b, "the first answer")
+    homeserver.restart()
+    room.person.say(room.id, "second")
+    bodies = room.wait_for_body(lambda b: "After the restart." in b, "the answer after the restart", timeout=60)
+    assert bot.stop() == 0
+    bodies = room.bodies()
+    assert bodies.count("Before the restart.") == 1
+    assert bodies.count("After the restart.") == 1
+    away = [b for b in bodies if "the homeserver was away" in b]
+    assert len(away) == 1, bodies
+    assert len(model_requests(box)) == 2
+    assert "homeserver away" in bot.log()
+    assert room.bot.token not in bot.log() + bot.stderr
+
+
+def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[text("One.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "first")
+    room.wait_for_body(lambda b: "One." in b, "the first answer")
+    assert bot.stop() == 0
+    room.person.say(room.id, "said while bingo was away")
+    _script(box, room, [[text("Two.")]])
+    again = _start(bots, box, room)
+    bodies = room.wait_for_body(lambda b: "Two." in b, "the message sent while away to be answered")
+    assert again.stop() == 0
+    assert room.bodies().count("One.") == 1  # "first" was not answered again
+    requests = model_requests(box)
+    assert len(requests) == 2
+    said = [block.get("text") for m in requests[1]["request"]["messages"] for block in m["content"] if block.get("type") == "text"]
+    assert said[:3] == ["first", "One.", "said while bingo was away"]  # the room's session went on
+    # The room's session is an ordinary session: a terminal's -c continues it.
+    result = box.run("-p", "-c", "and from the terminal")
+    assert result.returncode == 0, result.stderr
+    last = model_requests(box)[-1]["request"]["messages"]
+    assert [b.get("text") for b in last[0]["content"]][:1] == ["first"]
+    assert bodies
+
+
+def test_messages_during_a_turn_wait_in_order_and_a_flood_is_bounded(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    replies = [[{"sleep": 8}, text("slow answer")]] + [[text(f"answer {n}")] for n in range(1, 40)]
+    box = _box(tmp_path, room, replies)
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "slow")
+    wait_for(lambda: "running a message" in bot.log(), what="the slow turn to start")
+    for n in range(1, 23):
+        room.person.say(room.id, f"message {n}")
+    room.wait_for_body(lambda b: "answer 16" in b, "the queued messages to be answered", timeout=60)
+    assert bot.stop() == 0
+    prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
+    assert prompts[0] == "slow"
+    assert prompts[1:] == [f"message {n}" for n in range(1, len(prompts))]  # in order
+    assert len(prompts) == 17  # the turn running, then the queue's 16; the rest dropped
+    bodies = room.bodies()
+    assert sum("messages are waiting already" in b for b in bodies) == 1
+    assert bot.log().count("dropping what") == 1
+
+
+def test_a_missing_or_wrong_token_is_exit_2_in_one_line(tmp_path: Path, room: Room) -> None:
+    box = _box(tmp_path, room, [])
+    missing = box.run("--channel", "matrix")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [f"bingo: {TOKEN_ENV} is not set: bingo reads the bot's Matrix access token from it: export {TOKEN_ENV}=<the bot's access token>, or name another variable in accessTokenEnv"]
+    wrong_token = "syt_not_a_real_token_1234"
+    wrong = box.run("--channel", "matrix", env={TOKEN_ENV: wrong_token})
+    assert wrong.returncode == 2
+    [line] = wrong.stderr.strip().splitlines()
+    assert line.startswith(f"bingo: the homeserver {room.server.url} refused the access token (M_UNKNOWN_TOKEN)")
+    log = box.logs / "bingo.log"
+    assert wrong_token not in wrong.stderr + (log.read_text(encoding="utf-8") if log.exists() else "")
+    assert no_traceback(wrong)

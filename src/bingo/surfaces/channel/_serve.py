@@ -181,6 +181,7 @@ class _Room:
         try:
             while True:
                 text = await self.queue.get()
+                _log.info("%s: running a message (%d more waiting)", self.id, self.queue.qsize())
                 self.running = True
                 try:
                     await self._one(run, text)
