@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e._bingo import BINGO, EXAMPLES, Sandbox, no_traceback
+from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 from tests.e2e._synapse import Synapse, User, homeserver, wait_for
 
@@ -267,3 +267,30 @@ def test_a_missing_or_wrong_token_is_exit_2_in_one_line(tmp_path: Path, room: Ro
     log = box.logs / "bingo.log"
     assert wrong_token not in wrong.stderr + (log.read_text(encoding="utf-8") if log.exists() else "")
     assert no_traceback(wrong)
+
+
+def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    replies = [
+        [tool("a1", "plugin__asker-node__confirm", {})],
+        [tool("a2", "plugin__asker-node__notify", {})],
+        [text("done \x1b]52;c;aGk=\x07 <b>not bold</b>")],
+    ]
+    box = _box(tmp_path, room, replies, permissions={"allow": ["plugin__asker-node__*"]})
+    box.install(TEST_PLUGINS / "asker-node")
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "ask me")
+    room.wait_for_body(lambda b: any(x.startswith("proceed?") for x in b), "the plugin's question")
+    room.person.say(room.id, "yes")
+    room.wait_for_body(lambda b: any(x.startswith("done ") for x in b), "the turn's end")
+    assert bot.stop() == 0
+    said = room.said_by_bot()
+    bodies = [c["body"] for c in said]
+    [question] = [b for b in bodies if b.startswith("proceed?")]
+    assert "Answer yes, no." in question
+    assert result_text(tool_results(model_requests(box)[1])[-1]) == "the person answered: yes"
+    notices = [c["body"] for c in said if c["msgtype"] == "m.notice"]
+    assert "running plugin__asker-node__confirm" in notices  # a tool call is a short notice
+    assert "asker-node: hello from asker" in notices
+    [done] = [c for c in said if c["body"].startswith("done ")]
+    assert done["body"] == "done \\x1b]52;c;aGk=\\x07 <b>not bold</b>"  # controls shown, never live
+    assert "formatted_body" not in done  # plain text: nothing a client would take as HTML

@@ -53,6 +53,9 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
 
 _room: contextvars.ContextVar[RoomSurface] = contextvars.ContextVar("bingo_channel_room")
 """The room whose message is being run, in that room's worker task."""
+_running: dict[str, RoomSurface] = {}
+"""The rooms running a message now: a plugin's notice comes from the bridge's own task,
+outside every room's context, and goes to them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +75,16 @@ the room was (None for a new one)."""
 
 class ChannelLog:
     """The run's own surface while bingo is a bot: a notice raised while a room's message
-    runs goes to that room; any other (at start, or from a plugin between messages) goes to
+    runs goes to that room (one raised outside every room's task, as a plugin's is, to the
+    rooms running a message); any other (at start, or from a plugin between messages) goes to
     stderr and bingo's log. Nobody is asked here: a room's own surface asks."""
 
     def notice(self, notice: Notice) -> None:
         room = _room.get(None)
-        if room is not None:
+        rooms = [room] if room is not None else list(_running.values())
+        for room in rooms:
             room.notice(notice)
+        if rooms:
             return
         _log.info("notice: %s: %s", notice.source, notice.message)
         print(escape(f"{notice.source}: {notice.message}"), file=sys.stderr, flush=True)
@@ -183,10 +189,12 @@ class _Room:
                 text = await self.queue.get()
                 _log.info("%s: running a message (%d more waiting)", self.id, self.queue.qsize())
                 self.running = True
+                _running[self.id] = self.surface
                 try:
                     await self._one(run, text)
                 finally:
                     self.running = False
+                    _running.pop(self.id, None)
                 session = run.session()
                 if session is not None and state.sessions.get(self.id) != session:
                     state.sessions[self.id] = session

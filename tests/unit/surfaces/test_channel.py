@@ -1,0 +1,156 @@
+"""The Matrix channel's logic without a homeserver: a View's HTML, what a room is sent and
+how often, a question's answers, and the client's retries (httpx's MockTransport)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from bingo.kernel.errors import SettingsError
+from bingo.surfaces.channel import Homeserver, Outbox, RoomSurface, message, view_html
+from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
+from bingo.surfaces.channel._outbox import BODY_LIMIT
+from bingo.wire import CodeView, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
+
+
+def test_a_table_is_an_html_table_and_every_string_is_escaped() -> None:
+    view = TableView(title="a<b", columns=["what", "n"], rows=[["<script>x</script>", 3], ["&", 2.0], ["gap", None]])
+    assert view_html(view) == (
+        "<p><strong>a&lt;b</strong></p><table><thead><tr><th>what</th><th>n</th></tr></thead><tbody>"
+        "<tr><td>&lt;script&gt;x&lt;/script&gt;</td><td>3</td></tr><tr><td>&amp;</td><td>2</td></tr><tr><td>gap</td><td></td></tr></tbody></table>"
+    )
+
+
+def test_code_is_pre_code_and_the_rest_nests() -> None:
+    assert view_html(CodeView(text="if a < b:\n    pass", language='py"x')) == '<pre><code class="language-py&quot;x">if a &lt; b:\n    pass</code></pre>'
+    assert view_html(MarkdownView(text="**<i>**")) == "<pre>**&lt;i&gt;**</pre>"
+    stacked = StackView(children=[TextView(text="one\ntwo"), ListView(items=[TextView(text="x")], ordered=True)])
+    assert view_html(stacked) == "<div>one<br/>two</div><div><ol><li>x</li></ol></div>"
+
+
+def test_a_message_past_the_limit_is_cut_and_html_that_would_not_fit_is_left_out() -> None:
+    content = message("x" * (BODY_LIMIT + 10), html="<p>" + "y" * BODY_LIMIT + "</p>")
+    body = content["body"]
+    assert isinstance(body, str) and body.endswith("(10 more characters cut)")
+    assert "formatted_body" not in content
+    assert message("hi", notice=True) == {"msgtype": "m.notice", "body": "hi"}
+
+
+class _Sent(Outbox):
+    """An outbox that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def put(self, room: str, content: dict[str, Any]) -> None:
+        self.sent.append(content)
+
+
+def _room(clock: list[float] | None = None, seconds: float = 5.0) -> tuple[RoomSurface, _Sent]:
+    sent = _Sent()
+    now = clock if clock is not None else [0.0]
+    return RoomSurface("!r:x", sent, question_seconds=seconds, clock=lambda: now[0]), sent
+
+
+def test_the_models_text_is_one_message_when_complete_and_a_view_carries_its_fold_and_html() -> None:
+    room, sent = _room()
+    for piece in ("Let me ", "count.\x1b[2J"):
+        room.text(piece)
+    assert sent.sent == []  # nothing per delta
+    room.tool_started("c1", "plugin__wordcount__count", {})
+    view = TableView(columns=["a"], rows=[[1]])
+    room.tool_finished("c1", "plugin__wordcount__count", ToolOutput(parts=[TextPart(text="1")], display=view), 0.1)
+    room.text("Done.")
+    room.end()
+    assert [c["body"] for c in sent.sent] == ["Let me count.\\x1b[2J", "running plugin__wordcount__count", "a\n-\n1", "Done."]
+    assert sent.sent[1]["msgtype"] == "m.notice"
+    assert sent.sent[2]["formatted_body"] == view_html(view)
+
+
+def test_notices_past_the_rooms_limit_go_to_the_log_and_are_counted_once() -> None:
+    clock = [0.0]
+    room, sent = _room(clock)
+    for n in range(NOTICE_BURST + 5):
+        room.notice(Notice(source="chatty", message=f"line {n}"))
+    assert len(sent.sent) == NOTICE_BURST
+    clock[0] += NOTICE_EVERY  # one more is earned
+    room.notice(Notice(source="chatty", message="later"))
+    room.end()
+    assert [c["body"] for c in sent.sent[NOTICE_BURST:]] == ["chatty: later", "5 more notices were left out here; they are in bingo's log"]
+
+
+def test_a_permission_question_takes_yes_always_no_and_silence_is_no() -> None:
+    asyncio.run(_a_permission_question_takes_yes_always_no_and_silence_is_no())
+
+
+async def _a_permission_question_takes_yes_always_no_and_silence_is_no() -> None:
+    room, sent = _room(seconds=0.2)
+    for said, expected in (("yes", "once"), ("Always.", "always"), ("NO", "no")):
+        asked = asyncio.create_task(room.permission("bash", {"command": "ls"}, "bash"))
+        await asyncio.sleep(0)
+        assert room.asking()
+        assert not room.answer("maybe")  # not an answer: it stays a message
+        assert room.answer(said)
+        assert await asked == expected
+    assert await room.permission("bash", {}, "bash") == "no"
+    assert sent.sent[-1]["body"] == "no answer in 0.2 s: taken as no"
+    assert sent.sent[0]["body"].startswith('bingo wants to run bash {"command": "ls"}\nAnswer yes (this once), always (allow bash from now on) or no.')
+
+
+def test_a_plugins_question_with_choices_answers_the_choice_as_spelled() -> None:
+    asyncio.run(_a_plugins_question_with_choices_answers_the_choice_as_spelled())
+
+
+async def _a_plugins_question_with_choices_answers_the_choice_as_spelled() -> None:
+    room, _ = _room()
+    asked = asyncio.create_task(room.ask("proceed?", ["Yes", "No"]))
+    await asyncio.sleep(0)
+    assert room.answer("yes")
+    assert await asked == "Yes"
+
+
+def test_a_send_that_fails_is_retried_with_the_same_transaction_id() -> None:
+    asyncio.run(_a_send_that_fails_is_retried_with_the_same_transaction_id())
+
+
+async def _a_send_that_fails_is_retried_with_the_same_transaction_id() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.path)
+        if len(seen) < 3:
+            raise httpx.ConnectError("refused")
+        return httpx.Response(200, json={"event_id": "$e"})
+
+    events: list[str] = []
+    naps: list[float] = []
+
+    async def nap(seconds: float) -> None:
+        naps.append(seconds)
+
+    server = Homeserver("http://hs", "tok", on_down=lambda why: events.append("down"), on_up=lambda s: events.append("up"), transport=httpx.MockTransport(handler), sleep=nap)
+    assert await server.send("!r:x", "txn-1", {"msgtype": "m.text", "body": "hi"}) == "$e"
+    await server.aclose()
+    assert seen == ["/_matrix/client/v3/rooms/!r:x/send/m.room.message/txn-1"] * 3
+    assert events == ["down", "up"]  # one outage, said once
+    assert naps == [0.5, 1.0]
+
+
+def test_a_wrong_token_is_a_settings_error_that_never_names_it() -> None:
+    asyncio.run(_a_wrong_token_is_a_settings_error_that_never_names_it())
+
+
+async def _a_wrong_token_is_a_settings_error_that_never_names_it() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["Authorization"] == "Bearer syt_secret"
+        return httpx.Response(401, json={"errcode": "M_UNKNOWN_TOKEN", "error": "Invalid access token passed."})
+
+    server = Homeserver("http://hs", "syt_secret", transport=httpx.MockTransport(handler))
+    with pytest.raises(SettingsError) as raised:
+        await server.whoami()
+    await server.aclose()
+    assert "M_UNKNOWN_TOKEN" in raised.value.line()
+    assert "syt_secret" not in raised.value.line()
