@@ -424,6 +424,7 @@ class Run(msgspec.Struct):
         """Start a new session with the next prompt (`/clear`)."""
         self.session.id, self.session.turn = None, 0
         self.conversation.messages, self.conversation.turn, self.conversation.session = [], 0, ""
+        self.conversation.pieces = []  # /context speaks of the new session's turns only
 
     def sessions(self) -> list[SessionInfo]:
         """This project's sessions, the latest first (`/sessions`)."""
