@@ -96,12 +96,6 @@ def _content(source: PluginSource) -> str:
     guards no boundary, and a change of any file changes its change time, which no one can
     set back). One past trust's budget has no fingerprint: its key then misses no change of
     the manifest, and its first real handshake catches the rest (host.py compares it)."""
-    if source.declared_in is not None:
-        # A `.mcp.json` server: the file declares it whole (its root is the project's).
-        try:
-            return hashlib.sha256(source.declared_in.read_bytes()).hexdigest()
-        except OSError as exc:
-            return f"unpinned:{exc.strerror or exc}"
     found = fingerprint(source, source.base, contents=source.layer == "project")
     return found.digest or f"unpinned:{found.problem}"
 

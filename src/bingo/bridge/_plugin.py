@@ -35,6 +35,7 @@ from ._backoff import Backoff, Retry
 from ._framing import BadLine, LineWriter
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
 from ._mcp import McpConnection
+from ._mcp_http import McpHttp, expand_headers
 from .connection import Connection, Unread
 from .discovery import PluginSource, entry_command
 from .handshake import handshake, initialize_params
@@ -216,6 +217,10 @@ class Plugin:
                 self.state = "stopped"
 
     async def _lifetime(self, ready: asyncio.Future[Connection | PluginError]) -> None:
+        mcp = self.manifest.mcp
+        if mcp is not None and mcp.url is not None:
+            await self._remote(ready, mcp.url, expand_headers(mcp.headers, self._facts.environ))
+            return
         argv, env = entry_command(self.manifest, self.source.root, self._facts.environ)
         if self.source.layer == "project":
             # Trust pins every byte of the plugin's directory, compiled caches included
@@ -331,6 +336,43 @@ class Plugin:
         self._calls.install(conn)
         self._router.install(conn, self.name)
         return conn
+
+    async def _remote(self, ready: asyncio.Future[Connection | PluginError], url: str, headers: dict[str, str]) -> None:
+        """The lifetime of a Streamable HTTP MCP server's session: no process, the same
+        handshake, death (it cannot be reached), notice and backoff as a process's."""
+        async with McpHttp(url, headers, name=self.name) as http:
+
+            async def ended() -> ConnectionClosed:
+                error = ConnectionClosed(f"plugin {self.name} {http.why or 'closed the connection'}", f"log: {self.log.path}")
+                ran = self.state == "running"
+                self._conn = None
+                self._stopped(error.line(), say=not self._closing, ended=ran)
+                return error
+
+            conn = self._connection(http.reader, http, on_eof=ended)
+            async with conn:
+                try:
+                    answer = await conn.call("initialize", initialize_params(
+                        root=self.source.root, config={}, host_version=self._facts.version,
+                        cwd=self._facts.cwd, data_dir=self._facts.data_dir / "plugins" / self.name,
+                    ), InitializeResult)
+                except PluginError as exc:
+                    if conn.ended is not None and self.state == "stopped":
+                        return  # it could not be reached: `ended` has said so, once
+                    self._stopped(f"did not complete its handshake: {exc.message}: log: {self.log.path}", say=True)
+                    return
+                if self.info is None:
+                    self.info = answer
+                if self._on_answer is not None:
+                    await self._on_answer(self, answer)
+                self._conn = conn
+                self.state, self.why = "running", None
+                self._retry.ran()
+                ready.set_result(conn)
+                error = await conn.wait_closed()
+                if self.state == "running":
+                    self._conn = None
+                    self._stopped(error.line(), say=not self._closing)
 
     async def _changed(self, info: InitializeResult) -> None:
         """An MCP server said its tools or prompts changed: it declares `info` now."""

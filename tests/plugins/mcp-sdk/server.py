@@ -4,7 +4,8 @@ Tools for the black-box tests: `add` (claims to be read-only: bingo must not bel
 `steps` (reports progress), `wait` (runs until cancelled; writes `cancelled` into
 `$MCP_SDK_MARKS/<marker>` when the SDK cancels it), `crash` (exits), `pid`, `shout` (logs
 through the server's log), `weather` (structured content), `fail` (raises), `confirm`
-(elicits). A prompt `greet` with a completable argument. Needs the `mcp` package.
+(elicits). A prompt `greet` with a completable argument. Needs the `mcp` package. With
+`--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.
 """
 
 import asyncio
@@ -111,4 +112,7 @@ async def complete(ref, argument, context):
 
 
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # Streamable HTTP on 127.0.0.1:PORT/mcp
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -1,0 +1,258 @@
+"""MCP's Streamable HTTP transport, as the pair of streams a Connection reads and writes.
+
+Owns the HTTP side of an MCP server declared with `url`: each message the connection writes
+is one POST (`Accept: application/json, text/event-stream`), and what comes back, a JSON
+body or an SSE stream of messages, is fed line by line into the reader the connection reads,
+so the connection, the adapter above it (`_mcp.py`) and everything above that are the ones a
+stdio server has. It keeps the server's `Mcp-Session-Id`, sends `MCP-Protocol-Version` once
+the handshake set it, opens the GET stream for what the server says unasked (a 405 means it
+has none), and ends the session with a DELETE when it is closed.
+
+A server it cannot reach, or a session the server forgot (404), ends the stream, as a
+process that dies does: the plugin's handle says so once and starts it again on next use,
+with its backoff. An HTTP error answering a request fails that one request with the status.
+What it buffers is bounded as a pipe's is: an SSE event or JSON body longer than the longest
+line (`_framing.MAX_LINE`) is cut off and fails its request.
+
+It does not speak MCP's methods (`_mcp.py` does) and imports httpx only when an HTTP server
+is started (ADR-0006's lazy import).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from ..kernel.log import cut
+from ._framing import MAX_LINE
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["McpHttp", "expand_headers"]
+
+_log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT: Final = 10.0
+"""Seconds to reach the server; the wait for an answer is the connection's deadline."""
+_CLOSE_TIMEOUT: Final = 2.0
+"""Seconds the DELETE that ends a session may take at shutdown."""
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_headers(headers: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """`headers` with each `${NAME}` replaced by that environment variable (empty when
+    unset), so a token can stay out of the file: `"Authorization": "Bearer ${API_TOKEN}"`."""
+    return {key: _VARIABLE.sub(lambda m: environ.get(m.group(1), ""), value) for key, value in headers.items()}
+
+
+class _Sent(msgspec.Struct):
+    """What the transport reads of a message it sends: which request it is, if one."""
+
+    method: str | None = None
+    id: int | str | None = None
+
+    @classmethod
+    def read(cls, body: bytes) -> _Sent:
+        try:
+            return _SENT.decode(body)
+        except msgspec.DecodeError:
+            return cls()
+
+
+_SENT = msgspec.json.Decoder(_Sent)
+
+
+class McpHttp:
+    """A Streamable HTTP MCP server as a reader and a writer. Use as `async with`; `reader`
+    is what the connection reads, and the object itself is its writer."""
+
+    def __init__(self, url: str, headers: Mapping[str, str], *, name: str) -> None:
+        self.url = url
+        self.reader = asyncio.StreamReader(limit=MAX_LINE)
+        self.why: str | None = None
+        """Why the stream ended, once it has."""
+        self._headers = dict(headers)
+        self._name = name
+        self._session: str | None = None
+        self._revision: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._group = asyncio.TaskGroup()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+        self._listening = False
+
+    async def __aenter__(self) -> McpHttp:
+        import httpx
+
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT), follow_redirects=False)
+        await self._group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._closing = True
+        client = self._client
+        if client is not None and self._session is not None:
+            try:
+                async with asyncio.timeout(_CLOSE_TIMEOUT):
+                    await client.delete(self.url, headers=self._request_headers())
+            except Exception as exc:  # boundary: a session's end is a courtesy, never a failure
+                _log.info("%s: ending the MCP session failed: %s", self._name, exc)
+        self._end("was closed by the host")
+        for task in list(self._tasks):
+            task.cancel()
+        await self._group.__aexit__(None, None, None)
+        if client is not None:
+            await client.aclose()
+
+    # --- the writer the connection writes to ------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        if self.why is not None:
+            raise ConnectionError(f"the MCP server at {self.url} {self.why}")
+        for line in data.splitlines():
+            if line.strip():
+                self._spawn(self._post(line))
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._end("was closed by the host")
+
+    def is_closing(self) -> bool:
+        return self.why is not None
+
+    # --- HTTP ----------------------------------------------------------------------
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = self._group.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _request_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **self._headers}
+        if self._session is not None:
+            headers["Mcp-Session-Id"] = self._session
+        if self._revision is not None:
+            headers["MCP-Protocol-Version"] = self._revision
+        return headers
+
+    def _end(self, why: str) -> None:
+        if self.why is None:
+            self.why = why
+            self.reader.feed_eof()
+
+    def _feed(self, message: bytes) -> None:
+        if self.why is None and message.strip():
+            self.reader.feed_data(message.strip() + b"\n")
+
+    def _fail(self, request_id: int | str | None, message: str) -> None:
+        """Answer request `request_id` with an error, as the server would have."""
+        if request_id is not None:
+            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": message}}
+            self._feed(json.dumps(error).encode())
+
+    async def _post(self, body: bytes) -> None:
+        import httpx
+
+        sent = _Sent.read(body)
+        method = sent.method
+        request_id = sent.id if method is not None else None  # an answer of ours is no request
+        assert self._client is not None
+        try:
+            async with self._client.stream("POST", self.url, content=body, headers=self._request_headers()) as response:
+                session = response.headers.get("mcp-session-id")
+                if session:
+                    self._session = session
+                if response.status_code == 404 and self._session is not None:
+                    self._end(f"forgot the session (HTTP 404): {self.url}")
+                    return
+                if response.status_code >= 400:
+                    text = (await response.aread())[:300].decode("utf-8", "replace")
+                    self._fail(request_id, f"HTTP {response.status_code} from {self.url}: {cut(text)}")
+                    return
+                if response.status_code == 202 or request_id is None:
+                    if method == "notifications/initialized":
+                        self._spawn(self._listen())
+                    return
+                kind = response.headers.get("content-type", "")
+                if kind.startswith("text/event-stream"):
+                    await self._events(response, initialize=method == "initialize")
+                else:
+                    data = await _bounded(response)
+                    if data is None:
+                        self._fail(request_id, f"the answer from {self.url} is longer than {MAX_LINE} bytes")
+                        return
+                    self._learn(data, method == "initialize")
+                    self._feed(data)
+        except httpx.TransportError as exc:
+            self._end(f"cannot be reached at {self.url}: {type(exc).__name__}: {exc}".rstrip(": "))
+
+    async def _events(self, response: httpx.Response, *, initialize: bool) -> None:
+        """Feed each SSE event's data, as one message, until the stream ends."""
+        data: list[str] = []
+        size = 0
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                piece = line[5:].removeprefix(" ")
+                size += len(piece)
+                if size > MAX_LINE:
+                    data, size = [], 0  # longer than any line is read: dropped whole
+                    continue
+                data.append(piece)
+            elif not line and data:
+                message = "\n".join(data).encode()
+                data, size = [], 0
+                self._learn(message, initialize)
+                self._feed(message)
+        if data:
+            self._feed("\n".join(data).encode())
+
+    def _learn(self, message: bytes, initialize: bool) -> None:
+        """The revision the handshake settled, for the header every later request carries."""
+        if not initialize:
+            return
+        try:
+            value = json.loads(message)
+            revision = value["result"]["protocolVersion"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if isinstance(revision, str):
+            self._revision = revision
+
+    async def _listen(self) -> None:
+        """The GET stream: what the server says unasked (list_changed, a log message)."""
+        import httpx
+
+        if self._listening or self._closing:
+            return
+        self._listening = True
+        assert self._client is not None
+        headers = {**self._request_headers(), "Accept": "text/event-stream"}
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    return  # 405: this server has no stream of its own
+                await self._events(response, initialize=False)
+        except httpx.TransportError as exc:
+            _log.info("%s: the GET stream ended: %s", self._name, exc)
+
+
+async def _bounded(response: httpx.Response) -> bytes | None:
+    """The body, or None past MAX_LINE bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_LINE:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
