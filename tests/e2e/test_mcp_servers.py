@@ -5,11 +5,13 @@ against servers nobody here wrote (`@modelcontextprotocol/server-everything` and
 
 from __future__ import annotations
 
+import json
 import signal
+import sys
 import time
 from pathlib import Path
 
-from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._bingo import TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._mcp import everything, mcp_plugin, npm_server, python_server
 from tests.e2e._scripted import gone, model_requests, notices, result_text, text, tool, tool_results, use_scripted_model
 from tests.e2e.test_terminal import terminal
@@ -212,3 +214,56 @@ def test_server_filesystem_reads_the_directory_it_was_given(tmp_path: Path) -> N
     listed, read = tool_results(model_requests(box)[1])
     assert "note.txt" in result_text(listed)
     assert "hello from the file" in result_text(read)
+
+
+
+# --- a bare server that misbehaves ---------------------------------------------------
+
+
+def _raw(box: Sandbox) -> None:
+    root = box.install(TEST_PLUGINS / "mcp-raw")
+    manifest = json.loads((root / "plugin.json").read_text(encoding="utf-8"))
+    manifest["mcp"]["command"] = sys.executable
+    (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_changed_lists_again(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _raw(box)
+    python_server(box, "mcp-sdk")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    box.env["MCP_SDK_MARKS"] = str(marks)
+    use_scripted_model(
+        box,
+        [
+            [tool("j1", "plugin__mcp-raw__junk", {}), tool("g1", "plugin__mcp-raw__grow", {}), tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})],
+            [tool("n1", "plugin__mcp-raw__grown", {})],
+            [text("done")],
+        ],
+        permissions={"allow": ["plugin__mcp-raw__*", "plugin__mcp-sdk__*"]},
+        deadlines={"tool/call": 1.0},
+    )
+    result = box.run("-p", "junk")
+    assert result.returncode == 0, result.stderr
+    requests = model_requests(box)
+    junk, grew, late = tool_results(requests[1])
+    assert result_text(junk) == "wrote junk" and result_text(grew) == "grew"  # the connection went on
+    [stray] = [line for line in notices(result.stderr, "mcp-raw") if "stdout" in line]
+    assert "wrote a line to stdout that is not JSON-RPC" in stray
+    assert "careless debug output" in (box.logs / "plugin-mcp-raw.log").read_text(encoding="utf-8")
+    assert late["isError"] is True and "did not answer tool/call within 1 s" in result_text(late)
+    assert any("did not answer tool/call within 1 s" in line for line in notices(result.stderr, "mcp-sdk"))
+    # tools/list_changed: the tool it grew is listed again, to the model and the registry.
+    assert "plugin__mcp-raw__grown" in [spec["name"] for spec in requests[2]["request"]["tools"]]
+    assert result_text(tool_results(requests[2])[-1]) == "grown here"
+
+
+def test_a_server_speaking_a_revision_bingo_does_not_is_stopped_with_a_notice_naming_both(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _raw(box)
+    result = box.run("-p", "/tools", env={"MCP_RAW_REVISION": "2024-11-05"})
+    assert result.returncode == 0, result.stderr
+    [line] = notices(result.stderr, "mcp-raw")
+    assert "it speaks MCP revision 2024-11-05, but bingo speaks only 2025-11-25 and 2025-06-18" in line
+    assert "plugin__mcp-raw__junk" not in result.stdout

@@ -36,7 +36,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
-from ..kernel.errors import Cancelled, GateError, MethodNotFound, PluginError, Refused
+from ..kernel.errors import Cancelled, DeadlinePassed, GateError, MethodNotFound, PluginError, Refused
 from ..kernel.log import cut
 from ..wire import (
     PROTOCOL_VERSION,
@@ -406,17 +406,21 @@ class McpConnection(Connection):
     ) -> R:
         if isinstance(deadline, msgspec.UnsetType):
             deadline = self.deadline(method)  # bingo's method names the deadline, as for any plugin
-        if isinstance(params, InitializeParams) and method == "initialize":
-            answer: Wire = await self._initialize(params.env.host_version)
-        elif isinstance(params, ToolCallParams) and method == "tool/call":
-            answer = ToolCallResult(output=await self._tool(params, deadline))
-        elif isinstance(params, CommandRunParams) and method == "command/run":
-            answer = CommandRunResult(outcome=await self._prompt(params, deadline))
-        elif isinstance(params, CommandCompleteParams) and method == "command/complete":
-            answer = CommandCompleteResult(completions=await self._complete(params, deadline))
-        else:
-            # Nothing declares another kind for an MCP server: no proxy can ask for one.
-            raise MethodNotFound(f"{self.name} is an MCP server: it has no {method}")
+        try:
+            if isinstance(params, InitializeParams) and method == "initialize":
+                answer: Wire = await self._initialize(params.env.host_version)
+            elif isinstance(params, ToolCallParams) and method == "tool/call":
+                answer = ToolCallResult(output=await self._tool(params, deadline))
+            elif isinstance(params, CommandRunParams) and method == "command/run":
+                answer = CommandRunResult(outcome=await self._prompt(params, deadline))
+            elif isinstance(params, CommandCompleteParams) and method == "command/complete":
+                answer = CommandCompleteResult(completions=await self._complete(params, deadline))
+            else:
+                # Nothing declares another kind for an MCP server: no proxy can ask for one.
+                raise MethodNotFound(f"{self.name} is an MCP server: it has no {method}")
+        except DeadlinePassed as exc:
+            # Said in bingo's method, the name its deadline has in settings.
+            raise DeadlinePassed(f"{self.name} did not answer {method} within {deadline:g} s", exc.hint) from None
         return decode_answer(self.name, method, msgspec.Raw(_encoder.encode(answer)), result)
 
     async def request(
@@ -445,19 +449,29 @@ class McpConnection(Connection):
         self._naming = params.call_id
         try:
             answer = await self.request("tools/call", request, _CallResult, deadline=deadline)
+        except DeadlinePassed:
+            # The host stops waiting, so the server is told to stop working (as MCP asks).
+            self._tell_cancelled(self._call_ids.get(params.call_id), "the call passed its deadline")
+            raise
         finally:
             self._naming = None
             self._call_ids.pop(params.call_id, None)
         return tool_output(answer)
 
+    def _tell_cancelled(self, request_id: RequestId | None, reason: str) -> bool:
+        """Send `notifications/cancelled` for `request_id`; False when it cannot be sent."""
+        if request_id is None:
+            return False
+        try:
+            super().notify("notifications/cancelled", _Cancel(request_id=request_id, reason=reason))
+        except PluginError:
+            return False  # the stream has ended: the pending call is failing with that error already
+        return True
+
     def _cancel(self, call_id: str) -> None:
         request_id = self._call_ids.pop(call_id, None)
-        if request_id is None:
+        if request_id is None or not self._tell_cancelled(request_id, "the person interrupted the turn"):
             return
-        try:
-            super().notify("notifications/cancelled", _Cancel(request_id=request_id, reason="the person interrupted the turn"))
-        except PluginError:
-            return  # the stream has ended: the pending call is failing with that error already
         future = self._pending.pop(request_id, None)
         if future is not None and not future.done():
             # A server does not answer a cancelled request: the call ends now, and a late
