@@ -294,3 +294,22 @@ def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(t
     [done] = [c for c in said if c["body"].startswith("done ")]
     assert done["body"] == "done \\x1b]52;c;aGk=\\x07 <b>not bold</b>"  # controls shown, never live
     assert "formatted_body" not in done  # plain text: nothing a client would take as HTML
+
+
+def test_messages_still_waiting_when_bingo_stops_are_run_when_it_starts_again(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[{"sleep": 20}, text("never said")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "slow")
+    wait_for(lambda: "running a message" in bot.log(), what="the slow turn to start")
+    room.person.say(room.id, "queued 1")
+    room.person.say(room.id, "queued 2")
+    wait_for(lambda: bot.log().count("queued behind the running turn") == 2, what="both to be queued")
+    assert bot.stop() == 0
+    assert "kept 2 messages not yet run" in bot.log()
+    _script(box, room, [[text("A")], [text("B")]])
+    again = _start(bots, box, room)
+    room.wait_for_body(lambda b: "B" in b, "the kept messages to be answered")
+    assert again.stop() == 0
+    prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
+    assert prompts[-2:] == ["queued 1", "queued 2"]
+    assert "never said" not in room.bodies()

@@ -128,6 +128,9 @@ class _State:
     user: str
     since: str | None = None
     sessions: dict[str, str] = field(default_factory=lambda: {})
+    waiting: dict[str, list[str]] = field(default_factory=lambda: {})
+    """Per room, the messages taken from the homeserver but not yet run when bingo stopped:
+    run first when it starts again (the `since` token is already past them)."""
 
     @classmethod
     def load(cls, path: Path, user: str) -> _State:
@@ -142,10 +145,15 @@ class _State:
             return cls(path, user)  # another account's: its since token is not ours
         since, sessions = data.get("since"), data.get("sessions")
         kept = {k: v for k, v in sessions.items() if isinstance(v, str)} if is_object(sessions) else {}
-        return cls(path, user, since if isinstance(since, str) else None, kept)
+        waiting = data.get("waiting")
+        left: dict[str, list[str]] = {}
+        for room, texts in waiting.items() if is_object(waiting) else ():
+            if is_array(texts):
+                left[room] = [t for t in texts if isinstance(t, str)][:QUEUE_LIMIT]
+        return cls(path, user, since if isinstance(since, str) else None, kept, left)
 
     def save(self) -> None:
-        data = {"userId": self.user, "since": self.since, "sessions": self.sessions}
+        data = {"userId": self.user, "since": self.since, "sessions": self.sessions, "waiting": self.waiting}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
@@ -181,9 +189,19 @@ class _Room:
         elif self.running:
             _log.info("%s: queued behind the running turn (%d waiting)", self.id, self.queue.qsize())
 
+    def left(self) -> list[str]:
+        """What waits in the queue (taken out of it)."""
+        texts: list[str] = []
+        while not self.queue.empty():
+            texts.append(self.queue.get_nowait())
+        return texts
+
     async def work(self, make_room: MakeRoom, state: _State) -> None:
         _room.set(self.surface)
         run = make_room(self.surface, state.sessions.get(self.id))
+        for text in state.waiting.pop(self.id, []):
+            if not self.queue.full():
+                self.queue.put_nowait(text)
         try:
             while True:
                 text = await self.queue.get()
@@ -324,6 +342,10 @@ async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], st
             for task in tasks[1:]:
                 task.cancel()
             await asyncio.gather(*tasks[1:], return_exceptions=True)
+            state.waiting = {room.id: texts for room in rooms.values() if (texts := room.left())}
+            state.save()
+            if state.waiting:
+                _log.info("kept %d messages not yet run for the next start", sum(map(len, state.waiting.values())))
             if not fatal and not server.down:
                 await outbox.drain(_STOP_SECONDS)
             tasks[0].cancel()
@@ -347,6 +369,9 @@ def _handle(batch: dict[str, Json], rooms: dict[str, _Room], allowed: frozenset[
         events = timeline.get("events") if is_object(timeline) else None
         if room is None or not is_array(events):
             continue
+        if is_object(timeline) and timeline.get("limited") is True:
+            _log.warning("%s: more messages came than one sync holds; the oldest of them were not read", room_id)
+            room.surface.notice(Notice(source="bingo", message="more messages came while bingo was away than it reads at once: the oldest were not read", level="warning"))
         for event in events:
             if not is_object(event) or event.get("type") != "m.room.message":
                 continue
