@@ -132,7 +132,7 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
     """The bytes of `target` before `verb` changes it, or None when there is no such file.
 
     Raises:
-        Refusal: it is not a regular file, it is too large, it has not been seen in this
+        Refusal: it is not a regular file, it is read-only or too large, it has not been seen in this
             session (`last` is None), or its bytes are no longer the ones seen.
     """
     try:
@@ -143,6 +143,13 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
                 raise Refusal(f"{shown} is a directory, not a file.")
             if not stat.S_ISREG(info.st_mode):
                 raise Refusal(f"{shown} is not a regular file (a fifo, socket or device); {verb} changes regular files only.")
+            # The rename would replace a file its permissions protect; root's access() says
+            # yes to everything, so no write bit at all counts as read-only too.
+            if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+                raise Refusal(
+                    f"{shown} is read-only ({stat.filemode(info.st_mode)}), so {verb} leaves it as it is. "
+                    "If it should change, make it writable first (chmod u+w)."
+                )
             size = info.st_size
             if size > MAX_FILE:
                 raise Refusal(f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")

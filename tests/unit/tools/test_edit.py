@@ -272,3 +272,12 @@ def test_an_old_string_copied_with_reads_line_numbers_is_refused_with_that_said(
         "before each line), which is not in the file. Leave the prefix out and call edit again."
     )
     assert "line-number prefix (the number" not in said(tools.edit("a.txt", "gamma", "x"))
+
+
+def test_a_read_only_file_is_left_as_it_is(tmp_path: Path) -> None:
+    tools, path = ready(tmp_path, "locked.txt", b"alpha\n")
+    path.chmod(0o444)
+    refused = "locked.txt is read-only (-r--r--r--), so {} leaves it as it is. If it should change, make it writable first (chmod u+w)."
+    assert said(tools.edit("locked.txt", "alpha", "beta")) == refused.format("edit")
+    assert said(tools.write("locked.txt", "beta\n")) == refused.format("write")
+    assert path.read_text() == "alpha\n"
