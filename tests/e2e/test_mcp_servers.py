@@ -45,12 +45,13 @@ def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goe
         tool("s1", "plugin__mcp-sdk__shout", {"text": "hi"}),
         tool("p1", "plugin__mcp-sdk__steps", {"count": 3}),
         tool("c1", "plugin__mcp-sdk__confirm", {}),
+        tool("m1", "plugin__mcp-sdk__sample", {}),
     ]
     use_scripted_model(box, [calls, [text("done")]], permissions={"allow": ["plugin__mcp-sdk__*"]})
     result = box.run("-p", "use them")
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
-    added, weather, failed, shouted, stepped, confirmed = tool_results(model_requests(box)[1])
+    added, weather, failed, shouted, stepped, confirmed, sampled = tool_results(model_requests(box)[1])
     assert result_text(added) == "2 + 3 = 5" and not added.get("isError")
     assert '"city": "Oslo"' in result_text(weather) and "21.5" in result_text(weather)
     assert failed["isError"] is True and result_text(failed) == "Error executing tool fail"  # the SDK's words
@@ -58,6 +59,7 @@ def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goe
     assert result_text(stepped) == "took 3 steps"
     # Nobody to ask (bingo -p): the server's elicitation is declined.
     assert result_text(confirmed) == "elicitation decline"
+    assert result_text(sampled) == "sampling failed: bingo does not let MCP server mcp-sdk use the model (sampling/createMessage): a server's request for a completion is refused"
     log = (box.logs / "plugin-mcp-sdk.log").read_text(encoding="utf-8")
     assert "server log [info]" in log and "shouting hi" in log
 

@@ -4,7 +4,7 @@ Tools for the black-box tests: `add` (claims to be read-only: bingo must not bel
 `steps` (reports progress), `wait` (runs until cancelled; writes `cancelled` into
 `$MCP_SDK_MARKS/<marker>` when the SDK cancels it), `crash` (exits), `pid`, `shout` (logs
 through the server's log), `weather` (structured content), `fail` (raises), `confirm`
-(elicits). A prompt `greet` with a completable argument. Needs the `mcp` package. With
+(elicits), `sample` (asks for sampling). A prompt `greet` with a completable argument. Needs the `mcp` package. With
 `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.types import Completion, ToolAnnotations
+from mcp.types import Completion, SamplingMessage, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 server = MCPServer("mcp-sdk")
@@ -95,6 +95,17 @@ async def confirm(ctx: Context) -> str:
     """Asks the person through elicitation."""
     result = await ctx.elicit("Really go on?", Answer)
     return f"elicitation {result.action}" + (f": ok={result.data.ok}" if result.action == "accept" else "")
+
+
+@server.tool()
+async def sample(ctx: Context) -> str:
+    """Asks the client for a completion (sampling/createMessage)."""
+    message = SamplingMessage(role="user", content=TextContent(type="text", text="hi"))
+    try:
+        await ctx.session.create_message(messages=[message], max_tokens=5)
+    except Exception as exc:
+        return f"sampling failed: {exc}"
+    return "sampled"
 
 
 @server.prompt()
