@@ -313,3 +313,26 @@ def test_messages_still_waiting_when_bingo_stops_are_run_when_it_starts_again(tm
     prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
     assert prompts[-2:] == ["queued 1", "queued 2"]
     assert "never said" not in room.bodies()
+
+
+def test_each_room_is_its_own_session(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    other = room.person.create_room(room.bot)
+    box = _box(tmp_path, room, [[text("A one.")], [text("B one.")], [text("A two.")]], matrix={"rooms": [room.id, other]})
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "in room A")
+    room.wait_for_body(lambda b: "A one." in b, "room A's answer")
+    room.person.say(other, "in room B")
+    wait_for(lambda: any(e["content"].get("body") == "B one." for e in room.person.messages(other)), what="room B's answer")
+    room.person.say(room.id, "room A again")
+    room.wait_for_body(lambda b: "A two." in b, "room A's second answer")
+    assert bot.stop() == 0
+    requests = model_requests(box)
+    said = [[block.get("text") for m in r["request"]["messages"] for block in m["content"] if block.get("type") == "text"] for r in requests]
+    assert said[1][:1] == ["in room B"]  # room B knows nothing of room A
+    assert said[2][:3] == ["in room A", "A one.", "room A again"]
+    state = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))
+    assert set(state["sessions"]) == {room.id, other}
+    assert len(set(state["sessions"].values())) == 2
+    sessions = box.run("-p", "/sessions")
+    assert sessions.returncode == 0, sessions.stderr
+    assert all(session in sessions.stdout for session in state["sessions"].values())
