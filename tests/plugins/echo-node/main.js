@@ -78,7 +78,7 @@ function request(id, method, params) {
     case "context/contribute":
     {
       const { turn, prompt, budget } = params.query;
-      const said = `clock: turn ${turn}, prompt ${JSON.stringify(prompt)}, budget ${budget}`;
+      const said = `clock: turn ${turn}, prompt ${JSON.stringify(prompt)}` + (budget === undefined ? "" : `, budget ${budget}`);
       const flood = prompt.startsWith("flood") ? " " + "x".repeat(budget * 5) : "";
       return answer(id, { pieces: [{ title: "clock", text: said + flood }] });
     }

@@ -38,7 +38,7 @@ _PLUGIN = textwrap.dedent(
             os.makedirs(data_dir, exist_ok=True)
             with open(os.path.join(data_dir, "starts.txt"), "a") as starts:
                 starts.write(str(os.getpid()) + "\\n")
-            tools = [{"name": t} for t in os.environ.get("TOOLS", "echo").split(",") if t]
+            tools = [{"name": t, "inputSchema": {"type": "object"}} for t in os.environ.get("TOOLS", "echo").split(",") if t]
             hooks = [{"name": "watch", "site": "session", "points": ["start"]}] if os.environ.get("OBSERVES") else []
             send({"id": message["id"], "result": {
                 "protocol": int(os.environ.get("PROTOCOL", "5")), "name": NAME, "version": "1.0",

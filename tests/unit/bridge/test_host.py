@@ -41,7 +41,7 @@ _PLUGIN = textwrap.dedent(
                 os._exit(4)
             send({"id": message["id"], "result": {
                 "protocol": PROTOCOL, "name": NAME, "version": "1.2.3",
-                "tools": [{"name": "echo", "traits": {"trusted": True}}],
+                "tools": [{"name": "echo", "inputSchema": {"type": "object"}, "traits": {"trusted": True}}],
                 "services": [{"key": "bingo.mine", "methods": []}, {"key": "shared", "methods": ["get"]}],
             }})
         elif method == "tool/call":
@@ -135,7 +135,10 @@ def test_start_handshakes_and_registers_the_plugins_tools_under_bridged_names(tm
 
     said = _run(tmp_path, [_source(tmp_path, "beta"), _source(tmp_path, "alpha")], scenario)
     # bingo.* keys are refused; the second declarer of "shared" (in name order) loses it
-    assert [(n.source, n.message) for n in said] == [
+    # A claimed trait is not believed, and the plugin is told its key means nothing.
+    claimed = [n.source for n in said if n.message.startswith("tool echo has unknown key traits")]
+    assert sorted(claimed) == ["alpha", "beta"]
+    assert [(n.source, n.message) for n in said if n.source not in claimed or "traits" not in n.message] == [
         ("alpha", "service 'bingo.mine' refused: keys starting 'bingo.' are reserved for the host"),
         ("beta", "service 'bingo.mine' refused: keys starting 'bingo.' are reserved for the host"),
         ("beta", "service 'shared' is already provided by alpha; this one is not used"),
@@ -192,7 +195,7 @@ def test_stray_stdout_goes_to_the_log_with_one_notice_and_the_call_goes_on(tmp_p
 
     said = _run(tmp_path, [_source(tmp_path, "alpha")], scenario)
     strays = [n for n in said if "not JSON-RPC" in n.message]
-    assert len(strays) == 1 and "writes diagnostics to stderr" in strays[0].message
+    assert len(strays) == 1 and "diagnostics to stderr" in strays[0].message
     log = (tmp_path / "data" / "logs" / "plugin-alpha.log").read_text(encoding="utf-8")
     assert "hello from print()" in log and "and again" in log
 
