@@ -42,6 +42,9 @@ DEFAULT_LIMIT = 2000
 MAX_LINE = 2000
 """Characters kept of one line; the rest is replaced by a marker."""
 
+_BLOCK = 1 << 20
+"""Bytes read at a time past the window, where lines are only counted."""
+
 
 class ReadInput(Input, frozen=True):
     """Input of the read tool."""
@@ -129,9 +132,22 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
                     whole = False
                     break
                 hashed.update(chunk)
-                if offset <= total < offset + limit:
+                if offset <= total:
                     text = chunk.decode("utf-8", errors="replace")
                     lines.append(_clip(text.rstrip("\r\n")))
+                if total == offset + limit - 1:
+                    break
+            # Past the window the rest is only counted and hashed, a block at a time.
+            last = b"\n"
+            while whole and (block := raw.read(_BLOCK)):
+                if stop.is_set():
+                    whole = False
+                    break
+                hashed.update(block)
+                total += block.count(b"\n")
+                last = block[-1:]
+            if last != b"\n":
+                total += 1  # a last line without a newline
             seen = Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=hashed.digest()) if whole else None
             return _Window(lines=lines, total=total, seen=seen)
     except FileNotFoundError:

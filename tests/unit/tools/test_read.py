@@ -117,3 +117,11 @@ def test_read_answers_bad_input_with_an_error_naming_the_field(tmp_path: Path) -
         assert output.is_error
         assert named in _text(output)
         assert _text(output).startswith("read: invalid input: ")
+
+
+def test_read_counts_the_lines_past_the_window_even_a_last_one_without_newline(tmp_path: Path) -> None:
+    # Past the window lines are counted a block (1 MiB) at a time: 3 MB of lines, then one
+    # with no newline, and a line that straddles a block boundary somewhere in between.
+    (tmp_path / "big.txt").write_bytes(b"".join(b"%07d\n" % n for n in range(375_000)) + b"tail")
+    text = _text(_read(tmp_path, {"path": "big.txt", "offset": 2, "limit": 2}))
+    assert text == "     2\t0000001\n     3\t0000002\n[374998 more lines: read again with offset=4 to continue]"
