@@ -92,6 +92,19 @@ def test_a_crashed_server_costs_its_call_and_one_notice_then_respawns_and_leaves
     assert gone(first) and gone(second)
 
 
+def test_no_child_an_mcp_server_started_outlives_bingo(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    use_scripted_model(box, [[tool("s1", "plugin__mcp-sdk__spawn", {})], [text("spawned")]], permissions={"allow": ["plugin__mcp-sdk__spawn"]})
+    result = box.run("-p", "spawn")
+    assert result.returncode == 0, result.stderr
+    child = int(result_text(tool_results(model_requests(box)[1])[-1]))
+    deadline = time.monotonic() + 5
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(child)
+
+
 def test_an_interrupted_call_sends_notifications_cancelled_and_ends_at_once(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     python_server(box, "mcp-sdk")

@@ -2,7 +2,7 @@
 
 Tools for the black-box tests: `add` (claims to be read-only: bingo must not believe it),
 `steps` (reports progress), `wait` (runs until cancelled; writes `cancelled` into
-`$MCP_SDK_MARKS/<marker>` when the SDK cancels it), `crash` (exits), `pid`, `shout` (logs
+`$MCP_SDK_MARKS/<marker>` when the SDK cancels it), `crash` (exits), `spawn` (a child in its own session), `pid`, `shout` (logs
 through the server's log), `weather` (structured content), `fail` (raises), `confirm`
 (elicits), `sample` (asks for sampling). A prompt `greet` with a completable argument. Needs the `mcp` package. With
 `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.
@@ -10,6 +10,7 @@ through the server's log), `weather` (structured content), `fail` (raises), `con
 
 import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,6 +55,14 @@ def crash() -> str:
     """Exits at once, as a crashing server does."""
     print("mcp-sdk: crashing on purpose", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+@server.tool()
+def spawn() -> str:
+    """Starts a child that would outlive the server (in a session of its own, so no group
+    kill reaches it); its pid."""
+    child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    return str(child.pid)
 
 
 @server.tool()
