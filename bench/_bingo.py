@@ -21,7 +21,7 @@ from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Settings
 
-__all__ = ["TOOL", "call_of", "install", "running", "started"]
+__all__ = ["TOOL", "call_of", "install", "install_mcp", "running", "started"]
 
 TOOL = "plugin__{name}__count"
 """The bridged name of a bench plugin's tool."""
@@ -33,6 +33,16 @@ def install(plugins: Path, name: str, child: Path, cpu: str) -> PluginSource:
     root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(child, root / "main.py")
     manifest = {"name": name, "version": "1", "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py", name, cpu]}}
+    (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
+
+
+def install_mcp(plugins: Path, name: str, server: Path, cpu: str) -> PluginSource:
+    """Install MCP server script `server` (its tool `count`) as plugin `name`: a plugin.json
+    with `mcp` in place of `entry`; its source record."""
+    root = plugins / name
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": name, "version": "1", "mcp": {"command": sys.executable, "args": [str(server), cpu]}}
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
     return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
 

@@ -6,7 +6,8 @@ first, so load noise hits them alike):
   - `tool/call` round trip, sequential median and p99, and calls per second with 16 in
     flight: bingo's bridge (PluginHost + the registered BridgedTool), a raw asyncio
     JSON-line client with per-id futures (the limit; the same child process script), and
-    the MCP SDK 2.x (`MCPServer` over stdio, `ClientSession.call_tool` over `stdio_client`);
+    the MCP SDK 2.x (`MCPServer` over stdio, `ClientSession.call_tool` over `stdio_client`),
+    and that same `MCPServer` as a bingo plugin (`mcp` in its plugin.json, bingo's adapter);
   - spawn to ready: one bingo plugin (`PluginHost.start` with no declaration cache: spawn,
     `initialize`, registration), the raw spawn + `initialize`, MCP `initialize` +
     `list_tools`, and 20 bingo plugins spawned concurrently; then `PluginHost.start` on a
@@ -105,6 +106,10 @@ async def _contenders(stack: AsyncExitStack, root: Path, placement: Placement, *
     if mcp:
         peer = await stack.enter_async_context(_mcp_client.connected(placement.child))
         calls["mcp"] = lambda n: peer.count(n, TEXT)
+        # The same SDK server as a bingo plugin (`mcp` in its plugin.json): bingo's adapter.
+        server = _bingo.install_mcp(root / "plugins", "mcpsdk", _mcp_client.SERVER, placement.child)
+        bridged = await stack.enter_async_context(_bingo.running(server, root / "data-mcp"))
+        calls["bingo-mcp"] = lambda n: bridged.call(_bingo.call_of(n, TEXT))
     return calls
 
 
@@ -263,6 +268,11 @@ def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[
     return [
         Row("tool/call median: bingo / raw limit", us(bingo_m), f"raw {us(raw_m)}", _ratio(bingo_m / raw_m), "≤ 2×", bingo_m / raw_m <= 2),
         Row("tool/call median: MCP SDK / bingo", us(bingo_m), f"MCP {us(mcp_m)}", _ratio(mcp_m / bingo_m), "≥ 7× faster", mcp_m / bingo_m >= 7),
+        # The same MCP SDK server, reached through bingo's MCP adapter and through the SDK's
+        # own ClientSession (issue 16: bingo ≤ 1.2× the SDK client's time).
+        Row("MCP server tools/call median: bingo / SDK client", us(median(seq["bingo-mcp"])), f"SDK {us(mcp_m)}",
+            _ratio(median(seq["bingo-mcp"]) / mcp_m), "≤ 1.2×", median(seq["bingo-mcp"]) / mcp_m <= 1.2),
+        Row("MCP server tools/call p99: bingo / SDK client", us(p99(seq["bingo-mcp"])), f"SDK {us(mcp_p)}", _ratio(p99(seq["bingo-mcp"]) / mcp_p)),
         Row("tool/call p99: bingo / raw limit", us(bingo_p), f"raw {us(raw_p)}", _ratio(bingo_p / raw_p)),
         Row("tool/call p99: MCP SDK / bingo", us(bingo_p), f"MCP {us(mcp_p)}", _ratio(mcp_p / bingo_p)),
         Row(f"calls/s, {WIDTH} in flight: bingo / raw", rate(bingo_t), f"raw {rate(raw_t)}", _ratio(bingo_t / raw_t), "≥ 20,000/s", bingo_t >= 20_000),
