@@ -110,7 +110,7 @@ class EditTool(BuiltinTool):
         if args.old_string == args.new_string:
             return error_output("edit: oldString and newString are the same, so there is nothing to change. Give newString the text that should replace oldString.")
         path = resolve(call.cwd, args.path)
-        target, shown = real_path(path), display_path(path, call.cwd)
+        target, shown = real_path(path), display_path(Path(os.path.normpath(path)), call.cwd)
         last = self._seen.last(call.session, target)
         try:
             edited = await asyncio.to_thread(_edit, target, shown, args, last)

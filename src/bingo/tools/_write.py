@@ -10,6 +10,7 @@ the parent directories a new file needs. The checks before an existing file is r
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -77,7 +78,7 @@ class WriteTool(BuiltinTool):
         if isinstance(args, ToolOutput):
             return args
         path = resolve(call.cwd, args.path)
-        target, shown = real_path(path), display_path(path, call.cwd)
+        target, shown = real_path(path), display_path(Path(os.path.normpath(path)), call.cwd)
         last = self._seen.last(call.session, target)
         try:
             written = await asyncio.to_thread(_write, target, shown, args.content, last)

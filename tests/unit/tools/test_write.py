@@ -81,3 +81,11 @@ def test_what_a_replacement_keeps_of_the_old_file() -> None:
     assert kept("a\r\n", "x") == "x\r\n"
     assert kept("", "x") == "x"
     assert kept("a\n", "") == ""
+
+
+def test_a_path_through_dot_dot_is_named_as_it_lands(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    output = Tools(tmp_path / "sub").write("../top.txt", "x\n")
+    assert said(output) == f"created {tmp_path / 'top.txt'}: 1 line"
+    inside = Tools(tmp_path).write("sub/../here.txt", "x\n")
+    assert said(inside) == "created here.txt: 1 line"
