@@ -380,7 +380,15 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
         run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
         conversation.on_always = run.remember
         current.set((conversation, session))
-        return RoomRun(driver=run, session=lambda: session.id, close=session.close)
+        # The room's notices go into its session too, as a terminal run's do.
+        notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
+        hooks.observe("session", "start", {"session": session.id or ""})
+
+        def close() -> None:
+            hooks.observe("session", "end", {"session": session.id or ""})
+            session.close()
+
+        return RoomRun(driver=run, session=lambda: session.id, close=close)
 
     return make
 
