@@ -6,6 +6,7 @@ replaces one, keeping its mode and CRLF line endings; without a rule the gate re
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,28 @@ def test_without_a_rule_edit_and_write_are_refused_in_print_mode(tmp_path: Path)
     assert (box.project / "n.txt").read_text() == "alpha\n"
     assert not (box.project / "new.txt").exists()
     assert "bingo: edit is not allowed here: add it to permissions.allow or pass --allow" in result.stderr.splitlines()
+
+
+def test_in_the_terminal_an_edits_diff_is_drawn_in_colour(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal import terminal
+
+    box = Sandbox(tmp_path)
+    del box.env["NO_COLOR"]
+    (box.project / "app.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    replies = [
+        [("tool", "r1", "read", {"path": "app.py"})],
+        [("tool", "e1", "edit", {"path": "app.py", "oldString": "return 1", "newString": "return 2"})],
+        [("text", "Changed it.")],
+    ]
+    with terminal(box, replies, "--allow", "edit") as screen:
+        screen.expect(">")
+        screen.child.send("change it\r")
+        screen.expect(r"\+    return 2")
+        screen.expect(r"Changed it\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert (box.project / "app.py").read_text(encoding="utf-8") == "def f():\n    return 2\n"
+    # rich's diff lexer: removed lines bright red, added lines bright green.
+    assert re.search(r"\x1b\[91[;0-9]*m-    return 1", screen.raw)
+    assert re.search(r"\x1b\[92[;0-9]*m\+    return 2", screen.raw)
