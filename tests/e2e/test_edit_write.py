@@ -2,7 +2,7 @@
 edit of a file read first succeeds, the model is told a short summary and the person sees the
 diff; each refusal reaches the model in words it can act on; write creates a file and
 replaces one, keeping its mode and CRLF line endings; without a rule the gate refuses them in
---print, since they are not read-only."""
+--print, since they are not read-only; the terminal draws the diff in colour."""
 
 from __future__ import annotations
 
