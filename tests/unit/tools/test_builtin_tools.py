@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
-from bingo.kernel.interfaces import Tool
+from bingo.kernel.interfaces import Tool, ToolCall
 from bingo.tools import builtin_tools
-from bingo.wire import ToolTraits
+from bingo.wire import Json, ToolOutput, ToolTraits
 
 
 def _names(tools: Sequence[Tool]) -> list[str]:
@@ -49,3 +51,18 @@ def test_every_tool_describes_itself_with_an_object_schema() -> None:
 def test_builtin_tools_are_fresh_instances_each_time() -> None:
     first, second = builtin_tools(), builtin_tools()
     assert all(a is not b for a, b in zip(first, second, strict=True))
+
+
+def test_read_write_and_edit_of_one_set_share_what_they_have_seen(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+
+    def run(tools: Sequence[Tool], name: str, raw: Json) -> ToolOutput:
+        (tool,) = [t for t in tools if t.spec.name == name]
+        call = ToolCall(call_id="c1", input=raw, cwd=str(tmp_path), session="s", turn=1)
+        return asyncio.run(tool.call(call))
+
+    ours, theirs = builtin_tools(), builtin_tools()
+    assert not run(ours, "read", {"path": "a.txt"}).is_error
+    assert run(theirs, "edit", {"path": "a.txt", "oldString": "alpha", "newString": "beta"}).is_error
+    assert not run(ours, "edit", {"path": "a.txt", "oldString": "alpha", "newString": "beta"}).is_error
+    assert (tmp_path / "a.txt").read_text() == "beta\n"
