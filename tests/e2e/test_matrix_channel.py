@@ -336,3 +336,16 @@ def test_each_room_is_its_own_session(tmp_path: Path, room: Room, bots: list[Bot
     sessions = box.run("-p", "/sessions")
     assert sessions.returncode == 0, sessions.stderr
     assert all(session in sessions.stdout for session in state["sessions"].values())
+
+
+def test_stop_interrupts_the_running_turn(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[{"hang": True}], [text("Next one.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "think for ever")
+    wait_for(lambda: "running a message" in bot.log(), what="the turn to start")
+    room.person.say(room.id, "/stop")
+    room.person.say(room.id, "then this")
+    room.wait_for_body(lambda b: "Next one." in b, "the next message to be answered", timeout=20)
+    assert bot.stop() == 0
+    prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
+    assert prompts == ["think for ever", "then this"]  # /stop was no prompt

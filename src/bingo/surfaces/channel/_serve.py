@@ -41,7 +41,7 @@ from ._homeserver import Homeserver, Refusal
 from ._outbox import Outbox, message
 from ._room import RoomSurface
 
-__all__ = ["QUEUE_LIMIT", "ChannelLog", "MakeRoom", "RoomRun", "serve_matrix"]
+__all__ = ["QUEUE_LIMIT", "STOP", "ChannelLog", "MakeRoom", "RoomRun", "serve_matrix"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +50,8 @@ QUEUE_LIMIT = 16
 _STOP_SECONDS = 5.0
 """How long a stopping bot waits for its last messages to be sent."""
 _EXIT_WORDS = frozenset({"/exit", "/quit"})
+STOP = "/stop"
+"""The channel's own word for Ctrl-C: interrupt the room's running turn (never queued)."""
 
 _room: contextvars.ContextVar[RoomSurface] = contextvars.ContextVar("bingo_channel_room")
 """The room whose message is being run, in that room's worker task."""
@@ -170,10 +172,14 @@ class _Room:
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         self.flooded = False
         self.running = False
+        self.run: RoomRun | None = None
 
     def take(self, sender: str, text: str) -> None:
         if self.surface.answer(text):
             _log.info("%s answered the question in %s", sender, self.id)
+            return
+        if text.split(maxsplit=1)[0] == STOP:
+            self._stop()
             return
         try:
             self.queue.put_nowait(text)
@@ -189,6 +195,16 @@ class _Room:
         elif self.running:
             _log.info("%s: queued behind the running turn (%d waiting)", self.id, self.queue.qsize())
 
+    def _stop(self) -> None:
+        """`/stop`: interrupt the running turn (as Ctrl-C does in a terminal); a second
+        stops waiting for the calls that have not answered their cancel."""
+        if not self.running or self.run is None:
+            self.surface.notice(Notice(source="bingo", message="nothing is running here"))
+            return
+        waiting = self.run.driver.interrupt()
+        if waiting:
+            self.surface.notice(Notice(source="bingo", message=f"still waiting for {', '.join(waiting)} to answer its cancel: /stop again stops waiting"))
+
     def left(self) -> list[str]:
         """What waits in the queue (taken out of it)."""
         texts: list[str] = []
@@ -198,7 +214,7 @@ class _Room:
 
     async def work(self, make_room: MakeRoom, state: _State) -> None:
         _room.set(self.surface)
-        run = make_room(self.surface, state.sessions.get(self.id))
+        run = self.run = make_room(self.surface, state.sessions.get(self.id))
         for text in state.waiting.pop(self.id, []):
             if not self.queue.full():
                 self.queue.put_nowait(text)
