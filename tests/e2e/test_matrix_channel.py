@@ -349,3 +349,25 @@ def test_stop_interrupts_the_running_turn(tmp_path: Path, room: Room, bots: list
     assert bot.stop() == 0
     prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
     assert prompts == ["think for ever", "then this"]  # /stop was no prompt
+
+
+def test_a_bad_channel_line_or_missing_settings_is_exit_2_in_one_line(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    unknown = box.run("--channel", "irc")
+    assert unknown.returncode == 2
+    assert unknown.stderr == "bingo: there is no channel 'irc': the channels are: matrix\n"
+    with_prompt = box.run("--channel", "matrix", "hello")
+    assert with_prompt.returncode == 2
+    assert with_prompt.stderr.startswith("bingo: --channel takes no prompt")
+    unset = box.run("--channel", "matrix")
+    assert unset.returncode == 2
+    assert unset.stderr == 'bingo: channels.matrix in ~/.bingo/settings.json has no homeserver: set "homeserver": "https://matrix.example.org"\n'
+    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": "!r:x"}}})
+    wrong_type = box.run("--channel", "matrix")
+    assert wrong_type.returncode == 2
+    assert "channels.matrix.rooms in" in wrong_type.stderr and "expected a list of room ids" in wrong_type.stderr
+    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
+    unreachable = box.run("--channel", "matrix", env={TOKEN_ENV: "t"})
+    assert unreachable.returncode == 2
+    assert unreachable.stderr.startswith("bingo: cannot reach the homeserver http://127.0.0.1:9")
+    assert no_traceback(unreachable)
