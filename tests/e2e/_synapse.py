@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from tests.e2e._bingo import REPO
+from tests.support import summary
 
 VENV = REPO / ".synapse-venv"
 STAMP = VENV / ".installed"
@@ -220,15 +221,24 @@ def wait_for(predicate: Any, *, timeout: float = 30.0, every: float = 0.2, what:
 
 @pytest.fixture(scope="session")
 def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
-    """One Synapse for the whole test session (installed on first use)."""
+    """One Synapse for the whole test session (installed on first use). Its figures go in
+    the run's closing summary (tests/support/summary.py)."""
+    began = time.monotonic()
+    fresh = not STAMP.exists()
     why = _install()
     if why is not None:
         if os.environ.get("CI"):
             pytest.fail(f"the Matrix homeserver could not be installed, and CI must run these tests: {why}")
         pytest.skip(f"the Matrix homeserver could not be installed: {why}")
+    if fresh:
+        summary.record("matrix", "synapse installed into .synapse-venv (s)", time.monotonic() - began)
     server = Synapse(tmp_path_factory.mktemp("synapse"), _free_port())
     server.start()
+    serving = time.monotonic()
     try:
         yield server
     finally:
         server.stop()
+        summary.record("matrix", "synapse start, first / slowest (s)", f"{server.starts[0]:.1f} / {max(server.starts):.1f}")
+        summary.record("matrix", "synapse starts (restarts included)", len(server.starts))
+        summary.record("matrix", "tests on one homeserver, wall time (s)", time.monotonic() - serving)
