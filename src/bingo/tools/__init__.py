@@ -15,6 +15,9 @@ The tools of one `builtin_tools()` share a `Seen` ledger: what `read`, `write` a
 saw of each file in each session, so `write` and `edit` refuse to change a file the model has
 not read, or that changed since (ADR-0019). It is made when the first of them is, and no
 plugin's tool ever sees it.
+
+`read`, `write` and `edit` reach a file through `FILES` (`_files.py`): the local disk, or the
+files of the editor that drives the session, when it offers its own.
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ if _TYPE_CHECKING:
     from ._bash import BashTool
     from ._common import Seen
     from ._edit import EditTool
+    from ._files import FILES, Files
     from ._glob import GlobTool
     from ._grep import GrepTool
     from ._read import ReadTool
     from ._write import WriteTool
 
-__all__ = ["BashTool", "EditTool", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools"]
+__all__ = ["FILES", "BashTool", "EditTool", "Files", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools"]
 
 _FINDING = _ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 _CHANGING = _ToolTraits(trusted=True)
@@ -53,7 +57,7 @@ _CLASSES: dict[str, tuple[str, str, _ToolTraits]] = {
 }
 _SEEING = frozenset({"read", "write", "edit"})
 """The tools made with the shared ledger."""
-_EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()}
+_EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()} | {"FILES": "_files", "Files": "_files"}
 
 
 def __getattr__(name: str) -> object:

@@ -37,6 +37,7 @@ from ._common import (
     resolve,
     schema_of,
 )
+from ._files import FILES, Files
 from ._diff import Diff, Span, eol_of, to_eol, unified
 
 __all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "load", "save"]
@@ -135,6 +136,9 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
         Refusal: it is not a regular file, it is read-only or too large, it has not been seen in this
             session (`last` is None), or its bytes are no longer the ones seen.
     """
+    files = FILES.get()  # an editor's own files, when it offers them (tools._files)
+    if files is not None:
+        return _load_from(files, target, shown, last, verb)
     try:
         # Non-blocking, so a fifo is refused below instead of waiting for a writer forever.
         with open(os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
@@ -167,10 +171,33 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
         raise Refusal(f"{shown} cannot be read: permission denied.") from None
     except OSError as exc:
         raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+    return _unchanged(data, shown, last, verb)
+
+
+def _unchanged(data: bytes, shown: str, last: Snapshot, verb: str) -> bytes:
+    """`data`, when they are the bytes `last` saw; Refusal otherwise."""
     if digest(data) != last.digest:
         then = f"{last.size:,} bytes then, {len(data):,} now" if last.size != len(data) else "its bytes differ from what you read"
         raise Refusal(f"{shown} has changed on disk since you last read it ({then}). Read it again, then {verb} it.")
     return data
+
+
+def _load_from(files: Files, target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | None:
+    """`load`, from an editor's files: what its buffer holds (so no mode or kind to check)."""
+    try:
+        data = files.read(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+    if len(data) > MAX_FILE:
+        raise Refusal(f"{shown} is {len(data):,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
+    if last is None:
+        raise Refusal(
+            f"{shown} has not been read in this session. Read it first (read {shown}), then {verb} it: "
+            f"{verb} never changes a file you have not seen."
+        )
+    return _unchanged(data, shown, last, verb)
 
 
 def save(target: Path, shown: str, data: bytes) -> Snapshot:
@@ -179,6 +206,13 @@ def save(target: Path, shown: str, data: bytes) -> Snapshot:
     Raises:
         Refusal: it cannot be written.
     """
+    files = FILES.get()
+    if files is not None:
+        try:
+            files.write(target, data)
+        except OSError as exc:
+            raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
+        return Snapshot(mtime_ns=0, size=len(data), digest=digest(data))  # an editor's buffer has no time of its own
     try:
         write_atomic(target, data)
         stat = os.stat(target)

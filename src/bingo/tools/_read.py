@@ -8,6 +8,7 @@ It does not write, list or search files: `glob` and `grep` do the finding.
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 from pathlib import Path
@@ -33,6 +34,7 @@ from ._common import (
     schema_of,
     text_output,
 )
+from ._files import FILES
 
 __all__ = ["ReadTool"]
 
@@ -112,15 +114,20 @@ class ReadTool(BuiltinTool):
 def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window:
     """Lines `offset`..`offset+limit-1` of `path`, and the file's line count."""
     try:
-        with path.open("rb") as raw:
+        files = FILES.get()  # an editor's own files, when it offers them (tools._files)
+        with path.open("rb") if files is None else io.BytesIO(files.read(path)) as raw:
             if is_binary(raw.read(BINARY_SNIFF)):
-                size = path.stat().st_size
+                size = raw.seek(0, os.SEEK_END)
                 raise _Refusal(
                     f"{path} is a binary file ({size} bytes); read shows text files only. "
                     "Use bash (e.g. `file` or `xxd | head`) to inspect it."
                 )
             raw.seek(0)
-            stat = os.fstat(raw.fileno())
+            if isinstance(raw, io.BytesIO):
+                mtime_ns, size = 0, raw.getbuffer().nbytes  # an editor's buffer has no time of its own
+            else:
+                stat = os.fstat(raw.fileno())
+                mtime_ns, size = stat.st_mtime_ns, stat.st_size
             hashed = hasher()
             lines: list[str] = []
             total = 0
@@ -148,7 +155,7 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
                 last = block[-1:]
             if last != b"\n":
                 total += 1  # a last line without a newline
-            seen = Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=hashed.digest()) if whole else None
+            seen = Snapshot(mtime_ns=mtime_ns, size=size, digest=hashed.digest()) if whole else None
             return _Window(lines=lines, total=total, seen=seen)
     except FileNotFoundError:
         raise _Refusal(

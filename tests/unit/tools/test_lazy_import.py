@@ -23,4 +23,4 @@ def test_listing_the_built_in_tools_imports_none_of_them() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('bingo.tools.')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
-    assert done.stdout.splitlines() == ["[]", "['bingo.tools._common', 'bingo.tools._read']"]
+    assert done.stdout.splitlines() == ["[]", "['bingo.tools._common', 'bingo.tools._files', 'bingo.tools._read']"]
