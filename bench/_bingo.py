@@ -37,12 +37,13 @@ def install(plugins: Path, name: str, child: Path, cpu: str) -> PluginSource:
     return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
 
 
-def install_mcp(plugins: Path, name: str, server: Path, cpu: str) -> PluginSource:
-    """Install MCP server script `server` (its tool `count`) as plugin `name`: a plugin.json
-    with `mcp` in place of `entry`; its source record."""
+def install_mcp(plugins: Path, name: str, server: Path, cpu: str, *, command: str = sys.executable) -> PluginSource:
+    """Install MCP server script `server` as plugin `name`, run by `command` (with `cpu` as
+    its argument, unless `-`): a plugin.json with `mcp` in place of `entry`; its source record."""
     root = plugins / name
     root.mkdir(parents=True, exist_ok=True)
-    manifest = {"name": name, "version": "1", "mcp": {"command": sys.executable, "args": [str(server), cpu]}}
+    args = [str(server)] if cpu == "-" and command != sys.executable else [str(server), cpu]
+    manifest = {"name": name, "version": "1", "mcp": {"command": command, "args": args}}
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
     return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
 

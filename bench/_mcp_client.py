@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-__all__ = ["McpPeer", "connected"]
+__all__ = ["McpPeer", "connected", "connected_to"]
 
 SERVER = Path(__file__).with_name("_mcp_server.py")
 
@@ -32,6 +32,17 @@ class McpPeer:
         if result.is_error:
             raise RuntimeError(f"MCP count failed: {result}")
         return result
+
+
+@contextlib.asynccontextmanager
+async def connected_to(command: str, args: list[str]) -> AsyncIterator[ClientSession]:
+    """Spawn any MCP server, `initialize`, `list_tools`: ready as an MCP client means."""
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            yield session
 
 
 @contextlib.asynccontextmanager

@@ -52,6 +52,8 @@ from _raw import RawClient
 from _table import Row, median, ms, p99, rate, render, us
 
 CHILD = Path(__file__).with_name("_child.py")
+EVERYTHING = Path(__file__).resolve().parents[1] / ".cache" / "npm-mcp" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+"""server-everything as the MCP tests install it (tests/e2e/_mcp.py); its rows need it there."""
 TEXT = "the quick brown fox jumps over the lazy dog " * 4
 """The `count` tool's input: 36 words, the same for every contender."""
 WIDTH = 16
@@ -236,6 +238,27 @@ async def spawns(root: Path, placement: Placement, sizes: Sizes) -> dict[str, li
         "raw": raw, "raw20": raw20, "bingo1": lambda: bingo(one), "bingo20": lambda: bingo(twenty), "mcp": mcp,
         "warm1": lambda: bingo(one, warm=True), "warm20": lambda: bingo(twenty, warm=True),
     }
+    if EVERYTHING.exists():
+        # server-everything (Node), spawned to tools-ready: through bingo (spawn, MCP
+        # initialize, tools/list, prompts/list, registration) and through the SDK client.
+        everything = _bingo.install_mcp(root / "everything", "everything", EVERYTHING, "-", command="node")
+
+        async def bingo_everything() -> float:
+            async with _bingo.started([everything], root / f"data-{next(fresh)}") as (host, registry):
+                start = clock()
+                await host.start()
+                elapsed = clock() - start
+                if "plugin__everything__echo" not in registry.tools:
+                    raise RuntimeError(f"server-everything did not declare its tools: {host.status()}")
+                return elapsed
+
+        async def sdk_everything() -> float:
+            async with AsyncExitStack() as stack:
+                start = clock()
+                await stack.enter_async_context(_mcp_client.connected_to("node", [str(EVERYTHING)]))
+                return clock() - start
+
+        steps["everything-bingo"], steps["everything-sdk"] = bingo_everything, sdk_everything
     names = list(steps)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for name in names:  # one untimed start each: .pyc files and the page cache
@@ -287,11 +310,19 @@ def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[
         # the plugin starts at its first use, which pays the no-cache row above then.
         Row("start, warm declaration cache, 1 plugin / no cache", ms(w_one), f"no cache {ms(s_one)}", _ratio(w_one / s_one)),
         Row("start, warm declaration cache: 20 plugins / 1 plugin", ms(w_twenty), f"1 plugin {ms(w_one)}", _ratio(w_twenty / w_one)),
+        *_everything_rows(spawn),
         *_cold_rows(cold, floor),
         Row("session store: durable appends/s", rate(store_rate), f"bare sqlite3 {rate(raw_rate)}", _ratio(store_rate / raw_rate)),
         *_turn_rows(turns),
         *_edit_rows(edited),
     ]
+
+
+def _everything_rows(spawn: dict[str, list[float]]) -> list[Row]:
+    if "everything-bingo" not in spawn:
+        return []  # not installed: bash scripts/test installs it into .cache/npm-mcp
+    through, sdk = median(spawn["everything-bingo"]), median(spawn["everything-sdk"])
+    return [Row("server-everything spawn to tools-ready: bingo / SDK client", ms(through), f"SDK init+list_tools {ms(sdk)}", _ratio(through / sdk))]
 
 
 def _edit_rows(edited: tuple[list[float], list[float], int]) -> list[Row]:

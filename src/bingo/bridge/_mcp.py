@@ -9,11 +9,12 @@ HTTP) and bingo's own wire, at the connection: `McpConnection` is a `Connection`
 representation of each contract (ADR-0022).
 
 Its answer to bingo's `initialize` is MCP's `initialize` + `notifications/initialized` +
-`tools/list` (+ `prompts/list`), read as bingo's `InitializeResult`: tools keep their names (the proxy makes
-them `plugin__<name>__<tool>` and gives them the default traits whatever the server's
-annotations say), a prompt is the command `<name>:<prompt>`, and a server with resources
-gets one tool more, `resources` (ADR-0022). `notifications/tools/list_changed` and
-`prompts/list_changed` list again and hand the new declaration to the plugin's handle.
+`tools/list` (+ `prompts/list`), read as bingo's `InitializeResult`: tools keep their names
+(the proxy makes them `plugin__<name>__<tool>` and gives them the default traits whatever
+the server's annotations say), a prompt is the command `<name>:<prompt>`, and a server that
+lists resources gets one tool more, `resources` (ADR-0022). `notifications/tools/list_changed`,
+`prompts/list_changed` and `resources/list_changed` list again and hand the new declaration
+to the plugin's handle.
 
 From the server: `notifications/progress` is the call's live line (the progressToken sent is
 the callId); `notifications/message` goes to the plugin's log; `elicitation/create` is put
@@ -28,6 +29,7 @@ any plugin), nor reach the network (`_mcp_http.py` does, for Streamable HTTP).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import shlex
@@ -36,7 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
-from ..kernel.errors import Cancelled, DeadlinePassed, GateError, MethodNotFound, PluginError, Refused
+from ..kernel.errors import BadParams, Cancelled, DeadlinePassed, GateError, MethodNotFound, PluginError, Refused
 from ..kernel.log import cut
 from ..wire import (
     PROTOCOL_VERSION,
@@ -354,8 +356,7 @@ class McpConnection(Connection):
 
     `calls` is the plugin's book of running calls (progress and elicitation find their call
     there); `log` takes the server's log messages; `on_changed` is told the declaration a
-    list_changed notification led to; `sampling` says whether the person lets this server
-    use the model (it is refused either way until bingo can: say so)."""
+    list_changed notification led to."""
 
     def __init__(
         self,
@@ -383,6 +384,7 @@ class McpConnection(Connection):
         self.on_notification("notifications/message", _LogMessage, self._message)
         self.on_notification("notifications/tools/list_changed", object, self._changed)
         self.on_notification("notifications/prompts/list_changed", object, self._changed)
+        self.on_notification("notifications/resources/list_changed", object, self._changed)
         self.on_request("ping", object, self._ping)
         self.on_request("elicitation/create", _Elicit, self._elicit)
         self.on_request("sampling/createMessage", object, self._sampling)
@@ -563,11 +565,22 @@ class McpConnection(Connection):
     async def declaration(self) -> InitializeResult:
         """What the server declares now, as bingo's InitializeResult (it lists again)."""
         caps = self.capabilities
-        tools: list[_Tool] = await self._pages("tools/list", _ToolsPage, "tools") if "tools" in caps else []
-        prompts: list[_Prompt] = await self._pages("prompts/list", _PromptsPage, "prompts") if "prompts" in caps else []
+
+        async def none() -> list[Any]:
+            return []
+
+        async def no() -> bool:
+            return False
+
+        # The three lists at once: one round trip's wait, not three.
+        tools, prompts, resources = await asyncio.gather(
+            self._pages("tools/list", _ToolsPage, "tools") if "tools" in caps else none(),
+            self._pages("prompts/list", _PromptsPage, "prompts") if "prompts" in caps else none(),
+            self._has_resources() if "resources" in caps else no(),
+        )
         specs = [ToolSpec(name=tool.name, description=tool.description or "", input_schema=tool.input_schema) for tool in tools]
         self._tools = {tool.name for tool in tools}
-        if "resources" in caps and RESOURCES_TOOL not in self._tools and await self._has_resources():
+        if resources and RESOURCES_TOOL not in self._tools:
             specs.append(
                 ToolSpec(
                     name=RESOURCES_TOOL,
@@ -587,7 +600,10 @@ class McpConnection(Connection):
     async def _has_resources(self) -> bool:
         """Whether the server lists any resource (a capability alone is often just a
         library's default)."""
-        raw = await self.request("resources/list", _Cursor(), msgspec.Raw, deadline=self.deadline("initialize"))
+        try:
+            raw = await self.request("resources/list", _Cursor(), msgspec.Raw, deadline=self.deadline("initialize"))
+        except (MethodNotFound, BadParams):
+            return False  # it declares resources and has none to list: no tool for them
         listed = _object(_ANY.decode(raw)).get("resources")
         return is_array(listed) and bool(listed)
 
