@@ -201,21 +201,23 @@ def _emit(out: _Out, hunk: list[_Piece]) -> None:
     out.add(f"@@ -{_range(hunk[0].a, old_size)} +{_range(hunk[0].b, new_size)} @@")
     for piece in hunk:
         if piece.tag == "equal":
-            for line in piece.head:
-                _line(out, " ", line)
+            _lines(out, " ", piece.head)
             continue
-        for line in piece.removed:
-            _line(out, "-", line)
-        for line in piece.added:
-            _line(out, "+", line)
+        _lines(out, "-", piece.removed)
+        _lines(out, "+", piece.added)
 
 
-def _line(out: _Out, mark: str, line: str) -> None:
-    if line.endswith("\n"):
-        out.add(mark + (line[:-2] if line.endswith("\r\n") else line[:-1]))
-        return
-    out.add(mark + line)
-    out.add("\\ No newline at end of file")
+def _lines(out: _Out, mark: str, lines: list[str]) -> None:
+    """`lines` marked; once the diff is full only counted, so a 10 MB file costs no loop."""
+    for n, line in enumerate(lines):
+        if out.full():
+            out.cut += len(lines) - n + (not lines[-1].endswith("\n"))
+            return
+        if line.endswith("\n"):
+            out.add(mark + (line[:-2] if line.endswith("\r\n") else line[:-1]))
+        else:
+            out.add(mark + line)
+            out.add("\\ No newline at end of file")
 
 
 class _Out:
@@ -227,8 +229,11 @@ class _Out:
         self.lines: list[str] = []
         self.cut = 0
 
+    def full(self) -> bool:
+        return len(self.lines) >= MAX_DIFF_LINES
+
     def add(self, line: str) -> None:
-        if len(self.lines) >= MAX_DIFF_LINES:
+        if self.full():
             self.cut += 1
             return
         if len(line) > MAX_DIFF_LINE:

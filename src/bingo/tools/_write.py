@@ -31,7 +31,7 @@ from ._common import (
     schema_of,
     text_output,
 )
-from ._diff import Diff, Span, eol_of, lines_of, to_eol, unified
+from ._diff import Diff, Span, eol_of, to_eol, unified
 from ._edit import Refusal, changed_output, load, save
 
 __all__ = ["WriteTool", "kept"]
@@ -118,28 +118,60 @@ def _write(target: Path, shown: str, content: str, last: Snapshot | None) -> _Wr
             raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
         diff = unified("", [Span(start=0, end=0, new=content, line=0)], "/dev/null", shown)
         seen = save(target, shown, content.encode("utf-8"))
-        return _Written(seen=seen, diff=diff, created=True, lines=len(lines_of(content)))
+        return _Written(seen=seen, diff=diff, created=True, lines=_count(content))
     old = before.decode("utf-8", errors="replace")
     content = kept(old, content)
     diff = unified(old, _span(old, content), shown, shown)
     data = content.encode("utf-8")
     # `load` gave bytes, so `last` is what was seen of them; the same bytes are not rewritten.
     seen = last if last is not None and data == before else save(target, shown, data)
-    return _Written(seen=seen, diff=diff, created=False, lines=len(lines_of(content)))
+    return _Written(seen=seen, diff=diff, created=False, lines=_count(content))
+
+
+def _count(text: str) -> int:
+    """How many lines `text` has (a last one without a newline counts)."""
+    return text.count("\n") + (bool(text) and not text.endswith("\n"))
 
 
 def _span(old: str, new: str) -> list[Span]:
-    """`old` → `new` as at most one span: the lines between their common first and last ones."""
-    a, b = lines_of(old), lines_of(new)
-    head, limit = 0, min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    if head == len(a) == len(b):
+    """`old` → `new` as at most one span: from the start of the first line that differs to
+    the end of the last, both found by comparing blocks of characters, not lines."""
+    if old == new:
         return []
-    start = sum(map(len, a[:head]))
-    old_end = len(old) - sum(map(len, a[len(a) - tail :]))
-    new_end = len(new) - sum(map(len, b[len(b) - tail :]))
-    return [Span(start=start, end=old_end, new=new[start:new_end], line=head)]
+    prefix = _common(old, new, 0, min(len(old), len(new)), 1)
+    start = old.rfind("\n", 0, prefix) + 1
+    limit = min(len(old), len(new)) - start
+    suffix = _common(old, new, 0, limit, -1)
+    # The unchanged tail begins at a line's start in both texts: just after a newline both
+    # have there, or after the next newline inside the common tail, or at their ends.
+    old_end, new_end = len(old) - suffix, len(new) - suffix
+    if not (old_end and new_end and old[old_end - 1] == "\n" and new[new_end - 1] == "\n"):
+        found = old.find("\n", old_end, len(old))
+        moved = len(old) - old_end if found < 0 else found + 1 - old_end
+        old_end, new_end = old_end + moved, new_end + moved
+    return [Span(start=start, end=old_end, new=new[start:new_end], line=old.count("\n", 0, start))]
+
+
+_STRIDE = 1 << 16
+"""Characters compared at a time while looking for where two texts begin to differ."""
+
+
+def _common(a: str, b: str, done: int, limit: int, way: int) -> int:
+    """How many characters `a` and `b` share at their start (`way` 1) or end (-1), at most
+    `limit`: whole blocks compared first, then the block that differs halved."""
+
+    def same(lo: int, hi: int) -> bool:
+        if way == 1:
+            return a[lo:hi] == b[lo:hi]
+        return a[len(a) - hi : len(a) - lo] == b[len(b) - hi : len(b) - lo]
+
+    while done < limit and same(done, min(done + _STRIDE, limit)):
+        done = min(done + _STRIDE, limit)
+    hi = min(done + _STRIDE, limit)
+    while done < hi:
+        middle = (done + hi + 1) // 2
+        if same(done, middle):
+            done = middle
+        else:
+            hi = middle - 1
+    return done

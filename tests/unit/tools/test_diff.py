@@ -17,7 +17,7 @@ def _numbered(n: int) -> str:
     return "".join(f"line {i}\n" for i in range(1, n + 1))
 
 
-def _apply(old: str, diff: str) -> str:
+def apply(old: str, diff: str) -> str:
     """`old` patched by `diff`, checking every context and removed line and every header."""
     a = lines_of(old)
     out: list[str] = []
@@ -148,7 +148,7 @@ def test_random_diffs_apply_back_to_the_new_text() -> None:
         body = diff.text.split("\n")[2:]
         assert (diff.removed, diff.added) == (sum(line[:1] == "-" for line in body), sum(line[:1] == "+" for line in body))
         if "[diff cut" not in diff.text:
-            assert _apply(old, diff.text) == new_text
+            assert apply(old, diff.text) == new_text
 
 
 def test_line_endings_are_judged_by_most_lines_and_converted_whole() -> None:

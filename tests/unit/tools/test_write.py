@@ -3,10 +3,16 @@ since, and keeps what read does not show (mode, CRLF, a final newline or its abs
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
-from bingo.tools._write import kept
+import pytest
+
+from bingo.tools import _write
+from bingo.tools._diff import unified
+from bingo.tools._write import _span, kept
 from bingo.wire import CodeView
+from tests.unit.tools.test_diff import apply
 from tests.unit.tools.test_edit import Tools, ready, said
 
 
@@ -89,3 +95,27 @@ def test_a_path_through_dot_dot_is_named_as_it_lands(tmp_path: Path) -> None:
     assert said(output) == f"created {tmp_path / 'top.txt'}: 1 line"
     inside = Tools(tmp_path).write("sub/../here.txt", "x\n")
     assert said(inside) == "created here.txt: 1 line"
+
+
+def _rewrites(seed: int) -> None:
+    rnd = random.Random(seed)
+    for _ in range(3000):
+        old = "".join(rnd.choice(["a", "b", "\n", "\n", "cc\n"]) for _ in range(rnd.randint(0, 30)))
+        new = list(old)
+        for _ in range(rnd.randint(0, 4)):
+            at = rnd.randint(0, len(new))
+            new[at : at + rnd.randint(0, 3)] = rnd.choice(["", "x", "\n", "y\n", "a"])
+        new_text = "".join(new)
+        diff = unified(old, _span(old, new_text), "f", "f")
+        assert (diff.text == "") == (old == new_text)
+        if diff.text:
+            assert apply(old, diff.text) == new_text
+
+
+def test_random_rewrites_give_a_diff_that_applies_back() -> None:
+    _rewrites(19)
+
+
+def test_random_rewrites_compared_in_small_blocks_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_write, "_STRIDE", 3)
+    _rewrites(23)
