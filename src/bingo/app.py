@@ -36,7 +36,7 @@ from .kernel.frames import Frame, NoticeFrame, history, spent
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
-from .kernel.dispatch import ChooseModel, Dispatcher
+from .kernel.dispatch import ChooseModel, Dispatcher, Submitted
 from .kernel.interfaces import Asker, Provider
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .kernel.interfaces import Command
     from .store import SessionInfo, SessionStore
     from .surfaces.terminal import Opening
+    from .surfaces.acp import MakeSession
     from .surfaces.channel import MakeRoom
 
 __all__ = ["Options", "Run", "run_app"]
@@ -74,6 +75,8 @@ class Options(msgspec.Struct, frozen=True):
     trust: bool
     channel: str | None = None
     """`--channel matrix`: be a bot in the channel's rooms (surfaces.channel)."""
+    acp: bool = False
+    """`--acp`: be an editor's agent over the Agent Client Protocol (surfaces.acp)."""
 
 
 class _LazySession(msgspec.Struct):
@@ -89,13 +92,16 @@ class _LazySession(msgspec.Struct):
     _noticed_in: tuple[str, int] | None = None
     _noticed: int = 0
     """Notice frames written for the (session, turn) `_noticed_in`."""
+    planned: str | None = None
+    """The id the session is to be created under (an editor's, given before its first frame)."""
 
     @property
     def store(self) -> SessionStore:
         if self._store is None:
             from .store import SessionStore
 
-            self._store = SessionStore(self.path)
+            planned = self.planned
+            self._store = SessionStore(self.path, id_factory=(lambda: planned) if planned is not None else None)
         return self._store
 
     def close(self) -> None:
@@ -178,8 +184,8 @@ async def run_app(options: Options) -> int:
             print(escape(f"bingo: {line}"), file=sys.stderr)
         print(escape(trust_line(state, remember(state, data_dir))))
         return 0
-    interactive = options.channel is None and not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
-    if options.prompt is None and not interactive and options.channel is None:
+    interactive = options.channel is None and not options.acp and not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    if options.prompt is None and not interactive and options.channel is None and not options.acp:
         raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)')
     surface = _surface(options, interactive)
 
@@ -240,6 +246,13 @@ async def run_app(options: Options) -> int:
 
                     make_room = _rooms(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, cwd=cwd, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
                     return await serve_matrix(settings.matrix, environ=environ, data_dir=data_dir, make_room=make_room)
+                if options.acp:
+                    from . import __version__
+                    from .surfaces.acp import AcpLog, serve_acp
+
+                    assert isinstance(surface, AcpLog)  # chosen above for --acp
+                    make_session = _editor_sessions(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
+                    return await serve_acp(log=surface, make=make_session, version=__version__)
                 conversation = Conversation(
                     registry=registry,
                     settings=settings,
@@ -393,7 +406,53 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     return make
 
 
+def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, environ: dict[str, str], plugins_command: Command) -> MakeSession:
+    """The maker of each ACP session's run, as `_rooms` makes a room's: its own session (stored
+    under the id the editor was given) and conversation, in the cwd the editor named, over the
+    run's one registry, gate, hooks and plugins. There is no /exit: the editor ends a session."""
+    from .surfaces.acp import SessionRun
+
+    current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_acp_run")
+    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command):
+        registry.add_command(command)
+    registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
+    choose = _model_chooser(settings, registry, environ)
+
+    def make(surface: Surface, cwd: str, session_id: str, stored: bool) -> SessionRun:
+        session = _LazySession(data_dir / "sessions.db", str(project), planned=None if stored else session_id)
+        messages: list[Message] = []
+        if stored:
+            session.id = session.store.find(session_id)  # SessionError: the editor is told
+            messages = history(session.store.frames(session.id))
+        system = system_prompt(cwd=Path(cwd), project=project, home=bingo_home(environ)).text
+        conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=cwd, messages=messages, system=system, windows=_windows)
+        dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
+        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
+        conversation.on_always = run.remember
+        notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
+        hooks.observe("session", "start", {"session": session.id or ""})
+
+        async def submit(text: str) -> Submitted:
+            current.set((conversation, session))  # in the prompt's own task
+            try:
+                return await dispatcher.submit(text)
+            finally:
+                notices.flush()
+
+        def close() -> None:
+            hooks.observe("session", "end", {"session": session.id or ""})
+            session.close()
+
+        return SessionRun(submit=submit, interrupt=dispatcher.interrupt, commands=dispatcher.commands, frames=lambda: session.store.frames(session.id) if session.id else [], close=close)
+
+    return make
+
+
 def _surface(options: Options, interactive: bool) -> Surface:
+    if options.acp:
+        from .surfaces.acp import AcpLog
+
+        return AcpLog()
     if options.channel is not None:
         from .surfaces.channel import ChannelLog
 

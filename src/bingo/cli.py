@@ -37,7 +37,7 @@ CHANNELS = ("matrix",)
 """The IM channels `--channel` takes (INTERFACE.md §7b)."""
 
 
-_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust"}
+_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust", "--acp": "acp"}
 """The switches the quick reader knows, by spelling, and the Options field each sets."""
 _VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow", "--channel": "channel"}
 """The options taking a value (the next argument), and the Options field each sets."""
@@ -87,6 +87,7 @@ def _quick(argv: Sequence[str]) -> Options | None:
         allow=allow,
         trust="trust" in switches,
         channel=values.get("channel"),
+        acp="acp" in switches,
     )
 
 
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
     p.add_argument("--trust", action="store_true", help="trust this project's plugins as they are now, and exit")
     p.add_argument("--channel", metavar="NAME", help="run as a bot in an IM channel (matrix) instead of drawing a terminal")
+    p.add_argument("--acp", action="store_true", help="speak the Agent Client Protocol on stdio, for an editor, instead of drawing a terminal")
     p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
 
@@ -121,6 +123,8 @@ def parse(argv: Sequence[str]) -> Options:
             raise UsageError(f"there is no channel {options.channel!r}", f"the channels are: {', '.join(CHANNELS)}")
         if options.prompt is not None or options.continue_latest or options.resume or options.print_mode:
             raise UsageError("--channel takes no prompt, --print, --continue or --resume", "each room is its own session: write in the room")
+    if options.acp and (options.prompt is not None or options.continue_latest or options.resume or options.print_mode or options.channel is not None or options.trust):
+        raise UsageError("--acp takes no prompt, --print, --continue, --resume, --channel or --trust", "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)")
     return options
 
 
@@ -140,6 +144,7 @@ def _parsed(argv: Sequence[str]) -> Options:
         allow=tuple(ns.allow),
         trust=ns.trust,
         channel=ns.channel,
+        acp=ns.acp,
     )
 
 
@@ -199,7 +204,7 @@ def run(argv: Sequence[str]) -> int:
 
             print(f"bingo {__version__}")
             return 0
-        if not options.trust and options.channel is None and not sys.stdin.isatty():
+        if not options.trust and options.channel is None and not options.acp and not sys.stdin.isatty():
             options = _with_stdin(options, _read_stdin())
         from .app import run_app
 

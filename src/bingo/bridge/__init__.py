@@ -20,7 +20,9 @@ import importlib
 
 TYPE_CHECKING = False  # not typing's: importing the package imports nothing else
 if TYPE_CHECKING:
+    from ._framing import MAX_LINE
     from ._names import bridged_name
+    from .connection import Connection
     from .discovery import PluginSource, discover
     from .host import PluginHost, PluginStatus
     from .listing import PluginsCommand
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "MAX_LINE",
+    "Connection",
     "Manifest",
     "PluginHost",
     "PluginSource",
@@ -58,6 +62,8 @@ __all__ = [
 ]
 
 _HOMES = {
+    "MAX_LINE": "._framing",
+    "Connection": ".connection",
     "Manifest": ".manifest",
     "PluginHost": ".host",
     "PluginSource": ".discovery",

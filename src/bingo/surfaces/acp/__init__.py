@@ -1,0 +1,10 @@
+"""The editor surface: `bingo --acp`, bingo as an Agent Client Protocol agent that an editor
+(Zed, JetBrains, Neovim's plugins) starts and talks to over stdio (INTERFACE.md §7,
+docs/editors.md). Imported only when it runs."""
+
+from ._markdown import diffs_of, markdown
+from ._schema import ACP_VERSION
+from ._serve import HELD_NOTICES, AcpLog, MakeSession, SessionRun, prompt_text, serve_acp
+from ._session import AcpSession, Peer
+
+__all__ = ["ACP_VERSION", "HELD_NOTICES", "AcpLog", "AcpSession", "MakeSession", "Peer", "SessionRun", "diffs_of", "markdown", "prompt_text", "serve_acp"]

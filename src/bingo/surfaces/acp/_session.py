@@ -1,0 +1,332 @@
+"""One ACP session as a bingo surface: what a turn shows, sent as `session/update`; the gate's
+and a plugin's questions, put as `session/request_permission`.
+
+Owns what the editor is told of one session. The model's text is an `agent_message_chunk`
+per delta; bingo's own lines (a notice, a refusal, a wait) are agent messages too, each a
+quoted paragraph of its own, since ACP has no notice of its own and an editor shows every
+message. A tool call is a `tool_call` when it starts (the gate's question comes first: then
+the call is announced `pending` with the question, and the same id goes `in_progress` when
+it runs), its live line a `tool_call_update` content, its end the status and the result: a
+View as its markdown fold, a diff View as ACP diffs, otherwise the output's text and images.
+Every string from elsewhere passes `escape` (INTERFACE.md §8) before it is sent.
+
+A question waits for the client's answer, or for the turn's cancel (`session/cancel`: the
+client answers `cancelled` then, and a client that does not is not waited for): either is
+a "no". "Allow always" answers `always`, and the kernel adds and saves the narrow rule the
+question named (`Run.remember`), as the terminal's "yes, always" does.
+
+It does not read the client (`_serve.py` does and hands it what concerns it), and it knows
+nothing of the run behind it beyond the seam a surface meets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from ...kernel.errors import BingoError
+from ...kernel.frames import AssistantFrame, CompactionFrame, Frame, NoticeFrame, PromptFrame, ToolCallFrame, ToolResultFrame
+from ...kernel.interfaces import PermissionAnswer
+from ...wire import (
+    CommandOutcome,
+    ErrorOutcome,
+    ImagePart,
+    Json,
+    NoneOutcome,
+    Notice,
+    PromptOutcome,
+    TextOutcome,
+    TextPart,
+    ToolOutput,
+    ToolUseBlock,
+    ViewOutcome,
+    is_object,
+)
+from ...wire import TextBlock as MessageText
+from .._escape import escape, escape_view
+from ._markdown import diffs_of, markdown
+from ._schema import (
+    AgentMessageChunk,
+    Content,
+    ImageBlock,
+    Location,
+    PermissionOption,
+    PermissionParams,
+    PermissionResult,
+    PermissionToolCall,
+    TextBlock,
+    ToolCallContent,
+    ToolCallStart,
+    ToolCallUpdate,
+    ToolKind,
+    Update,
+    UserMessageChunk,
+)
+
+__all__ = ["AcpSession", "Peer"]
+
+_log = logging.getLogger(__name__)
+
+_TITLE_ARGUMENT = 80
+"""Characters of a call's main argument its title shows."""
+
+_KINDS: dict[str, ToolKind] = {"read": "read", "write": "edit", "edit": "edit", "glob": "search", "grep": "search", "bash": "execute"}
+_MAIN = {"bash": "command", "glob": "pattern", "grep": "pattern"}
+"""The input field a built-in's title shows; `path` for the rest, as the gate's rules read them."""
+
+_ONCE, _ALWAYS, _REJECT = "allow-once", "allow-always", "reject"
+
+
+class Peer(Protocol):
+    """What a session needs of the connection to its client."""
+
+    def update(self, session_id: str, update: Update) -> None:
+        """Send a `session/update` (never raises: a client gone is the connection's news)."""
+        ...
+
+    async def request_permission(self, params: PermissionParams) -> PermissionResult:
+        """Ask the client. Raises BingoError when it cannot answer (gone, a bad answer)."""
+        ...
+
+
+def _key(name: str, input: Json) -> str:
+    return name + "\0" + json.dumps(input, sort_keys=True, default=str)
+
+
+def title(name: str, input: Json) -> str:
+    """How a call is named to the person: the tool and its main argument."""
+    field = _MAIN.get(name, "path")
+    value = input.get(field) if is_object(input) else None
+    if not isinstance(value, str) or not value:
+        return escape(name)
+    shown = value if len(value) <= _TITLE_ARGUMENT else value[:_TITLE_ARGUMENT] + "…"
+    return escape(f"{name} {' '.join(shown.split())}")
+
+
+class AcpSession:
+    """The surface of one ACP session (`Surface`: TurnEvents, Asker, notices and outcomes)."""
+
+    def __init__(self, session_id: str, cwd: str, peer: Peer) -> None:
+        self.id = session_id
+        self.cwd = cwd
+        self._peer = peer
+        self._at_line_start = True
+        self._asked: dict[str, str] = {}
+        """Calls the person allowed, by name and input, to the id their question announced."""
+        self._running: dict[str, str] = {}
+        """The ACP id of each call running now, by bingo's call id."""
+        self._progress: dict[str, str] = {}
+        self._questions = 0
+        self._cancelled: asyncio.Event | None = None
+
+    # --- sending ------------------------------------------------------------------
+
+    def _send(self, update: Update) -> None:
+        self._peer.update(self.id, update)
+
+    def _chunk(self, text: str) -> None:
+        if text:
+            self._send(AgentMessageChunk(content=TextBlock(text=text)))
+            self._at_line_start = text.endswith("\n")
+
+    def say(self, line: str) -> None:
+        """One of bingo's own lines (already escaped), as a paragraph of its own."""
+        quoted = "> " + line.replace("\n", "\n> ")
+        self._chunk(("\n" if not self._at_line_start else "") + "\n" + quoted + "\n\n")
+
+    def _locations(self, name: str, input: Json) -> list[Location]:
+        path = input.get("path") if is_object(input) and name in _KINDS else None
+        if not isinstance(path, str) or not path:
+            return []
+        where = Path(path).expanduser()
+        return [Location(path=str(where if where.is_absolute() else Path(self.cwd) / where))]
+
+    def _start(self, acp_id: str, name: str, input: Json, status: str, content: list[ToolCallContent] | None = None) -> None:
+        self._send(
+            ToolCallStart(
+                tool_call_id=acp_id,
+                title=title(name, input),
+                kind=_KINDS.get(name, "other"),
+                status="pending" if status == "pending" else "in_progress" if status == "in_progress" else "failed",
+                content=content or [],
+                locations=self._locations(name, input),
+                raw_input=input,
+            )
+        )
+
+    def _content(self, output: ToolOutput) -> list[ToolCallContent]:
+        """What the person is shown of a result: its View (a diff as ACP diffs, anything
+        else as its markdown fold), else (and for a failure) its text and images."""
+        items: list[ToolCallContent] = []
+        if output.display is not None:
+            shown = escape_view(output.display)
+            diffs = diffs_of(shown, self.cwd)
+            items.extend(diffs if diffs is not None else [Content(content=TextBlock(text=markdown(shown)))])
+        if output.display is None or output.is_error:
+            for part in output.parts:
+                if isinstance(part, TextPart) and part.text:
+                    items.append(Content(content=TextBlock(text=escape(part.text))))
+                elif isinstance(part, ImagePart):
+                    items.append(Content(content=ImageBlock(mime_type=part.media_type, data=part.data)))
+        return items
+
+    # --- the prompt's life ----------------------------------------------------------
+
+    def begin(self) -> None:
+        """A prompt starts: its questions wait until it is cancelled."""
+        self._cancelled = asyncio.Event()
+        self._at_line_start = True
+
+    def cancel(self) -> None:
+        """The client cancelled the prompt: every question waiting is a "no" now."""
+        if self._cancelled is not None:
+            self._cancelled.set()
+
+    # --- TurnEvents ---------------------------------------------------------------
+
+    def text(self, text: str) -> None:
+        self._chunk(escape(text))
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None:
+        asked = self._asked.pop(_key(name, input), None)
+        if asked is not None:
+            self._send(ToolCallUpdate(tool_call_id=asked, status="in_progress"))
+        else:
+            asked = call_id
+            self._start(call_id, name, input, "in_progress")
+        self._running[call_id] = asked
+
+    def tool_progress(self, call_id: str, tail: str) -> None:
+        acp_id = self._running.get(call_id)
+        if acp_id is None or self._progress.get(call_id) == tail:
+            return
+        self._progress[call_id] = tail
+        self._send(ToolCallUpdate(tool_call_id=acp_id, content=[Content(content=TextBlock(text=escape(tail)))]))
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
+        acp_id = self._running.pop(call_id, call_id)
+        self._progress.pop(call_id, None)
+        self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed" if output.is_error else "completed", content=self._content(output)))
+
+    def waiting(self, what: str) -> None:
+        self.say(escape(what))
+
+    def refused(self, call_id: str, name: str, why: str) -> None:
+        self._start(call_id, name, None, "failed", [Content(content=TextBlock(text=escape(why)))])
+
+    def end(self) -> None:
+        return None
+
+    # --- notices and outcomes -----------------------------------------------------
+
+    def notice(self, notice: Notice) -> None:
+        self.say(escape(f"{notice.source}: {notice.message}"))
+
+    def outcome(self, outcome: CommandOutcome) -> None:
+        match outcome:
+            case TextOutcome(text=text):
+                self._chunk(escape(text))
+            case ViewOutcome(view=view):
+                self._chunk(markdown(escape_view(view)))
+            case ErrorOutcome(message=message):
+                self.say(escape(message))
+            case PromptOutcome() | NoneOutcome():
+                pass
+
+    # --- Asker: the client asks the person ------------------------------------------
+
+    async def _ask(self, tool_call: PermissionToolCall, options: list[PermissionOption]) -> str | None:
+        """The option the person chose, or None: cancelled (by the client, or the prompt's
+        cancel), or a client that could not answer."""
+        cancelled = self._cancelled
+        if cancelled is not None and cancelled.is_set():
+            return None
+        asking = asyncio.ensure_future(self._peer.request_permission(PermissionParams(session_id=self.id, tool_call=tool_call, options=options)))
+        stop: asyncio.Task[bool] | None = None
+        if cancelled is not None:
+            stop = asyncio.ensure_future(cancelled.wait())
+            stop.add_done_callback(lambda _: asking.cancel())
+        try:
+            await asyncio.wait([asking])
+        finally:
+            asking.cancel()
+            if stop is not None:
+                stop.cancel()
+        if asking.cancelled():
+            return None
+        try:
+            answer = asking.result()
+        except BingoError as exc:
+            _log.info("a permission request in %s got no answer: %s", self.id, exc.line())
+            return None
+        return answer.outcome.option_id if answer.outcome.outcome == "selected" else None
+
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+        self._questions += 1
+        acp_id = f"permission-{self._questions}"
+        self._start(acp_id, name, input, "pending")
+        options = [
+            PermissionOption(option_id=_ONCE, name="Allow once", kind="allow_once"),
+            PermissionOption(option_id=_ALWAYS, name=escape(f"Always allow {always}"), kind="allow_always"),
+            PermissionOption(option_id=_REJECT, name="Reject", kind="reject_once"),
+        ]
+        chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id), options)
+        answer: PermissionAnswer = "once" if chosen == _ONCE else "always" if chosen == _ALWAYS else "no"
+        if answer == "no":
+            self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed", content=[Content(content=TextBlock(text=escape(f"{name} was not run: declined")))]))
+        else:
+            self._asked[_key(name, input)] = acp_id
+        return answer
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        running = list(self._running.values())
+        if running:
+            acp_id = running[-1]  # the call asking (a plugin asks on a call it runs)
+        else:
+            self._questions += 1
+            acp_id = f"question-{self._questions}"
+            self._send(ToolCallStart(tool_call_id=acp_id, title=escape(question), kind="other", status="pending"))
+        words = choices or ["yes", "no"]
+        options = [
+            PermissionOption(option_id=f"choice-{n}", name=escape(word), kind="reject_once" if not choices and word == "no" else "allow_once")
+            for n, word in enumerate(words)
+        ]
+        chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id, content=[Content(content=TextBlock(text=escape(question)))]), options)
+        for n, word in enumerate(words):
+            if chosen == f"choice-{n}":
+                return word
+        return "no"
+
+    # --- session/load -----------------------------------------------------------------
+
+    def replay(self, frames: Iterable[Frame]) -> None:
+        """Send a stored session's frames as the updates its turns sent (`session/load`)."""
+        open_calls: dict[str, None] = {}
+        for frame in frames:
+            match frame:
+                case PromptFrame(text=text):
+                    self._send(UserMessageChunk(content=TextBlock(text=escape(text))))
+                    self._at_line_start = True
+                case AssistantFrame(message=message):
+                    for block in message.content:
+                        if isinstance(block, MessageText):
+                            self._chunk(escape(block.text))
+                        elif isinstance(block, ToolUseBlock):
+                            open_calls[block.id] = None
+                            self._start(block.id, block.name, block.input, "pending")
+                case ToolResultFrame(call_id=call_id, output=output):
+                    open_calls.pop(call_id, None)
+                    self._send(ToolCallUpdate(tool_call_id=call_id, status="failed" if output.is_error else "completed", content=self._content(output)))
+                case NoticeFrame(notice=notice):
+                    self.notice(notice)
+                case CompactionFrame(by=by):
+                    self.say(escape(f"bingo: the conversation was compacted here{f' (by {by})' if by else ''}"))
+                case ToolCallFrame():
+                    pass
+        for call_id in open_calls:
+            self._send(ToolCallUpdate(tool_call_id=call_id, status="failed", content=[Content(content=TextBlock(text="the call did not finish"))]))
+        self._at_line_start = True
