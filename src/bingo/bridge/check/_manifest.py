@@ -1,0 +1,198 @@
+"""The checker's manifest checks: `plugin.json` as bingo reads it, one line per rule.
+
+Owns the checks of a manifest an author can get wrong (the file itself, the name's rules,
+the directory's name, keys bingo does not know, the entry's command, `${PLUGIN_ROOT}`, and
+relative paths in the arguments), each from the manifest's own rules (`manifest.py`,
+`process.resolve`) and in the words of `_problems.py`. The verdict that decides whether the
+plugin is started is `read_manifest`'s, the run-time reader's: when it refuses what no check
+here caught, its words are a line of their own. It starts nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import msgspec
+
+from ...kernel.errors import PluginError
+from ...wire import Json, is_array, is_object, too_deep
+from .. import _problems as P
+from ..discovery import entry_command
+from ..manifest import MANIFEST_FILE, PLUGIN_ROOT, Entry, Manifest, McpServer, check_name, read_manifest
+from ..process import resolve
+from ._report import Check
+
+__all__ = ["check_manifest", "unknown_keys"]
+
+_MANIFEST_MAX = 1_000_000
+"""The manifest reader's bound (a manifest is a few hundred bytes)."""
+_KEYS = tuple(field.encode_name for field in msgspec.structs.fields(Manifest))
+_ENTRY_KEYS = tuple(field.encode_name for field in msgspec.structs.fields(Entry))
+_MCP_KEYS = tuple(field.encode_name for field in msgspec.structs.fields(McpServer))
+_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{[^}]*\}")
+"""What looks like a variable: `$X`, `${X}`, `${X` (bingo expands only `${PLUGIN_ROOT}`)."""
+
+
+def _check(id: str, title: str, problem: str | None = None, *, ok: str = "", fix: str = "") -> Check:
+    if problem is None:
+        return Check(id=id, group="manifest", status="pass", title=title, detail=ok)
+    return Check(id=id, group="manifest", status="fail", title=title, detail=problem, fix=fix)
+
+
+def unknown_keys(keys: Sequence[str], known: Sequence[str]) -> list[str]:
+    """Each of `keys` that is not one of `known`, with the known key it is closest to."""
+    found: list[str] = []
+    for key in keys:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, known, n=1)
+        found.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    return found
+
+
+def _unknown_words(whose: str, found: list[str], known: Sequence[str]) -> str:
+    return P.UNKNOWN_KEYS.words(
+        whose=whose, has="has", s="s" if len(found) > 1 else "", keys=", ".join(found), known=", ".join(known)
+    )
+
+
+def _read(directory: Path) -> dict[str, Json] | str:
+    """`plugin.json` as a JSON object, or why it is none in the manifest reader's words."""
+    path = directory / MANIFEST_FILE
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MANIFEST_MAX + 1)
+        if len(data) > _MANIFEST_MAX or too_deep(data):
+            raise ValueError
+        value: Json = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        try:
+            read_manifest(directory)
+        except PluginError as exc:
+            return exc.line()
+        return f"{path} cannot be read"
+    if not is_object(value):
+        return f"{path} is not a JSON object"
+    return value
+
+
+def _strings(entry: Mapping[str, Json]) -> list[tuple[str, str]]:
+    """Every string of an entry bingo expands, with where it is (`entry.args[0]`)."""
+    found: list[tuple[str, str]] = []
+    command = entry.get("command")
+    if isinstance(command, str):
+        found.append(("entry.command", command))
+    args = entry.get("args")
+    if is_array(args):
+        found.extend((f"entry.args[{i}]", arg) for i, arg in enumerate(args) if isinstance(arg, str))
+    env = entry.get("env")
+    if is_object(env):
+        found.extend((f"entry.env.{key}", value) for key, value in env.items() if isinstance(value, str))
+    return found
+
+
+def _plugin_root(directory: Path, strings: list[tuple[str, str]]) -> str | None:
+    """A variable bingo would leave as it is, or a `${PLUGIN_ROOT}/path` that is not there."""
+    for where, value in strings:
+        for match in _VARIABLE.finditer(value):
+            if match.group(0) != PLUGIN_ROOT and "PLUGIN" in match.group(0).upper():
+                return P.PLUGIN_ROOT_SPELLED.words(where=where, written=match.group(0))
+        if value.startswith(PLUGIN_ROOT + "/"):
+            rest = value[len(PLUGIN_ROOT) + 1 :].split(" ")[0]
+            if rest and not (directory / rest).exists():
+                return P.PLUGIN_ROOT_MISSING.words(where=where, value=value)
+    return None
+
+
+def _relative(directory: Path, cwd: Path, strings: list[tuple[str, str]]) -> str | None:
+    """An argument or env value naming a file of the plugin's directory relatively (which the
+    process would look for in its working directory, the project)."""
+    for where, value in strings:
+        if where == "entry.command" or not value or value.startswith(("/", "$", "-")) or "=" in value:
+            continue
+        rest = value.removeprefix("./")
+        try:
+            inside = (directory / rest).exists() and not (cwd / rest).exists()
+        except (OSError, ValueError):
+            continue
+        if inside:
+            return P.RELATIVE_ARG.words(where=where, value=value, rest=rest)
+    return None
+
+
+def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) -> tuple[list[Check], Manifest | None]:
+    """The manifest checks of the plugin in `directory`, and the Manifest bingo reads from it
+    (None when bingo would refuse it, or it has no entry to start)."""
+    checks: list[Check] = []
+    value = _read(directory)
+    title = f"{MANIFEST_FILE} is a JSON object"
+    if isinstance(value, str):
+        checks.append(_check("manifest.file", title, value, fix="see docs/plugins.md, section 'The manifest'"))
+        return checks, None
+    checks.append(_check("manifest.file", title, ok=str(directory / MANIFEST_FILE)))
+    name = value.get("name")
+    if isinstance(name, str):
+        checks.append(_check("manifest.name", "the name follows the rules", check_name(name), ok=repr(name)))
+        wrong = None if name == directory.name else P.DIRECTORY_NAME.said(directory=directory.name, name=name)
+        fix = P.DIRECTORY_NAME.fix if wrong else ""
+        checks.append(_check("manifest.directory", "the directory is named as the plugin", wrong, ok=directory.name, fix=fix))
+    else:
+        checks.append(_check("manifest.name", "the name follows the rules", "`name` is missing or not a string", fix='write "name": "<the directory\'s name>"'))
+    unknown = unknown_keys(list(value), _KEYS)
+    entry = value.get("entry")
+    mcp = value.get("mcp")
+    words: list[str] = []
+    if unknown:
+        words.append(_unknown_words("the manifest", unknown, _KEYS))
+    for key, sub, known in (("entry", entry, _ENTRY_KEYS), ("mcp", mcp, _MCP_KEYS)):
+        if is_object(sub):
+            strays = unknown_keys(list(sub), known)
+            if strays:
+                words.append(_unknown_words(f"`{key}`", strays, known))
+    checks.append(_check("manifest.keys", "every key is one bingo reads", "; ".join(words) or None, ok="none unknown"))
+    manifest: Manifest | None = None
+    refused: str | None = None
+    try:
+        manifest = read_manifest(directory)
+    except PluginError as exc:
+        refused = exc.line()
+    if is_object(entry):
+        strings = _strings(entry)
+        checks.append(_command(directory, manifest, refused, entry, cwd=cwd, environ=environ))
+        checks.append(_check("manifest.plugin-root", "${PLUGIN_ROOT} names the plugin's own files", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
+        checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, cwd, strings), ok="none does"))
+    elif mcp is None:
+        checks.append(_check("manifest.command", "the entry's command can be run", "`entry` is missing (or `mcp`, for an MCP server)", fix='add "entry": {"command": ..., "args": [...]}'))
+    if refused is not None and all(check.status == "pass" for check in checks):
+        checks.append(_check("manifest.accepted", "bingo reads the manifest", refused))
+    return checks, manifest
+
+
+def _command(
+    directory: Path, manifest: Manifest | None, refused: str | None, entry: Mapping[str, Json], *, cwd: Path, environ: Mapping[str, str]
+) -> Check:
+    title = "the entry's command can be run"
+    command = entry.get("command")
+    if not isinstance(command, str):
+        return _check("manifest.command", title, "`entry.command` is missing or not a string", fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})')
+    if manifest is None:
+        # The reader refused it; when for the command (empty, a relative path), its words.
+        if not command.strip() or ("/" in command and not command.startswith(("/", PLUGIN_ROOT))):
+            return _check("manifest.command", title, refused)
+        return _check("manifest.command", title, ok=command)
+    if manifest.mcp is not None and manifest.mcp.url is not None:
+        return _check("manifest.command", title, ok=f"an MCP server at {manifest.mcp.url}")
+    argv, env = entry_command(manifest, directory, environ)
+    try:
+        found = resolve(argv, env, cwd)
+    except OSError as exc:
+        why = "not found on PATH" if os.sep not in argv[0] else (exc.strerror or str(exc))
+        return _check("manifest.command", title, P.COMMAND_NOT_FOUND.said(command=command, why=why), fix=P.COMMAND_NOT_FOUND.fix.format())
+    if os.sep in argv[0] and not os.access(found, os.X_OK):
+        return _check("manifest.command", title, P.COMMAND_NOT_FOUND.said(command=command, why="it is not executable"), fix="chmod +x it, or run it through its interpreter")
+    return _check("manifest.command", title, ok=found)

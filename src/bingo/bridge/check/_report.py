@@ -1,0 +1,99 @@
+"""The checker's verdicts: one `Check` per line, the `Report` of a run, and its two forms.
+
+Owns what a check says (its id, its group, pass / fail / warn / skip, one line of what was
+found, and the fix when it failed) and the text and JSON of a whole report. It does not
+escape anything for a terminal (the caller prints it, and escapes there: INTERFACE.md §8)
+nor decide any verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = ["MARKS", "Check", "Report", "Status"]
+
+Status = Literal["pass", "fail", "warn", "skip"]
+
+MARKS: dict[Status, str] = {"pass": "✓", "fail": "✗", "warn": "!", "skip": "-"}
+"""The mark that begins each line of the text form."""
+
+
+class Check(msgspec.Struct, frozen=True, kw_only=True):
+    """One check: `id` names it (`start.protocol`, `call.count.display`), `title` is what it
+    checks, in words; `detail` what it found; `fix`, for a failure or a warning, what to do."""
+
+    id: str
+    group: str
+    status: Status
+    title: str
+    detail: str = ""
+    fix: str = ""
+
+    def line(self) -> str:
+        """The text form: `✓ group: title (detail)`, `✗ group: title: detail; fix: fix`."""
+        said = f"{MARKS[self.status]} {self.group}: {self.title}"
+        if self.status in ("pass", "skip"):
+            return f"{said} ({self.detail})" if self.detail else said
+        if self.detail:
+            said += f": {self.detail}"
+        if self.fix:
+            said += f"; fix: {self.fix}"
+        return said
+
+
+class Report(msgspec.Struct, kw_only=True):
+    """Every check of one run of the checker, in order."""
+
+    plugin: str
+    directory: str
+    called: bool
+    checks: list[Check] = msgspec.field(default_factory=list[Check])
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when no check failed (a warning is no failure)."""
+        return all(check.status != "fail" for check in self.checks)
+
+    def add(self, check: Check) -> None:
+        self.checks.append(check)
+
+    def counts(self) -> dict[Status, int]:
+        counted: dict[Status, int] = {"pass": 0, "fail": 0, "warn": 0, "skip": 0}
+        for check in self.checks:
+            counted[check.status] += 1
+        return counted
+
+    def summary(self) -> str:
+        """The last line: how many checks, and how they went."""
+        c = self.counts()
+        parts = [f"{c['pass']} passed", f"{c['fail']} failed"]
+        if c["warn"]:
+            parts.append(f"{c['warn']} warning{'s' if c['warn'] != 1 else ''}")
+        if c["skip"]:
+            parts.append(f"{c['skip']} not run")
+        verdict = "ready" if self.ok else "not ready"
+        return f"{self.plugin}: {len(self.checks)} checks, {', '.join(parts)} in {self.seconds:.1f} s: {verdict}"
+
+    def text(self) -> str:
+        """The report as lines, one per check, and the summary."""
+        lines = [check.line() for check in self.checks]
+        if not self.called:
+            lines.append("  (no tool was called: pass --call to call each tool with an input made from its schema)")
+        lines.append(self.summary())
+        return "\n".join(lines) + "\n"
+
+    def json(self) -> str:
+        """The report as one JSON document, for an author's CI."""
+        document = {
+            "plugin": self.plugin,
+            "directory": self.directory,
+            "ok": self.ok,
+            "called": self.called,
+            "seconds": round(self.seconds, 3),
+            "counts": self.counts(),
+            "checks": [msgspec.structs.asdict(check) for check in self.checks],
+        }
+        return msgspec.json.encode(document).decode() + "\n"
