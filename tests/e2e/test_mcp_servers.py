@@ -280,5 +280,24 @@ def test_a_server_speaking_a_revision_bingo_does_not_is_stopped_with_a_notice_na
     result = box.run("-p", "/tools", env={"MCP_RAW_REVISION": "2024-11-05"})
     assert result.returncode == 0, result.stderr
     [line] = notices(result.stderr, "mcp-raw")
-    assert "it speaks MCP revision 2024-11-05, but bingo speaks only 2025-11-25 and 2025-06-18" in line
+    assert "it speaks MCP revision 2024-11-05, but bingo speaks only 2026-07-28, 2025-11-25, 2025-06-18" in line
     assert "plugin__mcp-raw__junk" not in result.stdout
+
+
+def test_a_server_of_the_stateless_revision_is_discovered_and_its_questions_are_answered(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _raw(box)
+    box.env["MCP_RAW_STATELESS"] = "1"
+    use_scripted_model(
+        box,
+        [[tool("a1", "plugin__mcp-raw__ask", {})], [text("done")]],
+        permissions={"allow": ["plugin__mcp-raw__*"]},
+    )
+    listing = box.run("-p", "/plugins")
+    assert "mcp-raw" in listing.stdout and "0.2.0" in listing.stdout, listing.stdout + listing.stderr
+    result = box.run("-p", "ask")
+    assert result.returncode == 0, result.stderr
+    [asked] = tool_results(model_requests(box)[1])
+    # Nobody to ask: the elicitation inside the input_required result is declined, and the
+    # call asked again with the server's requestState.
+    assert result_text(asked) == "state state-1: decline null"

@@ -1,7 +1,7 @@
 """The MCP adapter: a Model Context Protocol server behind the one Link every proxy holds.
 
-Owns the translation between MCP (revisions 2025-11-25 and 2025-06-18, stdio or Streamable
-HTTP) and bingo's own wire, at the connection: `McpConnection` is a `Connection` whose
+Owns the translation between MCP (revisions 2026-07-28, 2025-11-25 and 2025-06-18, stdio
+or Streamable HTTP) and bingo's own wire, at the connection: `McpConnection` is a `Connection` whose
 `call` and `notify` take bingo's methods (`tool/call`, `command/run`, `command/complete`,
 `tool/cancel`) and speak MCP's (`tools/call`, `prompts/get`, `completion/complete`,
 `notifications/cancelled`), answering in the kernel's own types. So the proxies
@@ -22,6 +22,13 @@ to the person through the call running (no call, or nobody to ask: declined);
 `sampling/createMessage` is refused in words; `ping` is answered. An interrupted call sends
 `notifications/cancelled` and ends as cancelled at once: an MCP server does not answer a
 request it was told to cancel (INTERFACE.md §6), and its late answer, if any, is dropped.
+
+Revisions: `initialize` offers 2025-11-25 and takes 2025-06-18; a server that refuses the
+handshake as one of the stateless revision does (-32022, or no `initialize` at all) is asked
+`server/discover`, and from then on every request carries the revision and the client's
+capabilities in `_meta`, and a call answered `input_required` has its questions answered
+(an elicitation as above) and is asked again with the server's `requestState`. A server that
+speaks both is spoken to with the handshake (no probe costs every other server a round trip).
 
 It does not spawn, respawn or decide what a death costs (the plugin's handle does, as for
 any plugin), nor reach the network (`_mcp_http.py` does, for Streamable HTTP).
@@ -71,7 +78,9 @@ from ._link import Calls
 from .connection import Connection, decode_answer
 
 __all__ = [
+    "HANDSHAKE_REVISIONS",
     "MCP_REVISIONS",
+    "MODERN",
     "RESOURCES_TOOL",
     "McpConnection",
 ]
@@ -80,9 +89,20 @@ _log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
-MCP_REVISIONS: Final = ("2025-11-25", "2025-06-18")
-"""The MCP revisions bingo speaks, newest first: it offers the first, and takes a server's
-counter-offer of any of them."""
+MODERN: Final = "2026-07-28"
+"""The stateless revision: no handshake, `server/discover`, the revision and the client's
+capabilities in every request's `_meta`, server requests folded into `input_required`
+results."""
+HANDSHAKE_REVISIONS: Final = ("2025-11-25", "2025-06-18")
+"""The revisions with an `initialize` handshake bingo speaks: it offers the first, and takes
+a server's counter-offer of either."""
+MCP_REVISIONS: Final = (MODERN, *HANDSHAKE_REVISIONS)
+"""Every MCP revision bingo speaks, newest first."""
+_ROUNDS_MAX: Final = 10
+"""Times one call may answer `input_required` (the stateless revision's questions) before
+bingo gives up on it."""
+_UNSUPPORTED: Final = -32022
+"""MCP's error code for a revision the server does not speak."""
 RESOURCES_TOOL: Final = "resources"
 """The one tool a server with resources gets: list them, or read one by its uri."""
 _PAGES_MAX: Final = 50
@@ -154,29 +174,47 @@ class _Initialize(Wire, frozen=True):
     client_info: _ClientInfo
 
 
-class _Cursor(Wire, frozen=True):
+class _Request(Wire, frozen=True):
+    """A request's params. Each has `meta` (`_meta`), last: the progressToken and, in the
+    stateless revision, the revision and the client's capabilities on every request."""
+
+
+class _Discover(_Request, frozen=True):
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
+
+
+class _Cursor(_Request, frozen=True):
     cursor: str | None = None
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
 
 
-class _Meta(Wire, frozen=True):
-    progress_token: str
-
-
-class _CallTool(Wire, frozen=True):
+class _CallTool(_Request, frozen=True):
     name: str
     arguments: Json
-    meta: _Meta = msgspec.field(name="_meta")
+    input_responses: dict[str, Json] | None = None
+    request_state: str | None = None
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
 
 
 class _CallResult(Wire, frozen=True):
     content: list[dict[str, Json]] = []
     structured_content: Json = None
     is_error: bool = False
+    result_type: str = "complete"
+    input_requests: dict[str, dict[str, Json]] | None = None
+    request_state: str | None = None
 
 
-class _GetPrompt(Wire, frozen=True):
+class _Discovered(Wire, frozen=True):
+    supported_versions: list[str] = []
+    capabilities: dict[str, Json] = {}
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
+
+
+class _GetPrompt(_Request, frozen=True):
     name: str
     arguments: dict[str, str] = {}
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
 
 
 class _PromptMessage(Wire, frozen=True):
@@ -198,9 +236,10 @@ class _Argument(Wire, frozen=True):
     value: str
 
 
-class _Complete(Wire, frozen=True):
+class _Complete(_Request, frozen=True):
     ref: _Ref
     argument: _Argument
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
 
 
 class _Values(Wire, frozen=True):
@@ -239,8 +278,9 @@ class _Elicited(Wire, frozen=True):
     content: dict[str, Json] | None = None
 
 
-class _ReadResource(Wire, frozen=True):
+class _ReadResource(_Request, frozen=True):
     uri: str
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
 
 
 class _Empty(Wire, frozen=True):
@@ -378,6 +418,8 @@ class McpConnection(Connection):
         self._prompts: dict[str, _Prompt] = {}
         self._tools: set[str] = set()
         self._naming: str | None = None
+        self._modern: dict[str, Json] = {}
+        """The `_meta` every request carries in the stateless revision."""
         self._call_ids: dict[str, RequestId] = {}
         """The request id of each running `tools/call`, by callId (for the cancel)."""
         self.on_notification("notifications/progress", _Progress, self._progress)
@@ -433,7 +475,11 @@ class McpConnection(Connection):
         *,
         deadline: float | None | msgspec.UnsetType = msgspec.UNSET,
     ) -> R:
-        """An MCP request as MCP has it (`initialize`, `tools/list`, ...)."""
+        """An MCP request as MCP has it (`initialize`, `tools/list`, ...); in the stateless
+        revision its `_meta` carries the revision and the client's capabilities."""
+        if self.revision == MODERN and isinstance(params, _Request):
+            before: dict[str, Json] | None = getattr(params, "meta", None)
+            params = msgspec.structs.replace(params, meta={**(before or {}), **self._modern})
         return await super().call(method, params, result, deadline=deadline)
 
     def notify(self, method: str, params: Wire) -> None:
@@ -445,20 +491,53 @@ class McpConnection(Connection):
     async def _tool(self, params: ToolCallParams, deadline: float | None) -> ToolOutput:
         if params.name == RESOURCES_TOOL and RESOURCES_TOOL not in self._tools:
             return await self._resources(params, deadline)
-        request = _CallTool(name=params.name, arguments=params.input if is_object(params.input) else {}, meta=_Meta(progress_token=params.call_id))
+        arguments = params.input if is_object(params.input) else {}
+        responses: dict[str, Json] | None = None
+        state: str | None = None
+        for _ in range(_ROUNDS_MAX):
+            request = _CallTool(name=params.name, arguments=arguments, meta={"progressToken": params.call_id}, input_responses=responses, request_state=state)
+            answer = await self._call_tool(request, params.call_id, deadline)
+            if answer.result_type != "input_required":
+                return tool_output(answer)
+            # The stateless revision's questions come back as a result: answer, ask again.
+            found = await self._inputs(answer.input_requests or {})
+            if isinstance(found, str):
+                return ToolOutput(parts=[TextPart(text=found)], is_error=True)
+            responses, state = found, answer.request_state
+        return ToolOutput(parts=[TextPart(text=f"{self.name} asked for input more than {_ROUNDS_MAX} times in one call; bingo gave up on it")], is_error=True)
+
+    async def _inputs(self, requests: dict[str, dict[str, Json]]) -> dict[str, Json] | str:
+        """The answers to a stateless server's `inputRequests`, or why there are none."""
+        answers: dict[str, Json] = {}
+        for key, asked in requests.items():
+            method = asked.get("method")
+            if method == "elicitation/create":
+                try:
+                    question = msgspec.convert(asked.get("params") or {}, _Elicit)
+                except msgspec.ValidationError:
+                    question = _Elicit()
+                answers[key] = msgspec.to_builtins(await self._elicit(question))
+            elif method == "roots/list":
+                answers[key] = {"roots": []}
+            else:
+                return f"{self.name} asked for {cut(str(method), 60)}, which bingo does not give an MCP server"
+        return answers
+
+    async def _call_tool(self, request: _CallTool, call_id: str, deadline: float | None) -> _CallResult:
+        """One `tools/call`, its request id filed for a cancel."""
+        params = request
         # `_next_id` files the id the request is sent under: `call` takes it before it first
         # waits, so no other request can come between.
-        self._naming = params.call_id
+        self._naming = call_id
         try:
-            answer = await self.request("tools/call", request, _CallResult, deadline=deadline)
+            return await self.request("tools/call", params, _CallResult, deadline=deadline)
         except DeadlinePassed:
             # The host stops waiting, so the server is told to stop working (as MCP asks).
-            self._tell_cancelled(self._call_ids.get(params.call_id), "the call passed its deadline")
+            self._tell_cancelled(self._call_ids.get(call_id), "the call passed its deadline")
             raise
         finally:
             self._naming = None
-            self._call_ids.pop(params.call_id, None)
-        return tool_output(answer)
+            self._call_ids.pop(call_id, None)
 
     def _tell_cancelled(self, request_id: RequestId | None, reason: str) -> bool:
         """Send `notifications/cancelled` for `request_id`; False when it cannot be sent."""
@@ -544,22 +623,51 @@ class McpConnection(Connection):
             PluginError: a call failed (DeadlinePassed, ConnectionClosed, an error answered).
         """
         request = _Initialize(
-            protocol_version=MCP_REVISIONS[0],
+            protocol_version=HANDSHAKE_REVISIONS[0],
             # Elicitation in form mode (the empty object, as both revisions read it); no
             # sampling and no roots: a server is given neither the model nor the file system.
             capabilities={"elicitation": {}},
             client_info=_ClientInfo(name="bingo", version=host_version),
         )
-        answer = await self.request("initialize", request, _Initialized)
-        if answer.protocol_version not in MCP_REVISIONS:
+        try:
+            answer = await self.request("initialize", request, _Initialized)
+        except PluginError as exc:
+            if exc.code in (_UNSUPPORTED, MethodNotFound.code):
+                return await self.discover(host_version)  # a server of the stateless revision
+            raise
+        if answer.protocol_version not in HANDSHAKE_REVISIONS:
             raise Refused(
                 f"it speaks MCP revision {cut(answer.protocol_version, 40)}, but bingo speaks only "
-                f"{' and '.join(MCP_REVISIONS)}"
+                f"{', '.join(MCP_REVISIONS)}"
             )
         self.revision = answer.protocol_version
         self.server = answer.server_info
         self.capabilities = answer.capabilities
         self.notify("notifications/initialized", _Empty())
+        return await self.declaration()
+
+    async def discover(self, host_version: str) -> InitializeResult:
+        """The stateless revision's `server/discover`, then the lists, as bingo's handshake
+        answer.
+
+        Raises:
+            Refused: it speaks no MCP revision bingo speaks.
+            PluginError: a call failed.
+        """
+        self.revision = MODERN
+        self._modern = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "bingo", "version": host_version},
+        }
+        found = await self.request("server/discover", _Discover(), _Discovered)
+        if MODERN not in found.supported_versions:
+            self.revision = None
+            spoken = ", ".join(cut(version, 40) for version in found.supported_versions[:5]) or "none"
+            raise Refused(f"it speaks MCP revisions {spoken}, but bingo speaks only {', '.join(MCP_REVISIONS)}")
+        self.capabilities = found.capabilities
+        about = _object(_object(found.meta).get("io.modelcontextprotocol/serverInfo"))
+        self.server = _ServerInfo(name=str(about.get("name", "")), version=str(about.get("version", "")))
         return await self.declaration()
 
     async def declaration(self) -> InitializeResult:

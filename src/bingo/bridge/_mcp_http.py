@@ -43,6 +43,8 @@ CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach the server; the wait for an answer is the connection's deadline."""
 _CLOSE_TIMEOUT: Final = 2.0
 """Seconds the DELETE that ends a session may take at shutdown."""
+_MODERN: Final = "2026-07-28"
+"""The stateless revision, whose requests carry routing headers and no session."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -52,11 +54,18 @@ def expand_headers(headers: Mapping[str, str], environ: Mapping[str, str]) -> di
     return {key: _VARIABLE.sub(lambda m: environ.get(m.group(1), ""), value) for key, value in headers.items()}
 
 
+class _Named(msgspec.Struct):
+    name: str | None = None
+    uri: str | None = None
+
+
 class _Sent(msgspec.Struct):
-    """What the transport reads of a message it sends: which request it is, if one."""
+    """What the transport reads of a message it sends: which request it is, if one, and
+    what it names (for the stateless revision's routing headers)."""
 
     method: str | None = None
     id: int | str | None = None
+    params: _Named | None = None
 
     @classmethod
     def read(cls, body: bytes) -> _Sent:
@@ -136,12 +145,18 @@ class McpHttp:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _request_headers(self) -> dict[str, str]:
+    def _request_headers(self, sent: _Sent | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **self._headers}
         if self._session is not None:
             headers["Mcp-Session-Id"] = self._session
         if self._revision is not None:
             headers["MCP-Protocol-Version"] = self._revision
+        if self._revision == _MODERN and sent is not None and sent.method is not None:
+            # The stateless revision routes by headers: the method, and what it names.
+            headers["Mcp-Method"] = sent.method
+            named = sent.params.name or sent.params.uri if sent.params is not None else None
+            if named:
+                headers["Mcp-Name"] = named
         return headers
 
     def _end(self, why: str) -> None:
@@ -165,9 +180,11 @@ class McpHttp:
         sent = _Sent.read(body)
         method = sent.method
         request_id = sent.id if method is not None else None  # an answer of ours is no request
+        if method == "server/discover":
+            self._revision = _MODERN  # asked in that revision, and answered in it or refused
         assert self._client is not None
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=self._request_headers()) as response:
+            async with self._client.stream("POST", self.url, content=body, headers=self._request_headers(sent)) as response:
                 session = response.headers.get("mcp-session-id")
                 if session:
                     self._session = session
