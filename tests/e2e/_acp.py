@@ -81,6 +81,34 @@ class Recorder:
     def on_connect(self, conn: Any) -> None:
         return None
 
+    # bingo asks for none of these (it offers no terminal, and none is offered it here)
+    async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("terminal/kill")
+
+    async def create_elicitation(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
     # --- what was sent ------------------------------------------------------------
 
     def agent_text(self) -> str:
