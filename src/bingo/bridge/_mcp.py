@@ -39,9 +39,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shlex
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -49,19 +48,15 @@ from ..kernel.errors import BadParams, Cancelled, DeadlinePassed, GateError, Met
 from ..kernel.log import cut
 from ..wire import (
     PROTOCOL_VERSION,
-    CommandArgs,
     CommandCompleteParams,
     CommandCompleteResult,
     CommandRunParams,
     CommandRunResult,
-    CommandSpec,
     Completion,
     ErrorOutcome,
-    ImagePart,
     InitializeParams,
     InitializeResult,
     Json,
-    Part,
     PromptOutcome,
     TextPart,
     ToolCallParams,
@@ -75,6 +70,42 @@ from ..wire import (
 )
 from ..wire.rpc import RequestId
 from ._link import Calls
+from ._mcp_wire import (
+    ANY_JSON,
+    McpArgument,
+    McpCallResult,
+    McpCallTool,
+    McpCancel,
+    McpClientInfo,
+    McpComplete,
+    McpCompleteResult,
+    McpCursor,
+    McpDiscover,
+    McpDiscovered,
+    McpElicit,
+    McpElicited,
+    McpEmpty,
+    McpGetPrompt,
+    McpInitialize,
+    McpInitialized,
+    McpLogMessage,
+    McpProgress,
+    McpPrompt,
+    McpPromptResult,
+    McpPromptsPage,
+    McpReadResource,
+    McpRef,
+    McpRequest,
+    McpServerInfo,
+    McpToolsPage,
+    tool_output,
+    PARTS_MAX,
+    json_object,
+    mcp_part,
+    prompt_arguments,
+    prompt_command,
+    prompt_text,
+)
 from .connection import Connection, decode_answer
 
 __all__ = [
@@ -107,8 +138,6 @@ RESOURCES_TOOL: Final = "resources"
 """The one tool a server with resources gets: list them, or read one by its uri."""
 _PAGES_MAX: Final = 50
 """Pages of a paginated list read at most: a server whose cursor never ends is cut there."""
-_PARTS_MAX: Final = 1000
-"""Content items of one result kept; the rest are said as a count."""
 
 _RESOURCES_SCHEMA: Final[dict[str, Json]] = {
     "type": "object",
@@ -121,267 +150,7 @@ _RESOURCES_SCHEMA: Final[dict[str, Json]] = {
 }
 
 
-# --- MCP's own messages (what bingo reads of them; unknown fields are ignored) ---------
-
-
-class _Tool(Wire, frozen=True):
-    name: str
-    description: str | None = None
-    input_schema: dict[str, Json] = msgspec.field(default_factory=lambda: {"type": "object"})
-
-
-class _ToolsPage(Wire, frozen=True):
-    tools: list[_Tool] = []
-    next_cursor: str | None = None
-
-
-class _PromptArgument(Wire, frozen=True):
-    name: str
-    description: str | None = None
-    required: bool = False
-
-
-class _Prompt(Wire, frozen=True):
-    name: str
-    description: str | None = None
-    arguments: list[_PromptArgument] = []
-
-
-class _PromptsPage(Wire, frozen=True):
-    prompts: list[_Prompt] = []
-    next_cursor: str | None = None
-
-
-class _ServerInfo(Wire, frozen=True):
-    name: str = ""
-    version: str = ""
-
-
-class _Initialized(Wire, frozen=True):
-    protocol_version: str
-    capabilities: dict[str, Json] = {}
-    server_info: _ServerInfo = msgspec.field(default_factory=_ServerInfo)
-
-
-class _ClientInfo(Wire, frozen=True):
-    name: str
-    version: str
-
-
-class _Initialize(Wire, frozen=True):
-    protocol_version: str
-    capabilities: dict[str, Json]
-    client_info: _ClientInfo
-
-
-class _Request(Wire, frozen=True):
-    """A request's params. Each has `meta` (`_meta`), last: the progressToken and, in the
-    stateless revision, the revision and the client's capabilities on every request."""
-
-
-class _Discover(_Request, frozen=True):
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _Cursor(_Request, frozen=True):
-    cursor: str | None = None
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _CallTool(_Request, frozen=True):
-    name: str
-    arguments: Json
-    input_responses: dict[str, Json] | None = None
-    request_state: str | None = None
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _CallResult(Wire, frozen=True):
-    content: list[dict[str, Json]] = []
-    structured_content: Json = None
-    is_error: bool = False
-    result_type: str = "complete"
-    input_requests: dict[str, dict[str, Json]] | None = None
-    request_state: str | None = None
-
-
-class _Discovered(Wire, frozen=True):
-    supported_versions: list[str] = []
-    capabilities: dict[str, Json] = {}
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _GetPrompt(_Request, frozen=True):
-    name: str
-    arguments: dict[str, str] = {}
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _PromptMessage(Wire, frozen=True):
-    role: str = "user"
-    content: dict[str, Json] = {}
-
-
-class _PromptResult(Wire, frozen=True):
-    messages: list[_PromptMessage] = []
-
-
-class _Ref(Wire, frozen=True):
-    type: str
-    name: str
-
-
-class _Argument(Wire, frozen=True):
-    name: str
-    value: str
-
-
-class _Complete(_Request, frozen=True):
-    ref: _Ref
-    argument: _Argument
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _Values(Wire, frozen=True):
-    values: list[str] = []
-
-
-class _CompleteResult(Wire, frozen=True):
-    completion: _Values = msgspec.field(default_factory=_Values)
-
-
-class _Cancel(Wire, frozen=True):
-    request_id: RequestId
-    reason: str
-
-
-class _Progress(Wire, frozen=True):
-    progress_token: str | int
-    progress: float = 0
-    total: float | None = None
-    message: str | None = None
-
-
-class _LogMessage(Wire, frozen=True):
-    level: str = "info"
-    logger: str | None = None
-    data: Json = None
-
-
-class _Elicit(Wire, frozen=True):
-    message: str = ""
-    requested_schema: dict[str, Json] = {}
-
-
-class _Elicited(Wire, frozen=True):
-    action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Json] | None = None
-
-
-class _ReadResource(_Request, frozen=True):
-    uri: str
-    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
-
-
-class _Empty(Wire, frozen=True):
-    pass
-
-
-
-
-_ANY: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
-
-
-def _object(value: Json) -> dict[str, Json]:
-    return value if is_object(value) else {}
-
-
-# --- results in the kernel's own types --------------------------------------------------
-
-
-def _part(item: dict[str, Json]) -> Part:
-    """One MCP content item as a Part: text and images cross as they are; audio, a
-    resource link and an embedded resource as the text that says what they are."""
-    kind = item.get("type")
-    if kind == "text":
-        return TextPart(text=str(item.get("text", "")))
-    if kind == "image":
-        return ImagePart(media_type=str(item.get("mimeType", "image/png")), data=str(item.get("data", "")))
-    if kind == "resource":
-        resource = _object(item.get("resource"))
-        uri = str(resource.get("uri", ""))
-        text = resource.get("text")
-        if isinstance(text, str):
-            return TextPart(text=f"[{uri}]\n{text}" if uri else text)
-        return TextPart(text=f"[resource {uri}: {resource.get('mimeType', 'binary')}, not shown]")
-    if kind == "resource_link":
-        return TextPart(text=f"[resource {item.get('uri', '')}: {item.get('name', '')}]")
-    if kind == "audio":
-        return TextPart(text=f"[audio {item.get('mimeType', '')}, not shown]")
-    return TextPart(text=f"[content of type {cut(str(kind), 40)}, not shown]")
-
-
-def tool_output(result: _CallResult) -> ToolOutput:
-    """An MCP tool result as the kernel's ToolOutput: its content as parts (structured
-    content as JSON text when there is no other), `isError` as it is."""
-    parts = [_part(item) for item in result.content[:_PARTS_MAX]]
-    if len(result.content) > _PARTS_MAX:
-        parts.append(TextPart(text=f"[{len(result.content) - _PARTS_MAX} more content items, not shown]"))
-    if not parts and result.structured_content is not None:
-        parts.append(TextPart(text=json.dumps(result.structured_content, ensure_ascii=False)))
-    return ToolOutput(parts=parts, is_error=result.is_error)
-
-
-def _prompt_text(result: _PromptResult) -> str:
-    """A prompt's messages as the one text the person's turn submits."""
-    texts: list[str] = []
-    for message in result.messages:
-        part = _part(message.content)
-        if isinstance(part, TextPart):
-            texts.append(part.text)
-    return "\n\n".join(texts)
-
-
-def _arguments(prompt: _Prompt, args: str) -> dict[str, str] | str:
-    """A command's raw args as the prompt's arguments (`name=value` words, or words in the
-    order the prompt lists its arguments, the last taking the rest), or the words saying
-    what is missing."""
-    try:
-        words = shlex.split(args)
-    except ValueError:
-        words = args.split()
-    names = [argument.name for argument in prompt.arguments]
-    found: dict[str, str] = {}
-    loose: list[str] = []
-    for word in words:
-        key, sep, value = word.partition("=")
-        if sep and key in names:
-            found[key] = value
-        else:
-            loose.append(word)
-    free = [name for name in names if name not in found]
-    for index, name in enumerate(free):
-        if not loose:
-            break
-        found[name] = " ".join(loose) if index == len(free) - 1 else loose.pop(0)
-        if index == len(free) - 1:
-            loose = []
-    missing = [argument.name for argument in prompt.arguments if argument.required and argument.name not in found]
-    if missing:
-        usage = " ".join(f"<{name}>" for name in names)
-        return f"missing {', '.join(missing)}: /{{name}} {usage}"
-    return found
-
-
-def _command(plugin: str, prompt: _Prompt) -> CommandSpec:
-    hint = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
-    return CommandSpec(
-        name=f"{plugin}:{prompt.name}",
-        hint=prompt.description or f"the {prompt.name} prompt of {plugin}",
-        args=CommandArgs(kind="free", hint=hint or None) if prompt.arguments else CommandArgs(),
-        family="plugin",
-    )
 
 
 # --- the connection --------------------------------------------------------------------
@@ -410,25 +179,25 @@ class McpConnection(Connection):
         super().__init__(*args, **kwargs)
         self.plugin = plugin
         self.revision: str | None = None
-        self.server = _ServerInfo()
+        self.server = McpServerInfo()
         self.capabilities: dict[str, Json] = {}
         self._calls = calls
         self._log_line = log
         self._on_changed = on_changed
-        self._prompts: dict[str, _Prompt] = {}
+        self._prompts: dict[str, McpPrompt] = {}
         self._tools: set[str] = set()
         self._naming: str | None = None
         self._modern: dict[str, Json] = {}
         """The `_meta` every request carries in the stateless revision."""
         self._call_ids: dict[str, RequestId] = {}
         """The request id of each running `tools/call`, by callId (for the cancel)."""
-        self.on_notification("notifications/progress", _Progress, self._progress)
-        self.on_notification("notifications/message", _LogMessage, self._message)
+        self.on_notification("notifications/progress", McpProgress, self._progress)
+        self.on_notification("notifications/message", McpLogMessage, self._message)
         self.on_notification("notifications/tools/list_changed", object, self._changed)
         self.on_notification("notifications/prompts/list_changed", object, self._changed)
         self.on_notification("notifications/resources/list_changed", object, self._changed)
         self.on_request("ping", object, self._ping)
-        self.on_request("elicitation/create", _Elicit, self._elicit)
+        self.on_request("elicitation/create", McpElicit, self._elicit)
         self.on_request("sampling/createMessage", object, self._sampling)
 
     # --- bingo's methods, in MCP ---------------------------------------------------
@@ -477,7 +246,7 @@ class McpConnection(Connection):
     ) -> R:
         """An MCP request as MCP has it (`initialize`, `tools/list`, ...); in the stateless
         revision its `_meta` carries the revision and the client's capabilities."""
-        if self.revision == MODERN and isinstance(params, _Request):
+        if self.revision == MODERN and isinstance(params, McpRequest):
             before: dict[str, Json] | None = getattr(params, "meta", None)
             params = msgspec.structs.replace(params, meta={**(before or {}), **self._modern})
         return await super().call(method, params, result, deadline=deadline)
@@ -495,7 +264,7 @@ class McpConnection(Connection):
         responses: dict[str, Json] | None = None
         state: str | None = None
         for _ in range(_ROUNDS_MAX):
-            request = _CallTool(name=params.name, arguments=arguments, meta={"progressToken": params.call_id}, input_responses=responses, request_state=state)
+            request = McpCallTool(name=params.name, arguments=arguments, meta={"progressToken": params.call_id}, input_responses=responses, request_state=state)
             answer = await self._call_tool(request, params.call_id, deadline)
             if answer.result_type != "input_required":
                 return tool_output(answer)
@@ -513,9 +282,9 @@ class McpConnection(Connection):
             method = asked.get("method")
             if method == "elicitation/create":
                 try:
-                    question = msgspec.convert(asked.get("params") or {}, _Elicit)
+                    question = msgspec.convert(asked.get("params") or {}, McpElicit)
                 except msgspec.ValidationError:
-                    question = _Elicit()
+                    question = McpElicit()
                 answers[key] = msgspec.to_builtins(await self._elicit(question))
             elif method == "roots/list":
                 answers[key] = {"roots": []}
@@ -523,14 +292,14 @@ class McpConnection(Connection):
                 return f"{self.name} asked for {cut(str(method), 60)}, which bingo does not give an MCP server"
         return answers
 
-    async def _call_tool(self, request: _CallTool, call_id: str, deadline: float | None) -> _CallResult:
+    async def _call_tool(self, request: McpCallTool, call_id: str, deadline: float | None) -> McpCallResult:
         """One `tools/call`, its request id filed for a cancel."""
         params = request
         # `_next_id` files the id the request is sent under: `call` takes it before it first
         # waits, so no other request can come between.
         self._naming = call_id
         try:
-            return await self.request("tools/call", params, _CallResult, deadline=deadline)
+            return await self.request("tools/call", params, McpCallResult, deadline=deadline)
         except DeadlinePassed:
             # The host stops waiting, so the server is told to stop working (as MCP asks).
             self._tell_cancelled(self._call_ids.get(call_id), "the call passed its deadline")
@@ -544,7 +313,7 @@ class McpConnection(Connection):
         if request_id is None:
             return False
         try:
-            super().notify("notifications/cancelled", _Cancel(request_id=request_id, reason=reason))
+            super().notify("notifications/cancelled", McpCancel(request_id=request_id, reason=reason))
         except PluginError:
             return False  # the stream has ended: the pending call is failing with that error already
         return True
@@ -561,18 +330,18 @@ class McpConnection(Connection):
             future.set_exception(Cancelled(f"{self.name} was told to cancel the call: the turn was interrupted"))
 
     async def _resources(self, params: ToolCallParams, deadline: float | None) -> ToolOutput:
-        uri = _object(params.input).get("uri")
+        uri = json_object(params.input).get("uri")
         if isinstance(uri, str) and uri:
-            raw = await self.request("resources/read", _ReadResource(uri=uri), msgspec.Raw, deadline=deadline)
-            contents = _object(_ANY.decode(raw)).get("contents")
+            raw = await self.request("resources/read", McpReadResource(uri=uri), msgspec.Raw, deadline=deadline)
+            contents = json_object(ANY_JSON.decode(raw)).get("contents")
             items: list[Json] = contents if is_array(contents) else []
-            parts = [_part({"type": "resource", "resource": item}) for item in items[:_PARTS_MAX] if is_object(item)]
+            parts = [mcp_part({"type": "resource", "resource": item}) for item in items[:PARTS_MAX] if is_object(item)]
             return ToolOutput(parts=parts or [TextPart(text=f"{uri} has no contents")])
         lines: list[str] = []
         cursor: str | None = None
         for _ in range(_PAGES_MAX):
-            raw = await self.request("resources/list", _Cursor(cursor=cursor), msgspec.Raw, deadline=deadline)
-            page = _object(_ANY.decode(raw))
+            raw = await self.request("resources/list", McpCursor(cursor=cursor), msgspec.Raw, deadline=deadline)
+            page = json_object(ANY_JSON.decode(raw))
             listed = page.get("resources")
             for item in listed if is_array(listed) else []:
                 if is_object(item):
@@ -589,11 +358,11 @@ class McpConnection(Connection):
         prompt = self._prompts.get(own)
         if prompt is None:
             return ErrorOutcome(message=f"{self.name} has no prompt {own!r} now")
-        arguments = _arguments(prompt, params.args)
+        arguments = prompt_arguments(prompt, params.args)
         if isinstance(arguments, str):
             return ErrorOutcome(message=arguments.replace("{name}", params.name))
-        answer = await self.request("prompts/get", _GetPrompt(name=own, arguments=arguments), _PromptResult, deadline=deadline)
-        text = _prompt_text(answer)
+        answer = await self.request("prompts/get", McpGetPrompt(name=own, arguments=arguments), McpPromptResult, deadline=deadline)
+        text = prompt_text(answer)
         if not text.strip():
             return ErrorOutcome(message=f"prompt {own} of {self.name} gave no text to submit")
         return PromptOutcome(text=text)
@@ -609,8 +378,8 @@ class McpConnection(Connection):
         done, current = words[:-1], words[-1]
         index = min(len(done), len(prompt.arguments) - 1)
         argument = prompt.arguments[index].name
-        request = _Complete(ref=_Ref(type="ref/prompt", name=own), argument=_Argument(name=argument, value=current))
-        answer = await self.request("completion/complete", request, _CompleteResult, deadline=deadline)
+        request = McpComplete(ref=McpRef(type="ref/prompt", name=own), argument=McpArgument(name=argument, value=current))
+        answer = await self.request("completion/complete", request, McpCompleteResult, deadline=deadline)
         before = " ".join(done)
         return [Completion(value=f"{before} {value}" if before else value) for value in answer.completion.values[:100]]
 
@@ -622,15 +391,15 @@ class McpConnection(Connection):
             Refused: it speaks no MCP revision bingo speaks.
             PluginError: a call failed (DeadlinePassed, ConnectionClosed, an error answered).
         """
-        request = _Initialize(
+        request = McpInitialize(
             protocol_version=HANDSHAKE_REVISIONS[0],
             # Elicitation in form mode (the empty object, as both revisions read it); no
             # sampling and no roots: a server is given neither the model nor the file system.
             capabilities={"elicitation": {}},
-            client_info=_ClientInfo(name="bingo", version=host_version),
+            client_info=McpClientInfo(name="bingo", version=host_version),
         )
         try:
-            answer = await self.request("initialize", request, _Initialized)
+            answer = await self.request("initialize", request, McpInitialized)
         except PluginError as exc:
             if exc.code in (_UNSUPPORTED, MethodNotFound.code):
                 return await self.discover(host_version)  # a server of the stateless revision
@@ -643,7 +412,7 @@ class McpConnection(Connection):
         self.revision = answer.protocol_version
         self.server = answer.server_info
         self.capabilities = answer.capabilities
-        self.notify("notifications/initialized", _Empty())
+        self.notify("notifications/initialized", McpEmpty())
         return await self.declaration()
 
     async def discover(self, host_version: str) -> InitializeResult:
@@ -660,14 +429,14 @@ class McpConnection(Connection):
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
             "io.modelcontextprotocol/clientInfo": {"name": "bingo", "version": host_version},
         }
-        found = await self.request("server/discover", _Discover(), _Discovered)
+        found = await self.request("server/discover", McpDiscover(), McpDiscovered)
         if MODERN not in found.supported_versions:
             self.revision = None
             spoken = ", ".join(cut(version, 40) for version in found.supported_versions[:5]) or "none"
             raise Refused(f"it speaks MCP revisions {spoken}, but bingo speaks only {', '.join(MCP_REVISIONS)}")
         self.capabilities = found.capabilities
-        about = _object(_object(found.meta).get("io.modelcontextprotocol/serverInfo"))
-        self.server = _ServerInfo(name=str(about.get("name", "")), version=str(about.get("version", "")))
+        about = json_object(json_object(found.meta).get("io.modelcontextprotocol/serverInfo"))
+        self.server = McpServerInfo(name=str(about.get("name", "")), version=str(about.get("version", "")))
         return await self.declaration()
 
     async def declaration(self) -> InitializeResult:
@@ -682,8 +451,8 @@ class McpConnection(Connection):
 
         # The three lists at once: one round trip's wait, not three.
         tools, prompts, resources = await asyncio.gather(
-            self._pages("tools/list", _ToolsPage, "tools") if "tools" in caps else none(),
-            self._pages("prompts/list", _PromptsPage, "prompts") if "prompts" in caps else none(),
+            self._pages("tools/list", McpToolsPage, "tools") if "tools" in caps else none(),
+            self._pages("prompts/list", McpPromptsPage, "prompts") if "prompts" in caps else none(),
             self._has_resources() if "resources" in caps else no(),
         )
         specs = [ToolSpec(name=tool.name, description=tool.description or "", input_schema=tool.input_schema) for tool in tools]
@@ -702,24 +471,24 @@ class McpConnection(Connection):
             name=self.plugin,
             version=self.server.version,
             tools=specs,
-            commands=[_command(self.plugin, prompt) for prompt in prompts],
+            commands=[prompt_command(self.plugin, prompt) for prompt in prompts],
         )
 
     async def _has_resources(self) -> bool:
         """Whether the server lists any resource (a capability alone is often just a
         library's default)."""
         try:
-            raw = await self.request("resources/list", _Cursor(), msgspec.Raw, deadline=self.deadline("initialize"))
+            raw = await self.request("resources/list", McpCursor(), msgspec.Raw, deadline=self.deadline("initialize"))
         except (MethodNotFound, BadParams):
             return False  # it declares resources and has none to list: no tool for them
-        listed = _object(_ANY.decode(raw)).get("resources")
+        listed = json_object(ANY_JSON.decode(raw)).get("resources")
         return is_array(listed) and bool(listed)
 
-    async def _pages(self, method: str, page: type[_ToolsPage | _PromptsPage], field: str) -> list[Any]:
+    async def _pages(self, method: str, page: type[McpToolsPage | McpPromptsPage], field: str) -> list[Any]:
         found: list[Any] = []
         cursor: str | None = None
         for _ in range(_PAGES_MAX):
-            answer = await self.request(method, _Cursor(cursor=cursor), page, deadline=self.deadline("initialize"))
+            answer = await self.request(method, McpCursor(cursor=cursor), page, deadline=self.deadline("initialize"))
             found.extend(getattr(answer, field))
             cursor = answer.next_cursor
             if not cursor:
@@ -728,7 +497,7 @@ class McpConnection(Connection):
 
     # --- what the server sends -----------------------------------------------------
 
-    def _progress(self, params: _Progress) -> None:
+    def _progress(self, params: McpProgress) -> None:
         token = params.progress_token
         if params.message:
             tail = params.message
@@ -738,7 +507,7 @@ class McpConnection(Connection):
             tail = f"{params.progress:g}"
         self._calls.progress(str(token), tail)
 
-    def _message(self, params: _LogMessage) -> None:
+    def _message(self, params: McpLogMessage) -> None:
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, ensure_ascii=False)
         source = f" {params.logger}" if params.logger else ""
         self._log_line(f"server log [{params.level}]{source}: {cut(data)}")
@@ -756,21 +525,21 @@ class McpConnection(Connection):
         if self._on_changed is not None:
             await self._on_changed(info)
 
-    async def _ping(self, _params: object) -> _Empty:
-        return _Empty()
+    async def _ping(self, _params: object) -> McpEmpty:
+        return McpEmpty()
 
-    async def _elicit(self, params: _Elicit) -> _Elicited:
+    async def _elicit(self, params: McpElicit) -> McpElicited:
         """Put the server's question to the person, one field at a time, through the call
         running now; declined when none is, or when nobody can be asked."""
         running = list(self._calls.tools.values())
         if not running:
-            return _Elicited(action="decline")
+            return McpElicited(action="decline")
         call = running[-1]
-        properties = _object(params.requested_schema.get("properties"))
+        properties = json_object(params.requested_schema.get("properties"))
         content: dict[str, Json] = {}
         try:
             for name, schema in properties.items():
-                field = _object(schema)
+                field = json_object(schema)
                 title = str(field.get("title") or field.get("description") or name)
                 kind = field.get("type")
                 choices: list[str] | None = None
@@ -787,16 +556,16 @@ class McpConnection(Connection):
                     try:
                         content[name] = int(answer) if kind == "integer" else float(answer)
                     except ValueError:
-                        return _Elicited(action="decline")
+                        return McpElicited(action="decline")
                 else:
                     content[name] = answer
         except GateError:
-            return _Elicited(action="decline")
+            return McpElicited(action="decline")
         if not properties:
-            return _Elicited(action="decline")
-        return _Elicited(action="accept", content=content)
+            return McpElicited(action="decline")
+        return McpElicited(action="accept", content=content)
 
-    async def _sampling(self, _params: object) -> _Empty:
+    async def _sampling(self, _params: object) -> McpEmpty:
         raise Refused(
             f"bingo does not let MCP server {self.plugin} use the model (sampling/createMessage): "
             "a server's request for a completion is refused"
