@@ -31,6 +31,7 @@ from ..kernel.notices import Notices
 from ..kernel.settings import Settings
 from ..wire import InitializeResult
 from ..wire.rpc import RequestId
+from . import _problems as P
 from ._backoff import Backoff, Retry
 from ._framing import BadLine, LineWriter
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
@@ -109,7 +110,7 @@ class Plugin:
         self._calls = Calls(
             on_flood=lambda: self.fault(
                 "progress-flood",
-                f"sends more than {PROGRESS_PER_SECOND} tool/progress lines a second; the rest of each second is dropped",
+                P.PROGRESS_FLOOD.said(per_second=PROGRESS_PER_SECOND),
             )
         )
         self._conn: Connection | None = None
@@ -383,25 +384,11 @@ class Plugin:
         said = repr(request_id)
         self.log.line(f"answer to id {cut(said)}, which the host never asked or already had")
         # A string id is the common mistake: the id must come back as it was sent.
-        fix = (
-            "bingo's request ids are integers: answer with the id exactly as it came"
-            if isinstance(request_id, str)
-            else "answer each request once, with its own id"
-        )
+        problem = P.UNEXPECTED_STRING_ID if isinstance(request_id, str) else P.UNEXPECTED_ID
         self._notices.say_once(
-            self.name,
-            "unexpected-id",
-            f"answered id {cut(said, QUOTED_MAX)}, which the host never asked or already had an answer "
-            f"for; ignored ({fix}; see {self.log.path})",
-            "warning",
+            self.name, problem.key, problem.words(said=cut(said, QUOTED_MAX), log=self.log.path), "warning"
         )
 
     def _stray(self, bad: BadLine) -> None:
         self.log.line(f"stdout line that is not JSON-RPC ({cut(bad.reason)}): {cut(bad.preview)}")
-        self._notices.say_once(
-            self.name,
-            "stray-stdout",
-            f"wrote a line to stdout that is not JSON-RPC (kept in {self.log.path}): "
-            "write each message as one line of JSON, never pretty-printed, and diagnostics to stderr",
-            "warning",
-        )
+        self._notices.say_once(self.name, P.STRAY_STDOUT.key, P.STRAY_STDOUT.words(log=self.log.path), "warning")

@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult, Json
+from . import _problems as P
 from .connection import BadAnswer, Connection, decoder_for
 
 __all__ = ["handshake", "initialize_params", "read_handshake"]
@@ -57,9 +58,9 @@ def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeRe
     """
     peek = decoder_for(_Peek).decode(raw)
     if peek.protocol != PROTOCOL_VERSION:
-        return f"it speaks protocol {peek.protocol}, but this host speaks only protocol {PROTOCOL_VERSION}"
+        return P.PROTOCOL.said(theirs=peek.protocol, ours=PROTOCOL_VERSION)
     if peek.name != manifest_name:
-        return f"its handshake says it is {peek.name!r}, but its manifest says {manifest_name!r}"
+        return P.HANDSHAKE_NAME.said(theirs=peek.name, ours=manifest_name)
     return decoder_for(InitializeResult).decode(raw)
 
 

@@ -27,6 +27,7 @@ import msgspec
 from ..kernel.errors import PluginError
 from ..kernel.registry import BUILTIN
 from ..wire import MAX_DEPTH, Json, Wire, too_deep
+from . import _problems as P
 
 __all__ = [
     "MANIFEST_FILE",
@@ -161,10 +162,7 @@ def _check_command(command: str, where: str) -> str | None:
     if not command.strip():
         return f"`{where}` is empty"
     if "/" in command and not command.startswith(("/", PLUGIN_ROOT)):
-        return (
-            f"`{where}` {command!r} is a relative path: write "
-            f"{PLUGIN_ROOT}/{command.removeprefix('./')} for a file in the plugin's directory"
-        )
+        return P.RELATIVE_COMMAND.words(where=where, command=command, rest=command.removeprefix("./"))
     return None
 
 
@@ -237,8 +235,7 @@ def read_manifest(directory: Path) -> Manifest:
         raise PluginError(f"{path}: {manifest}", _HINT)
     if manifest.name != directory.name:
         raise PluginError(
-            f"{path}: the directory is named {directory.name!r} but the manifest's name is "
-            f"{manifest.name!r}",
-            "rename one of them so that they agree",
+            f"{path}: {P.DIRECTORY_NAME.said(directory=directory.name, name=manifest.name)}",
+            P.DIRECTORY_NAME.fix,
         )
     return manifest

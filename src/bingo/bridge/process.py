@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..kernel.log import RECORD_MAX, cut
+from . import _problems as P
 from ._framing import MAX_LINE
 from .janitor import USE_JANITOR, JanitorClient, kill_warden
 from .janitor.proc import group_has_living
@@ -320,7 +321,7 @@ class PluginProcess:
             await asyncio.to_thread(self.log.write, chunk)
             before, self.stderr_bytes = self.stderr_bytes, self.stderr_bytes + len(chunk)
             if before <= LOG_MAX_BYTES < self.stderr_bytes:
-                self._fault("stderr-flood", f"wrote more than {LOG_MAX_BYTES // 1024 // 1024} MiB to stderr; its log keeps only the latest")
+                self._fault(P.STDERR_FLOOD.key, P.STDERR_FLOOD.said(mib=LOG_MAX_BYTES // 1024 // 1024))
             lines = (partial + chunk).split(b"\n")
             partial = lines.pop()[-4096:]
             self._keep(lines[-_LAST_LINES:])
@@ -381,9 +382,9 @@ class PluginProcess:
                     self._signal_group(signal.SIGKILL)
                     await self._group_gone(KILL_WAIT)
                     closing = "" if self.deaf else f"within {EXIT_GRACE:g} s of its stdin closing, nor "
-                    self._fault("ignores-stop", f"did not exit {closing}on SIGTERM; it was killed")
+                    self._fault(P.IGNORES_STOP_KILLED.key, P.IGNORES_STOP_KILLED.said(closing=closing))
                 elif not self.deaf:
-                    self._fault("ignores-stop", f"did not exit within {EXIT_GRACE:g} s of its stdin closing; it was stopped with SIGTERM")
+                    self._fault(P.IGNORES_STOP_TERM.key, P.IGNORES_STOP_TERM.said(grace=EXIT_GRACE))
         except asyncio.CancelledError:
             self._signal_group(signal.SIGKILL)
             raise

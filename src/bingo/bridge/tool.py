@@ -29,6 +29,7 @@ from ..wire import (
     View,
     Wire,
 )
+from . import _problems as P
 from ._link import Link, Unavailable
 from ._names import bridged_name
 from .connection import BadAnswer, Connection
@@ -93,9 +94,9 @@ def declaration_problems(raw: msgspec.Raw | bytes) -> str | None:
             unknown.append(f"{key} (did you mean {close[0]}?)" if close else key)
         found: list[str] = []
         if unknown:
-            found.append(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+            found.append(P.UNKNOWN_KEYS.said(whose="", has="", s="s" if len(unknown) > 1 else "", keys=", ".join(unknown)).strip())
         if _SCHEMA_KEY not in keys:
-            found.append(f"no {_SCHEMA_KEY}, so the model is told it takes no input")
+            found.append(P.NO_INPUT_SCHEMA.words(key=_SCHEMA_KEY))
         if found:
             said.append(f"tool {name} has {' and '.join(found)}")
     if not said:
@@ -185,7 +186,7 @@ class BridgedTool:
         except msgspec.DecodeError as exc:
             self._link.fault(
                 f"tool/call display {self._own_name}",
-                f"tool {self._own_name}: its display was dropped, the parts were kept: {exc}",
+                P.DISPLAY_DROPPED.said(name=self._own_name, error=exc),
             )
             return None
 
