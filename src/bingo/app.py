@@ -230,7 +230,7 @@ async def run_app(options: Options) -> int:
         if session.id is not None:
             messages = history(session.store.frames(session.id))
         notices.listen(session.notice)
-        async with PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd) as plugins:
+        async with PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd, choose_model=_model_chooser(settings, registry, environ)) as plugins:
             await plugins.start()
             # Once the tools are known (registered from the handshakes or the cache): the
             # rules that can match none of them, and failClosed names that are no plugin.

@@ -59,9 +59,29 @@ def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goe
     assert result_text(stepped) == "took 3 steps"
     # Nobody to ask (bingo -p): the server's elicitation is declined.
     assert result_text(confirmed) == "elicitation decline"
-    assert result_text(sampled) == "sampling failed: bingo does not let MCP server mcp-sdk use the model (sampling/createMessage): a server's request for a completion is refused"
+    assert result_text(sampled) == "sampling failed: bingo does not let MCP server mcp-sdk use the model (sampling/createMessage) unless the person sets plugins.mcp-sdk.sampling to true"
     log = (box.logs / "plugin-mcp-sdk.log").read_text(encoding="utf-8")
     assert "server log [info]" in log and "shouting hi" in log
+
+
+def test_a_server_the_person_lets_sample_is_answered_by_the_runs_model(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    python_server(box, "mcp-sdk")
+    use_scripted_model(
+        box,
+        [[tool("m1", "plugin__mcp-sdk__sample", {})], [text("a haiku")], [text("done")]],
+        permissions={"allow": ["plugin__mcp-sdk__sample"]},
+        plugins={"mcp-sdk": {"sampling": True}},
+    )
+    result = box.run("-p", "sample")
+    assert result.returncode == 0, result.stderr
+    requests = model_requests(box)
+    # The second request to the model is the server's: its message, and no tools.
+    asked = requests[1]["request"]
+    assert asked["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}] and not asked.get("tools")
+    assert asked.get("maxTokens") == 5
+    [sampled] = tool_results(requests[2])
+    assert result_text(sampled) == "sampled from scripted-1: a haiku"
 
 
 def test_a_crashed_server_costs_its_call_and_one_notice_then_respawns_and_leaves_no_process(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ to the plugin's handle.
 From the server: `notifications/progress` is the call's live line (the progressToken sent is
 the callId); `notifications/message` goes to the plugin's log; `elicitation/create` is put
 to the person through the call running (no call, or nobody to ask: declined);
-`sampling/createMessage` is refused in words; `ping` is answered. An interrupted call sends
+`sampling/createMessage` is refused in words unless the person set
+`plugins.<name>.sampling` (then the run's model answers it); `ping` is answered. An interrupted call sends
 `notifications/cancelled` and ends as cancelled at once: an MCP server does not answer a
 request it was told to cancel (INTERFACE.md §6), and its late answer, if any, is dropped.
 
@@ -44,7 +45,8 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from ..kernel.errors import BadParams, Cancelled, DeadlinePassed, GateError, MethodNotFound, PluginError, Refused
+from ..kernel.dispatch import ChooseModel
+from ..kernel.errors import BadParams, BingoError, Cancelled, DeadlinePassed, GateError, MethodNotFound, PluginError, Refused
 from ..kernel.log import cut
 from ..wire import (
     PROTOCOL_VERSION,
@@ -56,6 +58,9 @@ from ..wire import (
     ErrorOutcome,
     InitializeParams,
     InitializeResult,
+    Message,
+    ModelRequest,
+    TextBlock,
     Json,
     PromptOutcome,
     TextPart,
@@ -94,6 +99,8 @@ from ._mcp_wire import (
     McpPromptResult,
     McpPromptsPage,
     McpReadResource,
+    McpSample,
+    McpSampled,
     McpRef,
     McpRequest,
     McpServerInfo,
@@ -153,6 +160,12 @@ _RESOURCES_SCHEMA: Final[dict[str, Json]] = {
 _encoder = msgspec.json.Encoder()
 
 
+def _said(content: Json) -> str:
+    """The text of a sampling message's content (one item, or a list of them)."""
+    items = content if is_array(content) else [content]
+    return "\n".join(str(item.get("text", "")) for item in items if is_object(item) and item.get("type") == "text")
+
+
 # --- the connection --------------------------------------------------------------------
 
 
@@ -165,7 +178,8 @@ class McpConnection(Connection):
 
     `calls` is the plugin's book of running calls (progress and elicitation find their call
     there); `log` takes the server's log messages; `on_changed` is told the declaration a
-    list_changed notification led to."""
+    list_changed notification led to; `sample` chooses the run's model for a server the
+    person lets sample it (`sampling/createMessage`), and is None otherwise."""
 
     def __init__(
         self,
@@ -174,6 +188,7 @@ class McpConnection(Connection):
         calls: Calls,
         log: Callable[[str], None],
         on_changed: Changed | None = None,
+        sample: ChooseModel | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -184,6 +199,8 @@ class McpConnection(Connection):
         self._calls = calls
         self._log_line = log
         self._on_changed = on_changed
+        self._sample = sample
+        """The run's model, when the person lets this server sample it."""
         self._prompts: dict[str, McpPrompt] = {}
         self._tools: set[str] = set()
         self._naming: str | None = None
@@ -198,7 +215,7 @@ class McpConnection(Connection):
         self.on_notification("notifications/resources/list_changed", object, self._changed)
         self.on_request("ping", object, self._ping)
         self.on_request("elicitation/create", McpElicit, self._elicit)
-        self.on_request("sampling/createMessage", object, self._sampling)
+        self.on_request("sampling/createMessage", McpSample, self._sampling)
 
     # --- bingo's methods, in MCP ---------------------------------------------------
 
@@ -288,6 +305,12 @@ class McpConnection(Connection):
                 answers[key] = msgspec.to_builtins(await self._elicit(question))
             elif method == "roots/list":
                 answers[key] = {"roots": []}
+            elif method == "sampling/createMessage":
+                try:
+                    sampled = await self._sampling(msgspec.convert(asked.get("params") or {}, McpSample))
+                except (Refused, msgspec.ValidationError) as exc:
+                    return f"{self.name} asked for sampling/createMessage: {exc}"
+                answers[key] = msgspec.to_builtins(sampled)
             else:
                 return f"{self.name} asked for {cut(str(method), 60)}, which bingo does not give an MCP server"
         return answers
@@ -393,9 +416,7 @@ class McpConnection(Connection):
         """
         request = McpInitialize(
             protocol_version=HANDSHAKE_REVISIONS[0],
-            # Elicitation in form mode (the empty object, as both revisions read it); no
-            # sampling and no roots: a server is given neither the model nor the file system.
-            capabilities={"elicitation": {}},
+            capabilities=self._capabilities(),
             client_info=McpClientInfo(name="bingo", version=host_version),
         )
         try:
@@ -415,6 +436,14 @@ class McpConnection(Connection):
         self.notify("notifications/initialized", McpEmpty())
         return await self.declaration()
 
+    def _capabilities(self) -> dict[str, Json]:
+        """What bingo offers a server: elicitation (form mode: the empty object, as every
+        revision reads it), and sampling only where the person allowed it; never roots."""
+        offered: dict[str, Json] = {"elicitation": {}}
+        if self._sample is not None:
+            offered["sampling"] = {}
+        return offered
+
     async def discover(self, host_version: str) -> InitializeResult:
         """The stateless revision's `server/discover`, then the lists, as bingo's handshake
         answer.
@@ -426,7 +455,7 @@ class McpConnection(Connection):
         self.revision = MODERN
         self._modern = {
             "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientCapabilities": self._capabilities(),
             "io.modelcontextprotocol/clientInfo": {"name": "bingo", "version": host_version},
         }
         found = await self.request("server/discover", McpDiscover(), McpDiscovered)
@@ -565,8 +594,23 @@ class McpConnection(Connection):
             return McpElicited(action="decline")
         return McpElicited(action="accept", content=content)
 
-    async def _sampling(self, _params: object) -> McpEmpty:
-        raise Refused(
-            f"bingo does not let MCP server {self.plugin} use the model (sampling/createMessage): "
-            "a server's request for a completion is refused"
-        )
+    async def _sampling(self, params: McpSample) -> McpSampled:
+        """A completion for the server from the run's model, when the person lets this
+        server have one (`plugins.<name>.sampling: true`); refused in words otherwise."""
+        choose = self._sample
+        if choose is None:
+            raise Refused(
+                f"bingo does not let MCP server {self.plugin} use the model (sampling/createMessage) "
+                f"unless the person sets plugins.{self.plugin}.sampling to true"
+            )
+        try:
+            provider, model = choose()
+            messages = [Message(role=m.role, content=[TextBlock(text=_said(m.content))]) for m in params.messages]
+            request = ModelRequest(model=model, messages=messages, system=params.system_prompt, max_tokens=params.max_tokens)
+            self._log_line(f"sampling: {len(messages)} messages to {provider.spec.name} {model}")
+            response = await provider.stream(request, lambda _delta: None)
+        except BingoError as exc:
+            raise Refused(f"the model could not answer MCP server {self.plugin}: {exc.line()}") from exc
+        text = "".join(block.text for block in response.message.content if isinstance(block, TextBlock))
+        stop = {"end": "endTurn", "maxTokens": "maxTokens"}.get(response.stop_reason, response.stop_reason)
+        return McpSampled(role="assistant", content={"type": "text", "text": text}, model=model, stop_reason=stop)

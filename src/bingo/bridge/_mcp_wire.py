@@ -43,6 +43,9 @@ __all__ = [
     "McpPromptResult",
     "McpPromptsPage",
     "McpReadResource",
+    "McpSample",
+    "McpSampleMessage",
+    "McpSampled",
     "McpRef",
     "McpRequest",
     "McpServerInfo",
@@ -207,6 +210,26 @@ class McpLogMessage(Wire, frozen=True):
     level: str = "info"
     logger: str | None = None
     data: Json = None
+
+
+class McpSampleMessage(Wire, frozen=True):
+    role: Literal["user", "assistant"] = "user"
+    content: Json = None
+
+
+class McpSample(Wire, frozen=True):
+    """`sampling/createMessage`'s params, as far as bingo reads them."""
+
+    messages: list[McpSampleMessage] = []
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+
+
+class McpSampled(Wire, frozen=True):
+    role: Literal["assistant"]
+    content: dict[str, Json]
+    model: str
+    stop_reason: str
 
 
 class McpElicit(Wire, frozen=True):

@@ -25,6 +25,7 @@ from typing import Literal
 
 import msgspec
 
+from ..kernel.dispatch import ChooseModel
 from ..kernel.errors import ConnectionClosed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
@@ -76,6 +77,8 @@ class HostFacts(msgspec.Struct, frozen=True):
     cwd: Path
     data_dir: Path
     environ: Mapping[str, str]
+    choose_model: ChooseModel | None = None
+    """The run's model, for an MCP server the person lets sample it."""
 
 
 class Plugin:
@@ -324,6 +327,7 @@ class Plugin:
                 reader, writer, name=f"plugin {self.name}", deadlines=self._settings.deadlines,
                 on_eof=on_eof, on_stray=self._stray, on_unexpected=self._unexpected,
                 plugin=self.name, calls=self._calls, log=self.log.line, on_changed=self._changed,
+                sample=self._facts.choose_model if self._samples() else None,
             )
         conn = Connection(
             reader,
@@ -374,6 +378,11 @@ class Plugin:
                 if self.state == "running":
                     self._conn = None
                     self._stopped(error.line(), say=not self._closing)
+
+    def _samples(self) -> bool:
+        """Whether the person lets this MCP server use the model (`plugins.<name>.sampling`)."""
+        config = self._settings.plugins.get(self.name, {})
+        return config.get("sampling") is True
 
     async def _changed(self, info: InitializeResult) -> None:
         """An MCP server said its tools or prompts changed: it declares `info` now."""

@@ -32,6 +32,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 import msgspec
 
 from .. import __version__
+from ..kernel.dispatch import ChooseModel
 from ..kernel.hooks import OBSERVE_POINTS, hook_problem
 from ..kernel.notices import Notices
 from ..kernel.registry import Places, Registry
@@ -162,6 +163,7 @@ class PluginHost:
         clock: Callable[[], float] | None = None,
         backoff: Backoff | None = None,
         cache: bool = True,
+        choose_model: ChooseModel | None = None,
     ) -> None:
         self._sources = sorted(sources, key=lambda source: source.name)
         self._listed = list(listed)
@@ -177,6 +179,8 @@ class PluginHost:
         self._environ = dict(os.environ if environ is None else environ)
         self._clock = clock
         self._backoff = backoff or Backoff()
+        self._choose_model = choose_model
+        """The run's model, for the MCP servers the person lets sample it."""
         self._books: dict[str, Calls] = {}
         self._router = ServiceRouter(registry, notices, self._books)
         self._plugins: dict[str, Plugin] = {}
@@ -203,7 +207,7 @@ class PluginHost:
         at once; then register what each contributes, in plugin-name order. Never raises
         for a plugin's fault: a plugin that fails is a notice and a `/plugins` line."""
         loop = asyncio.get_running_loop()
-        facts = HostFacts(version=__version__, cwd=self._cwd, data_dir=self._data_dir, environ=self._environ)
+        facts = HostFacts(version=__version__, cwd=self._cwd, data_dir=self._data_dir, environ=self._environ, choose_model=self._choose_model)
         if HOST_SERVICE_KEY not in self._registry.services:
             self._registry.add_service(HostService())
         for source in self._sources:

@@ -111,10 +111,10 @@ async def sample(ctx: Context) -> str:
     """Asks the client for a completion (sampling/createMessage)."""
     message = SamplingMessage(role="user", content=TextContent(type="text", text="hi"))
     try:
-        await ctx.session.create_message(messages=[message], max_tokens=5)
+        result = await ctx.session.create_message(messages=[message], max_tokens=5)
     except Exception as exc:
         return f"sampling failed: {exc}"
-    return "sampled"
+    return f"sampled from {result.model}: {result.content.text}"
 
 
 @server.prompt()
