@@ -127,6 +127,9 @@ class DeclarationCache:
         if manifest is None:
             raise ValueError(f"plugin {source.name} has no manifest")
         argv, env = entry_command(manifest, source.root, {})
+        if manifest.mcp is not None and manifest.mcp.url is not None:
+            # A Streamable HTTP server has no argv: what it is, is where it is and what it is sent.
+            argv = [manifest.mcp.url, *sorted(f"{key}: {value}" for key, value in manifest.mcp.headers.items())]
         parts = _KeyParts(
             format=_FORMAT,
             fingerprint=content or _content(source),
