@@ -125,6 +125,28 @@ def test_allow_always_saves_the_terminals_narrow_rule_and_asks_no_more(tmp_path:
     assert f"allowed {always} from now on" in client.agent_text()
 
 
+def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(TEST_PLUGINS / "asker-node")
+    use_scripted_model(box, [[tool("a1", "plugin__asker-node__confirm", {})], [tool("a2", "plugin__asker-node__notify", {})], [say("ok")]], permissions={"allow": ["plugin__asker-node__*"]})
+    client = Recorder(answers=["allow_once"])
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            session = await conn.new_session(cwd=str(box.project))
+            await conn.prompt(session_id=session.session_id, prompt=[text("ask me")])
+
+    run(go())
+    (asked, options) = client.asked[0]
+    assert asked.tool_call_id == "a1"  # asked on the call that asks
+    assert [o.name for o in options] == ["yes", "no"]
+    question = [c.content.text for c in asked.content or [] if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)]
+    assert question == ["proceed?"]
+    results = [result_text(r) for r in tool_results(model_requests(box)[-1])]
+    assert "the person answered: yes" in results
+    assert "asker-node: hello from asker" in client.agent_text()
+
+
 def test_cancel_mid_tool_sends_tool_cancel_awaits_the_answer_and_ends_cancelled(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")
