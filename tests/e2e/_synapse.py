@@ -197,8 +197,11 @@ class User:
         self._call("POST", f"rooms/{room}/invite", {"user_id": user.id})
 
     def say(self, room: str, body: str) -> str:
+        return self.send(room, {"msgtype": "m.text", "body": body})
+
+    def send(self, room: str, content: dict[str, Any], kind: str = "m.room.message") -> str:
         txn = uuid.uuid4().hex
-        return str(self._call("PUT", f"rooms/{room}/send/m.room.message/{txn}", {"msgtype": "m.text", "body": body})["event_id"])
+        return str(self._call("PUT", f"rooms/{room}/send/{kind}/{txn}", content)["event_id"])
 
     def messages(self, room: str) -> list[dict[str, Any]]:
         """Every m.room.message in `room`, oldest first."""

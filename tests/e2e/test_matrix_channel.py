@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ class Bot:
 
     def __init__(self, box: Sandbox, token: str) -> None:
         self.box = box
+        self._served = self.log().count("serving")  # a bot before this one logged its own
         self.process = subprocess.Popen(
             [BINGO, "--channel", "matrix"],
             cwd=box.root,
@@ -93,7 +95,7 @@ class Bot:
         return path.read_text(encoding="utf-8") if path.exists() else ""
 
     def listening(self) -> None:
-        wait_for(lambda: "serving" in self.log() or self.process.poll() is not None, what="bingo to listen")
+        wait_for(lambda: self.log().count("serving") > self._served or self.process.poll() is not None, what="bingo to listen")
         assert self.process.poll() is None, self.process.communicate(timeout=5)
 
 
@@ -371,3 +373,49 @@ def test_a_bad_channel_line_or_missing_settings_is_exit_2_in_one_line(tmp_path: 
     assert unreachable.returncode == 2
     assert unreachable.stderr.startswith("bingo: cannot reach the homeserver http://127.0.0.1:9")
     assert no_traceback(unreachable)
+
+
+def test_a_room_new_to_bingo_has_its_history_left_unanswered(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[text("A.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "in the first room")
+    room.wait_for_body(lambda b: "A." in b, "the first room's answer")
+    assert bot.stop() == 0
+    second = room.person.create_room(room.bot)
+    room.person.say(second, "said before bingo joined")
+    time.sleep(1)  # history: older than the join by more than the slack bingo allows
+    _script(box, room, [[text("B.")]], matrix={"rooms": [room.id, second]})
+    again = _start(bots, box, room)
+    room.person.say(second, "said after")
+    wait_for(lambda: any(e["content"].get("body") == "B." for e in room.person.messages(second)), what="the second room's answer")
+    assert again.stop() == 0
+    prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
+    assert prompts == ["in the first room", "said after"]
+
+
+def test_a_reply_is_read_without_its_quote_and_an_encrypted_room_is_said_once(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[text("Replied.")]])
+    bot = _start(bots, box, room)
+    for _ in range(2):
+        room.person.send(room.id, {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgA", "sender_key": "k", "session_id": "s"}, kind="m.room.encrypted")
+    quoted = room.person.say(room.id, "what was said")
+    room.person.send(room.id, {"msgtype": "m.text", "body": f"> <{room.person.id}> what was said\n\nanswer this", "m.relates_to": {"m.in_reply_to": {"event_id": quoted}}})
+    room.wait_for_body(lambda b: "Replied." in b, "the answer to the reply")
+    assert bot.stop() == 0
+    prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
+    assert prompts[-1] == "answer this"
+    assert sum("this room is encrypted" in b for b in room.bodies()) == 1
+
+
+def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[tool("c1", COUNT, {"path": "notes.txt"})], [text("Stopped.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "count")
+    room.wait_for_body(lambda b: any(x.startswith(f"bingo wants to run {COUNT}") for x in b), "the question")
+    room.person.say(room.id, "/stop")
+    room.person.say(room.id, "/help")  # runs only once the stopped turn has ended
+    room.wait_for_body(lambda b: any("/wordcount" in x for x in b), "the next message to run", timeout=15)
+    assert bot.stop() == 0
+    assert "bingo: the turn was interrupted" in room.bodies()
+    assert TABLE_TEXT not in room.bodies()
+    assert len(model_requests(box)) == 1

@@ -44,7 +44,7 @@ _SYNC_FILTER = json.dumps(
         "presence": {"types": []},
         "account_data": {"types": []},
         "room": {
-            "timeline": {"types": ["m.room.message"], "limit": 100},
+            "timeline": {"types": ["m.room.message", "m.room.encrypted"], "limit": 100},
             "state": {"types": []},
             "ephemeral": {"types": []},
             "account_data": {"types": []},

@@ -64,7 +64,8 @@ def _word(text: str) -> str:
 
 @dataclass(slots=True)
 class _Question:
-    answer: asyncio.Future[str]
+    answer: asyncio.Future[str | None]
+    """The answer, or None when the question was withdrawn (`decline`)."""
     choices: tuple[str, ...]
     """The answers it takes, lower case (empty: any message)."""
 
@@ -180,9 +181,16 @@ class RoomSurface:
         question.answer.set_result(word if question.choices else text.strip())
         return True
 
+    def decline(self) -> None:
+        """Answer the waiting question "no" (the person stopped the turn it belongs to)."""
+        question = self._question
+        if question is not None and not question.answer.done():
+            question.answer.set_result(None)
+
     async def _wait(self, choices: tuple[str, ...]) -> str | None:
         """The answer to the question just sent, or None past the deadline."""
-        question = _Question(answer=asyncio.get_running_loop().create_future(), choices=choices)
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        question = _Question(answer=answer, choices=choices)
         self._question = question
         try:
             async with asyncio.timeout(self._question_seconds):

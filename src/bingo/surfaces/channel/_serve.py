@@ -24,6 +24,7 @@ import json
 import logging
 import signal
 import sys
+import time
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -131,6 +132,9 @@ class _State:
     since: str | None = None
     sessions: dict[str, str] = field(default_factory=lambda: {})
     waiting: dict[str, list[str]] = field(default_factory=lambda: {})
+    rooms: list[str] = field(default_factory=lambda: [])
+    """The rooms bingo has read before: in any other, what was said before it joined is
+    history, not a message to answer."""
     """Per room, the messages taken from the homeserver but not yet run when bingo stopped:
     run first when it starts again (the `since` token is already past them)."""
 
@@ -152,10 +156,12 @@ class _State:
         for room, texts in waiting.items() if is_object(waiting) else ():
             if is_array(texts):
                 left[room] = [t for t in texts if isinstance(t, str)][:QUEUE_LIMIT]
-        return cls(path, user, since if isinstance(since, str) else None, kept, left)
+        known = data.get("rooms")
+        rooms = [r for r in known if isinstance(r, str)] if is_array(known) else []
+        return cls(path, user, since if isinstance(since, str) else None, kept, left, rooms)
 
     def save(self) -> None:
-        data = {"userId": self.user, "since": self.since, "sessions": self.sessions, "waiting": self.waiting}
+        data = {"userId": self.user, "since": self.since, "sessions": self.sessions, "waiting": self.waiting, "rooms": self.rooms}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
@@ -173,6 +179,11 @@ class _Room:
         self.flooded = False
         self.running = False
         self.run: RoomRun | None = None
+        self.joined_at: float | None = None
+        """When bingo joined a room it had not read before (time.monotonic()), or None: in
+        such a room, what is older than the join is history (and a limited timeline is no
+        loss)."""
+        self.said_encrypted = False
 
     def take(self, sender: str, text: str) -> None:
         if self.surface.answer(text):
@@ -201,6 +212,7 @@ class _Room:
         if not self.running or self.run is None:
             self.surface.notice(Notice(source="bingo", message="nothing is running here"))
             return
+        self.surface.decline()  # a question of the stopped turn is answered no
         waiting = self.run.driver.interrupt()
         if waiting:
             self.surface.notice(Notice(source="bingo", message=f"still waiting for {', '.join(waiting)} to answer its cancel: /stop again stops waiting"))
@@ -268,6 +280,22 @@ def _check(channel: MatrixChannel, environ: dict[str, str]) -> str:
     return token
 
 
+_HISTORY_SLACK_MS = 500
+"""How much older than bingo's join a message may look and still be taken as said after it
+(the homeserver counts `age` when it answers the sync, bingo when the answer arrives)."""
+
+
+def _before(event: dict[str, Json], joined_at: float | None) -> bool:
+    """True when `event` was sent before bingo joined its room (history, not a message)."""
+    if joined_at is None:
+        return False
+    unsigned = event.get("unsigned")
+    age = unsigned.get("age") if is_object(unsigned) else None
+    if not isinstance(age, int) or isinstance(age, bool):
+        return False
+    return age > (time.monotonic() - joined_at) * 1000 + _HISTORY_SLACK_MS
+
+
 def _body(event: dict[str, Json]) -> str | None:
     """The text of a message event a person typed (not an edit, a notice or a file)."""
     content = event.get("content")
@@ -277,7 +305,16 @@ def _body(event: dict[str, Json]) -> str | None:
     if is_object(relates) and relates.get("rel_type") == "m.replace":
         return None
     body = content.get("body")
-    return body.strip() if isinstance(body, str) and body.strip() else None
+    if not isinstance(body, str):
+        return None
+    reply = content.get("m.relates_to")
+    if is_object(reply) and is_object(reply.get("m.in_reply_to")):
+        # A reply's body starts with the quoted message ("> <@who:host> text"), then a blank line.
+        lines = body.split("\n")
+        while lines and lines[0].startswith(">"):
+            lines.pop(0)
+        body = "\n".join(lines)
+    return body.strip() or None
 
 
 async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_dir: Path, make_room: MakeRoom) -> int:
@@ -312,7 +349,11 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
                 print(escape(f"bingo: cannot join {wanted}: {exc.message}"), file=sys.stderr, flush=True)
                 _log.warning("cannot join %s: %s", wanted, exc.message)
                 continue
-            rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds))
+            room = rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds))
+            if joined not in state.rooms:
+                room.joined_at = time.monotonic() if state.since is not None else None  # with no since, the first sync skips all
+                state.rooms.append(joined)
+                state.save()
         if not rooms:
             raise SettingsError("bingo could join none of the rooms in channels.matrix.rooms", "invite the bot to the room, or fix the room ids")
         _log.info("serving %d rooms as %s", len(rooms), user)
@@ -385,14 +426,20 @@ def _handle(batch: dict[str, Json], rooms: dict[str, _Room], allowed: frozenset[
         events = timeline.get("events") if is_object(timeline) else None
         if room is None or not is_array(events):
             continue
-        if is_object(timeline) and timeline.get("limited") is True:
+        if is_object(timeline) and timeline.get("limited") is True and room.joined_at is None:
             _log.warning("%s: more messages came than one sync holds; the oldest of them were not read", room_id)
             room.surface.notice(Notice(source="bingo", message="more messages came while bingo was away than it reads at once: the oldest were not read", level="warning"))
         for event in events:
-            if not is_object(event) or event.get("type") != "m.room.message":
+            if not is_object(event) or event.get("type") not in ("m.room.message", "m.room.encrypted"):
                 continue
             sender = event.get("sender")
-            if not isinstance(sender, str) or sender == me:
+            if not isinstance(sender, str) or sender == me or _before(event, room.joined_at):
+                continue
+            if event.get("type") == "m.room.encrypted":
+                if sender in allowed and not room.said_encrypted:
+                    room.said_encrypted = True
+                    _log.warning("%s is encrypted: bingo cannot read it", room_id)
+                    room.surface.notice(Notice(source="bingo", message="this room is encrypted, and bingo reads only unencrypted rooms: use a room without encryption", level="warning"))
                 continue
             if sender not in allowed:
                 _log.info("ignored a message from %s in %s: not in channels.matrix.allowedUsers", escape(sender), room_id)
