@@ -18,6 +18,7 @@ soon as its declaration is known, so its interpreter starts while bingo finishes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from .kernel.interfaces import Command
     from .store import SessionInfo, SessionStore
     from .surfaces.terminal import Opening
-    from .surfaces.acp import MakeSession
+    from .surfaces.acp import HostMcp, MakeSession, McpServerSpec
     from .surfaces.channel import MakeRoom
 
 __all__ = ["Options", "Run", "run_app"]
@@ -77,6 +78,12 @@ class Options(msgspec.Struct, frozen=True):
     """`--channel matrix`: be a bot in the channel's rooms (surfaces.channel)."""
     acp: bool = False
     """`--acp`: be an editor's agent over the Agent Client Protocol (surfaces.acp)."""
+    check_plugin: str | None = None
+    """`--check-plugin DIR`: check the plugin in DIR and exit (bridge.check)."""
+    check_call: bool = False
+    """`--call`: the check calls each tool too."""
+    check_json: bool = False
+    """`--json`: the check's report as one JSON document."""
 
 
 class _LazySession(msgspec.Struct):
@@ -171,6 +178,8 @@ async def run_app(options: Options) -> int:
         settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
     data_dir = data_dir_of(home)
     _setup_logging(data_dir)
+    if options.check_plugin is not None:
+        return await _check_plugin(options, options.check_plugin, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ)
     from .bridge import discover, remember, trust_state
 
     sources = discover(home=home, project=project)
@@ -252,7 +261,9 @@ async def run_app(options: Options) -> int:
 
                     assert isinstance(surface, AcpLog)  # chosen above for --acp
                     make_session = _editor_sessions(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
-                    return await serve_acp(log=surface, make=make_session, version=__version__)
+                    async with contextlib.AsyncExitStack() as editor_plugins:  # the editor's MCP servers, gone on return
+                        host_mcp = _editor_mcp(editor_plugins, registry=registry, notices=notices, settings=settings, data_dir=data_dir)
+                        return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
                 conversation = Conversation(
                     registry=registry,
                     settings=settings,
@@ -448,6 +459,36 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
     return make
 
 
+def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path) -> HostMcp:
+    """The host of the MCP servers an editor passes with its sessions: each a plugin of this
+    run (the user's own, as the editor's settings are), its tools untrusted and under the
+    gate like every plugin's, started once however many sessions pass it, and stopped when
+    the run ends (`stack`)."""
+    from .bridge import McpServer, PluginHost, PluginSource, check_name, mcp_manifest
+
+    hosted: dict[str, McpServerSpec] = {}
+
+    async def host(servers: list[McpServerSpec], cwd: str) -> None:
+        fresh: list[PluginSource] = []
+        for spec in servers:
+            known = hosted.get(spec.name)
+            problem = check_name(spec.name)
+            if known == spec:
+                continue
+            if known is not None or problem is not None:
+                why = problem or "one of that name runs already, as the editor first passed it"
+                notices.say("bingo", f"the editor's MCP server {spec.name} is not started: {why}", "warning")
+                continue
+            hosted[spec.name] = spec
+            server = McpServer(command=spec.command, args=list(spec.args), env=dict(spec.env), url=spec.url, headers=dict(spec.headers), type="http" if spec.url else None)
+            fresh.append(PluginSource(name=spec.name, layer="user", root=Path(cwd), manifest=mcp_manifest(spec.name, server), problem=None, base=Path(cwd)))
+        if fresh:
+            plugins = await stack.enter_async_context(PluginHost(sources=fresh, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=Path(cwd), cache=False))
+            await plugins.start()
+
+    return host
+
+
 def _surface(options: Options, interactive: bool) -> Surface:
     if options.acp:
         from .surfaces.acp import AcpLog
@@ -569,3 +610,16 @@ class Run(msgspec.Struct):
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
+
+async def _check_plugin(options: Options, where: str, *, settings: Settings, home: Path, project: Path, cwd: Path, data_dir: Path, environ: dict[str, str]) -> int:
+    """`--check-plugin DIR`: the report on stdout, escaped (it quotes the plugin's own
+    words, §8); 0 when no check failed, 1 otherwise."""
+    from .bridge.check import check_plugin
+
+    directory = Path(where)
+    if not directory.is_dir():
+        raise UsageError(f"{where} is not a directory", "pass the plugin's directory, the one holding its plugin.json")
+    directory = directory.absolute()
+    report = await check_plugin(directory, call=options.check_call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ)
+    sys.stdout.write(report.json() if options.check_json else escape(report.text()))
+    return 0 if report.ok else 1

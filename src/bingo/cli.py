@@ -37,9 +37,9 @@ CHANNELS = ("matrix",)
 """The IM channels `--channel` takes (INTERFACE.md §7b)."""
 
 
-_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust", "--acp": "acp"}
+_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust", "--acp": "acp", "--call": "check_call", "--json": "check_json"}
 """The switches the quick reader knows, by spelling, and the Options field each sets."""
-_VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow", "--channel": "channel"}
+_VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow", "--channel": "channel", "--check-plugin": "check_plugin"}
 """The options taking a value (the next argument), and the Options field each sets."""
 
 
@@ -88,6 +88,9 @@ def _quick(argv: Sequence[str]) -> Options | None:
         trust="trust" in switches,
         channel=values.get("channel"),
         acp="acp" in switches,
+        check_plugin=values.get("check_plugin"),
+        check_call="check_call" in switches,
+        check_json="check_json" in switches,
     )
 
 
@@ -108,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
     p.add_argument("--trust", action="store_true", help="trust this project's plugins as they are now, and exit")
     p.add_argument("--channel", metavar="NAME", help="run as a bot in an IM channel (matrix) instead of drawing a terminal")
+    p.add_argument("--check-plugin", metavar="DIR", help="check the plugin in DIR as bingo would run it, one line per check, and exit (0: all pass)")
+    p.add_argument("--call", dest="check_call", action="store_true", help="with --check-plugin: call each tool too, with an input made from its schema")
+    p.add_argument("--json", dest="check_json", action="store_true", help="with --check-plugin: the report as one JSON document")
     p.add_argument("--acp", action="store_true", help="speak the Agent Client Protocol on stdio, for an editor, instead of drawing a terminal")
     p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
@@ -123,6 +129,10 @@ def parse(argv: Sequence[str]) -> Options:
             raise UsageError(f"there is no channel {options.channel!r}", f"the channels are: {', '.join(CHANNELS)}")
         if options.prompt is not None or options.continue_latest or options.resume or options.print_mode:
             raise UsageError("--channel takes no prompt, --print, --continue or --resume", "each room is its own session: write in the room")
+    if (options.check_call or options.check_json) and options.check_plugin is None:
+        raise UsageError("--call and --json go with --check-plugin DIR", "write bingo --check-plugin DIR --call --json")
+    if options.check_plugin is not None and (options.prompt is not None or options.continue_latest or options.resume or options.channel is not None or options.trust or options.acp):
+        raise UsageError("--check-plugin takes no prompt and no other mode", "write bingo --check-plugin DIR [--call] [--json]")
     if options.acp and (options.prompt is not None or options.continue_latest or options.resume or options.print_mode or options.channel is not None or options.trust):
         raise UsageError("--acp takes no prompt, --print, --continue, --resume, --channel or --trust", "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)")
     return options
@@ -145,6 +155,9 @@ def _parsed(argv: Sequence[str]) -> Options:
         trust=ns.trust,
         channel=ns.channel,
         acp=ns.acp,
+        check_plugin=ns.check_plugin,
+        check_call=ns.check_call,
+        check_json=ns.check_json,
     )
 
 
@@ -204,7 +217,7 @@ def run(argv: Sequence[str]) -> int:
 
             print(f"bingo {__version__}")
             return 0
-        if not options.trust and options.channel is None and not options.acp and not sys.stdin.isatty():
+        if not options.trust and options.channel is None and not options.acp and options.check_plugin is None and not sys.stdin.isatty():
             options = _with_stdin(options, _read_stdin())
         from .app import run_app
 

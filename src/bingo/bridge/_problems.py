@@ -114,8 +114,7 @@ PLUGIN_ROOT_MISSING: Final = Problem(
 UNKNOWN_KEYS: Final = Problem(
     "unknown-keys",
     "{whose} {has} unknown key{s} {keys}",
-    "bingo ignores a key it does not know, so it does nothing; its keys are {known}",
-    join=" (",
+    "bingo ignores a key it does not know (a default stands in for the one meant): rename it",
 )
 
 # --- the handshake -----------------------------------------------------------------

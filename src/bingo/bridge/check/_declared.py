@@ -197,7 +197,7 @@ def check_declarations(raw: bytes, plugin: str, *, on_info: Callable[[Initialize
             "every key is one bingo reads",
             _unknown(raw),
             ok="none unknown",
-            fix="bingo ignores a key it does not know (and fills in the default): rename it",
+            fix=P.UNKNOWN_KEYS.fix,
         ),
     ]
     if info is None:

@@ -38,9 +38,11 @@ _VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{[^}]*\}")
 """What looks like a variable: `$X`, `${X}`, `${X` (bingo expands only `${PLUGIN_ROOT}`)."""
 
 
-def _check(id: str, title: str, problem: str | None = None, *, ok: str = "", fix: str = "") -> Check:
+def _check(id: str, title: str, problem: str | tuple[str, str] | None = None, *, ok: str = "", fix: str = "") -> Check:
     if problem is None:
         return Check(id=id, group="manifest", status="pass", title=title, detail=ok)
+    if isinstance(problem, tuple):
+        problem, fix = problem
     return Check(id=id, group="manifest", status="fail", title=title, detail=problem, fix=fix)
 
 
@@ -56,9 +58,7 @@ def unknown_keys(keys: Sequence[str], known: Sequence[str]) -> list[str]:
 
 
 def _unknown_words(whose: str, found: list[str], known: Sequence[str]) -> str:
-    return P.UNKNOWN_KEYS.words(
-        whose=whose, has="has", s="s" if len(found) > 1 else "", keys=", ".join(found), known=", ".join(known)
-    )
+    return P.UNKNOWN_KEYS.said(whose=whose, has="has", s="s" if len(found) > 1 else "", keys=", ".join(found)) + f" (its keys are {', '.join(known)})"
 
 
 def _read(directory: Path) -> dict[str, Json] | str:
@@ -96,20 +96,20 @@ def _strings(entry: Mapping[str, Json]) -> list[tuple[str, str]]:
     return found
 
 
-def _plugin_root(directory: Path, strings: list[tuple[str, str]]) -> str | None:
+def _plugin_root(directory: Path, strings: list[tuple[str, str]]) -> tuple[str, str] | None:
     """A variable bingo would leave as it is, or a `${PLUGIN_ROOT}/path` that is not there."""
     for where, value in strings:
         for match in _VARIABLE.finditer(value):
             if match.group(0) != PLUGIN_ROOT and "PLUGIN" in match.group(0).upper():
-                return P.PLUGIN_ROOT_SPELLED.words(where=where, written=match.group(0))
+                return P.PLUGIN_ROOT_SPELLED.said(where=where, written=match.group(0)), P.PLUGIN_ROOT_SPELLED.fix.format()
         if value.startswith(PLUGIN_ROOT + "/"):
             rest = value[len(PLUGIN_ROOT) + 1 :].split(" ")[0]
             if rest and not (directory / rest).exists():
-                return P.PLUGIN_ROOT_MISSING.words(where=where, value=value)
+                return P.PLUGIN_ROOT_MISSING.said(where=where, value=value), P.PLUGIN_ROOT_MISSING.fix
     return None
 
 
-def _relative(directory: Path, cwd: Path, strings: list[tuple[str, str]]) -> str | None:
+def _relative(directory: Path, cwd: Path, strings: list[tuple[str, str]]) -> tuple[str, str] | None:
     """An argument or env value naming a file of the plugin's directory relatively (which the
     process would look for in its working directory, the project)."""
     for where, value in strings:
@@ -121,7 +121,7 @@ def _relative(directory: Path, cwd: Path, strings: list[tuple[str, str]]) -> str
         except (OSError, ValueError):
             continue
         if inside:
-            return P.RELATIVE_ARG.words(where=where, value=value, rest=rest)
+            return P.RELATIVE_ARG.said(where=where, value=value), P.RELATIVE_ARG.fix.format(rest=rest)
     return None
 
 
@@ -154,7 +154,7 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
             strays = unknown_keys(list(sub), known)
             if strays:
                 words.append(_unknown_words(f"`{key}`", strays, known))
-    checks.append(_check("manifest.keys", "every key is one bingo reads", "; ".join(words) or None, ok="none unknown"))
+    checks.append(_check("manifest.keys", "every key is one bingo reads", "; ".join(words) or None, ok="none unknown", fix=P.UNKNOWN_KEYS.fix))
     manifest: Manifest | None = None
     refused: str | None = None
     try:
@@ -163,7 +163,7 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
         refused = exc.line()
     if is_object(entry):
         strings = _strings(entry)
-        checks.append(_command(directory, manifest, refused, entry, cwd=cwd, environ=environ))
+        checks.append(_command(directory, manifest, entry, cwd=cwd, environ=environ))
         checks.append(_check("manifest.plugin-root", "${PLUGIN_ROOT} names the plugin's own files", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
         checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, cwd, strings), ok="none does"))
     elif mcp is None:
@@ -173,18 +173,18 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
     return checks, manifest
 
 
-def _command(
-    directory: Path, manifest: Manifest | None, refused: str | None, entry: Mapping[str, Json], *, cwd: Path, environ: Mapping[str, str]
-) -> Check:
+def _command(directory: Path, manifest: Manifest | None, entry: Mapping[str, Json], *, cwd: Path, environ: Mapping[str, str]) -> Check:
     title = "the entry's command can be run"
     command = entry.get("command")
     if not isinstance(command, str):
         return _check("manifest.command", title, "`entry.command` is missing or not a string", fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})')
+    if not command.strip():
+        return _check("manifest.command", title, "`entry.command` is empty", fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})')
+    if "/" in command and not command.startswith(("/", PLUGIN_ROOT)):
+        rest = command.removeprefix("./")
+        return _check("manifest.command", title, P.RELATIVE_COMMAND.said(where="entry.command", command=command), fix=P.RELATIVE_COMMAND.fix.format(rest=rest))
     if manifest is None:
-        # The reader refused it; when for the command (empty, a relative path), its words.
-        if not command.strip() or ("/" in command and not command.startswith(("/", PLUGIN_ROOT))):
-            return _check("manifest.command", title, refused)
-        return _check("manifest.command", title, ok=command)
+        return _check("manifest.command", title, ok=f"{command} (not looked up: bingo refuses the manifest)")
     if manifest.mcp is not None and manifest.mcp.url is not None:
         return _check("manifest.command", title, ok=f"an MCP server at {manifest.mcp.url}")
     argv, env = entry_command(manifest, directory, environ)

@@ -368,11 +368,15 @@ async def _drive(plugin: _Checked, live: Live, watch: _Watch, *, call: bool, set
         return
     live.start.append(_line(group, "start.spawn", "the process starts", "pass", f"in {plugin.source.root}"))
     early = watch.early
-    live.start.append(
-        _line(group, "start.quiet", "nothing on stdout before initialize", "fail", P.STDOUT_BEFORE_INITIALIZE.said(lines=f"{len(early)} line{'s' if len(early) != 1 else ''}", first=early[0]), P.STDOUT_BEFORE_INITIALIZE.fix)
-        if early
-        else _line(group, "start.quiet", "nothing on stdout before initialize", "pass", "quiet")
-    )
+    title = "nothing on stdout before initialize"
+    if not early:
+        live.start.append(_line(group, "start.quiet", title, "pass", "quiet"))
+    elif early[0] in ("{", "["):
+        # Its answer, pretty-printed: one message per line says so.
+        live.start.append(_line(group, "start.quiet", title, "pass", "its first lines are its answer, pretty-printed"))
+    else:
+        lines = f"{len(early)} line{'s' if len(early) != 1 else ''}"
+        live.start.append(_line(group, "start.quiet", title, "fail", P.STDOUT_BEFORE_INITIALIZE.said(lines=lines, first=early[0]), P.STDOUT_BEFORE_INITIALIZE.fix))
     peek = _peek(watch.first_answer)
     answered = isinstance(outcome, Connection) or plugin.state == "refused"
     if answered:

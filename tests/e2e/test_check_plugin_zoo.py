@@ -1,0 +1,117 @@
+"""The whole fault zoo through `bingo --check-plugin --call` (issue 18, item 2): whatever a
+plugin does, the checker ends with a report (exit 0 or 1, never a traceback, nothing left
+running), and each zoo member gets the line that names its fault.
+
+Members are checked concurrently (each is its own bingo process, as an author's CI runs it),
+under short deadlines, so the whole zoo takes seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from tests.e2e._bingo import TEST_PLUGINS, Sandbox, no_traceback
+from tests.e2e._zoo import leftovers
+
+ZOO = TEST_PLUGINS / "zoo"
+WORKERS = 6
+"""Members checked at once: most of a check is waiting on a deadline or a grace period."""
+
+FAULTS: dict[str, list[tuple[str, str, str]]] = {
+    # member: [(the check, its status, words of what it found or of its fix)]
+    "asks-elsewhere": [("call.snoop.host", "fail", "bingo.host ask was refused: call nobody is not a call you are running")],
+    "bad-display": [("call.poke.display", "fail", "its display was dropped, the parts were kept")],
+    "bad-ids": [("behaviour.ids", "fail", "answered id 987654")],
+    "bad-utf8": [("behaviour.stdout", "fail", "wrote a line to stdout that is not JSON-RPC")],
+    "deep-answer": [("call.poke.answer", "fail", "answered tool/call with a result nested too deeply")],
+    "deep-handshake": [("start.handshake", "fail", "answered initialize with a result nested too deeply")],
+    "deep-line": [("behaviour.stdout", "fail", "nested too deeply")],
+    "escape-crash": [("behaviour.alive", "fail", "exited with code 9")],
+    "escapes": [
+        ("declarations.text", "fail", "terminal control characters or bidirectional overrides"),
+        ("declarations.names", "fail", "which model APIs refuse as it is"),
+    ],
+    "exit-in-handshake": [("start.handshake", "fail", "exited with code 7")],
+    # Its `wait` never answers; the children it leaves behind are the janitor's to end, a
+    # promise of the host's (test_zoo_processes.py), not a rule an author can break.
+    "forks": [("call.wait.answer", "fail", "did not answer tool/call within 3 s")],
+    "hook-allow": [("behaviour.hook.gatekeeper.before", "fail", "answered hook/decide with outcome 'allow', which decides nothing")],
+    # A redirect is wire the host reads; that it names another tool is worth a warning.
+    "hook-redirect": [("behaviour.hook.gatekeeper.before", "warn", "redirected a call of bingo-check to 'bash'")],
+    "huge-line": [("behaviour.stdout", "fail", "line longer than the limit")],
+    "huge-method": [("behaviour.stdout", "fail", "which is no message a plugin sends"), ("behaviour.ids", "fail", "which the host never asked")],
+    # Ignoring tool/cancel makes a plugin slow, never broken (the seed): a warning.
+    "ignores-cancel": [("call.wait.cancel", "warn", "answered 2.0 s after tool/cancel")],
+    "ignores-eof": [("behaviour.eof", "fail", "did not exit within 2 s of its stdin closing")],
+    "late-answer": [("call.poke.answer", "fail", "did not answer tool/call within 3 s")],
+    "never-reads": [("call.poke.answer", "fail", "does not read its stdin")],
+    "node-crash": [("behaviour.alive", "fail", "Error: Cannot find module 'left-pad'")],
+    "not-json": [("behaviour.stdout", "fail", "plain text on stdout, where only messages belong")],
+    "notice-flood": [("call.poke.host", "fail", "bingo.host notices during one call")],
+    "pretty-json": [("behaviour.lines", "fail", "pretty-printed")],
+    "progress-flood": [("call.poke.progress", "fail", "tool/progress lines a second")],
+    "reserved-service": [("declarations.names", "fail", "service 'bingo.files' refused: keys starting 'bingo.' are reserved for the host")],
+    "shadow": [("declarations.names", "fail", "tool 'read' refused: read is bingo's own tool; rename it")],
+    "silent-handshake": [("start.handshake", "fail", "did not answer initialize within 2 s")],
+    "stderr-flood": [("behaviour.stderr", "fail", "wrote more than 1 MiB to stderr")],
+    "string-id": [("behaviour.ids", "fail", "bingo's request ids are integers")],
+    "wrong-name": [("start.name", "fail", "its handshake says it is 'someone-else'")],
+    "wrong-protocol": [("start.protocol", "fail", "it speaks protocol 4, but this host speaks only protocol 5")],
+    "wrong-shape": [("call.poke.answer", "fail", "answered tool/call in the wrong shape")],
+}
+"""Each member's fault, as the checker names it."""
+
+PASSING: dict[str, str] = {
+    "partial-lines": "a message written in pieces is one line all the same: bingo reads to the newline",
+    "dies-streaming": "its fault is in provider/stream, which the checker never calls (a model call may cost money)",
+}
+"""Members whose fault is no rule of the wire the checker can see, and why."""
+
+
+def _check(box: Sandbox, name: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+    return name, box.run("--check-plugin", str(ZOO / name), "--call", "--json", timeout=90)
+
+
+def test_every_zoo_member_is_in_the_table() -> None:
+    members = sorted(path.name for path in ZOO.iterdir() if path.is_dir())
+    assert sorted([*FAULTS, *PASSING]) == members
+
+
+def test_the_checker_names_each_zoo_members_fault_and_never_crashes(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings(
+        {
+            "deadlines": {"initialize": 2, "tool/call": 3},
+            "plugins": {
+                "late-answer": {"delay": 5},
+                "ignores-cancel": {"delay": 2},
+                "stderr-flood": {"delay": 0.3},
+                "never-reads": {"requests": 300000},
+            },
+        }
+    )
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results = dict(pool.map(lambda name: _check(box, name), sorted([*FAULTS, *PASSING])))
+    wrong: list[str] = []
+    for name, result in results.items():
+        assert no_traceback(result), name
+        assert result.returncode in (0, 1), f"{name}: {result.stderr}"
+        report: dict[str, Any] = json.loads(result.stdout)
+        by_id = {check["id"]: check for check in report["checks"]}
+        if name in PASSING:
+            if not report["ok"] or result.returncode != 0:
+                wrong.append(f"{name}: expected to pass ({PASSING[name]})")
+            continue
+        for check_id, status, words in FAULTS[name]:
+            check = by_id.get(check_id)
+            if check is None or check["status"] != status or words not in check["detail"] + check["fix"]:
+                wrong.append(f"{name}: expected {check_id} {status} with {words!r}, got {check}")
+        expected_code = 1 if any(status == "fail" for _, status, _ in FAULTS[name]) else 0
+        if result.returncode != expected_code:
+            wrong.append(f"{name}: exit {result.returncode}, expected {expected_code}")
+    assert wrong == []
+    assert leftovers(box) == []
