@@ -5,7 +5,7 @@
 //   node acp_client.mjs <sdk entry file> <scenario.json>
 //
 // The scenario: {bingo, cwd, fs: {path: text} | null, answers: [option kind | "cancelled"],
-// steps: [{do: "new"} | {do: "load", session} | {do: "prompt", text}
+// steps: [{do: "new", mcpServers?} | {do: "load", session} | {do: "prompt", text}
 //         | {do: "cancel_after_progress", text}]}. Sessions are numbered in the order made.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -51,7 +51,7 @@ await app.connectWith(stream, async (ctx) => {
     const session = seen.sessions[seen.sessions.length - 1];
     try {
       if (step.do === "new") {
-        seen.sessions.push((await ctx.request("session/new", { cwd: scenario.cwd, mcpServers: [] })).sessionId);
+        seen.sessions.push((await ctx.request("session/new", { cwd: scenario.cwd, mcpServers: step.mcpServers ?? [] })).sessionId);
       } else if (step.do === "load") {
         await ctx.request("session/load", { sessionId: step.session, cwd: scenario.cwd, mcpServers: [] });
         seen.sessions.push(step.session);

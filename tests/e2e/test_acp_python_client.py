@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart
+from acp.schema import McpServerStdio, ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart
 
 from tests.e2e._acp import WAIT, Recorder, connected, project_path, text
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
@@ -257,6 +258,30 @@ def test_read_and_edit_go_through_the_editors_files_and_the_edit_is_a_diff(tmp_p
     assert "y = 2" in (diff.old_text or "") and "y = 3" in diff.new_text
     started = next(u for u in client.calls() if isinstance(u, ToolCallStart) and u.tool_call_id == "r1")
     assert started.kind == "read" and started.locations and started.locations[0].path == project_path(box, "app.py")
+
+
+def test_an_mcp_server_passed_in_session_new_is_a_plugin_under_the_gate(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[tool("m1", "plugin__mcp-sdk__add", {"a": 2, "b": 3})], [say("five")]])
+    client = Recorder(answers=["allow_once"])
+    server = McpServerStdio(name="MCP SDK", command=sys.executable, args=[str(TEST_PLUGINS / "mcp-sdk" / "server.py")], env=[])
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            init = await conn.initialize(protocol_version=1)
+            assert init.agent_capabilities is not None and init.agent_capabilities.mcp_capabilities is not None
+            assert init.agent_capabilities.mcp_capabilities.http is True
+            session = await conn.new_session(cwd=str(box.project), mcp_servers=[server])
+            await conn.prompt(session_id=session.session_id, prompt=[text("add them")])
+            again = await conn.new_session(cwd=str(box.project), mcp_servers=[server])  # started once
+            assert again.session_id != session.session_id
+
+    run(go())
+    (asked, _) = client.asked[0]  # bridged, so untrusted: the gate asked
+    assert asked.tool_call_id.startswith("permission-")
+    (result,) = tool_results(model_requests(box)[1])
+    assert result_text(result) == "2 + 3 = 5"
+    assert "not started" not in client.agent_text()
 
 
 def test_stdout_carries_the_protocol_and_nothing_else(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,14 @@ def test_read_and_write_use_the_editors_files(tmp_path: Path, sdk: Path) -> None
     finished = [u for u in calls(seen, "w1") if u.get("status") == "completed"]
     (diff,) = finished[0]["content"]
     assert diff["type"] == "diff" and diff["path"] == path and "[x]" in diff["newText"] and "[ ]" in diff["oldText"]
+
+
+def test_an_mcp_server_passed_in_session_new_runs_under_the_gate(tmp_path: Path, sdk: Path) -> None:
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[tool("m1", "plugin__adder__add", {"a": 2, "b": 3})], [say("five")]])
+    server = {"name": "adder", "command": sys.executable, "args": [str(TEST_PLUGINS / "mcp-sdk" / "server.py")], "env": []}
+    seen = drive(box, sdk, [{"do": "new", "mcpServers": [server]}, {"do": "prompt", "text": "add"}], answers=["allow_once"])
+    assert seen["init"]["agentCapabilities"]["mcpCapabilities"]["http"] is True
+    assert len(seen["asked"]) == 1  # an MCP server's tool is untrusted: the gate asked
+    (result,) = tool_results(model_requests(box)[1])
+    assert result_text(result) == "2 + 3 = 5"

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .discovery import PluginSource, discover
     from .host import PluginHost, PluginStatus
     from .listing import PluginsCommand
-    from .manifest import Manifest, read_manifest
+    from .manifest import Manifest, McpServer, check_name, mcp_manifest, read_manifest
     from .trust import (
         TrustState,
         admitted,
@@ -43,6 +43,7 @@ __all__ = [
     "MAX_LINE",
     "Connection",
     "Manifest",
+    "McpServer",
     "PluginHost",
     "PluginSource",
     "PluginStatus",
@@ -51,9 +52,11 @@ __all__ = [
     "admitted",
     "ask_trust",
     "bridged_name",
+    "check_name",
     "discover",
     "keep_written",
     "left_out_notice",
+    "mcp_manifest",
     "read_manifest",
     "remember",
     "trust_line",
@@ -65,6 +68,9 @@ _HOMES = {
     "MAX_LINE": "._framing",
     "Connection": ".connection",
     "Manifest": ".manifest",
+    "McpServer": ".manifest",
+    "check_name": ".manifest",
+    "mcp_manifest": ".manifest",
     "PluginHost": ".host",
     "PluginSource": ".discovery",
     "PluginStatus": ".host",

@@ -27,6 +27,7 @@ import concurrent.futures
 import contextvars
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -42,7 +43,7 @@ from ...kernel.frames import Frame
 from ...kernel.interfaces import PermissionAnswer
 from ...store import new_session_id
 from ...tools import FILES
-from ...wire import CommandOutcome, CommandSpec, Json, Notice, ToolOutput, is_object
+from ...wire import CommandOutcome, CommandSpec, Json, Notice, ToolOutput, is_array, is_object
 from .._escape import escape
 from .._seam import Surface
 from ._schema import (
@@ -78,7 +79,7 @@ from ._session import AcpSession
 if TYPE_CHECKING:
     from ...bridge import Connection
 
-__all__ = ["HELD_NOTICES", "AcpLog", "MakeSession", "SessionRun", "prompt_text", "serve_acp"]
+__all__ = ["HELD_NOTICES", "AcpLog", "HostMcp", "MakeSession", "McpServerSpec", "SessionRun", "mcp_servers", "prompt_text", "serve_acp"]
 
 _log = logging.getLogger(__name__)
 
@@ -106,6 +107,55 @@ class SessionRun:
     frames: Callable[[], list[Frame]]
     """The stored session's frames (none for a new one)."""
     close: Callable[[], None]
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerSpec:
+    """An MCP server an editor passes in `session/new` or `session/load`: stdio (`command`,
+    `args`, `env`) or Streamable HTTP (`url`, `headers`). `name` is a plugin name already."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+HostMcp = Callable[[list[McpServerSpec], str], Awaitable[None]]
+"""The app's host of an editor's MCP servers (given the session's cwd): each runs as a plugin
+of this run, under the gate, once however many sessions pass it."""
+
+_PLUGIN_NAME = re.compile(r"[^a-z0-9]+")
+
+
+def _pairs(value: Json) -> tuple[tuple[str, str], ...]:
+    """ACP's `[{name, value}]` (an env or headers list) as pairs; what is not one is left out."""
+    if not is_array(value):
+        return ()
+    return tuple((item["name"], item["value"]) for item in value if is_object(item) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str))
+
+
+def mcp_servers(raw: list[Json]) -> tuple[list[McpServerSpec], list[str]]:
+    """The MCP servers of a `session/new`'s `mcpServers`, named as plugins (`My Server` is
+    `my-server`), and a line for each that cannot be hosted."""
+    found: list[McpServerSpec] = []
+    problems: list[str] = []
+    for entry in raw:
+        if not is_object(entry) or not isinstance(entry.get("name"), str):
+            problems.append("an MCP server with no name")
+            continue
+        given: str = entry["name"]
+        name = _PLUGIN_NAME.sub("-", given.lower()).strip("-")[:64] or "mcp"
+        kind = entry.get("type")
+        if kind == "http" and isinstance(entry.get("url"), str):
+            found.append(McpServerSpec(name=name, url=entry["url"], headers=_pairs(entry.get("headers"))))
+        elif kind in (None, "stdio") and isinstance(entry.get("command"), str):
+            args = entry.get("args")
+            found.append(McpServerSpec(name=name, command=entry["command"], args=tuple(a for a in args if isinstance(a, str)) if is_array(args) else (), env=_pairs(entry.get("env"))))
+        else:
+            problems.append(f"the MCP server {given!r} ({kind or 'stdio'}): bingo speaks to MCP servers over stdio and Streamable HTTP")
+    return found, problems
 
 
 MakeSession = Callable[[Surface, str, str, bool], SessionRun]
@@ -248,10 +298,11 @@ class _Open:
 class _Agent:
     """The agent's handlers, over one connection to the client."""
 
-    def __init__(self, conn: Connection, log: AcpLog, make: MakeSession, version: str) -> None:
+    def __init__(self, conn: Connection, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None) -> None:
         self.conn = conn
         self._log = log
         self._make = make
+        self._host_mcp = host_mcp
         self._version = version
         self._client = ClientCapabilities()
         self._open: dict[str, _Open] = {}
@@ -277,7 +328,7 @@ class _Agent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                mcp_capabilities=McpCapabilities(),
+                mcp_capabilities=McpCapabilities(http=self._host_mcp is not None),
             ),
             agent_info=AgentInfo(name="bingo", title="bingo", version=self._version),
             auth_methods=[],
@@ -293,7 +344,7 @@ class _Agent:
         self._open[surface.id] = _Open(surface=surface, run=run, commands=[])
         self._log.sessions[surface.id] = surface
 
-    def _after_open(self, session_id: str, mcp_servers: list[Json]) -> None:
+    def _after_open(self, session_id: str, problems: list[str]) -> None:
         """What a new or loaded session is told once the client knows its id."""
         opened = self._open.get(session_id)
         if opened is None:
@@ -302,9 +353,18 @@ class _Agent:
         held, self._log.held = self._log.held, []
         for notice in held:
             opened.surface.notice(notice)
-        if mcp_servers:
-            names = ", ".join(str(s.get("name", "?")) if is_object(s) else "?" for s in mcp_servers)
-            opened.surface.notice(Notice(source="bingo", message=f"the MCP servers this editor passes are not hosted yet ({names}): add them to the project's .mcp.json to use them", level="warning"))
+        for problem in problems:
+            opened.surface.notice(Notice(source="bingo", message=f"not hosted: {problem}", level="warning"))
+
+    async def _mcp(self, raw: list[Json], cwd: str) -> list[str]:
+        """Host the editor's MCP servers before the session is answered (ACP: "connect to
+        MCP servers"); the lines for those that cannot be."""
+        servers, problems = mcp_servers(raw)
+        if servers and self._host_mcp is None:
+            return problems + [f"the MCP server {s.name}: this run hosts none" for s in servers]
+        if servers and self._host_mcp is not None:
+            await self._host_mcp(servers, cwd)
+        return problems
 
     def _commands(self, opened: _Open) -> None:
         """Tell the client the session's commands, when they are not what it was told."""
@@ -322,20 +382,22 @@ class _Agent:
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         cwd = self._cwd(params.cwd)
+        problems = await self._mcp(params.mcp_servers, cwd)
         surface = AcpSession(new_session_id(), cwd, self)
         self._opened(surface, self._make(surface, cwd, surface.id, False))
-        asyncio.get_running_loop().call_soon(self._after_open, surface.id, params.mcp_servers)  # after the answer
+        asyncio.get_running_loop().call_soon(self._after_open, surface.id, problems)  # after the answer
         return NewSessionResult(session_id=surface.id)
 
     async def load_session(self, params: LoadSessionParams) -> LoadSessionResult:
         cwd = self._cwd(params.cwd)
         if params.session_id in self._open:
             raise BadParams(f"session {params.session_id} is open already", "prompt it, or load another")
+        problems = await self._mcp(params.mcp_servers, cwd)
         surface = AcpSession(params.session_id, cwd, self)
         run = self._make(surface, cwd, params.session_id, True)
         self._opened(surface, run)
         surface.replay(run.frames())  # the whole conversation, before the answer
-        asyncio.get_running_loop().call_soon(self._after_open, surface.id, params.mcp_servers)
+        asyncio.get_running_loop().call_soon(self._after_open, surface.id, problems)
         return LoadSessionResult()
 
     def _session(self, session_id: str) -> _Open:
@@ -427,13 +489,13 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
-async def serve_acp(*, log: AcpLog, make: MakeSession, version: str) -> int:
+async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None = None) -> int:
     """Be an ACP agent on stdin and stdout until the client closes stdin (or SIGTERM); 0 then."""
     from ...bridge import Connection
 
     reader, writer = await _stdio()
     connection = Connection(reader, writer, name="the editor")
-    agent = _Agent(connection, log, make, version)
+    agent = _Agent(connection, log, make, version, host_mcp)
     connection.on_request("initialize", InitializeParams, agent.initialize)
     connection.on_request("session/new", NewSessionParams, agent.new_session)
     connection.on_request("session/load", LoadSessionParams, agent.load_session)
