@@ -419,3 +419,17 @@ def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, b
     assert "bingo: the turn was interrupted" in room.bodies()
     assert TABLE_TEXT not in room.bodies()
     assert len(model_requests(box)) == 1
+
+
+def test_a_long_answer_is_shown_as_it_streams_and_edited_when_complete(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[text("First part. "), {"sleep": 3}, text("Second part.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "take your time")
+    said = wait_for(lambda: [c for c in room.said_by_bot() if c.get("m.new_content", {}).get("body") == "First part. Second part."], what="the final edit")
+    assert bot.stop() == 0
+    events = [e for e in room.person.messages(room.id) if e["sender"] == room.bot.id]
+    [first] = [e for e in events if "m.relates_to" not in e["content"]]
+    assert first["content"]["body"] == "First part."  # shown before the model finished
+    [final] = said
+    assert final["m.relates_to"] == {"rel_type": "m.replace", "event_id": first["event_id"]}
+    assert final["body"] == "* First part. Second part."

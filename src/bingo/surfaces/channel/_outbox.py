@@ -20,7 +20,7 @@ import time
 from ...wire import Json
 from ._homeserver import Homeserver, Refusal
 
-__all__ = ["BODY_LIMIT", "Outbox", "message"]
+__all__ = ["BODY_LIMIT", "Outbox", "edit", "message"]
 
 _log = logging.getLogger(__name__)
 
@@ -46,19 +46,36 @@ def message(body: str, *, html: str | None = None, notice: bool = False) -> dict
     return content
 
 
+def edit(event: str, content: dict[str, Json]) -> dict[str, Json]:
+    """`content` as an edit of the message `event` (`m.replace`): clients that know edits
+    show the new text in place; others show the `* ` fallback."""
+    body = content.get("body")
+    fallback: dict[str, Json] = {"msgtype": content.get("msgtype"), "body": f"* {body}"}
+    return {**fallback, "m.new_content": content, "m.relates_to": {"rel_type": "m.replace", "event_id": event}}
+
+
+_EVENTS_KEPT = 256
+"""Event ids of sent messages remembered for edits (an edit follows its message closely)."""
+
+
 class Outbox:
     """Messages waiting to be sent, and the task that sends them (`run`)."""
 
     def __init__(self, server: Homeserver) -> None:
         self._server = server
-        self._queue: asyncio.Queue[tuple[str, str, dict[str, Json]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, str, dict[str, Json], str | None]] = asyncio.Queue()
         # Unique to this process: a transaction id is the bot's device's to make, once.
         self._prefix = f"bingo.{os.getpid()}.{time.time_ns()}."
         self._count = itertools.count(1)
+        self._events: dict[str, str] = {}
+        """Transaction id -> event id, of the latest messages sent."""
 
-    def put(self, room: str, content: dict[str, Json]) -> None:
-        """Queue `content` for `room`; never waits."""
-        self._queue.put_nowait((room, self._prefix + str(next(self._count)), content))
+    def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None) -> str:
+        """Queue `content` for `room` (as an edit of the message queued as `replaces`, if
+        given); its transaction id. Never waits."""
+        txn = self._prefix + str(next(self._count))
+        self._queue.put_nowait((room, txn, content, replaces))
+        return txn
 
     async def drain(self, seconds: float) -> None:
         """Wait until everything queued is sent, at most `seconds`."""
@@ -72,9 +89,17 @@ class Outbox:
         """Send what is queued, for ever (cancel to stop). A message the homeserver refuses
         (not a failure that passes: those are retried inside `send`) is logged and skipped."""
         while True:
-            room, txn, content = await self._queue.get()
+            room, txn, content, replaces = await self._queue.get()
             try:
-                await self._server.send(room, txn, content)
+                if replaces is not None:
+                    event = self._events.get(replaces)
+                    # The message it edits was not sent: this is the message, whole.
+                    content = edit(event, content) if event is not None else content
+                event = await self._server.send(room, txn, content)
+                if replaces is None:
+                    self._events[txn] = event
+                    while len(self._events) > _EVENTS_KEPT:
+                        del self._events[next(iter(self._events))]
             except Refusal as exc:
                 _log.warning("a message to %s was not sent: %s", room, exc.line())
             finally:

@@ -3,7 +3,8 @@ a plugin's questions, answered by a message.
 
 Owns what the person in the room reads. The model's text is gathered and sent when its
 message is complete (before a tool call starts, and when the turn ends), never a message
-per delta. A tool call is one short notice; a tool's or command's View is one message whose
+per delta; one still coming after STREAM_EVERY seconds is shown as far as it goes and
+edited (`m.replace`) every STREAM_EVERY seconds and once more when complete. A tool call is one short notice; a tool's or command's View is one message whose
 `body` is its text fold and whose `formatted_body` is its HTML (`_html.py`). bingo's own
 lines go as `m.notice`, under a limit (NOTICE_BURST, then one every NOTICE_EVERY seconds):
 what is left out goes to bingo's log and is counted in one line when the turn ends. Every
@@ -44,7 +45,7 @@ from .._escape import escape, escape_view
 from ._html import view_html
 from ._outbox import Outbox, message
 
-__all__ = ["NOTICE_BURST", "NOTICE_EVERY", "RoomSurface"]
+__all__ = ["NOTICE_BURST", "NOTICE_EVERY", "STREAM_EVERY", "RoomSurface"]
 
 _log = logging.getLogger(__name__)
 
@@ -52,6 +53,9 @@ NOTICE_BURST = 8
 """Notices a room is sent at once."""
 NOTICE_EVERY = 2.0
 """Seconds a room past its burst waits for each further notice (the rest go to the log)."""
+STREAM_EVERY = 2.0
+"""Seconds a message of the model's may take before what there is of it is shown, and
+between the edits that show more (a short answer is one message, never edited)."""
 _INPUT_SHOWN = 300
 """Characters of a call's input a permission question quotes."""
 
@@ -79,6 +83,11 @@ class RoomSurface:
         self._question_seconds = question_seconds
         self._clock = clock
         self._text: list[str] = []
+        self._streamed: str | None = None
+        """The transaction id of the message the model's text so far was shown in (edited
+        as more arrives), or None."""
+        self._shown = ""
+        self._timer: asyncio.TimerHandle | None = None
         self._question: _Question | None = None
         self._tokens = float(NOTICE_BURST)
         self._at = clock()
@@ -106,16 +115,48 @@ class RoomSurface:
         self._send(fold(shown), html=view_html(shown))
 
     def _flush(self) -> None:
-        """Send the model's text gathered so far, as one message."""
+        """Send the model's text gathered so far, as one message (or as the last edit of
+        the message it was streamed in)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         text = "".join(self._text).strip()
         self._text.clear()
-        if text:
+        streamed, self._streamed = self._streamed, None
+        if streamed is not None:
+            if text != self._shown:
+                self._outbox.put(self.room, message(escape(text)), replaces=streamed)
+        elif text:
             self._send(escape(text))
+        self._shown = ""
+
+    def _stream(self) -> None:
+        """A message still coming after STREAM_EVERY seconds: show what there is, and edit
+        it every STREAM_EVERY seconds while more arrives."""
+        self._timer = None
+        text = "".join(self._text).strip()
+        if text and text != self._shown:
+            content = message(escape(text))
+            if self._streamed is None:
+                self._streamed = self._outbox.put(self.room, content)
+            else:
+                self._outbox.put(self.room, content, replaces=self._streamed)
+            self._shown = text
+        self._tick()
+
+    def _tick(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a test's plain call): the text is sent when complete
+            return
+        self._timer = loop.call_later(STREAM_EVERY, self._stream)
 
     # --- TurnEvents ---------------------------------------------------------------
 
     def text(self, text: str) -> None:
         self._text.append(text)
+        if self._timer is None and self._streamed is None:
+            self._tick()
 
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
         self._flush()
