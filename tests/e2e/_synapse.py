@@ -137,7 +137,7 @@ class Synapse:
             if self.process.poll() is not None:
                 raise RuntimeError(f"synapse exited with {self.process.returncode}; see {self.root / 'synapse.out'}")
             try:
-                if httpx.get(self.url + "/_matrix/client/versions", timeout=1).status_code == 200:
+                if httpx.get(self.url + "/_matrix/client/versions", timeout=1, trust_env=False).status_code == 200:
                     self.starts.append(time.monotonic() - began)
                     return
             except httpx.TransportError:
@@ -165,9 +165,9 @@ class Synapse:
         name = f"{name}-{uuid.uuid4().hex[:8]}"
         password = secrets.token_hex(12)
         endpoint = self.url + "/_synapse/admin/v1/register"
-        nonce = httpx.get(endpoint, timeout=10).json()["nonce"]
+        nonce = httpx.get(endpoint, timeout=10, trust_env=False).json()["nonce"]
         mac = hmac.new(SHARED_SECRET.encode(), b"\x00".join([nonce.encode(), name.encode(), password.encode(), b"notadmin"]), hashlib.sha1).hexdigest()
-        answer = httpx.post(endpoint, json={"nonce": nonce, "username": name, "password": password, "admin": False, "mac": mac}, timeout=30)
+        answer = httpx.post(endpoint, json={"nonce": nonce, "username": name, "password": password, "admin": False, "mac": mac}, timeout=30, trust_env=False)
         answer.raise_for_status()
         data = answer.json()
         return User(self, data["user_id"], data["access_token"])
@@ -182,7 +182,7 @@ class User:
     token: str
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, str] | None = None) -> dict[str, Any]:
-        answer = httpx.request(method, self.server.url + "/_matrix/client/v3/" + path, json=body, params=params, headers={"Authorization": f"Bearer {self.token}"}, timeout=30)
+        answer = httpx.request(method, self.server.url + "/_matrix/client/v3/" + path, json=body, params=params, headers={"Authorization": f"Bearer {self.token}"}, timeout=30, trust_env=False)
         answer.raise_for_status()
         data: dict[str, Any] = answer.json()
         return data

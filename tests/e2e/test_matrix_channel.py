@@ -195,20 +195,25 @@ def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[
 
 
 def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(tmp_path: Path, room: Room, bots: list[Bot], homeserver: Synapse) -> None:
-    box = _box(tmp_path, room, [[text("Before the restart.")], [text("After the restart.")]])
+    box = _box(tmp_path, room, [[text("Before the restart.")], [{"sleep": 4}, text("Said while it restarted.")], [text("After the restart.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "first")
     room.wait_for_body(lambda b: "Before the restart." in b, "the first answer")
-    homeserver.restart()
     room.person.say(room.id, "second")
-    bodies = room.wait_for_body(lambda b: "After the restart." in b, "the answer after the restart", timeout=60)
+    wait_for(lambda: bot.log().count("running a message") == 2, what="the second turn to start")
+    homeserver.stop()  # mid-turn: the answer is made, and tried, while the homeserver is away
+    time.sleep(5)
+    homeserver.start()
+    room.wait_for_body(lambda b: "Said while it restarted." in b, "the answer made during the restart", timeout=60)
+    room.person.say(room.id, "third")
+    room.wait_for_body(lambda b: "After the restart." in b, "the answer after the restart", timeout=60)
     assert bot.stop() == 0
     bodies = room.bodies()
-    assert bodies.count("Before the restart.") == 1
-    assert bodies.count("After the restart.") == 1
+    for said in ("Before the restart.", "Said while it restarted.", "After the restart."):
+        assert bodies.count(said) == 1, bodies
     away = [b for b in bodies if "the homeserver was away" in b]
     assert len(away) == 1, bodies
-    assert len(model_requests(box)) == 2
+    assert len(model_requests(box)) == 3
     assert "homeserver away" in bot.log()
     assert room.bot.token not in bot.log() + bot.stderr
 
