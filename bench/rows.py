@@ -46,6 +46,7 @@ import _bingo
 import _cold
 import _mcp_client
 import edit
+import editor
 import store
 import turn
 from _raw import RawClient
@@ -91,6 +92,7 @@ class Sizes:
     calibrate_rounds: int = 20
     turns: int = 400
     edits: int = 40
+    editors: int = 10
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -360,6 +362,16 @@ def _cold_rows(cold: dict[str, tuple[list[float], list[float], list[float]]], fl
     return rows
 
 
+def _editor_rows(found: dict[str, list[float]]) -> list[Row]:
+    acp, printed = median(found["acp cold"]), median(found["print cold"])
+    warm, streamed = median(found["acp warm"]), median(found["updates/s"])
+    return [
+        Row("launch to first text, cold: bingo --acp / bingo -p", ms(acp), f"-p {ms(printed)}", _ratio(acp / printed), "≤ 1.2×", acp / printed <= 1.2),
+        Row("ACP session/prompt to first agent_message_chunk, warm", ms(warm), "a provider that answers at once", ""),
+        Row(f"ACP agent_message_chunk updates/s ({editor.DELTAS} deltas)", rate(streamed), "a 200 tokens/s model: 200/s", _ratio(streamed / 200), "≥ 200/s", streamed >= 200),
+    ]
+
+
 def _on(cpus: set[int], step: Callable[[], float]) -> Callable[[], float]:
     """`step` with the bench (and so every process it starts) on `cpus`."""
 
@@ -387,7 +399,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
     parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
     args = parser.parse_args()
-    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5) if args.quick else Sizes()
+    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5, editors=2) if args.quick else Sizes()
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
@@ -405,7 +417,9 @@ def main() -> None:
         os.sched_setaffinity(0, set(cpus))
         turns = asyncio.run(turn.interleaved(Path(tmp).resolve() / "turn", sizes.turns))
         edited = edit.interleaved(Path(tmp), sizes.edits)
-    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited)
+        os.sched_setaffinity(0, set(cpus))
+        editors = asyncio.run(editor.measure(sizes.editors))
+    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited) + _editor_rows(editors)
     print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
           f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
           f"medians unless said")
