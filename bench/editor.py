@@ -99,7 +99,8 @@ async def _acp(env: dict[str, str], cwd: str, prompts: int) -> tuple[float, list
             await client.until(lambda m: m.get("id") == sent)
         sent = client.send("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "stream"}]})
         await client.until(_chunk)
-        first, chunks = clock(), 1
+        first = last = clock()
+        chunks = 1
         while True:
             message = await client.until(lambda m: _chunk(m) or m.get("id") == sent)
             if message.get("id") == sent:
@@ -146,7 +147,7 @@ async def measure(runs: int, prompts: int = 20) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="bingo --acp beside bingo -p, and how fast it streams")
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     found = asyncio.run(measure(args.runs))
