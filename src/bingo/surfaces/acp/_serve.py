@@ -243,7 +243,7 @@ def prompt_text(blocks: list[Json]) -> tuple[str, list[str]]:
             else:
                 skipped.append(f"the binary resource {uri}")
         else:
-            skipped.append(f"a {kind} block" if isinstance(kind, str) else "a block of no type")
+            skipped.append(f"{'an' if kind[:1] in tuple('aeiou') else 'a'} {kind} block" if isinstance(kind, str) else "a block of no type")
     return "\n".join(pieces), skipped
 
 
