@@ -141,3 +141,62 @@ def test_check_plugin_usage_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> 
     both = box.run("--check-plugin", str(EXAMPLES / "wordcount"), "hello")
     assert both.returncode == 2
     assert both.stderr.startswith("bingo: --check-plugin takes no prompt")
+
+
+DECLARES = '''
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        result = {
+            "protocol": 5, "name": "declares-badly", "version": "1",
+            "tools": [
+                {"name": "count.words", "description": "d", "inputSchema": {"type": "string"}},
+                {"name": "bash", "inputSchema": {"type": "object", "required": ["x"], "properties": {}}},
+            ],
+            "commands": [{"name": "go", "args": {"kind": "text"}}],
+            "command": [],
+            "hooks": [{"name": "h", "site": "tool", "points": ["after", "submit"]}],
+        }
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    elif "id" in message:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+'''
+
+
+def test_each_kind_of_declaration_is_checked_and_each_mistake_named(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    plugin = tmp_path / "declares-badly"
+    plugin.mkdir()
+    (plugin / "main.py").write_text(DECLARES, encoding="utf-8")
+    manifest = {"name": "declares-badly", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}
+    (plugin / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    code, report = _report(box, plugin)
+    assert code == 1
+    by_id = {check["id"]: check for check in report["checks"]}
+    shape = by_id["declarations.shape"]
+    assert shape["status"] == "fail"
+    assert "commands[0]: Invalid enum value 'text' - at `$.commands[0].args.kind`" in shape["detail"]
+    assert by_id["declarations.keys"]["detail"].startswith("the handshake has unknown key command (did you mean commands?)")
+    # With a declaration bingo cannot decode, it refuses the handshake: nothing else is read.
+    assert "declarations.hooks" not in by_id
+    fixed = DECLARES.replace('"kind": "text"', '"kind": "free"')
+    (plugin / "main.py").write_text(fixed, encoding="utf-8")
+    code, report = _report(box, plugin)
+    by_id = {check["id"]: check for check in report["checks"]}
+    assert by_id["declarations.shape"]["status"] == "pass"
+    assert by_id["declarations.hooks"]["detail"].startswith("hook h refused: point 'submit' is not of site 'tool'")
+    names = by_id["declarations.names"]["detail"]
+    assert "tool name 'count.words' becomes 'plugin__declares-badly__count.words', which model APIs refuse as it is" in names
+    assert "tool 'bash' refused: bash is bingo's own tool; rename it" in names
+    schemas = by_id["declarations.schemas"]["detail"]
+    assert "tool count.words's inputSchema has type 'string' at the top" in schemas
+    assert "tool bash's inputSchema requires 'x', which `properties` does not have" in schemas
+    assert by_id["behaviour.complete.go"] == {**by_id["behaviour.complete.go"], "status": "pass", "detail": "-32601: it offers none"}
+
+
+def test_the_long_spelling_of_the_flag_reads_the_same(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    result = box.run(f"--check-plugin={EXAMPLES / 'wordcount'}", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["ok"] is True
