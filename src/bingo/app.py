@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .surfaces.terminal import Opening
     from .surfaces.acp import HostMcp, MakeSession, McpServerSpec
     from .surfaces.channel import MakeRoom
+    from .wire import Usage
 
 __all__ = ["Options", "Run", "run_app"]
 
@@ -384,6 +385,12 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
+
+    def room_spent() -> Usage | None:
+        session = current.get()[1]
+        return spent(session.store.frames(session.id)) if session.id else None
+
+    registry.add_command(UsageCommand(lambda: current.get()[0].used, room_spent))
     for name in sorted(EXIT_COMMANDS):
         registry.add_command(ExitCommand.named(name))
     choose = _model_chooser(settings, registry, environ)
