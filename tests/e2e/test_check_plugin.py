@@ -200,3 +200,13 @@ def test_the_long_spelling_of_the_flag_reads_the_same(tmp_path: Path) -> None:
     result = box.run(f"--check-plugin={EXAMPLES / 'wordcount'}", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["ok"] is True
+
+
+def test_foreign_control_characters_never_reach_stdout_live(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    for args in ((), ("--json",)):
+        result = box.run("--check-plugin", str(ZOO / "escapes"), "--call", *args)
+        assert result.returncode == 1
+        for bad in ("\x1b", "\x07", "\u202e", "\x9b"):
+            assert bad not in result.stdout
+    assert json.loads(result.stdout)["checks"]

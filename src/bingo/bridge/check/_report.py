@@ -1,13 +1,14 @@
 """The checker's verdicts: one `Check` per line, the `Report` of a run, and its two forms.
 
 Owns what a check says (its id, its group, pass / fail / warn / skip, one line of what was
-found, and the fix when it failed) and the text and JSON of a whole report. It does not
-escape anything for a terminal (the caller prints it, and escapes there: INTERFACE.md §8)
-nor decide any verdict.
+found, and the fix when it failed) and the text and JSON of a whole report. The text is
+escaped by the caller, which prints it (INTERFACE.md §8); the JSON is ASCII, so nothing a
+plugin said reaches a terminal live from it either. It decides no verdict.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 import msgspec
@@ -96,4 +97,6 @@ class Report(msgspec.Struct, kw_only=True):
             "counts": self.counts(),
             "checks": [msgspec.structs.asdict(check) for check in self.checks],
         }
-        return msgspec.json.encode(document).decode() + "\n"
+        # ASCII only: a plugin's words may hold C1 controls or bidirectional overrides, which
+        # JSON leaves as they are and a terminal showing the document would obey (§8).
+        return json.dumps(document, ensure_ascii=True) + "\n"
