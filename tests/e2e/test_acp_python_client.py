@@ -284,6 +284,35 @@ def test_an_mcp_server_passed_in_session_new_is_a_plugin_under_the_gate(tmp_path
     assert "not started" not in client.agent_text()
 
 
+def test_a_call_a_rule_denies_is_a_failed_call_and_a_turn_with_no_model_says_why(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[tool("d1", "bash", {"command": "rm -rf x"})], [say("ok")]], permissions={"deny": ["bash(rm *)"]})
+    client = Recorder()
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            session = await conn.new_session(cwd=str(box.project))
+            await conn.prompt(session_id=session.session_id, prompt=[text("clean up")])
+
+    run(go())
+    assert client.asked == []
+    (denied,) = [u for u in client.calls() if u.tool_call_id == "d1"]
+    assert isinstance(denied, ToolCallStart) and denied.status == "failed"
+    assert "denied by the rule 'bash(rm *)'" in "".join(c.content.text for c in denied.content or [] if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock))
+
+    bare = Sandbox(tmp_path / "bare")
+    nobody = Recorder()
+
+    async def no_model() -> None:
+        async with connected(bare, nobody) as conn:
+            session = await conn.new_session(cwd=str(bare.project))
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text("hello?")])
+            assert answer.stop_reason == "end_turn"
+
+    run(no_model())
+    assert "bingo: no model provider is configured" in nobody.agent_text()
+
+
 def test_stdout_carries_the_protocol_and_nothing_else(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     lines = [
