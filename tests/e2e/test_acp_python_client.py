@@ -173,6 +173,27 @@ def test_cancel_mid_tool_sends_tool_cancel_awaits_the_answer_and_ends_cancelled(
     assert len(model_requests(box)) == 1  # the turn ended there
 
 
+def test_cancel_while_the_model_streams_stops_it_and_ends_cancelled(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[say("Thinking about it"), {"hang": True}], [say("next answer")]])
+    client = Recorder()
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            session = await conn.new_session(cwd=str(box.project))
+            prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text("think")]))
+            async with asyncio.timeout(WAIT):
+                while "Thinking" not in client.agent_text():
+                    await asyncio.sleep(0.02)
+            await conn.cancel(session_id=session.session_id)
+            assert (await prompt).stop_reason == "cancelled"
+            again = await conn.prompt(session_id=session.session_id, prompt=[text("go on")])
+            assert again.stop_reason == "end_turn"  # the session takes the next prompt
+
+    run(go())
+    assert "next answer" in client.agent_text()
+
+
 def test_a_session_is_loaded_by_a_second_bingo_and_replayed(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     (box.project / "notes.txt").write_text("one two three\n")
