@@ -56,7 +56,7 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     "progress-flood": [("call.poke.progress", "fail", "tool/progress lines a second")],
     "reserved-service": [("declarations.names", "fail", "service 'bingo.files' refused: keys starting 'bingo.' are reserved for the host")],
     "shadow": [("declarations.names", "fail", "tool 'read' refused: read is bingo's own tool; rename it")],
-    "silent-handshake": [("start.handshake", "fail", "did not answer initialize within 2 s")],
+    "silent-handshake": [("start.handshake", "fail", "did not answer initialize within 5 s")],
     "stderr-flood": [("behaviour.stderr", "fail", "wrote more than 1 MiB to stderr")],
     "string-id": [("behaviour.ids", "fail", "bingo's request ids are integers")],
     "wrong-name": [("start.name", "fail", "its handshake says it is 'someone-else'")],
@@ -85,7 +85,9 @@ def test_the_checker_names_each_zoo_members_fault_and_never_crashes(tmp_path: Pa
     box = Sandbox(tmp_path)
     box.settings(
         {
-            "deadlines": {"initialize": 2, "tool/call": 3},
+            # Short, so that the members that never answer cost seconds; long enough that a
+            # loaded machine starts every other one in time.
+            "deadlines": {"initialize": 5, "tool/call": 3},
             "plugins": {
                 "late-answer": {"delay": 5},
                 "ignores-cancel": {"delay": 2},
