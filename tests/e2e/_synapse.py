@@ -94,6 +94,7 @@ form_secret: "{secrets.token_hex(16)}"
 trusted_key_servers: []
 suppress_key_server_warning: true
 enable_metrics: false
+bcrypt_rounds: 4
 presence:
   enabled: false
 rc_message: {limit}
