@@ -100,7 +100,7 @@ def test_a_failed_check_is_a_line_with_its_fix_and_exit_1(tmp_path: Path) -> Non
     assert failed == [
         "✗ declarations: every hook names a site and its points: hook guard refused: site 'tool.before' is "
         "not a site; a hook names one site and its points: tool (before, after), prompt (submit), command "
-        "(before), turn (start, end), session (start, end); fix: write e.g. "
+        "(before), turn (start, end), session (start, end); fix: write one site and its points, e.g. "
         '{"site": "tool", "points": ["before"]}'
     ]
     assert result.stdout.splitlines()[-1].endswith(": not ready")

@@ -9,14 +9,16 @@ author reads in a notice and in the check agree. It decides nothing and does no 
 entry is words with named blanks (`str.format` fields).
 
 What the kernel itself refuses (a hook's site and points, bingo's own names, reserved
-service keys) is said by the kernel's own functions (`kernel.hooks.hook_problem`), which the
-checker calls as they are: the kernel does not import the bridge.
+service keys) is in the kernel's part of the table (`kernel/problems.py`, where the record
+`Problem` is too: the kernel does not import the bridge); this table holds it as well, so it
+is the whole of it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
+
+from ..kernel.problems import HOOK_REFUSED, KERNEL_PROBLEMS, RESERVED_NAME, RESERVED_SERVICE, Problem
 
 __all__ = [
     "BAD_PROGRESS",
@@ -29,6 +31,7 @@ __all__ = [
     "EXTRA_PARAMS",
     "HANDSHAKE_NAME",
     "HOOK_ANSWER",
+    "HOOK_REFUSED",
     "IGNORES_STOP_KILLED",
     "IGNORES_STOP_TERM",
     "INPUT_SCHEMA",
@@ -43,6 +46,7 @@ __all__ = [
     "RELATIVE_ARG",
     "RELATIVE_COMMAND",
     "RESERVED_NAME",
+    "RESERVED_SERVICE",
     "STDERR_FLOOD",
     "STDOUT_BEFORE_INITIALIZE",
     "STRAY_STDOUT",
@@ -54,28 +58,6 @@ __all__ = [
     "UNKNOWN_NOTIFICATION",
     "Problem",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing a plugin can get wrong: `what` was wrong and the `fix`, each with named
-    blanks; `words` fills them and joins the two as the one line bingo says."""
-
-    key: str
-    what: str
-    fix: str
-    join: str = ": "
-    """Between `what` and `fix` (`: `, or ` (` for a fix said in parentheses)."""
-
-    def words(self, **fields: object) -> str:
-        """The line: `what`, then the fix, every blank filled from `fields`."""
-        what, fix = self.what.format(**fields), self.fix.format(**fields)
-        return f"{what}{self.join}{fix}{')' if self.join.endswith('(') else ''}"
-
-    def said(self, **fields: object) -> str:
-        """What was wrong alone, filled in: a run-time fault says it and then where to look
-        (the log), the check says it with the fix (`words`)."""
-        return self.what.format(**fields)
 
 
 # --- the manifest ------------------------------------------------------------------
@@ -154,12 +136,6 @@ TOOL_NAME: Final = Problem(
     "tool name {name!r} becomes {bridged!r}, which model APIs refuse as it is (it is sent "
     "renamed, with a hash the model sees)",
     "use only letters, digits, _ and - (no __), in at most {room} characters",
-)
-RESERVED_NAME: Final = Problem(
-    "reserved-name",
-    "{kind} {shown!r} refused: {shown} is bingo's own {kind}",
-    "rename it",
-    join="; ",
 )
 DUPLICATE_NAME: Final = Problem(
     "duplicate-name",
@@ -276,6 +252,7 @@ NOTICE_FLOOD: Final = Problem(
 )
 
 PROBLEMS: Final[tuple[Problem, ...]] = (
+    *KERNEL_PROBLEMS,
     DIRECTORY_NAME,
     RELATIVE_COMMAND,
     RELATIVE_ARG,
@@ -289,7 +266,6 @@ PROBLEMS: Final[tuple[Problem, ...]] = (
     NO_INPUT_SCHEMA,
     INPUT_SCHEMA,
     TOOL_NAME,
-    RESERVED_NAME,
     DUPLICATE_NAME,
     STRAY_STDOUT,
     PRETTY_JSON,

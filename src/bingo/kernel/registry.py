@@ -23,6 +23,7 @@ from typing import Protocol, TypeVar, overload
 from .hooks import hook_problem
 from .interfaces import Command, Compactor, ContextContributor, Hook, Provider, Service, Tool
 from .notices import Notices
+from .problems import HOOK_REFUSED, RESERVED_NAME, RESERVED_SERVICE
 
 __all__ = ["BUILTIN", "BUILTIN_COMMANDS", "BUILTIN_TOOLS", "RESERVED_SERVICE_PREFIX", "Places", "Registry"]
 
@@ -194,7 +195,7 @@ class Registry:
         )
 
     def _reserved(self, kind: str, shown: str, source: str) -> None:
-        self.notices.say(source, f"{kind} {shown!r} refused: {shown} is bingo's own {kind}; rename it", "warning")
+        self.notices.say(source, RESERVED_NAME.words(kind=kind, shown=shown), "warning")
 
     def _named(self, kind: str, items: dict[str, _T], name: str, item: _T, source: str, shown: str | None = None) -> bool:
         """Put `item` under `name` unless another has it (a notice then)."""
@@ -251,7 +252,7 @@ class Registry:
         hook: registered, it would be listed and never run."""
         problem = hook_problem(hook.spec)
         if problem is not None:
-            self.notices.say(hook.source, f"hook {hook.spec.name} refused: {problem}", "warning")
+            self.notices.say(hook.source, HOOK_REFUSED.said(name=hook.spec.name, problem=problem), "warning")
             return False
         place = _insert(self._hooks, hook, None if at is None else at.hook)
         if at is not None:
@@ -263,11 +264,7 @@ class Registry:
         starts `bingo.` and the service is not bingo's own."""
         key, source = service.spec.key, service.source
         if key.startswith(RESERVED_SERVICE_PREFIX) and source != BUILTIN:
-            self.notices.say(
-                source,
-                f"service {key!r} refused: keys starting {RESERVED_SERVICE_PREFIX!r} are reserved for the host",
-                "warning",
-            )
+            self.notices.say(source, RESERVED_SERVICE.said(key=key, prefix=RESERVED_SERVICE_PREFIX), "warning")
             return False
         return self._named("service", self._services, key, service, source)
 

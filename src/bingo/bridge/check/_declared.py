@@ -151,7 +151,7 @@ def _names(plugin: str, info: InitializeResult) -> list[str]:
             said.append(f"command name {command.name!r} cannot be typed after a /: use one word without spaces or /")
     for service in info.services:
         if service.key.startswith(RESERVED_SERVICE_PREFIX):
-            said.append(f"service {service.key!r} refused: keys starting {RESERVED_SERVICE_PREFIX!r} are reserved for the host")
+            said.append(P.RESERVED_SERVICE.words(key=service.key, prefix=RESERVED_SERVICE_PREFIX))
     for kind, names in (
         ("tool", [t.name for t in info.tools]),
         ("command", [c.name for c in info.commands]),
@@ -206,8 +206,8 @@ def check_declarations(raw: bytes, plugin: str, *, on_info: Callable[[Initialize
     counts = {kind: len(getattr(info, kind)) for kind in _KINDS if getattr(info, kind)}
     declared = ", ".join(f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in counts.items()) or "nothing"
     checks[0] = msgspec.structs.replace(checks[0], detail=f"{declared}, as schema/plugin.json says")
-    hooks = [f"hook {hook.name} refused: {problem}" for hook in info.hooks if (problem := hook_problem(hook)) is not None]
-    checks.append(_check("declarations.hooks", "every hook names a site and its points", hooks, ok=f"{len(info.hooks)} hook(s)" if info.hooks else "none declared", fix='write e.g. {"site": "tool", "points": ["before"]}'))
+    hooks = [P.HOOK_REFUSED.said(name=hook.name, problem=problem) for hook in info.hooks if (problem := hook_problem(hook)) is not None]
+    checks.append(_check("declarations.hooks", "every hook names a site and its points", hooks, ok=f"{len(info.hooks)} hook(s)" if info.hooks else "none declared", fix=P.HOOK_REFUSED.fix.format()))
     checks.append(_check("declarations.names", "names are model-safe and none is bingo's own", _names(plugin, info), ok="all fit", fix="rename them"))
     schemas = [P.INPUT_SCHEMA.said(name=tool.name, why=why) for tool in info.tools if (why := schema_problem(tool.input_schema)) is not None]
     checks.append(_check("declarations.schemas", "every inputSchema is a JSON Schema object", schemas, ok=f"{len(info.tools)} tool(s)" if info.tools else "no tools", fix=P.INPUT_SCHEMA.fix.format()))
