@@ -25,6 +25,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,15 +39,15 @@ from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
 from .kernel.dispatch import ChooseModel, Dispatcher, Submitted
-from .kernel.interfaces import Asker, Provider
+from .kernel.interfaces import Asker, CommandContext, Provider
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
-from .kernel.registry import Registry
+from .kernel.registry import BUILTIN, Registry
 from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
 from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape
-from .wire import MAX_DEPTH, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
+from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
     from .kernel.interfaces import Command
@@ -375,6 +376,22 @@ def _enter(where: str) -> Path:
     return Path.cwd()
 
 
+class _RoomContext(msgspec.Struct):
+    """`/context` in a channel: ContextCommand's, over the conversation of the room whose
+    message runs (the registry is the run's one, the conversations are the rooms')."""
+
+    conversation: Callable[[], Conversation]
+    choose_model: Callable[[], None]
+    spec: CommandSpec = CommandSpec(name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo")
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        return await ContextCommand(self.conversation(), self.choose_model).run(args, ctx)
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
+
+
 def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, cwd: Path, environ: dict[str, str], plugins_command: Command) -> MakeRoom:
     """The maker of each channel room's run: its own session and conversation over the
     run's one registry, gate, hooks and plugins. The commands that act on "this session"
@@ -382,7 +399,23 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     from .surfaces.channel import RoomRun
 
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_room_run")
-    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command):
+    choose = _model_chooser(settings, registry, environ)
+
+    def chosen() -> None:
+        # As the terminal's: /compact and /context before any turn speak of the model a turn would use.
+        conversation = current.get()[0]
+        if conversation.provider is None:
+            try:
+                conversation.provider, conversation.model = choose()
+            except ProviderError:
+                pass
+
+    async def compact() -> Compacted:
+        if current.get()[0].messages:
+            chosen()
+        return await current.get()[0].compact("manual")
+
+    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), _RoomContext(lambda: current.get()[0], chosen), plugins_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
 
@@ -393,7 +426,6 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     registry.add_command(UsageCommand(lambda: current.get()[0].used, room_spent))
     for name in sorted(EXIT_COMMANDS):
         registry.add_command(ExitCommand.named(name))
-    choose = _model_chooser(settings, registry, environ)
     system = system_prompt(cwd=cwd, project=project, home=bingo_home(environ)).text
 
     def make(surface: Surface, session_id: str | None) -> RoomRun:

@@ -130,6 +130,8 @@ def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Pat
     room.wait_for_body(lambda b: "Hello from the model." in b, "the model's answer")
     room.person.say(room.id, "/wordcount notes.txt")
     room.wait_for_body(lambda b: TABLE_TEXT in b, "the wordcount table")
+    room.person.say(room.id, "/context")
+    room.wait_for_body(lambda b: any("system prompt" in x and "scripted-1" in x for x in b), "the room's context")
     room.person.say(room.id, "/usage")
     room.wait_for_body(lambda b: any(x.startswith("tokens\n") and "this session" in x for x in b), "the room's usage")
     assert bot.stop() == 0
