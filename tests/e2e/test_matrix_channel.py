@@ -5,6 +5,7 @@ model behind it. What the person reads is read back from the room itself."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -16,6 +17,7 @@ import pytest
 
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
+from bingo.surfaces.channel._room import NOTICE_BURST
 from tests.e2e._synapse import Synapse, User, homeserver, wait_for
 
 __all__ = ["homeserver"]  # the session's one Synapse, a fixture
@@ -442,3 +444,17 @@ def test_a_long_answer_is_shown_as_it_streams_and_edited_when_complete(tmp_path:
     [final] = said
     assert final["m.relates_to"] == {"rel_type": "m.replace", "event_id": first["event_id"]}
     assert final["body"] == "* First part. Second part."
+
+
+def test_a_flood_of_plugin_notices_is_a_few_messages_and_one_line_saying_how_many_more(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[tool("z1", "plugin__notice-flood__poke", {})], [text("done.")]], permissions={"allow": ["plugin__*"]})
+    box.install(TEST_PLUGINS / "zoo" / "notice-flood")
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "go")
+    room.wait_for_body(lambda b: "done." in b, "the turn to end", timeout=60)
+    assert bot.stop() == 0
+    notices = [c["body"] for c in room.said_by_bot() if c["msgtype"] == "m.notice"]
+    flood = [n for n in notices if n.startswith("notice-flood: ")]
+    assert 1 <= len(flood) <= NOTICE_BURST  # of 20 001 raised
+    assert any(re.fullmatch(r"\d+ more notices were left out here; they are in bingo's log", n) for n in notices), notices
+    assert len(room.said_by_bot()) <= NOTICE_BURST + 5
