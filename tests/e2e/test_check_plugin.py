@@ -210,3 +210,24 @@ def test_foreign_control_characters_never_reach_stdout_live(tmp_path: Path) -> N
         for bad in ("\x1b", "\x07", "\u202e", "\x9b"):
             assert bad not in result.stdout
     assert json.loads(result.stdout)["checks"]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "found"),
+    [
+        (["${PLUGIN_ROOT}/missing.py"], {}, "`entry.args[0]` names '${PLUGIN_ROOT}/missing.py', which is not in the plugin's directory"),
+        (["${PLUGIN_ROOT}/main.py", "$HOME/data"], {}, "`entry.args[1]` holds '$HOME', which bingo does not expand"),
+        (["${PLUGIN_ROOT}/main.py"], {"CACHE": "${PLUGIN_DIR}/cache"}, "`entry.env.CACHE` holds '${PLUGIN_DIR}', which bingo does not expand"),
+    ],
+)
+def test_a_variable_bingo_does_not_expand_or_a_missing_file_is_named(tmp_path: Path, args: list[str], env: dict[str, str], found: str) -> None:
+    box = Sandbox(tmp_path)
+    plugin = tmp_path / "expands"
+    plugin.mkdir()
+    (plugin / "main.py").write_text("", encoding="utf-8")  # it starts, and ends at once
+    manifest = {"name": "expands", "version": "1", "entry": {"command": "python3", "args": args, "env": env}}
+    (plugin / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    code, report = _report(box, plugin)
+    assert code == 1
+    [check] = [check for check in report["checks"] if check["id"] == "manifest.plugin-root"]
+    assert (check["status"], check["detail"]) == ("fail", found)

@@ -86,7 +86,8 @@ COMMAND_NOT_FOUND: Final = Problem(
 PLUGIN_ROOT_SPELLED: Final = Problem(
     "plugin-root-spelled",
     "`{where}` holds {written!r}, which bingo does not expand",
-    "write ${{PLUGIN_ROOT}} exactly (braces, capitals), the only variable bingo replaces",
+    "bingo replaces only ${{PLUGIN_ROOT}} (braces, capitals) and runs no shell: put other "
+    "values in entry.env, or read the variable in the plugin",
 )
 PLUGIN_ROOT_MISSING: Final = Problem(
     "plugin-root-missing",

@@ -97,10 +97,11 @@ def _strings(entry: Mapping[str, Json]) -> list[tuple[str, str]]:
 
 
 def _plugin_root(directory: Path, strings: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """A variable bingo would leave as it is, or a `${PLUGIN_ROOT}/path` that is not there."""
+    """A variable bingo would leave as it is (it expands `${PLUGIN_ROOT}` alone, and no shell
+    runs the command), or a `${PLUGIN_ROOT}/path` that is not there."""
     for where, value in strings:
         for match in _VARIABLE.finditer(value):
-            if match.group(0) != PLUGIN_ROOT and "PLUGIN" in match.group(0).upper():
+            if match.group(0) != PLUGIN_ROOT:
                 return P.PLUGIN_ROOT_SPELLED.said(where=where, written=match.group(0)), P.PLUGIN_ROOT_SPELLED.fix.format()
         if value.startswith(PLUGIN_ROOT + "/"):
             rest = value[len(PLUGIN_ROOT) + 1 :].split(" ")[0]
@@ -109,7 +110,7 @@ def _plugin_root(directory: Path, strings: list[tuple[str, str]]) -> tuple[str, 
     return None
 
 
-def _relative(directory: Path, cwd: Path, strings: list[tuple[str, str]]) -> tuple[str, str] | None:
+def _relative(directory: Path, strings: list[tuple[str, str]]) -> tuple[str, str] | None:
     """An argument or env value naming a file of the plugin's directory relatively (which the
     process would look for in its working directory, the project)."""
     for where, value in strings:
@@ -117,7 +118,8 @@ def _relative(directory: Path, cwd: Path, strings: list[tuple[str, str]]) -> tup
             continue
         rest = value.removeprefix("./")
         try:
-            inside = (directory / rest).exists() and not (cwd / rest).exists()
+            # Wherever the project's own file of that name would be, it is not the plugin's.
+            inside = bool(rest) and (directory / rest).is_file()
         except (OSError, ValueError):
             continue
         if inside:
@@ -164,8 +166,8 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
     if is_object(entry):
         strings = _strings(entry)
         checks.append(_command(directory, manifest, entry, cwd=cwd, environ=environ))
-        checks.append(_check("manifest.plugin-root", "${PLUGIN_ROOT} names the plugin's own files", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
-        checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, cwd, strings), ok="none does"))
+        checks.append(_check("manifest.plugin-root", "only ${PLUGIN_ROOT} is used, for files that are there", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
+        checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, strings), ok="none does"))
     elif mcp is None:
         checks.append(_check("manifest.command", "the entry's command can be run", "`entry` is missing (or `mcp`, for an MCP server)", fix='add "entry": {"command": ..., "args": [...]}'))
     if refused is not None and all(check.status == "pass" for check in checks):
