@@ -15,6 +15,9 @@ from typing import Any
 
 from acp.schema import McpServerStdio, ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart
 
+from bingo.kernel.frames import AssistantFrame, PromptFrame
+from bingo.store import SessionStore
+from bingo.wire import Message, TextBlock
 from tests.e2e._acp import WAIT, Recorder, connected, project_path, text
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
 from tests.e2e._scripted import model_requests, result_text, text as say, tool, tool_results, use_scripted_model
@@ -228,6 +231,25 @@ def test_a_session_is_loaded_by_a_second_bingo_and_replayed(tmp_path: Path) -> N
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]  # the history came back
     listed = subprocess.run([BINGO, "-p", "/sessions"], cwd=box.project, env=box.env, capture_output=True, text=True, timeout=60)
     assert ids[0] in listed.stdout  # the id the editor holds is bingo's own
+
+
+def test_a_session_longer_than_a_reader_may_leave_unread_is_replayed_whole(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    long = "0123456789abcdef" * 100_000  # 1.6 MB an answer, 4.8 MB in all: past UNREAD_MAX (4 MiB)
+    with SessionStore(box.bingo_home / "data" / "sessions.db") as store:  # a session as three long turns wrote it
+        session_id = store.create(str(box.project))
+        for n in range(3):
+            store.append(session_id, PromptFrame(text=f"answer {n}", turn=n + 1))
+            store.append(session_id, AssistantFrame(message=Message(role="assistant", content=[TextBlock(text=long)]), turn=n + 1))
+    again = Recorder()
+
+    async def load() -> None:
+        async with connected(box, again) as conn:
+            await conn.load_session(cwd=str(box.project), session_id=session_id)
+
+    run(load())
+    assert again.agent_text() == long * 3
+    assert again.user_text() == "answer 0answer 1answer 2"
 
 
 def test_a_slash_command_shows_its_view_as_markdown(tmp_path: Path) -> None:

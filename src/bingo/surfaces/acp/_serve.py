@@ -298,8 +298,9 @@ class _Open:
 class _Agent:
     """The agent's handlers, over one connection to the client."""
 
-    def __init__(self, conn: Connection, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None) -> None:
+    def __init__(self, conn: Connection, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None, drain: Callable[[], Awaitable[None]]) -> None:
         self.conn = conn
+        self._drain = drain
         self._log = log
         self._make = make
         self._host_mcp = host_mcp
@@ -396,7 +397,7 @@ class _Agent:
         surface = AcpSession(params.session_id, cwd, self)
         run = self._make(surface, cwd, params.session_id, True)
         self._opened(surface, run)
-        surface.replay(run.frames())  # the whole conversation, before the answer
+        await surface.replay(run.frames(), self._drain)  # the whole conversation, before the answer
         asyncio.get_running_loop().call_soon(self._after_open, surface.id, problems)
         return LoadSessionResult()
 
@@ -495,7 +496,7 @@ async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: H
 
     reader, writer = await _stdio()
     connection = Connection(reader, writer, name="the editor")
-    agent = _Agent(connection, log, make, version, host_mcp)
+    agent = _Agent(connection, log, make, version, host_mcp, writer.drain)
     connection.on_request("initialize", InitializeParams, agent.initialize)
     connection.on_request("session/new", NewSessionParams, agent.new_session)
     connection.on_request("session/load", LoadSessionParams, agent.load_session)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -80,6 +80,21 @@ _MAIN = {"bash": "command", "glob": "pattern", "grep": "pattern"}
 
 _ONCE, _ALWAYS, _REJECT = "allow-once", "allow-always", "reject"
 
+CHUNK = 8192
+"""Characters of text one `agent_message_chunk` carries at most: a long message (a View, a
+replayed answer) goes as several, so no one line is more than a client's reader takes (the
+Python SDK's is asyncio's 64 KiB unless told otherwise)."""
+SHOWN = 16_000
+"""Characters of a tool's text result the editor is shown (the model is given all of it)."""
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[at : at + CHUNK] for at in range(0, len(text), CHUNK)] or [""]
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}\n[… {len(text) - SHOWN:,} more characters, given to the model]"
+
 
 class Peer(Protocol):
     """What a session needs of the connection to its client."""
@@ -130,7 +145,8 @@ class AcpSession:
 
     def _chunk(self, text: str) -> None:
         if text:
-            self._send(AgentMessageChunk(content=TextBlock(text=text)))
+            for piece in _pieces(text):
+                self._send(AgentMessageChunk(content=TextBlock(text=piece)))
             self._at_line_start = text.endswith("\n")
 
     def say(self, line: str) -> None:
@@ -169,7 +185,7 @@ class AcpSession:
         if output.display is None or output.is_error:
             for part in output.parts:
                 if isinstance(part, TextPart) and part.text:
-                    items.append(Content(content=TextBlock(text=escape(part.text))))
+                    items.append(Content(content=TextBlock(text=escape(_shown(part.text)))))
                 elif isinstance(part, ImagePart):
                     items.append(Content(content=ImageBlock(mime_type=part.media_type, data=part.data)))
         return items
@@ -303,18 +319,25 @@ class AcpSession:
 
     # --- session/load -----------------------------------------------------------------
 
-    def replay(self, frames: Iterable[Frame]) -> None:
-        """Send a stored session's frames as the updates its turns sent (`session/load`)."""
+    async def replay(self, frames: Iterable[Frame], drain: Callable[[], Awaitable[None]]) -> None:
+        """Send a stored session's frames as the updates its turns sent (`session/load`),
+        waiting for the client to take them (`drain`) after each: a long session is more
+        than a reader is allowed to leave unread at once."""
         open_calls: dict[str, None] = {}
         for frame in frames:
+            await drain()
             match frame:
                 case PromptFrame(text=text):
-                    self._send(UserMessageChunk(content=TextBlock(text=escape(text))))
+                    for piece in _pieces(escape(text)):
+                        await drain()
+                        self._send(UserMessageChunk(content=TextBlock(text=piece)))
                     self._at_line_start = True
                 case AssistantFrame(message=message):
                     for block in message.content:
                         if isinstance(block, MessageText):
-                            self._chunk(escape(block.text))
+                            for piece in _pieces(escape(block.text)):
+                                await drain()
+                                self._chunk(piece)
                         elif isinstance(block, ToolUseBlock):
                             open_calls[block.id] = None
                             self._start(block.id, block.name, block.input, "pending")
