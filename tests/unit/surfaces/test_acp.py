@@ -157,3 +157,18 @@ def test_notices_are_quoted_paragraphs_and_foreign_bytes_are_escaped() -> None:
     session.notice(Notice(source="zoo", message="bad \x1b[2J\nsecond"))
     texts = [u.content.text for u in client.updates if isinstance(u, AgentMessageChunk)]
     assert texts == ["half a line", "\n\n> zoo: bad \\x1b[2J\n> second\n\n"]
+
+
+def test_a_hooks_question_on_no_call_is_a_call_of_its_own_closed_by_the_answer() -> None:
+    client = Client("choice-1")
+    session = AcpSession("s", "/work", client)
+
+    async def go() -> str:
+        session.begin()
+        return await session.ask("hook guard (zguard) asks: run /deploy?", ["yes", "no"])
+
+    assert asyncio.run(go()) == "no"
+    start, end = client.updates
+    assert isinstance(start, ToolCallStart) and start.status == "pending" and start.title.startswith("hook guard")
+    assert isinstance(end, ToolCallUpdate) and end.tool_call_id == start.tool_call_id and end.status == "failed"
+    assert [o.kind for o in client.asked[0].options] == ["allow_once", "reject_once"]

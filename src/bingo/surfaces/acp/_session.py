@@ -300,6 +300,7 @@ class AcpSession:
 
     async def ask(self, question: str, choices: list[str] | None) -> str:
         running = list(self._running.values())
+        own = not running  # a question of its own (a hook's), not on a call: closed once answered
         if running:
             acp_id = running[-1]  # the call asking (a plugin asks on a call it runs)
         else:
@@ -308,14 +309,14 @@ class AcpSession:
             self._send(ToolCallStart(tool_call_id=acp_id, title=escape(question), kind="other", status="pending"))
         words = choices or ["yes", "no"]
         options = [
-            PermissionOption(option_id=f"choice-{n}", name=escape(word), kind="reject_once" if not choices and word == "no" else "allow_once")
+            PermissionOption(option_id=f"choice-{n}", name=escape(word), kind="reject_once" if word.strip().lower() in ("no", "n") else "allow_once")
             for n, word in enumerate(words)
         ]
         chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id, content=[Content(content=TextBlock(text=escape(question)))]), options)
-        for n, word in enumerate(words):
-            if chosen == f"choice-{n}":
-                return word
-        return "no"
+        answer = next((word for n, word in enumerate(words) if chosen == f"choice-{n}"), "no")
+        if own:
+            self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed" if answer == "no" else "completed", content=[Content(content=TextBlock(text=escape(f"{question} {answer}")))]))
+        return answer
 
     # --- session/load -----------------------------------------------------------------
 
