@@ -178,6 +178,8 @@ async def run_app(options: Options) -> int:
         cwd = _enter(settings.matrix.cwd)  # the channel's directory is the project
         project = find_project(cwd, user_home)
         settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
+    if options.channel is not None:
+        os.environ.pop(settings.matrix.access_token_env, None)  # the bot's token is bingo's: no plugin inherits it (`environ` keeps it)
     data_dir = data_dir_of(home)
     _setup_logging(data_dir)
     if options.check_plugin is not None:

@@ -68,6 +68,20 @@ def _script(box: Sandbox, room: Room, replies: list[list[dict[str, Any]]], **set
     use_scripted_model(box, replies, channels={"matrix": matrix}, **settings)
 
 
+def _processes_under(directory: Path) -> list[int]:
+    """The pids of the processes whose command line names a file under `directory`."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if str(directory).encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 class Bot:
     """The real `bingo --channel matrix`, started in the background and stopped with SIGTERM."""
 
@@ -132,6 +146,10 @@ def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Pat
     room.wait_for_body(lambda b: "Hello from the model." in b, "the model's answer")
     room.person.say(room.id, "/wordcount notes.txt")
     room.wait_for_body(lambda b: TABLE_TEXT in b, "the wordcount table")
+    plugins = _processes_under(box.bingo_home / "plugins")
+    assert plugins  # the scripted model and wordcount run now
+    for pid in plugins:
+        assert room.bot.token.encode() not in Path(f"/proc/{pid}/environ").read_bytes()  # no plugin inherits the token
     room.person.say(room.id, "/context")
     room.wait_for_body(lambda b: any("system prompt" in x and "scripted-1" in x for x in b), "the room's context")
     room.person.say(room.id, "/usage")
@@ -379,6 +397,16 @@ def test_a_bad_channel_line_or_missing_settings_is_exit_2_in_one_line(tmp_path: 
     wrong_type = box.run("--channel", "matrix")
     assert wrong_type.returncode == 2
     assert "channels.matrix.rooms in" in wrong_type.stderr and "expected a list of room ids" in wrong_type.stderr
+    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
+    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"], "accessTokenEnv": "syt_Ym90_secret-token"}}})
+    token_in_place_of_name = box.run("--channel", "matrix")
+    assert token_in_place_of_name.returncode == 2
+    assert "accessTokenEnv is not the name of an environment variable" in token_in_place_of_name.stderr
+    assert "syt_Ym90_secret-token" not in token_in_place_of_name.stderr
+    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"], "accessTokenEnv": "syt_Ym90_AbCdEfGhIjKlMnOpQrSt_1a2b3c"}}})
+    like_a_name = box.run("--channel", "matrix")
+    assert like_a_name.returncode == 2
+    assert "AbCdEfGhIjKlMnOpQrSt" not in like_a_name.stderr
     box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
     unreachable = box.run("--channel", "matrix", env={TOKEN_ENV: "t"})
     assert unreachable.returncode == 2

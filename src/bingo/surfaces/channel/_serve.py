@@ -22,6 +22,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import re
 import signal
 import sys
 import time
@@ -265,6 +266,11 @@ class _Room:
             self.surface.notice(Notice(source="bingo", message="internal error; details are in bingo's log", level="error"))
 
 
+_TOKEN_PREFIXES = ("syt_", "syr_", "mat_", "mct_")
+"""How access tokens (Synapse's, refresh tokens, MAS's) begin: such an accessTokenEnv is a
+token written where its variable's name belongs."""
+
+
 def _check(channel: MatrixChannel, environ: dict[str, str]) -> str:
     """The access token; SettingsError naming what is missing."""
     where = "channels.matrix in ~/.bingo/settings.json"
@@ -274,6 +280,10 @@ def _check(channel: MatrixChannel, environ: dict[str, str]) -> str:
         raise SettingsError(f"{where} has no rooms", 'list the room ids bingo joins: "rooms": ["!room:example.org"]')
     if not channel.allowed_users:
         raise SettingsError(f"{where} has no allowedUsers: bingo would listen to nobody", 'list who may talk to it: "allowedUsers": ["@you:example.org"]')
+    name = channel.access_token_env
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name) or name.lower().startswith(_TOKEN_PREFIXES):
+        # Never echoed: a token written here by mistake must not reach stderr.
+        raise SettingsError(f"{where}: accessTokenEnv is not the name of an environment variable", 'name the variable that holds the token ("accessTokenEnv": "BINGO_MATRIX_TOKEN"), never the token itself')
     token = environ.get(channel.access_token_env, "").strip()
     if not token:
         raise SettingsError(f"{channel.access_token_env} is not set: bingo reads the bot's Matrix access token from it", f"export {channel.access_token_env}=<the bot's access token>, or name another variable in accessTokenEnv")
