@@ -62,6 +62,7 @@ def test_the_json_report_holds_every_check_of_the_text(tmp_path: Path) -> None:
         "declarations.keys",
         "declarations.hooks",
         "declarations.names",
+        "declarations.tool-names",
         "declarations.schemas",
         "behaviour.unknown-method",
         "behaviour.ids",
@@ -186,9 +187,11 @@ def test_each_kind_of_declaration_is_checked_and_each_mistake_named(tmp_path: Pa
     by_id = {check["id"]: check for check in report["checks"]}
     assert by_id["declarations.shape"]["status"] == "pass"
     assert by_id["declarations.hooks"]["detail"].startswith("hook h refused: point 'submit' is not of site 'tool'")
-    names = by_id["declarations.names"]["detail"]
-    assert "tool name 'count.words' becomes 'plugin__declares-badly__count.words', which model APIs refuse as it is" in names
-    assert "tool 'bash' refused: bash is bingo's own tool; rename it" in names
+    fitted = by_id["declarations.tool-names"]
+    assert fitted["status"] == "warn"  # bingo sends it renamed (ADR-0011): it works
+    assert fitted["detail"].startswith("tool name 'count.words' becomes 'plugin__declares-badly__count.words', which model APIs refuse as it is")
+    assert fitted["fix"] == "use only letters, digits, _ and - (no __), in at most 40 characters"
+    assert by_id["declarations.names"]["detail"] == "tool 'bash' refused: bash is bingo's own tool; rename it"
     schemas = by_id["declarations.schemas"]["detail"]
     assert "tool count.words's inputSchema has type 'string' at the top" in schemas
     assert "tool bash's inputSchema requires 'x', which `properties` does not have" in schemas

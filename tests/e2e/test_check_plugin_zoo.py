@@ -33,7 +33,7 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     "escape-crash": [("behaviour.alive", "fail", "exited with code 9")],
     "escapes": [
         ("declarations.text", "fail", "terminal control characters or bidirectional overrides"),
-        ("declarations.names", "fail", "which model APIs refuse as it is"),
+        ("declarations.tool-names", "warn", "which model APIs refuse as it is"),
     ],
     "exit-in-handshake": [("start.handshake", "fail", "exited with code 7")],
     # Its `wait` never answers; the children it leaves behind are the janitor's to end, a
@@ -43,7 +43,9 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     # A redirect is wire the host reads; that it names another tool is worth a warning.
     "hook-redirect": [("behaviour.hook.gatekeeper.before", "warn", "redirected a call of bingo-check to 'bash'")],
     "huge-line": [("behaviour.stdout", "fail", "line longer than the limit")],
-    "huge-method": [("behaviour.stdout", "fail", "which is no message a plugin sends"), ("behaviour.ids", "fail", "which the host never asked")],
+    # A flood: its answer to an 8 MiB id comes after 180 MiB of methods, past the call's
+    # deadline on a loaded machine, so only the methods are sure to be read before it stops.
+    "huge-method": [("behaviour.stdout", "fail", "which is no message a plugin sends")],
     # Ignoring tool/cancel makes a plugin slow, never broken (the seed): a warning.
     "ignores-cancel": [("call.wait.cancel", "warn", "answered 2.0 s after tool/cancel")],
     "ignores-eof": [("behaviour.eof", "fail", "did not exit within 2 s of its stdin closing")],

@@ -136,14 +136,22 @@ def _unknown(raw: bytes) -> list[str]:
     return said
 
 
-def _names(plugin: str, info: InitializeResult) -> list[str]:
+def _fitted(plugin: str, info: InitializeResult) -> list[str]:
+    """Each tool name a model API would refuse as it is (bingo sends it renamed: ADR-0011)."""
     said: list[str] = []
     for tool in info.tools:
         bridged = bridged_name(plugin, tool.name)
+        if tool.name not in BUILTIN_TOOLS and (_FITS.fullmatch(bridged) is None or "__" in tool.name):
+            said.append(P.TOOL_NAME.said(name=tool.name, bridged=bridged))
+    return said
+
+
+def _names(info: InitializeResult) -> list[str]:
+    """Each name bingo refuses: one of its own, a reserved key, one declared twice."""
+    said: list[str] = []
+    for tool in info.tools:
         if tool.name in BUILTIN_TOOLS:
             said.append(P.RESERVED_NAME.words(kind="tool", shown=tool.name))
-        elif _FITS.fullmatch(bridged) is None or "__" in tool.name:
-            said.append(P.TOOL_NAME.said(name=tool.name, bridged=bridged))
     for command in info.commands:
         if command.name in BUILTIN_COMMANDS:
             said.append(P.RESERVED_NAME.words(kind="command", shown="/" + command.name))
@@ -208,7 +216,12 @@ def check_declarations(raw: bytes, plugin: str, *, on_info: Callable[[Initialize
     checks[0] = msgspec.structs.replace(checks[0], detail=f"{declared}, as schema/plugin.json says")
     hooks = [P.HOOK_REFUSED.said(name=hook.name, problem=problem) for hook in info.hooks if (problem := hook_problem(hook)) is not None]
     checks.append(_check("declarations.hooks", "every hook names a site and its points", hooks, ok=f"{len(info.hooks)} hook(s)" if info.hooks else "none declared", fix=P.HOOK_REFUSED.fix.format()))
-    checks.append(_check("declarations.names", "names are model-safe and none is bingo's own", _names(plugin, info), ok="all fit", fix="rename them"))
+    checks.append(_check("declarations.names", "no name is bingo's own or declared twice", _names(info), ok="none", fix="rename them"))
+    fitted = _fitted(plugin, info)
+    room = 64 - len(bridged_name(plugin, ""))
+    tool_names = _check("declarations.tool-names", "tool names are model-safe", fitted, ok="all fit as they are", fix=P.TOOL_NAME.fix.format(room=room))
+    # A warning: bingo sends such a name renamed, and the call still works (ADR-0011).
+    checks.append(msgspec.structs.replace(tool_names, status="warn") if fitted else tool_names)
     schemas = [P.INPUT_SCHEMA.said(name=tool.name, why=why) for tool in info.tools if (why := schema_problem(tool.input_schema)) is not None]
     checks.append(_check("declarations.schemas", "every inputSchema is a JSON Schema object", schemas, ok=f"{len(info.tools)} tool(s)" if info.tools else "no tools", fix=P.INPUT_SCHEMA.fix.format()))
     control = [f"`{where}`" for where, text in _texts(info) if _CONTROL.search(text)]

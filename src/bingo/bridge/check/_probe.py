@@ -202,7 +202,7 @@ class Probes:
             refused = ", ".join(sorted(set(self._refused)))
             return line("behaviour", "behaviour.extra-params", title, "fail", P.EXTRA_PARAMS.said(method=refused, field=_EXTRA), P.EXTRA_PARAMS.fix)
         if not self._tried:
-            why = "it declares nothing to probe without side effects" + ("" if called else " (--call probes its tools)")
+            why = "nothing it declares can be probed without side effects" + ("" if called else "; --call probes its tools")
             return line("behaviour", "behaviour.extra-params", title, "skip", why)
         return line("behaviour", "behaviour.extra-params", title, "pass", ", ".join(sorted(set(self._tried))))
 
