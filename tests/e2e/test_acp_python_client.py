@@ -13,6 +13,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
+import acp
 from acp.schema import McpServerStdio, ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart
 
 from bingo.kernel.frames import AssistantFrame, PromptFrame
@@ -195,6 +196,35 @@ def test_cancel_while_the_model_streams_stops_it_and_ends_cancelled(tmp_path: Pa
 
     run(go())
     assert "next answer" in client.agent_text()
+
+
+def test_closing_a_session_cancels_its_prompt_and_it_can_be_loaded_again(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(TEST_PLUGINS / "slow")
+    use_scripted_model(box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]})
+    client = Recorder()
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            init = await conn.initialize(protocol_version=1)
+            assert init.agent_capabilities is not None and init.agent_capabilities.session_capabilities is not None
+            assert init.agent_capabilities.session_capabilities.close is not None
+            session = await conn.new_session(cwd=str(box.project))
+            prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text("wait")]))
+            async with asyncio.timeout(WAIT):
+                while not client.statuses("c1"):
+                    await asyncio.sleep(0.02)
+            await conn.close_session(session_id=session.session_id)
+            assert prompt.done() and prompt.result().stop_reason == "cancelled"  # answered before the close was
+            try:
+                await conn.prompt(session_id=session.session_id, prompt=[text("more")])
+                raise AssertionError("a closed session took a prompt")
+            except acp.RequestError as exc:
+                assert exc.code == -32602
+            await conn.load_session(cwd=str(box.project), session_id=session.session_id)
+
+    run(go())
+    assert "slow: got tool/cancel" in (box.logs / "plugin-slow.log").read_text()
 
 
 def test_a_session_is_loaded_by_a_second_bingo_and_replayed(tmp_path: Path) -> None:

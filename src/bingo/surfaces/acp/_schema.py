@@ -1,7 +1,8 @@
 """The Agent Client Protocol's messages, as far as bingo speaks them (protocol version 1).
 
 Owns the shape of what crosses between an editor and `bingo --acp`: the params bingo takes
-(`initialize`, `session/new`, `session/load`, `session/prompt`, `session/cancel`), what it
+(`initialize`, `session/new`, `session/load`, `session/prompt`, `session/cancel`,
+`session/close`), what it
 answers, the `session/update` notifications it sends, and the client methods it calls
 (`session/request_permission`, `fs/read_text_file`, `fs/write_text_file`). Field names are
 camelCase through the wire base, unknown fields are ignored on decode (a newer client works
@@ -29,6 +30,7 @@ __all__ = [
     "ClientCapabilities",
     "Content",
     "DiffContent",
+    "Empty",
     "FsCapabilities",
     "ImageBlock",
     "InitializeParams",
@@ -49,6 +51,7 @@ __all__ = [
     "PromptResult",
     "ReadTextFileParams",
     "ReadTextFileResult",
+    "SessionCapabilities",
     "SessionNotification",
     "StopReason",
     "TextBlock",
@@ -103,10 +106,19 @@ class McpCapabilities(Wire, frozen=True):
     sse: bool = False
 
 
+class Empty(Wire, frozen=True):
+    """`{}`: a capability offered with nothing more to say, or an empty answer."""
+
+
+class SessionCapabilities(Wire, frozen=True):
+    close: Empty | None = None
+
+
 class AgentCapabilities(Wire, frozen=True):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = msgspec.field(default_factory=PromptCapabilities)
     mcp_capabilities: McpCapabilities = msgspec.field(default_factory=McpCapabilities)
+    session_capabilities: SessionCapabilities = msgspec.field(default_factory=SessionCapabilities)
 
 
 class AgentInfo(Wire, frozen=True):
@@ -155,6 +167,8 @@ class PromptResult(Wire, frozen=True):
 
 
 class CancelParams(Wire, frozen=True):
+    """`session/cancel`'s params, and `session/close`'s."""
+
     session_id: str
 
 

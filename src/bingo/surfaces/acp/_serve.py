@@ -7,7 +7,8 @@ the bingo session id it will be stored under, so `session/load` takes it, after 
 too, and so does `bingo --resume`), `session/prompt` (a slash command or a prompt, one at a
 time per session, its `stopReason` from how the turn ended), `session/cancel` (the turn's
 interrupt, as Ctrl-C's: `tool/cancel` to plugins and their answers awaited; a second one
-stops waiting, as a second Ctrl-C does) and the commands each session offers
+stops waiting, as a second Ctrl-C does), `session/close` (that cancel, waited for, then the
+session's run closed), and the commands each session offers
 (`available_commands_update`, sent again when they change). When the client offers both
 `fs/read_text_file` and `fs/write_text_file`, `read`, `write` and `edit` go through them
 for that session's turns (`tools.FILES`).
@@ -31,7 +32,7 @@ import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -55,6 +56,7 @@ from ._schema import (
     AvailableCommandsUpdate,
     CancelParams,
     ClientCapabilities,
+    Empty,
     InitializeParams,
     InitializeResult,
     LoadSessionParams,
@@ -69,6 +71,7 @@ from ._schema import (
     PromptResult,
     ReadTextFileParams,
     ReadTextFileResult,
+    SessionCapabilities,
     SessionNotification,
     StopReason,
     Update,
@@ -293,6 +296,11 @@ class _Open:
     run: SessionRun
     commands: list[AvailableCommand]
     busy: bool = False
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set while no prompt runs."""
+
+    def __post_init__(self) -> None:
+        self.idle.set()
 
 
 class _Agent:
@@ -330,6 +338,7 @@ class _Agent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=self._host_mcp is not None),
+                session_capabilities=SessionCapabilities(close=Empty()),
             ),
             agent_info=AgentInfo(name="bingo", title="bingo", version=self._version),
             auth_methods=[],
@@ -417,6 +426,7 @@ class _Agent:
         if self._client.fs.read_text_file and self._client.fs.write_text_file:
             FILES.set(_ClientFiles(self, surface.id, asyncio.get_running_loop()))
         opened.busy = True
+        opened.idle.clear()
         self._log.prompting[surface.id] = surface
         surface.begin()
         try:
@@ -428,6 +438,7 @@ class _Agent:
             return PromptResult(stop_reason=await self._run(opened, text))
         finally:
             opened.busy = False
+            opened.idle.set()
             self._log.prompting.pop(surface.id, None)
             self._commands(opened)
 
@@ -456,6 +467,17 @@ class _Agent:
         stopped = opened.run.interrupt()
         if stopped:
             _log.info("session %s: cancelled; waiting for %s", params.session_id, ", ".join(stopped))
+
+    async def close_session(self, params: CancelParams) -> Empty:
+        """`session/close`: the prompt running is cancelled (as `session/cancel`) and waited
+        for, then the session's run is closed; loading it again replays it."""
+        opened = self._session(params.session_id)
+        self.cancel(params)
+        await opened.idle.wait()
+        self._open.pop(params.session_id, None)
+        self._log.sessions.pop(params.session_id, None)
+        opened.run.close()
+        return Empty()
 
     def interrupt_all(self) -> None:
         for opened in self._open.values():
@@ -501,6 +523,7 @@ async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: H
     connection.on_request("session/new", NewSessionParams, agent.new_session)
     connection.on_request("session/load", LoadSessionParams, agent.load_session)
     connection.on_request("session/prompt", PromptParams, agent.prompt)
+    connection.on_request("session/close", CancelParams, agent.close_session)
     connection.on_notification("session/cancel", CancelParams, agent.cancel)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
