@@ -398,8 +398,9 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     """The maker of each channel room's run: its own session and conversation over the
     run's one registry, gate, hooks and plugins. The commands that act on "this session"
     find the room's through a context variable its worker sets when it makes the room."""
-    from .surfaces.channel import RoomRun
+    from .surfaces.channel import RoomRun, StopCommand
 
+    registry.add_command(StopCommand())
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_room_run")
     choose = _model_chooser(settings, registry, environ)
 

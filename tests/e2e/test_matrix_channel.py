@@ -454,6 +454,7 @@ def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, b
     room.person.say(room.id, "/stop")
     room.person.say(room.id, "/help")  # runs only once the stopped turn has ended
     room.wait_for_body(lambda b: any("/wordcount" in x for x in b), "the next message to run", timeout=15)
+    assert any("/stop" in x and "interrupt the running turn" in x for x in room.bodies())  # /help lists it
     assert bot.stop() == 0
     assert "bingo: the turn was interrupted" in room.bodies()
     assert TABLE_TEXT not in room.bodies()

@@ -36,14 +36,16 @@ from ...kernel.errors import BingoError, SettingsError
 from ...kernel.errors import GateError
 from ...kernel.interfaces import PermissionAnswer
 from ...kernel.settings import MatrixChannel
-from ...wire import CommandOutcome, Json, Notice, ToolOutput, is_array, is_object
+from ...kernel.interfaces import CommandContext
+from ...kernel.registry import BUILTIN
+from ...wire import CommandOutcome, CommandSpec, Completion, Json, Notice, TextOutcome, ToolOutput, is_array, is_object
 from .._escape import escape
 from .._seam import Driver, Surface
 from ._homeserver import Homeserver, Refusal
 from ._outbox import Outbox, message
 from ._room import RoomSurface
 
-__all__ = ["QUEUE_LIMIT", "STOP", "ChannelLog", "MakeRoom", "RoomRun", "serve_matrix"]
+__all__ = ["QUEUE_LIMIT", "STOP", "ChannelLog", "MakeRoom", "RoomRun", "StopCommand", "serve_matrix"]
 
 _log = logging.getLogger(__name__)
 
@@ -457,3 +459,17 @@ def _handle(batch: dict[str, Json], rooms: dict[str, _Room], allowed: frozenset[
             body = _body(event)
             if body is not None:
                 room.take(sender, body)
+
+
+class StopCommand:
+    """`/stop` as `/help` lists it in a channel. The room takes the word itself, before any
+    queue (`_Room.take`), so this never runs while a turn does."""
+
+    spec = CommandSpec(name="stop", hint="interrupt the running turn (as Ctrl-C does in a terminal)", instant=True, family="bingo")
+    source = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        return TextOutcome(text="nothing is running here")
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
