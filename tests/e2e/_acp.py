@@ -51,6 +51,8 @@ class Recorder:
     asked_event: asyncio.Event = field(default_factory=asyncio.Event)
     hold: asyncio.Event | None = None
     """When set, a permission request waits for this before it is answered."""
+    declined: frozenset[str] = frozenset()
+    """Paths the editor refuses to read or write (outside its project, say)."""
 
     async def request_permission(self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any) -> RequestPermissionResponse:
         self.asked.append((tool_call, options))
@@ -69,11 +71,15 @@ class Recorder:
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse | None:
         assert self.files is not None
+        if path in self.declined:
+            raise acp.RequestError(-32603, f"{path} is not in this project")
         self.files[path] = content
         return WriteTextFileResponse()
 
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
         assert self.files is not None
+        if path in self.declined:
+            raise acp.RequestError(-32603, f"{path} is not in this project")
         if path not in self.files:
             raise acp.RequestError(-32002, f"no such file {path}")
         return ReadTextFileResponse(content=self.files[path])

@@ -130,6 +130,27 @@ def test_allow_always_saves_the_terminals_narrow_rule_and_asks_no_more(tmp_path:
     assert f"allowed {always} from now on" in client.agent_text()
 
 
+def test_a_file_the_editor_declines_is_read_and_written_on_the_disk(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("from the disk\n")
+    use_scripted_model(
+        box,
+        [[tool("r1", "read", {"path": str(outside)})], [tool("e1", "edit", {"path": str(outside), "oldString": "disk", "newString": "DISK"})], [say("ok")]],
+        permissions={"allow": ["edit"]},
+    )
+    client = Recorder(files={}, declined=frozenset({str(outside)}))
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            session = await conn.new_session(cwd=str(box.project))
+            await conn.prompt(session_id=session.session_id, prompt=[text("shout")])
+
+    run(go())
+    assert outside.read_text() == "from the DISK\n"
+    assert client.files == {}
+
+
 def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "asker-node")

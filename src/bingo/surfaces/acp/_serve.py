@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
+from ...kernel.atomic import write_atomic
 from ...kernel.dispatch import Submitted
 from ...kernel.errors import BadParams, BingoError, GateError, PluginError, UsageError
 from ...kernel.frames import Frame
@@ -45,6 +46,7 @@ from ...kernel.interfaces import PermissionAnswer
 from ...store import new_session_id
 from ...tools import FILES
 from ...wire import CommandOutcome, CommandSpec, Json, Notice, ToolOutput, is_array, is_object
+from ...wire.rpc import DEADLINE
 from .._escape import escape
 from .._seam import Surface
 from ._schema import (
@@ -254,9 +256,15 @@ def _uri_path(uri: str) -> str:
     return uri.removeprefix("file://") if uri.startswith("file:///") else uri
 
 
+class _Declined(OSError):
+    """The editor answered a read or write with an error other than "no such file"."""
+
+
 class _ClientFiles:
     """The client's files (`tools.Files`), called from a tool's worker thread: each read or
-    write is a request on the loop, waited for at most FS_SECONDS."""
+    write is a request on the loop, waited for at most FS_SECONDS. A file the editor
+    declines (outside its project, say) is read and written on the disk instead, both ways,
+    so the ledger sees one file."""
 
     def __init__(self, agent: _Agent, session_id: str, loop: asyncio.AbstractEventLoop) -> None:
         self._agent = agent
@@ -276,18 +284,28 @@ class _ClientFiles:
         except PluginError as exc:
             if exc.code == _NOT_FOUND:
                 raise FileNotFoundError(2, "the editor has no such file", str(path)) from None
+            if exc.code not in (0, DEADLINE):  # answered, not lost
+                raise _Declined(exc.message) from None
             raise OSError(f"the editor could not do it ({exc.message})") from None
         except BingoError as exc:
             raise OSError(exc.message) from None
 
     def read(self, path: Path) -> bytes:
         params = ReadTextFileParams(session_id=self._session, path=str(path))
-        answer = self._wait(self._agent.conn.call("fs/read_text_file", params, ReadTextFileResult, deadline=FS_SECONDS), path)
+        try:
+            answer = self._wait(self._agent.conn.call("fs/read_text_file", params, ReadTextFileResult, deadline=FS_SECONDS), path)
+        except _Declined as exc:
+            _log.info("the editor declined to read %s (%s): read from the disk", path, exc)
+            return path.read_bytes()
         return answer.content.encode("utf-8")
 
     def write(self, path: Path, data: bytes) -> None:
         params = WriteTextFileParams(session_id=self._session, path=str(path), content=data.decode("utf-8", errors="replace"))
-        self._wait(self._agent.conn.call("fs/write_text_file", params, msgspec.Raw, deadline=FS_SECONDS), path)
+        try:
+            self._wait(self._agent.conn.call("fs/write_text_file", params, msgspec.Raw, deadline=FS_SECONDS), path)
+        except _Declined as exc:
+            _log.info("the editor declined to write %s (%s): written to the disk", path, exc)
+            write_atomic(path, data)
 
 
 @dataclass(slots=True)
