@@ -13,7 +13,7 @@ from bingo.kernel.errors import SettingsError
 from bingo.surfaces.channel import Homeserver, Outbox, RoomSurface, message, view_html
 from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from bingo.surfaces.channel._outbox import BODY_LIMIT
-from bingo.wire import CodeView, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
+from bingo.wire import CodeView, Json, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
 
 
 def test_a_table_is_an_html_table_and_every_string_is_escaped() -> None:
@@ -45,8 +45,9 @@ class _Sent(Outbox):
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
 
-    def put(self, room: str, content: dict[str, Any]) -> None:
+    def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None) -> str:
         self.sent.append(content)
+        return f"t{len(self.sent)}"
 
 
 def _room(clock: list[float] | None = None, seconds: float = 5.0) -> tuple[RoomSurface, _Sent]:
