@@ -108,3 +108,15 @@ def test_a_path_deny_rule_refuses_a_read_spelled_with_dot_dot(tmp_path: Path) ->
     assert block.get("isError", False)
     assert result_text(block) == "read is denied by the rule 'read(secret/*)' in permissions.deny"
     assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_tools_names_the_pattern_rules_that_decide_some_calls(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings({"permissions": {"allow": ["bash(git status*)"], "deny": ["read(secret/*)"]}})
+    result = box.run("-p", "/tools")
+
+    assert result.returncode == 0, result.stderr
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.split()}
+    assert "asks; some calls allowed by bash(git status*)" in rows["bash"]
+    assert "runs; some calls denied by read(secret/*)" in rows["read"]
+    assert "some calls" not in rows["grep"]

@@ -84,6 +84,10 @@ class ToolsCommand(msgspec.Struct):
             gate = {Verdict.ALLOW: "runs", Verdict.ASK: "asks", Verdict.DENY: "denied"}[decision.verdict]
             if decision.rule:
                 gate += f" ({decision.rule})"
+            narrowed = self.gate.narrowed(name)
+            if narrowed:
+                words = {Verdict.ALLOW: "allowed", Verdict.ASK: "asked", Verdict.DENY: "denied"}
+                gate += "; some calls " + ", ".join(f"{words[v]} by {rule}" for v, rule in narrowed)
             origin = tool.source if tool.source == BUILTIN else f"plugin {tool.source}"
             rows.append([name, origin, _traits_text(tool.traits), gate])
         if not rows:

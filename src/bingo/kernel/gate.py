@@ -293,6 +293,17 @@ class Gate:
         if rule not in self._allow:
             self._allow.append(rule)
 
+    def narrowed(self, name: str) -> list[tuple[Verdict, str]]:
+        """The rules with a pattern that name tool `name`, deny first, then ask, then allow:
+        what decides some of its calls and not others (`/tools` shows them)."""
+        found: list[tuple[Verdict, str]] = []
+        for verdict, rules in ((Verdict.DENY, self._deny), (Verdict.ASK, self._ask), (Verdict.ALLOW, self._allow)):
+            for text in rules:
+                rule = parse_rule(text)
+                if rule.problem is None and rule.pattern is not None and matches(rule.tool, name):
+                    found.append((verdict, text))
+        return found
+
     def always_rule(self, name: str, input: Json, cwd: str) -> str:
         """The narrow rule a "yes, always" to this call adds (see `always_rule`)."""
         return always_rule(name, input, cwd=cwd, project=self._project)
