@@ -47,7 +47,7 @@ from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_pr
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
 from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape
-from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, Json, Message, Notice, is_array, is_object, too_deep
+from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
     from .kernel.interfaces import Command
@@ -485,10 +485,10 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
         notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
         hooks.observe("session", "start", {"session": session.id or ""})
 
-        async def submit(text: str) -> Submitted:
+        async def submit(text: str, images: list[ImageBlock]) -> Submitted:
             current.set((conversation, session))  # in the prompt's own task
             try:
-                return await dispatcher.submit(text)
+                return await dispatcher.submit(text, images)
             finally:
                 notices.flush()
 

@@ -440,7 +440,7 @@ def test_stdout_carries_the_protocol_and_nothing_else(tmp_path: Path) -> None:
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
     answers: dict[object, Any] = {m["id"]: m for m in messages if "id" in m}
     assert answers[1]["result"]["agentCapabilities"]["loadSession"] is True
-    assert answers[1]["result"]["agentCapabilities"]["promptCapabilities"].get("image", False) is False
+    assert answers[1]["result"]["agentCapabilities"]["promptCapabilities"]["image"] is True
     assert answers[2]["result"]["sessionId"]
     assert answers[3]["error"]["code"] == -32602 and "nope" in answers[3]["error"]["message"]
     assert answers[4]["error"]["code"] == -32602

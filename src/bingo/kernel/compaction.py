@@ -22,6 +22,7 @@ from ..wire import (
     Compaction,
     CompactionContext,
     CompactorSpec,
+    ImageBlock,
     Message,
     ModelRequest,
     ModelResponse,
@@ -62,8 +63,8 @@ RESULT_SHARE = 10
 """One tool result may hold at most a window's 1/RESULT_SHARE (`toolResultBudget` overrides)."""
 
 _IMAGE_TOKENS = 1_600
-"""What an image part is counted as: about what the providers charge for a large one, and
-never the length of its base64 text."""
+"""What an image (a tool result's part, or a prompt's block) is counted as: about what the
+providers charge for a large one, and never the length of its base64 text."""
 
 _KEEP_RECENT = 4
 """How many of the latest prompts (with everything after them) the trim compactor keeps whole."""
@@ -90,6 +91,8 @@ def _text_of(message: Message) -> str:
         match block:
             case TextBlock(text=text):
                 out.append(text)
+            case ImageBlock():
+                out.append("[an image]")
             case ToolUseBlock(name=name):
                 out.append(f"[called {name}]")
             case ToolResultBlock(parts=parts):
@@ -107,6 +110,8 @@ def _chars(message: Message) -> tuple[int, int]:
         match block:
             case TextBlock(text=text):
                 chars += len(text)
+            case ImageBlock():
+                images += 1
             case ToolUseBlock(name=name, input=input):
                 chars += len(name) + len(_encode(input))
             case ToolResultBlock(parts=parts):
@@ -140,12 +145,13 @@ def estimate_request(request: ModelRequest) -> int:
 
 
 def _is_prompt(message: Message) -> bool:
-    return message.role == "user" and all(isinstance(b, TextBlock) for b in message.content)
+    return message.role == "user" and all(isinstance(b, (TextBlock, ImageBlock)) for b in message.content)
 
 
 def last_exchange(messages: list[Message]) -> int:
     """Where the latest exchange starts: the index of the last prompt (a user message of
-    text only), so that no tool use is separated from its result; 0 when there is none."""
+    text and images only), so that no tool use is separated from its result; 0 when there
+    is none."""
     starts = [i for i, m in enumerate(messages) if _is_prompt(m)]
     return starts[-1] if starts else 0
 

@@ -4,7 +4,8 @@ Owns the path of a submission. A slash command is looked up by name; its `comman
 hooks decide (`deny` and `block` refuse it; `ask` asks the person "run /name?" and, with
 nobody to ask, refuses it naming the hook; a `redirect` runs the command its payload names,
 through the same lookup, so a redirect to no command is the usual error); then it runs, and
-a `prompt` outcome becomes the person's message. A prompt becomes a turn: the model is
+a `prompt` outcome becomes the person's message. A prompt (with the images it came with,
+which `images.check_images` must pass first) becomes a turn: the model is
 chosen on the first (the choice is injected, so the kernel never imports a provider), the
 session is opened, and the turn loop runs it (`prompt.submit`, `tool.before` and the gate
 are the turn's). Also what a surface may ask while a run goes on: whether a turn is
@@ -18,13 +19,14 @@ conversation and this), and knows neither the bridge nor the providers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..wire import CommandOutcome, CommandSpec, Completion, ErrorOutcome, PromptOutcome, is_object
+from ..wire import CommandOutcome, CommandSpec, Completion, ErrorOutcome, ImageBlock, PromptOutcome, is_object
 from .errors import UsageError
 from .hooks import confirm
+from .images import check_images
 from .interfaces import Command, CommandContext, Provider
 from .registry import Registry
 from .turn import Conversation, TurnResult
@@ -111,16 +113,23 @@ class Dispatcher:
             _log.exception("completion of /%s failed", name)
             return []
 
-    async def submit(self, text: str) -> Submitted:
-        """Run `text`: a slash command when it starts with `/`, otherwise a turn.
+    async def submit(self, text: str, images: Sequence[ImageBlock] = ()) -> Submitted:
+        """Run `text`: a slash command when it starts with `/`, otherwise a turn, with the
+        `images` the person gave with it (a prompt's only).
 
         Raises:
-            UsageError: there is no such command (or a hook redirected to none), or a
-                command's `prompt` outcome would start a turn while one is running.
+            UsageError: there is no such command (or a hook redirected to none), a
+                command's `prompt` outcome would start a turn while one is running, images
+                came with a slash command, or an image is not one a turn can send
+                (`check_images`: its type, its size, its bytes).
             BingoError: no model could be chosen for the turn.
         """
+        if images:
+            if text.startswith("/"):
+                raise UsageError("images go with a prompt, not with a slash command", "send the command alone, then the images with a prompt")
+            check_images(images)
         if not text.startswith("/"):
-            return await self._turn(text)
+            return await self._turn(text, list(images))
         # The name ends at the first space or line break (a prompt on stdin comes after a line break).
         line = text[1:]
         cut = next((at for at, char in enumerate(line) if char.isspace()), len(line))
@@ -158,7 +167,7 @@ class Dispatcher:
             raise UsageError(f"there is no command /{name}", self._help_hint)
         return command
 
-    async def _turn(self, prompt: str) -> Submitted:
+    async def _turn(self, prompt: str, images: list[ImageBlock] | None = None) -> Submitted:
         conversation = self._conversation
         if conversation.provider is None:
             conversation.provider, conversation.model = self._choose_model()
@@ -166,7 +175,7 @@ class Dispatcher:
         self._session.begin_turn(conversation.turn + 1)
         self._busy = True
         try:
-            result = await conversation.run_turn(prompt)
+            result = await conversation.run_turn(prompt, images or ())
         finally:
             self._busy = False
         return Submitted(0 if result.status == "done" else 1, turn=result)

@@ -14,6 +14,7 @@ import msgspec
 from ..wire import (
     Compaction,
     ContextPiece,
+    ImageBlock,
     Json,
     Message,
     Notice,
@@ -37,6 +38,7 @@ __all__ = [
     "decode_frame",
     "encode_frame",
     "history",
+    "prompt_message",
     "spent",
 ]
 
@@ -46,12 +48,20 @@ class _Frame(Wire, frozen=True, tag_field="kind"):
 
 
 class PromptFrame(_Frame, frozen=True, tag="prompt"):
-    """What the person submitted, and the context pieces its turn's requests carried with
-    it (not part of the history: a later turn's requests do not repeat them)."""
+    """What the person submitted (its text and the images it came with, checked by
+    `images.check_images`), and the context pieces its turn's requests carried with it (not
+    part of the history: a later turn's requests do not repeat them)."""
 
     text: str
     turn: int
     pieces: list[ContextPiece] = []
+    images: list[ImageBlock] = []
+
+
+def prompt_message(text: str, images: list[ImageBlock]) -> Message:
+    """The person's message a prompt is: its images, then its text (none when it is empty,
+    which the APIs refuse, as an image-only prompt's is)."""
+    return Message(role="user", content=[*images, TextBlock(text=text)] if text or not images else [*images])
 
 
 class AssistantFrame(_Frame, frozen=True, tag="assistant"):
@@ -147,9 +157,9 @@ def history(frames: list[Frame]) -> list[Message]:
 
     for frame in frames:
         match frame:
-            case PromptFrame(text=text):
+            case PromptFrame(text=text, images=images):
                 flush_results()
-                messages.append(Message(role="user", content=[TextBlock(text=text)]))
+                messages.append(prompt_message(text, images))
             case AssistantFrame(message=message):
                 flush_results()
                 messages.append(message)

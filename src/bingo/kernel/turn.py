@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 import msgspec
@@ -24,6 +24,7 @@ from ..wire import (
     ContextPiece,
     ContextQuery,
     Delta,
+    ImageBlock,
     Json,
     Message,
     ModelRequest,
@@ -47,6 +48,7 @@ from .frames import (
     PromptFrame,
     ToolCallFrame,
     ToolResultFrame,
+    prompt_message,
 )
 from .gate import Gate, Verdict, refusal
 from .hooks import Hooks, HookVerdict, confirm
@@ -142,14 +144,16 @@ class Conversation(msgspec.Struct):
 
     # --- the turn -----------------------------------------------------------------
 
-    async def run_turn(self, prompt: str) -> TurnResult:
-        """Run one turn for `prompt`; never raises a BingoError (it becomes the result)."""
+    async def run_turn(self, prompt: str, images: Sequence[ImageBlock] = ()) -> TurnResult:
+        """Run one turn for `prompt` and the `images` it came with (checked already:
+        `images.check_images`); never raises a BingoError (it becomes the result). The
+        `prompt.submit` hooks see the text; a redirect replaces it and the images stay."""
         self.turn += 1
         self._interrupted = False
         self._spoke = False
         self.hooks.observe("turn", "start", {"turn": self.turn})
         try:
-            return await self._turn(prompt)
+            return await self._turn(prompt, list(images))
         except _TurnBlocked as blocked:
             return TurnResult("blocked", blocked.reason)
         except BingoError as exc:
@@ -157,7 +161,7 @@ class Conversation(msgspec.Struct):
         finally:
             self.hooks.observe("turn", "end", {"turn": self.turn})
 
-    async def _turn(self, prompt: str) -> TurnResult:
+    async def _turn(self, prompt: str, images: list[ImageBlock]) -> TurnResult:
         verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
         if verdict.action in ("deny", "block"):
             raise _TurnBlocked(verdict.reason or "a hook refused the prompt")
@@ -175,8 +179,8 @@ class Conversation(msgspec.Struct):
         self.pieces = await self._contributions(prompt)
         # The pieces go with this turn's requests, and are not kept: the history (and the
         # session) holds the prompt alone, so they do not repeat every turn (ADR-0021).
-        self._append(PromptFrame(text=prompt, turn=self.turn, pieces=list(self.pieces)))
-        self._prompt = Message(role="user", content=[TextBlock(text=prompt)])
+        self._append(PromptFrame(text=prompt, turn=self.turn, pieces=list(self.pieces), images=images))
+        self._prompt = prompt_message(prompt, images)
         self.messages.append(self._prompt)
         self._fitted = self._warned = False
         for _ in range(_MAX_STEPS):
@@ -321,7 +325,7 @@ class Conversation(msgspec.Struct):
         messages = list(self.messages)
         if prompt is not None and pieces:
             messages = [
-                Message(role="user", content=[TextBlock(text=_with_context(_plain(m), pieces))]) if m is prompt else m
+                prompt_message(_with_context(_plain(m), pieces), [b for b in m.content if isinstance(b, ImageBlock)]) if m is prompt else m
                 for m in messages
             ]
         return ModelRequest(

@@ -21,6 +21,7 @@ import msgspec
 from ..wire import (
     Block,
     Delta,
+    ImageBlock,
     ImagePart,
     Json,
     Message,
@@ -89,15 +90,16 @@ _STOP_REASONS: dict[str, StopReason] = {
 # --- request -----------------------------------------------------------------------
 
 
+def _image(media_type: str, data: str) -> dict[str, Json]:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
 def _part(part: Part) -> dict[str, Json]:
     match part:
         case TextPart(text=text):
             return {"type": "text", "text": text}
         case ImagePart(media_type=media_type, data=data):
-            return {
-                "type": "image",
-                "source": {"type": "base64", "media_type": media_type, "data": data},
-            }
+            return _image(media_type, data)
 
 
 def _block(block: Block, names: ToolNames) -> tuple[str | None, dict[str, Json] | None]:
@@ -106,6 +108,9 @@ def _block(block: Block, names: ToolNames) -> tuple[str | None, dict[str, Json] 
         case TextBlock(text=text):
             # The API refuses empty text blocks.
             return None, ({"type": "text", "text": text} if text else None)
+        case ImageBlock(media_type=media_type, data=data):
+            # The person's image: the shape of a tool result's image part.
+            return "user", _image(media_type, data)
         case ToolUseBlock(id=id, name=name, input=input):
             api_name = names.api(name)
             return "assistant", {"type": "tool_use", "id": id, "name": api_name, "input": input}

@@ -19,6 +19,7 @@ import msgspec
 from ..wire import (
     Block,
     Delta,
+    ImageBlock,
     ImagePart,
     Json,
     Message,
@@ -79,14 +80,17 @@ def _text(parts: list[TextPart | ImagePart]) -> str:
     return "\n".join(p.text for p in parts if isinstance(p, TextPart))
 
 
+def _image_url(media_type: str, data: str) -> dict[str, Json]:
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
+
+
 def _image_message(results: list[ToolResultBlock]) -> dict[str, Json] | None:
     # A tool message carries text only, so a result's images follow in a user message.
     content: list[Json] = []
     for result in results:
         for part in result.parts:
             if isinstance(part, ImagePart):
-                url = f"data:{part.media_type};base64,{part.data}"
-                content.append({"type": "image_url", "image_url": {"url": url}})
+                content.append(_image_url(part.media_type, part.data))
     if not content:
         return None
     intro: Json = {"type": "text", "text": "Images from the tool calls:"}
@@ -97,6 +101,7 @@ def _message(message: Message, names: ToolNames) -> list[dict[str, Json]]:
     texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
     uses = [b for b in message.content if isinstance(b, ToolUseBlock)]
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    pictures: list[Json] = [_image_url(b.media_type, b.data) for b in message.content if isinstance(b, ImageBlock)]
     out: list[dict[str, Json]] = []
     if message.role == "assistant":
         shaped: dict[str, Json] = {"role": "assistant", "content": "".join(texts) or None}
@@ -126,7 +131,11 @@ def _message(message: Message, names: ToolNames) -> list[dict[str, Json]]:
     images = _image_message(results)
     if images is not None:
         out.append(images)
-    if texts:
+    if pictures:
+        # The person's images, then their text, as one message of parts.
+        words: list[Json] = [{"type": "text", "text": "\n".join(texts)}] if texts else []
+        out.append({"role": "user", "content": [*pictures, *words]})
+    elif texts:
         out.append({"role": "user", "content": "\n".join(texts)})
     return out
 

@@ -281,7 +281,7 @@ class SessionStore:
         """
         data = encode_frame(frame)
         kind = str(frame.__struct_config__.tag)
-        title = _title(frame.text) if isinstance(frame, PromptFrame) else ""
+        title = _title(frame.text or ("[an image]" if frame.images else "")) if isinstance(frame, PromptFrame) else ""
         now = self._clock()
         with self._mapped(f"save to session {session}"):
             conn = self._conn

@@ -29,6 +29,7 @@ __all__ = [
     "ErrorOutcome",
     "HookOutcome",
     "HookSpec",
+    "ImageBlock",
     "ImagePart",
     "Message",
     "ModelRequest",
@@ -210,6 +211,14 @@ class TextBlock(_Block, frozen=True, tag="text"):
     text: str
 
 
+class ImageBlock(_Block, frozen=True, tag="image"):
+    """An image in a person's message (a prompt's), base64-encoded, as an ImagePart is in a
+    tool's result. bingo takes `image/png`, `image/jpeg`, `image/gif` and `image/webp`."""
+
+    media_type: str
+    data: str
+
+
 class ToolUseBlock(_Block, frozen=True, tag="toolUse"):
     """The model asks for a tool call."""
 
@@ -226,7 +235,7 @@ class ToolResultBlock(_Block, frozen=True, tag="toolResult"):
     is_error: bool = False
 
 
-Block: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock
+Block: TypeAlias = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock
 
 
 class Message(Wire, frozen=True):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bingo.surfaces.acp import AcpSession, McpServerSpec, diffs_of, markdown, mcp_servers, prompt_text
+from bingo.kernel.frames import Frame, PromptFrame
+from bingo.surfaces.acp import AcpSession, McpServerSpec, diffs_of, markdown, mcp_servers, prompt_content
 from bingo.surfaces.acp._schema import (
     AgentMessageChunk,
     Content,
@@ -19,8 +20,11 @@ from bingo.surfaces.acp._schema import (
     ToolCallStart,
     ToolCallUpdate,
     Update,
+    UserMessageChunk,
 )
-from bingo.wire import CodeView, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
+from bingo.surfaces.acp._schema import ImageBlock as AcpImage
+from bingo.surfaces.acp._session import REPLAYED_IMAGE
+from bingo.wire import CodeView, ImageBlock, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
 
 
 def test_a_table_folds_to_a_markdown_table_with_numbers_right_aligned() -> None:
@@ -53,17 +57,28 @@ def test_a_new_file_has_no_old_text_and_other_views_are_no_diff() -> None:
     assert diffs_of(TextView(text="--- a\n+++ b\n@@ -1 +1 @@"), "/w") is None
 
 
-def test_a_prompts_blocks_become_text_and_what_cannot_be_is_named() -> None:
+def test_a_prompts_blocks_become_text_and_images_and_what_cannot_be_is_named() -> None:
     blocks: list[Any] = [
         {"type": "text", "text": "look at"},
         {"type": "resource_link", "uri": "file:///work/a.py", "name": "a.py"},
         {"type": "resource", "resource": {"uri": "file:///work/b.md", "text": "has ``` inside"}},
         {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+        {"type": "resource", "resource": {"uri": "file:///work/c.gif", "blob": "R0lG", "mimeType": "image/gif"}},
+        {"type": "resource", "resource": {"uri": "file:///work/d.bin", "blob": "AAAA", "mimeType": "application/octet-stream"}},
+        {"type": "image", "mimeType": "image/png", "uri": "https://example.com/e.png"},
+        {"type": "image", "data": "AAAA"},
+        {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"},
         "not a block",
     ]
-    text, skipped = prompt_text(blocks)
+    text, images, skipped = prompt_content(blocks)
     assert text == "look at\n/work/a.py\n/work/b.md:\n````\nhas ``` inside\n````"
-    assert skipped == ["an image block"]
+    assert images == [ImageBlock(media_type="image/png", data="AAAA"), ImageBlock(media_type="image/gif", data="R0lG")]
+    assert skipped == [
+        "the binary resource file:///work/d.bin",
+        "an image block with no data (bingo takes an image's bytes, not a link to one)",
+        "an image block with no mimeType",
+        "an audio block",
+    ]
 
 
 def test_an_editors_mcp_servers_are_named_as_plugins_and_sse_is_refused() -> None:
@@ -172,3 +187,21 @@ def test_a_hooks_question_on_no_call_is_a_call_of_its_own_closed_by_the_answer()
     assert isinstance(start, ToolCallStart) and start.status == "pending" and start.title.startswith("hook guard")
     assert isinstance(end, ToolCallUpdate) and end.tool_call_id == start.tool_call_id and end.status == "failed"
     assert [o.kind for o in client.asked[0].options] == ["allow_once", "reject_once"]
+
+
+def test_a_replayed_prompts_images_are_user_chunks_and_a_large_one_a_line_naming_it() -> None:
+    client = Client()
+    session = AcpSession("s", "/work", client)
+    small = ImageBlock(media_type="image/png", data="iVBORw0K")
+    large = ImageBlock(media_type="image/jpeg", data="/9j/" + "A" * (REPLAYED_IMAGE + 1000))
+    frames: list[Frame] = [PromptFrame(text="what are these?", turn=1, images=[small, large]), PromptFrame(text="", turn=2, images=[small])]
+
+    async def drain() -> None:
+        return None
+
+    asyncio.run(session.replay(frames, drain))
+    chunks = [u.content for u in client.updates if isinstance(u, UserMessageChunk)]
+    assert chunks[0] == AcpImage(mime_type="image/png", data="iVBORw0K")
+    assert isinstance(chunks[1], TextBlock) and chunks[1].text.startswith("[an image (image/jpeg, 36 KiB)")
+    assert chunks[2] == TextBlock(text="what are these?")
+    assert chunks[3:] == [AcpImage(mime_type="image/png", data="iVBORw0K")]  # an image-only prompt: no empty text

@@ -159,7 +159,7 @@ class LoadSessionResult(Wire, frozen=True):
 class PromptParams(Wire, frozen=True):
     session_id: str
     prompt: list[Json]
-    """Content blocks, read one by one (`_serve.prompt_text`): an unknown one is skipped."""
+    """Content blocks, read one by one (`_serve.prompt_content`): an unknown one is skipped."""
 
 
 class PromptResult(Wire, frozen=True):
@@ -222,7 +222,7 @@ class _Update(Wire, frozen=True, tag_field="sessionUpdate"):
 
 
 class UserMessageChunk(_Update, frozen=True, tag="user_message_chunk"):
-    content: TextBlock
+    content: TextBlock | ImageBlock
 
 
 class AgentMessageChunk(_Update, frozen=True, tag="agent_message_chunk"):

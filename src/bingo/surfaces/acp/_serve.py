@@ -1,7 +1,7 @@
 """`bingo --acp`: bingo as an Agent Client Protocol agent, over its stdin and stdout.
 
-Owns the agent's side of the protocol: `initialize` (what bingo offers: loading sessions and
-embedded context in prompts; images are not offered, since a turn's prompt is text), the
+Owns the agent's side of the protocol: `initialize` (what bingo offers: loading sessions,
+images and embedded context in prompts; a prompt's images are the turn's), the
 session table (`session/new` makes a session's run through the app's `MakeSession`; its id is
 the bingo session id it will be stored under, so `session/load` takes it, after a restart
 too, and so does `bingo --resume`), `session/prompt` (a slash command or a prompt, one at a
@@ -45,7 +45,7 @@ from ...kernel.frames import Frame
 from ...kernel.interfaces import PermissionAnswer
 from ...store import new_session_id
 from ...tools import FILES
-from ...wire import CommandOutcome, CommandSpec, Json, Notice, ToolOutput, is_array, is_object
+from ...wire import CommandOutcome, CommandSpec, ImageBlock, Json, Notice, ToolOutput, is_array, is_object
 from ...wire.rpc import DEADLINE
 from .._escape import escape
 from .._seam import Surface
@@ -84,7 +84,7 @@ from ._session import AcpSession
 if TYPE_CHECKING:
     from ...bridge import Connection
 
-__all__ = ["HELD_NOTICES", "AcpLog", "HostMcp", "MakeSession", "McpServerSpec", "SessionRun", "mcp_servers", "prompt_text", "serve_acp"]
+__all__ = ["HELD_NOTICES", "AcpLog", "HostMcp", "MakeSession", "McpServerSpec", "SessionRun", "mcp_servers", "prompt_content", "serve_acp"]
 
 _log = logging.getLogger(__name__)
 
@@ -105,8 +105,9 @@ _current: contextvars.ContextVar[AcpSession] = contextvars.ContextVar("bingo_acp
 class SessionRun:
     """The run behind one ACP session, made by the app."""
 
-    submit: Callable[[str], Awaitable[Submitted]]
-    """Run a prompt or slash command (the kernel's dispatcher), notices flushed after."""
+    submit: Callable[[str, list[ImageBlock]], Awaitable[Submitted]]
+    """Run a prompt (with its images) or slash command (the kernel's dispatcher), notices
+    flushed after."""
     interrupt: Callable[[], list[str]]
     commands: Callable[[], list[CommandSpec]]
     frames: Callable[[], list[Frame]]
@@ -224,10 +225,13 @@ class AcpLog:
         raise GateError("no person to ask")
 
 
-def prompt_text(blocks: list[Json]) -> tuple[str, list[str]]:
-    """A `session/prompt`'s content as the turn's text: text as it is, a file link as its
-    path, an embedded file as a fenced block under its name; and what was left out, named."""
+def prompt_content(blocks: list[Json]) -> tuple[str, list[ImageBlock], list[str]]:
+    """A `session/prompt`'s content as the turn's text and images: text as it is, a file
+    link as its path, an embedded file as a fenced block under its name, an image (or an
+    embedded file that is one) as an image (the kernel checks it: `check_images`); and what
+    was left out, named."""
     pieces: list[str] = []
+    images: list[ImageBlock] = []
     skipped: list[str] = []
     for block in blocks:
         kind = block.get("type") if is_object(block) else None
@@ -235,21 +239,32 @@ def prompt_text(blocks: list[Json]) -> tuple[str, list[str]]:
             continue
         if kind == "text" and isinstance(block.get("text"), str):
             pieces.append(block["text"])
+        elif kind == "image":
+            data, media_type = block.get("data"), block.get("mimeType")
+            if not isinstance(data, str) or not data:
+                skipped.append("an image block with no data (bingo takes an image's bytes, not a link to one)")
+            elif not isinstance(media_type, str):
+                skipped.append("an image block with no mimeType")
+            else:
+                images.append(ImageBlock(media_type=media_type, data=data))
         elif kind == "resource_link" and isinstance(block.get("uri"), str):
             pieces.append(_uri_path(block["uri"]))
         elif kind == "resource" and is_object(block.get("resource")):
             resource = block["resource"]
             uri, text = resource.get("uri"), resource.get("text")
+            blob, media_type = resource.get("blob"), resource.get("mimeType")
             if isinstance(text, str):
                 fence = "```"
                 while fence in text:
                     fence += "`"
                 pieces.append(f"{_uri_path(uri) if isinstance(uri, str) else 'attached'}:\n{fence}\n{text}\n{fence}")
+            elif isinstance(blob, str) and isinstance(media_type, str) and media_type.startswith("image/"):
+                images.append(ImageBlock(media_type=media_type, data=blob))
             else:
                 skipped.append(f"the binary resource {uri}")
         else:
             skipped.append(f"{'an' if kind[:1] in tuple('aeiou') else 'a'} {kind} block" if isinstance(kind, str) else "a block of no type")
-    return "\n".join(pieces), skipped
+    return "\n".join(pieces), images, skipped
 
 
 def _uri_path(uri: str) -> str:
@@ -354,7 +369,7 @@ class _Agent:
             protocol_version=ACP_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=self._host_mcp is not None),
                 session_capabilities=SessionCapabilities(close=Empty()),
             ),
@@ -438,7 +453,7 @@ class _Agent:
         opened = self._session(params.session_id)
         if opened.busy:
             raise UsageError("a prompt of this session is running", "wait for its answer, or cancel it with session/cancel")
-        text, skipped = prompt_text(params.prompt)
+        text, images, skipped = prompt_content(params.prompt)
         surface = opened.surface
         _current.set(surface)
         if self._client.fs.read_text_file and self._client.fs.write_text_file:
@@ -449,21 +464,21 @@ class _Agent:
         surface.begin()
         try:
             if skipped:
-                surface.notice(Notice(source="bingo", message=f"left out of the prompt: {', '.join(skipped)} (bingo takes text, file links and embedded text files)", level="warning"))
-            if not text.strip():
+                surface.notice(Notice(source="bingo", message=f"left out of the prompt: {', '.join(skipped)} (bingo takes text, images, file links and embedded text files)", level="warning"))
+            if not text.strip() and not images:
                 surface.notice(Notice(source="bingo", message="the prompt is empty", level="warning"))
                 return PromptResult(stop_reason="end_turn")
-            return PromptResult(stop_reason=await self._run(opened, text))
+            return PromptResult(stop_reason=await self._run(opened, text, images))
         finally:
             opened.busy = False
             opened.idle.set()
             self._log.prompting.pop(surface.id, None)
             self._commands(opened)
 
-    async def _run(self, opened: _Open, text: str) -> StopReason:
+    async def _run(self, opened: _Open, text: str, images: list[ImageBlock]) -> StopReason:
         surface = opened.surface
         try:
-            submitted = await opened.run.submit(text)
+            submitted = await opened.run.submit(text, images)
         except BingoError as exc:
             surface.say(escape(f"bingo: {exc.line()}"))
             return "end_turn"

@@ -86,6 +86,14 @@ replayed answer) goes as several, so no one line is more than a client's reader 
 Python SDK's is asyncio's 64 KiB unless told otherwise)."""
 SHOWN = 16_000
 """Characters of a tool's text result the editor is shown (the model is given all of it)."""
+REPLAYED_IMAGE = 6 * CHUNK
+"""Characters of base64 a prompt's image may be to be replayed as itself by `session/load`
+(a larger one is a line naming it): a replay is many lines at once, and a client's reader
+may take 64 KiB a line and no more."""
+
+
+def _placeholder(media_type: str, chars: int) -> str:
+    return f"[an image ({media_type}, {chars * 3 // 4 // 1024:,} KiB), given to the model]"
 
 
 def _pieces(text: str) -> list[str]:
@@ -328,8 +336,14 @@ class AcpSession:
         for frame in frames:
             await drain()
             match frame:
-                case PromptFrame(text=text):
-                    for piece in _pieces(escape(text)):
+                case PromptFrame(text=text, images=images):
+                    for image in images:
+                        await drain()
+                        if len(image.data) <= REPLAYED_IMAGE:
+                            self._send(UserMessageChunk(content=ImageBlock(mime_type=image.media_type, data=image.data)))
+                        else:
+                            self._send(UserMessageChunk(content=TextBlock(text=escape(_placeholder(image.media_type, len(image.data))) + "\n")))
+                    for piece in _pieces(escape(text)) if text or not images else []:
                         await drain()
                         self._send(UserMessageChunk(content=TextBlock(text=piece)))
                     self._at_line_start = True

@@ -20,7 +20,7 @@ from rich.console import RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
-from ...wire import Json, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from ...wire import ImageBlock, Json, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from .._escape import escape
 from ._draw import markdown, short
 
@@ -88,7 +88,7 @@ def _cut(text: str) -> str:
 
 def _exchanges(messages: list[Message]) -> tuple[list[Message], int]:
     """The messages of the last exchanges, and how many prompts came before them."""
-    starts = [i for i, m in enumerate(messages) if m.role == "user" and any(isinstance(b, TextBlock) for b in m.content)]
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and any(isinstance(b, (TextBlock, ImageBlock)) for b in m.content)]
     if not starts:
         return messages, 0
     shown = starts[-_EXCHANGES:]
@@ -108,6 +108,8 @@ def recap(opening: Opening) -> list[RenderableType]:
                     drawn.append(Text(escape("> " + _cut(_prompt(text))), style="bold"))
                 case TextBlock(text=text) if text.strip():
                     drawn.append(markdown(escape(_cut(text))))
+                case ImageBlock(media_type=media_type):
+                    drawn.append(Text(escape(f"> [an image, {media_type}]"), style="bold"))
                 case ToolUseBlock(id=call_id, name=name, input=input):
                     drawn.append(_call(name, input, call_id in failed))
                 case _:

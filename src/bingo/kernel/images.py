@@ -1,0 +1,74 @@
+"""Images a person gives with a prompt: which are taken, and how large.
+
+Owns the one check an image passes before it becomes part of a turn (and so of the session,
+which sends it again every turn it is resumed): one of the types every provider takes
+(`IMAGE_TYPES`), base64 that decodes, bytes that are the type they are said to be, and at
+most `MAX_IMAGE` characters of base64 each (the Anthropic API refuses an image past 5 MiB
+of base64, so larger would fail at the provider, turn after turn), `MAX_IMAGES` a prompt.
+It does not read images from anywhere (a surface hands them over as `ImageBlock`s) nor
+decide where they go in a message (`frames.prompt_message` does).
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Sequence
+
+from ..wire import ImageBlock
+from .errors import UsageError
+
+__all__ = ["IMAGE_TYPES", "MAX_IMAGE", "MAX_IMAGES", "check_images"]
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The media types an image may be: those the Anthropic and OpenAI APIs both take."""
+
+MAX_IMAGE = 5 * 1024 * 1024
+"""Characters of base64 one image may be (about 3.75 MiB of image): the Anthropic API's
+bound, which it applies to the base64 text, not the decoded bytes."""
+
+MAX_IMAGES = 20
+"""Images one prompt may carry."""
+
+_NAMES = {"image/png": "a PNG", "image/jpeg": "a JPEG", "image/gif": "a GIF", "image/webp": "a WebP"}
+
+
+def _sniff(head: bytes) -> str | None:
+    """The image type `head` (an image's first bytes) starts as, or None."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _size(chars: int) -> str:
+    return f"{chars / (1024 * 1024):.1f} MiB" if chars >= 1024 * 1024 else f"{chars / 1024:.0f} KiB"
+
+
+def check_images(images: Sequence[ImageBlock]) -> None:
+    """Refuse what a turn cannot send: too many images, or one of a type the providers do
+    not take, too large, not base64, or whose bytes are not what its type says.
+
+    Raises:
+        UsageError: naming the image (by its place in the prompt) and what was wrong.
+    """
+    if len(images) > MAX_IMAGES:
+        raise UsageError(f"the prompt has {len(images)} images, more than the {MAX_IMAGES} one prompt may carry", "send fewer images")
+    for at, image in enumerate(images, start=1):
+        which = f"image {at}" if len(images) > 1 else "the image"
+        if image.media_type not in IMAGE_TYPES:
+            raise UsageError(f"{which} is {image.media_type[:60]!r}, which bingo does not send to a model", "send a PNG, JPEG, GIF or WebP image (" + ", ".join(IMAGE_TYPES) + ")")
+        if len(image.data) > MAX_IMAGE:
+            raise UsageError(f"{which} is {_size(len(image.data))} as base64, past the {_size(MAX_IMAGE)} one image may be (the providers refuse larger)", "send a smaller or more compressed image")
+        try:
+            head = binascii.a2b_base64(image.data, strict_mode=True)[:16]
+        except (binascii.Error, ValueError):
+            raise UsageError(f"{which} ({image.media_type}) is not valid base64", "send the image's bytes base64-encoded, with no line breaks") from None
+        found = _sniff(head)
+        if found != image.media_type:
+            what = f"its bytes are {_NAMES[found]} ({found})" if found is not None else "its bytes are no image bingo knows"
+            raise UsageError(f"{which} is said to be {image.media_type}, but {what}", "send it with its own media type")
