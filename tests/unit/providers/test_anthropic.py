@@ -9,7 +9,7 @@ from bingo.kernel.notices import Notices
 from bingo.providers import AnthropicProvider
 from bingo.providers._retry import Retry
 from bingo.providers.anthropic import request_body
-from bingo.wire import Json, Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta, Usage
+from bingo.wire import ImageBlock, Json, Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta, Usage
 from tests.support.model_script import RawReply, Reply
 from tests.support.model_transport import BASE, CONVERSATION, HELLO, ModelTransport, ask, failure
 
@@ -220,3 +220,29 @@ def test_a_refusal_stop_is_said_to_the_person() -> None:
 
     assert response.stop_reason == "end"
     assert said == ["anthropic: the model declined to go on (stop_reason refusal)"]
+
+
+def test_a_persons_images_are_image_blocks_of_their_user_message_before_its_text() -> None:
+    provider, transport = _provider([("text", "a cat")], [("text", "still a cat")])
+    png, jpeg = ImageBlock(media_type="image/png", data="iVBORw0KGgo="), ImageBlock(media_type="image/jpeg", data="/9j/4A==")
+    first = Message(role="user", content=[png, jpeg, TextBlock(text="what is this?")])
+    alone = Message(role="user", content=[png])  # an image-only prompt
+    ask(provider, ModelRequest(model="m", messages=[first]))
+    ask(provider, ModelRequest(model="m", messages=[first, Message(role="assistant", content=[TextBlock(text="a cat")]), alone]))
+
+    def image(media_type: str, data: str) -> Json:
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+    assert transport.requests[0].body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                image("image/png", "iVBORw0KGgo="),
+                image("image/jpeg", "/9j/4A=="),
+                {"type": "text", "text": "what is this?", "cache_control": EPHEMERAL},
+            ],
+        }
+    ]
+    later = transport.requests[1].body["messages"]
+    assert later[0]["content"][0] == image("image/png", "iVBORw0KGgo=")  # sent again, turn after turn
+    assert later[2] == {"role": "user", "content": [{**image("image/png", "iVBORw0KGgo="), "cache_control": EPHEMERAL}]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bingo.providers import OpenAIProvider
 from bingo.providers._retry import Retry
-from bingo.wire import TextBlock, ToolUseBlock, ToolUseDelta
+from bingo.wire import ImageBlock, Message, ModelRequest, TextBlock, ToolUseBlock, ToolUseDelta
 from tests.support.model_script import RawReply, Reply
 from tests.support.model_transport import BASE, CONVERSATION, ModelTransport, ask, failure
 
@@ -144,3 +144,23 @@ def test_an_error_chunk_mid_stream_becomes_a_provider_error() -> None:
     error = failure(provider)
 
     assert error.line() == "openai failed mid-answer: model crashed: try again later"
+
+
+def test_a_persons_images_are_image_url_parts_of_their_user_message_before_its_text() -> None:
+    provider, transport = _provider([("text", "a cat")], [("text", "ok")])
+    png, gif = ImageBlock(media_type="image/png", data="iVBORw0KGgo="), ImageBlock(media_type="image/gif", data="R0lGODlh")
+    ask(provider, ModelRequest(model="m", messages=[Message(role="user", content=[png, gif, TextBlock(text="what is this?")])]))
+    ask(provider, ModelRequest(model="m", messages=[Message(role="user", content=[gif])]))  # an image-only prompt
+    assert transport.requests[0].body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lGODlh"}},
+                {"type": "text", "text": "what is this?"},
+            ],
+        }
+    ]
+    assert transport.requests[1].body["messages"] == [
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lGODlh"}}]}
+    ]
