@@ -46,7 +46,7 @@ def _sniff(head: bytes) -> str | None:
 
 
 def _size(chars: int) -> str:
-    return f"{chars / (1024 * 1024):.1f} MiB" if chars >= 1024 * 1024 else f"{chars / 1024:.0f} KiB"
+    return f"{chars / (1024 * 1024):.1f} MiB".replace(".0 ", " ") if chars >= 1024 * 1024 else f"{chars / 1024:.0f} KiB"
 
 
 def check_images(images: Sequence[ImageBlock]) -> None:
@@ -63,7 +63,8 @@ def check_images(images: Sequence[ImageBlock]) -> None:
         if image.media_type not in IMAGE_TYPES:
             raise UsageError(f"{which} is {image.media_type[:60]!r}, which bingo does not send to a model", "send a PNG, JPEG, GIF or WebP image (" + ", ".join(IMAGE_TYPES) + ")")
         if len(image.data) > MAX_IMAGE:
-            raise UsageError(f"{which} is {_size(len(image.data))} as base64, past the {_size(MAX_IMAGE)} one image may be (the providers refuse larger)", "send a smaller or more compressed image")
+            size = len(image.data)
+            raise UsageError(f"{which} is {_size(size)} ({size:,} bytes) as base64, past the {_size(MAX_IMAGE)} ({MAX_IMAGE:,} bytes) one image may be (the providers refuse larger)", "send a smaller or more compressed image")
         try:
             head = binascii.a2b_base64(image.data, strict_mode=True)[:16]
         except (binascii.Error, ValueError):

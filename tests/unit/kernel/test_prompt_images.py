@@ -69,7 +69,7 @@ def test_another_type_is_refused_naming_the_types_taken() -> None:
 def test_an_image_past_the_bound_is_refused_with_its_size() -> None:
     big = ImageBlock(media_type="image/png", data=PNG.data + "A" * MAX_IMAGE)
     line = _refusal([PNG, big])
-    assert line.startswith("image 2 is 5.0 MiB as base64, past the 5.0 MiB one image may be")
+    assert line.startswith(f"image 2 is 5 MiB ({len(big.data):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be")
     assert line.endswith("send a smaller or more compressed image")
     check_images([ImageBlock(media_type="image/png", data=(PNG.data + "A" * MAX_IMAGE)[: MAX_IMAGE // 4 * 4])])  # at the bound: taken
 
