@@ -27,6 +27,7 @@ from bingo.kernel.frames import (
 from bingo.store import SessionStore, new_session_id
 from bingo.wire import (
     Compaction,
+    ImageBlock,
     Message,
     Notice,
     TableView,
@@ -178,6 +179,15 @@ def test_session_info_counts_frames_and_takes_the_first_prompts_first_line_as_ti
     )
     assert info.created < info.updated
     assert info.created.tzinfo is not None
+
+
+def test_a_prompts_images_read_back_and_an_image_only_first_prompt_is_titled_so(store: SessionStore) -> None:
+    session = store.create(PROJECT)
+    frame = PromptFrame(text="", turn=1, images=[ImageBlock(media_type="image/png", data="iVBORw0KGgo=")])
+    store.append(session, frame)
+    assert store.frames(session) == [frame]
+    [info] = store.sessions(PROJECT)
+    assert info.title == "[an image]"
 
 
 def test_a_long_first_line_is_cut_to_sixty_characters(store: SessionStore) -> None:

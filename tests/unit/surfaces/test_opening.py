@@ -11,7 +11,7 @@ from rich.text import Text
 
 from bingo.surfaces.terminal import Opening
 from bingo.surfaces.terminal._opening import banner, recap, status
-from bingo.wire import Message, TextBlock, TextPart, ToolResultBlock, ToolUseBlock, Usage
+from bingo.wire import ImageBlock, Message, TextBlock, TextPart, ToolResultBlock, ToolUseBlock, Usage
 
 
 def _shown(*drawn: object) -> str:
@@ -68,3 +68,14 @@ def test_the_status_line_counts_tokens_in_thousands() -> None:
     assert status(_opening(), Usage(input_tokens=5400, output_tokens=7, cache_read_tokens=5000)) == "claude-x · 5.4k in (5k cached) · 7 out"
     assert status(_opening(provider=None, model=None), Usage()) == "no model · 0 in · 0 out"
     assert status(None, Usage()) == "no model · 0 in · 0 out"
+
+
+def test_a_recap_names_a_prompts_images_and_counts_an_image_only_prompt_as_one() -> None:
+    png = ImageBlock(media_type="image/png", data="iVBORw0KGgo=")
+    past = [
+        Message(role="user", content=[png, TextBlock(text="what is this?")]), _said("A pixel."),
+        Message(role="user", content=[ImageBlock(media_type="image/gif\x1b[2J", data="R0lG")]), _said("A GIF."),
+    ]
+    lines = [line.rstrip() for line in _shown(*recap(_opening(past=past))).splitlines()]
+    assert lines[0].startswith("the conversation so far ───")  # two prompts, both shown
+    assert lines[1:-1] == ["> [an image, image/png]", "> what is this?", "A pixel.", "> [an image, image/gif\\x1b[2J]", "A GIF."]
