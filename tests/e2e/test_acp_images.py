@@ -1,7 +1,8 @@
 """Image prompts through `bingo --acp`, driven by the Python `agent-client-protocol` client
 with the scripted model: `initialize` offers them, a prompt's image reaches the model, a
 loaded session replays it and sends it to the model again, and an image a turn cannot send
-(a type the providers do not take, one too large) is refused in a line, before any model."""
+(a type the providers do not take, one too large, one mislabelled, too many bytes in all)
+is refused in a line, before any model."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from typing import Any
 
 from acp.schema import ImageContentBlock, UserMessageChunk
 
-from bingo.kernel.images import MAX_IMAGE
-from tests.e2e._acp import Recorder, connected, text
+from bingo.kernel.images import MAX_IMAGE, MAX_PROMPT_IMAGES
+from bingo.surfaces.acp._serve import LINE
+from tests.e2e._acp import WAIT, Recorder, connected, text
 from tests.e2e._bingo import Sandbox
 from tests.e2e._scripted import model_requests, text as say, use_scripted_model
 
@@ -92,6 +94,7 @@ def test_an_image_of_another_type_or_too_large_is_refused_in_a_line_before_any_m
     use_scripted_model(box, [[say("never")]])
     client = Recorder()
     large = PNG + "A" * MAX_IMAGE
+    each = PNG + "A" * (MAX_PROMPT_IMAGES // 5)
 
     async def go() -> None:
         async with connected(box, client) as conn:
@@ -102,11 +105,38 @@ def test_an_image_of_another_type_or_too_large_is_refused_in_a_line_before_any_m
             assert big.stop_reason == "end_turn"
             mislabelled = await conn.prompt(session_id=session.session_id, prompt=[image(PNG, "image/jpeg")])
             assert mislabelled.stop_reason == "end_turn"
+            # Five images each within the bound: a message longer than the bridge's 16 MiB
+            # lines, read whole, and refused for what they are in all.
+            many = await conn.prompt(session_id=session.session_id, prompt=[text("all of them"), *[image(each)] * 5])
+            assert many.stop_reason == "end_turn"
 
     run(go())
     said = client.agent_text()
     assert "> bingo: the image is 'image/bmp', which bingo does not send to a model: send a PNG, JPEG, GIF or WebP image" in said
     assert f"> bingo: the image is 5 MiB ({len(large):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be (the providers refuse larger): send a smaller or more compressed image" in said
     assert "> bingo: the image is said to be image/jpeg, but its bytes are a PNG (image/png): send it with its own media type" in said
+    assert f"> bingo: the prompt's images are 24 MiB ({len(each) * 5:,} bytes) of base64 in all, past the 24 MiB (25,165,824 bytes) one prompt may carry: send fewer or smaller images" in said
     assert model_requests(box) == []  # no turn reached the model
     assert "never" not in said
+
+
+def test_a_message_longer_than_bingo_reads_is_said_in_the_open_session(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[say("never")]])
+    client = Recorder()
+
+    async def go() -> None:
+        async with connected(box, client) as conn:
+            session = await conn.new_session(cwd=str(box.project))
+            # Past LINE (32 MiB): bingo cannot read it, so cannot answer it; the person is told.
+            lost = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[image(PNG + "A" * LINE)]))
+            async with asyncio.timeout(WAIT * 2):
+                while "could not be read" not in client.agent_text():
+                    await asyncio.sleep(0.05)
+            lost.cancel()
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text("still there?")])
+            assert answer.stop_reason == "end_turn"  # the connection lives on
+
+    run(go())
+    assert "> bingo: a message from the editor could not be read, so it is not answered: line longer than the limit" in client.agent_text()
+    assert "never" in client.agent_text()

@@ -14,7 +14,7 @@ from bingo.kernel.errors import UsageError
 from bingo.kernel.frames import PromptFrame, history
 from bingo.kernel.gate import Gate
 from bingo.kernel.hooks import Hooks
-from bingo.kernel.images import MAX_IMAGE, MAX_IMAGES, check_images
+from bingo.kernel.images import MAX_IMAGE, MAX_IMAGES, MAX_PROMPT_IMAGES, check_images
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Settings
@@ -83,6 +83,14 @@ def test_bytes_that_are_another_type_or_no_image_or_no_base64_are_refused() -> N
 
 def test_more_images_than_a_prompt_may_carry_are_refused() -> None:
     assert _refusal([PNG] * (MAX_IMAGES + 1)).startswith(f"the prompt has {MAX_IMAGES + 1} images, more than the {MAX_IMAGES}")
+
+
+def test_images_each_within_the_bound_but_past_the_prompts_in_all_are_refused() -> None:
+    each = ImageBlock(media_type="image/png", data="A" * (MAX_PROMPT_IMAGES // 5 + 4))
+    assert _refusal([each] * 5) == (
+        "the prompt's images are 24 MiB (25,165,840 bytes) of base64 in all, past the 24 MiB (25,165,824 bytes) one prompt may carry: "
+        "send fewer or smaller images"
+    )
 
 
 # --- the turn --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
@@ -96,6 +96,10 @@ HELD_NOTICES = 50
 """Notices kept for the first session while no session is open (the rest go to the log)."""
 _NOT_FOUND = -32002
 """ACP's "resource not found", which a client answers `fs/read_text_file` of no file with."""
+LINE = 32 * 1024 * 1024
+"""The longest message read from the editor: a prompt's images (`MAX_PROMPT_IMAGES` of
+base64 at most, checked once read) with room for its text. A longer one is not read, and
+the open sessions are told so."""
 
 _current: contextvars.ContextVar[AcpSession] = contextvars.ContextVar("bingo_acp_session")
 """The session whose prompt is running, in that prompt's task."""
@@ -269,6 +273,13 @@ def prompt_content(blocks: list[Json]) -> tuple[str, list[ImageBlock], list[str]
 
 def _uri_path(uri: str) -> str:
     return uri.removeprefix("file://") if uri.startswith("file:///") else uri
+
+
+class _Unread(Protocol):
+    """A line from the editor that is no message (the bridge's `BadLine`)."""
+
+    @property
+    def reason(self) -> str: ...
 
 
 class _Declined(OSError):
@@ -531,10 +542,8 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     Raises:
         UsageError: stdin or stdout is not a pipe (a terminal, a file).
     """
-    from ...bridge import MAX_LINE
-
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE)
+    reader = asyncio.StreamReader(limit=LINE)
     out = os.dup(1)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -550,7 +559,10 @@ async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: H
     from ...bridge import Connection
 
     reader, writer = await _stdio()
-    connection = Connection(reader, writer, name="the editor")
+    def unread(bad: _Unread) -> None:
+        log.notice(Notice(source="bingo", message=f"a message from the editor could not be read, so it is not answered: {bad.reason}", level="warning"))
+
+    connection = Connection(reader, writer, name="the editor", on_stray=unread)
     agent = _Agent(connection, log, make, version, host_mcp, writer.drain)
     connection.on_request("initialize", InitializeParams, agent.initialize)
     connection.on_request("session/new", NewSessionParams, agent.new_session)
