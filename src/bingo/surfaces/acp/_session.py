@@ -9,6 +9,8 @@ the call is announced `pending` with the question, and the same id goes `in_prog
 it runs), its live line a `tool_call_update` content, its end the status and the result: a
 View as its markdown fold, a diff View as ACP diffs, otherwise the output's text and images.
 Every string from elsewhere passes `escape` (INTERFACE.md §8) before it is sent.
+`session/load` replays a stored session the same way, its prompts as user message chunks
+(a prompt's images as images, one past REPLAYED_IMAGE as a line naming it).
 
 A question waits for the client's answer, or for the turn's cancel (`session/cancel`: the
 client answers `cancelled` then, and a client that does not is not waited for): either is
