@@ -133,6 +133,9 @@ def parse(argv: Sequence[str]) -> Options:
         raise UsageError("--call and --json go with --check-plugin DIR", "write bingo --check-plugin DIR --call --json")
     if options.check_plugin is not None and (options.prompt is not None or options.continue_latest or options.resume or options.channel is not None or options.trust or options.acp):
         raise UsageError("--check-plugin takes no prompt and no other mode", "write bingo --check-plugin DIR [--call] [--json]")
+    if options.trust and (options.prompt is not None or options.continue_latest or options.resume or options.channel is not None):
+        # Trust trusts and exits (INTERFACE.md §1): a prompt given with it would be dropped unseen.
+        raise UsageError("--trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits", 'run bingo --trust first, then bingo "PROMPT"')
     if options.acp and (options.prompt is not None or options.continue_latest or options.resume or options.print_mode or options.channel is not None or options.trust):
         raise UsageError("--acp takes no prompt, --print, --continue, --resume, --channel or --trust", "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)")
     return options

@@ -69,6 +69,16 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.stderr.startswith("bingo: ")
 
 
+def test_trust_with_a_prompt_is_bad_usage_rather_than_a_prompt_dropped(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    for args in (("--trust", "/help"), ("--trust", "-c"), ("--trust", "--resume", "x")):
+        result = box.run(*args)
+        assert result.returncode == 2, args
+        assert result.stdout == "", args
+        assert result.stderr.splitlines() == ['bingo: --trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits: run bingo --trust first, then bingo "PROMPT"'], args
+    assert box.run("--trust").returncode == 0
+
+
 # --- issue 14 item 5: what the hints name exists ---------------------------------------
 
 
