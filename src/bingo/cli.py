@@ -22,7 +22,7 @@ from .kernel.errors import BingoError, UsageError
 TYPE_CHECKING = False  # not typing's: the start of a run does not import typing for it
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import NoReturn, TypeAlias
 
     from .app import Options
@@ -94,12 +94,26 @@ def _quick(argv: Sequence[str]) -> Options | None:
     )
 
 
+def _did_you_mean(message: str, options: Iterable[str]) -> str:
+    """` (did you mean --allow?)` for an argparse complaint about a mistyped flag, else ''."""
+    import difflib
+
+    if not message.startswith("unrecognized arguments: "):
+        return ""
+    spelled = sorted(option for option in options if option.startswith("--"))
+    for word in message.removeprefix("unrecognized arguments: ").split():
+        close = difflib.get_close_matches(word.split("=", 1)[0], spelled, n=1, cutoff=0.6) if word.startswith("--") else []
+        if close:
+            return f" (did you mean {close[0]}?)"
+    return ""
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
-            raise UsageError(message, "see bingo --help")
+            raise UsageError(message + _did_you_mean(message, self._option_string_actions), "see bingo --help")
 
     p = _Parser(prog="bingo", description="An agent host whose extensions are cross-process plugins.")
     p.add_argument("prompt", nargs="?", help="one turn, then exit; starting with / runs a slash command")

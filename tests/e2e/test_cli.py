@@ -69,6 +69,16 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.stderr.startswith("bingo: ")
 
 
+def test_a_mistyped_flag_names_the_flag_meant(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    for args, meant in ((("--alow", "read"), "--allow"), (("--prnt", "/help"), "--print"), (("--provder=openai", "hi"), "--provider")):
+        result = box.run(*args)
+        assert result.returncode == 2, args
+        assert result.stderr.splitlines() == [f"bingo: unrecognized arguments: {args[0]} (did you mean {meant}?): see bingo --help"], args
+    far = box.run("--zzz")
+    assert far.stderr == "bingo: unrecognized arguments: --zzz: see bingo --help\n"
+
+
 def test_trust_with_a_prompt_is_bad_usage_rather_than_a_prompt_dropped(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     for args in (("--trust", "/help"), ("--trust", "-c"), ("--trust", "--resume", "x")):
