@@ -89,6 +89,14 @@ def test_trust_with_a_prompt_is_bad_usage_rather_than_a_prompt_dropped(tmp_path:
     assert box.run("--trust").returncode == 0
 
 
+def test_help_names_every_flag_of_the_interface(tmp_path: Path) -> None:
+    result = Sandbox(tmp_path).run("--help")
+    assert result.returncode == 0, result.stderr
+    for flag in ("--print", "-p", "--continue", "-c", "--resume", "--provider", "--model", "--allow", "--trust", "--version", "--check-plugin", "--call", "--json", "--acp", "--channel"):
+        assert f" {flag}" in result.stdout, flag
+    assert ".mcp.json" in result.stdout  # --trust trusts more than plugins
+
+
 # --- issue 14 item 5: what the hints name exists ---------------------------------------
 
 
