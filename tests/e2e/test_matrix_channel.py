@@ -414,6 +414,17 @@ def test_a_bad_channel_line_or_missing_settings_is_exit_2_in_one_line(tmp_path: 
     assert no_traceback(unreachable)
 
 
+def test_a_homeserver_without_its_scheme_is_exit_2_saying_to_write_it(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings({"channels": {"matrix": {"homeserver": "matrix.example.org", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
+    result = box.run("--channel", "matrix", env={TOKEN_ENV: "t"})
+    assert result.returncode == 2
+    assert result.stderr == (
+        "bingo: channels.matrix in ~/.bingo/settings.json: homeserver 'matrix.example.org' is not a URL: "
+        'write it with its scheme: "homeserver": "https://matrix.example.org"\n'
+    )
+
+
 def test_a_room_new_to_bingo_has_its_history_left_unanswered(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
     box = _box(tmp_path, room, [[text("A.")]])
     bot = _start(bots, box, room)

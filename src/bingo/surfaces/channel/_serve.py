@@ -278,6 +278,8 @@ def _check(channel: MatrixChannel, environ: dict[str, str]) -> str:
     where = "channels.matrix in ~/.bingo/settings.json"
     if not channel.homeserver:
         raise SettingsError(f"{where} has no homeserver", 'set "homeserver": "https://matrix.example.org"')
+    if not channel.homeserver.lower().startswith(("https://", "http://")):
+        raise SettingsError(f"{where}: homeserver {channel.homeserver[:200]!r} is not a URL", 'write it with its scheme: "homeserver": "https://matrix.example.org"')
     if not channel.rooms:
         raise SettingsError(f"{where} has no rooms", 'list the room ids bingo joins: "rooms": ["!room:example.org"]')
     if not channel.allowed_users:
