@@ -131,6 +131,25 @@ def test_a_manifest_bingo_refuses_is_checked_without_starting_anything(tmp_path:
     assert not (box.bingo_home / "data" / "logs" / "plugin-Bad_Name.log").exists()
 
 
+@pytest.mark.parametrize(
+    ("manifest", "found"),
+    [
+        ('{\n "name": "mp",\n    oops\n}', "plugin.json is not JSON at line 3, column 5: Expecting property name enclosed in double quotes"),
+        ('{"name": "mp", "version": "1", "entry": {"command": "python3", "args": "main.py"}}', "plugin.json: wrong type at `$.entry.args`: expected `array`, got `str`"),
+    ],
+)
+def test_a_manifest_bingo_cannot_read_says_its_fix_once(tmp_path: Path, manifest: str, found: str) -> None:
+    box = Sandbox(tmp_path)
+    plugin = tmp_path / "mp"
+    plugin.mkdir()
+    (plugin / "plugin.json").write_text(manifest, encoding="utf-8")
+    result = box.run("--check-plugin", str(plugin))
+    assert result.returncode == 1
+    [failed] = [line for line in result.stdout.splitlines() if line.startswith("✗ ")]
+    assert failed.endswith(f"{plugin / found}; fix: see docs/plugins.md, section 'The manifest'"), failed
+    assert failed.count("see docs/plugins.md") == 1
+
+
 def test_check_plugin_usage_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     alone = box.run("--call")

@@ -74,7 +74,7 @@ def _read(directory: Path) -> dict[str, Json] | str:
         try:
             read_manifest(directory)
         except PluginError as exc:
-            return exc.line()
+            return exc.message  # its hint is the check's fix: said once, after "fix:"
         return f"{path} cannot be read"
     if not is_object(value):
         return f"{path} is not a JSON object"
@@ -158,11 +158,11 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
                 words.append(_unknown_words(f"`{key}`", strays, known))
     checks.append(_check("manifest.keys", "every key is one bingo reads", "; ".join(words) or None, ok="none unknown", fix=P.UNKNOWN_KEYS.fix))
     manifest: Manifest | None = None
-    refused: str | None = None
+    refused: tuple[str, str] | None = None
     try:
         manifest = read_manifest(directory)
     except PluginError as exc:
-        refused = exc.line()
+        refused = (exc.message, exc.hint)
     if is_object(entry):
         strings = _strings(entry)
         checks.append(_command(directory, manifest, entry, cwd=cwd, environ=environ))
