@@ -66,6 +66,16 @@ async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: Plugin
     """
     try:
         return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log)
+    except FileNotFoundError as exc:
+        if exc.filename != argv[0]:  # the working directory, say
+            raise SpawnError(str(exc)) from exc
+        if "/" in argv[0]:
+            raise SpawnError(f"its command {argv[0]!r} does not exist: correct the command's path") from exc
+        raise SpawnError(f"its command {argv[0]!r} is not on PATH: install it, or write the program's absolute path as the command") from exc
+    except PermissionError as exc:
+        if exc.filename != argv[0]:
+            raise SpawnError(str(exc)) from exc
+        raise SpawnError(f"its command {argv[0]!r} cannot be run (permission denied): make it executable (chmod +x), or name its interpreter as the command") from exc
     except OSError as exc:
         raise SpawnError(str(exc)) from exc
 

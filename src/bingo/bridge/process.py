@@ -123,6 +123,8 @@ def resolve(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str:
     command = argv[0]
     if os.sep in command:
         found: str | None = str(cwd / command) if os.access(cwd / command, os.X_OK) else None
+        if found is None and (cwd / command).is_file():
+            raise PermissionError(13, "Permission denied", command)
     else:
         found = shutil.which(command, path=env.get("PATH", os.defpath))
     if found is None:
