@@ -90,6 +90,25 @@ def test_a_bad_mcp_json_entry_is_named_and_the_others_run(tmp_path: Path) -> Non
     assert "sse, the transport MCP deprecated" in result.stderr
 
 
+def test_a_misspelled_server_key_or_broken_mcp_json_says_what_to_fix(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    mcp_json = box.project / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"files": {"comand": "npx", "args": ["-y", "x"]}}}), encoding="utf-8")
+    assert box.run("--trust").returncode == 0
+    typo = box.run("-p", "/help")
+    assert typo.returncode == 0, typo.stderr
+    assert typo.stderr.splitlines() == [
+        f"files: refused: {mcp_json}: `mcpServers.files` has neither `command` (stdio) nor `url` (Streamable HTTP) (it has key 'comand': did you mean 'command'?)"
+    ]
+    mcp_json.write_text('{"mcpServers": {"files": {"command": "npx",}}}', encoding="utf-8")
+    assert box.run("--trust").returncode == 0
+    broken = box.run("-p", "/help")
+    assert broken.stderr.splitlines() == [
+        f".mcp.json: refused: {mcp_json}: is not JSON at line 1, column 44: Expecting property name enclosed in double quotes: fix the file"
+    ]
+    assert no_traceback(broken)
+
+
 def test_a_script_in_the_project_that_a_trusted_mcp_json_runs_is_pinned_with_it(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     marks = tmp_path / "marks"

@@ -124,6 +124,25 @@ def _user(source: PluginSource | None) -> PluginSource | None:
     return source.overrides
 
 
+_MCP_SERVER_KEYS = tuple(McpServer.__struct_fields__)
+"""The keys of an `.mcp.json` server bingo reads."""
+
+
+def _misspelled(server: Json) -> str:
+    """` (it has key comand: did you mean command?)` for a server's keys bingo does not read
+    that are close to one it does, else ''."""
+    import difflib
+
+    if not is_object(server):
+        return ""
+    for key in server:
+        if key not in _MCP_SERVER_KEYS:
+            close = difflib.get_close_matches(key, _MCP_SERVER_KEYS, n=1, cutoff=0.6)
+            if close:
+                return f" (it has key {key!r}: did you mean {close[0]!r}?)"
+    return ""
+
+
 def _mcp_json(project: Path, found: Mapping[str, PluginSource]) -> list[PluginSource]:
     """The servers `<project>/.mcp.json` declares, as project plugins; a file that cannot be
     read as one is a single refused source named after it, saying why."""
@@ -146,8 +165,10 @@ def _mcp_json(project: Path, found: Mapping[str, PluginSource]) -> list[PluginSo
         return refused(f"is nested too deeply (more than {MAX_DEPTH} levels)")
     try:
         value: Json = json.loads(data)
+    except json.JSONDecodeError as exc:
+        return refused(f"is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}: fix the file")
     except (ValueError, UnicodeDecodeError) as exc:
-        return refused(f"is not JSON ({exc})")
+        return refused(f"is not JSON ({exc}): save it as UTF-8 JSON")
     servers = value.get("mcpServers") if is_object(value) else None
     if not is_object(servers):
         return refused('has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}')
@@ -165,6 +186,8 @@ def _mcp_json(project: Path, found: Mapping[str, PluginSource]) -> list[PluginSo
                 problem = mcp_problem(server, where)
                 if problem is None:
                     manifest = mcp_manifest(name, server)
+                else:
+                    problem += _misspelled(servers[name])
         else:
             problem = f"`{where}`: {problem} (rename the key)"
         sources.append(
