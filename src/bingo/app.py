@@ -170,7 +170,10 @@ async def run_app(options: Options) -> int:
     environ = dict(os.environ)
     home = bingo_home(environ)
     user_home = Path(environ.get("HOME") or Path.home())
-    cwd = Path.cwd()
+    try:
+        cwd = Path.cwd()
+    except FileNotFoundError:
+        raise UsageError("the working directory no longer exists (it was removed while this shell was in it)", "cd to a directory that exists and run bingo again") from None
     project = find_project(cwd, user_home)
     # Read as if untrusted first: every layer is checked, and what trust would add is known.
     settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))

@@ -97,6 +97,22 @@ def test_help_names_every_flag_of_the_interface(tmp_path: Path) -> None:
     assert ".mcp.json" in result.stdout  # --trust trusts more than plugins
 
 
+def test_a_working_directory_removed_under_the_shell_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.e2e._bingo import BINGO
+
+    box = Sandbox(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # The shell stands in the directory, removes it, then runs bingo there (as a person whose
+    # directory another terminal deleted).
+    result = subprocess.run(["sh", "-c", 'rmdir "$PWD" && exec "$0" -p /help', BINGO], cwd=gone, env=box.env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == "bingo: the working directory no longer exists (it was removed while this shell was in it): cd to a directory that exists and run bingo again\n"
+    assert no_traceback(result)
+
+
 # --- issue 14 item 5: what the hints name exists ---------------------------------------
 
 
