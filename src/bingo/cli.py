@@ -251,13 +251,33 @@ def run(argv: Sequence[str]) -> int:
         print("bingo: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # boundary: the last line of defence
-        import logging
-
         from .surfaces import escape
 
-        logging.getLogger("bingo").exception("internal error")
-        print(escape(f"bingo: internal error ({type(exc).__name__}: {exc}); details are in the log under ~/.bingo/data/logs/bingo.log"), file=sys.stderr)
+        print(escape(f"bingo: internal error ({type(exc).__name__}: {exc}); {_log_internal_error()}"), file=sys.stderr)
         return 1
+
+
+def _log_internal_error() -> str:
+    """Log the exception being handled to bingo's log, never to stderr (logging's last
+    resort when no handler is set yet would print its traceback there); where it went."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:  # it failed before the run set up its log
+        from .kernel.home import bingo_home, data_dir
+        from .kernel.log import LOG_BYTES, SizedFileHandler
+
+        logs = data_dir(bingo_home(os.environ)) / "logs"
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+            (logs / "bingo.log").open("a", encoding="utf-8").close()  # writable, or no handler that would say so on stderr
+            handler = SizedFileHandler(logs / "bingo.log", max_bytes=LOG_BYTES)
+        except OSError:
+            return "its details could not be logged"
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    logging.getLogger("bingo").exception("internal error")
+    return "details are in the log under ~/.bingo/data/logs/bingo.log"
 
 
 def main() -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +64,19 @@ def test_importing_the_command_line_imports_nothing_heavy() -> None:
     script = f"import sys, bingo.cli; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_an_internal_error_before_the_log_is_set_up_goes_to_the_log_not_stderr(tmp_path: Path) -> None:
+    # The boundary's own log record must not reach stderr through logging's last resort.
+    script = (
+        "import sys, bingo.app, bingo.cli\n"
+        "async def broken(options): raise RuntimeError('boom')\n"
+        "bingo.app.run_app = broken\n"
+        "sys.exit(bingo.cli.run(['-p', '/help']))\n"
+    )
+    home = tmp_path / "bingo-home"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "BINGO_HOME": str(home)}, stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == "bingo: internal error (RuntimeError: boom); details are in the log under ~/.bingo/data/logs/bingo.log\n"
+    log = (home / "data" / "logs" / "bingo.log").read_text(encoding="utf-8")
+    assert "internal error" in log and "Traceback" in log and "RuntimeError: boom" in log
