@@ -203,6 +203,10 @@ async def run_app(options: Options) -> int:
     interactive = options.channel is None and not options.acp and not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
     if options.prompt is None and not interactive and options.channel is None and not options.acp:
         raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)')
+    if options.prompt is not None and not options.prompt.strip():
+        # `bingo -p "$PROMPT"` with the variable unset: nothing to send (a model API refuses
+        # an empty message, after a turn was opened for it).
+        raise UsageError("the prompt is empty", 'write what you want in it: bingo -p "PROMPT"')
     surface = _surface(options, interactive)
 
     from .bridge import PluginHost, PluginsCommand, admitted, ask_trust, left_out_notice, trust_summary

@@ -171,6 +171,19 @@ def test_stdin_past_one_mib_is_refused_in_one_line(tmp_path: Path) -> None:
     assert no_traceback(result)
 
 
+def test_an_empty_prompt_is_bad_usage_and_reaches_no_model(tmp_path: Path) -> None:
+    from tests.e2e._scripted import model_requests, text, use_scripted_model
+
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[text("never asked")]])
+    for prompt in ("", "   "):
+        result = box.run("-p", prompt)
+        assert result.returncode == 2, prompt
+        assert result.stderr == 'bingo: the prompt is empty: write what you want in it: bingo -p "PROMPT"\n'
+    assert model_requests(box) == []
+    assert box.run("-p", "/sessions").stdout == "no sessions in this project yet\n"
+
+
 def test_no_prompt_and_an_empty_stdin_says_how_to_give_one(tmp_path: Path) -> None:
     result = Sandbox(tmp_path).run_with_input("-p", input="")
     assert result.returncode == 2
