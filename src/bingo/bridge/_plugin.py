@@ -319,13 +319,31 @@ class Plugin:
         said = proc.stderr_words()
         if said:
             hint = f"{said}; {hint}"
-        error = ConnectionClosed(f"plugin {self.name} {how}", hint)
         # Only a process that completed its handshake has a life to measure: one that died
         # in it is a failed start, and backs off (INTERFACE.md §5).
         ran = self.state == "running"
+        relative = None if ran else self._relative_arg()
+        if relative is not None:
+            hint = f"{relative}; {hint}"  # the likeliest cause first: `python3 main.py` run in the project
+        error = ConnectionClosed(f"plugin {self.name} {how}", hint)
         self._conn = None
         self._stopped(error.line(), say=not self._closing, ended=ran)
         return error
+
+    def _relative_arg(self) -> str | None:
+        """The check's words, with its fix, for an argument that names a file of the plugin's
+        directory by a relative path that the project (the process's working directory) does
+        not have: why a process that died at its start did."""
+        for index, value in enumerate(self.manifest.entry.args):
+            if not value or value.startswith(("/", "$", "-")) or "=" in value:
+                continue
+            rest = value.removeprefix("./")
+            try:
+                if (self.source.root / rest).is_file() and not (self._facts.cwd / rest).exists():
+                    return P.RELATIVE_ARG.words(where=f"entry.args[{index}]", value=value, rest=rest)
+            except (OSError, ValueError):
+                continue
+        return None
 
     def _connection(
         self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]]
