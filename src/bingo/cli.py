@@ -250,6 +250,13 @@ def run(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         print("bingo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # What reads stdout went away (`bingo -p /tools | head -1`): stop quietly, as a Unix
+        # tool does on SIGPIPE, and let nothing flushed at exit fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
     except Exception as exc:  # boundary: the last line of defence
         from .surfaces import escape
 

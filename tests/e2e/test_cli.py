@@ -113,6 +113,23 @@ def test_a_working_directory_removed_under_the_shell_is_one_line_and_exit_2(tmp_
     assert no_traceback(result)
 
 
+def test_a_reader_of_stdout_that_goes_away_is_a_quiet_stop(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from tests.e2e._bingo import BINGO
+
+    box = Sandbox(tmp_path)
+    # `bingo -p /tools | head -0`: a pipe whose reader is gone before bingo writes a byte.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([BINGO, "-p", "/tools"], cwd=box.project, env=box.env, stdin=subprocess.DEVNULL, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
 # --- issue 14 item 5: what the hints name exists ---------------------------------------
 
 
