@@ -150,6 +150,24 @@ def test_a_manifest_bingo_cannot_read_says_its_fix_once(tmp_path: Path, manifest
     assert failed.count("see docs/plugins.md") == 1
 
 
+def test_the_manifest_plugins_md_shows_passes_the_check_with_the_example_beside_it(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    from tests.e2e._bingo import REPO
+
+    doc = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = doc.split("## The manifest", 1)[1]
+    manifest = re.search(r"```json\n(.*?)```", section, re.S)
+    assert manifest is not None
+    plugin = tmp_path / "wordcount"
+    shutil.copytree(EXAMPLES / "wordcount", plugin)
+    (plugin / "plugin.json").write_text(manifest.group(1), encoding="utf-8")
+    result = Sandbox(tmp_path).run("--check-plugin", str(plugin), "--call")
+    assert result.returncode == 0, result.stdout
+    assert not [line for line in result.stdout.splitlines() if line.startswith("✗ ")]
+
+
 def test_check_plugin_usage_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     alone = box.run("--call")
@@ -237,7 +255,7 @@ def test_foreign_control_characters_never_reach_stdout_live(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("args", "env", "found"),
     [
-        (["${PLUGIN_ROOT}/missing.py"], {}, "`entry.args[0]` names '${PLUGIN_ROOT}/missing.py', which is not in the plugin's directory"),
+        (["${PLUGIN_ROOT}/missing.py"], {}, "`entry.args[0]` names '${PLUGIN_ROOT}/missing.py', and the plugin's directory holds no such file"),
         (["${PLUGIN_ROOT}/main.py", "$HOME/data"], {}, "`entry.args[1]` holds '$HOME', which bingo does not expand"),
         (["${PLUGIN_ROOT}/main.py"], {"CACHE": "${PLUGIN_DIR}/cache"}, "`entry.env.CACHE` holds '${PLUGIN_DIR}', which bingo does not expand"),
     ],

@@ -91,7 +91,7 @@ PLUGIN_ROOT_SPELLED: Final = Problem(
 )
 PLUGIN_ROOT_MISSING: Final = Problem(
     "plugin-root-missing",
-    "`{where}` names {value!r}, which is not in the plugin's directory",
+    "`{where}` names {value!r}, and the plugin's directory holds no such file",
     "name a file that is there, or add it",
 )
 UNKNOWN_KEYS: Final = Problem(
