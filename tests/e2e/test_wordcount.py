@@ -45,6 +45,17 @@ def test_wordcount_command_without_a_path_is_an_error_outcome(tmp_path: Path) ->
     assert no_traceback(result)
 
 
+def test_the_settings_plugins_md_shows_reach_the_plugin_as_its_config(tmp_path: Path) -> None:
+    # docs/plugins.md: {"plugins": {"wordcount": {"maxBytes": 1000000}}} reaches initialize.config.
+    box = _sandbox(tmp_path)
+    box.settings({"plugins": {"wordcount": {"maxBytes": 1000000}}})
+    assert box.run("-p", "/wordcount notes.txt").stdout == TABLE
+    box.settings({"plugins": {"wordcount": {"maxBytes": 10}}})
+    small = box.run("-p", "/wordcount notes.txt")
+    assert small.returncode == 1
+    assert small.stderr == "cannot read notes.txt: it is larger than maxBytes (10 bytes, in the plugins.wordcount settings)\n"
+
+
 def test_the_model_calling_count_is_refused_without_a_rule(tmp_path: Path) -> None:
     box = _sandbox(tmp_path)
     use_scripted_model(box, [[tool("c1", "plugin__wordcount__count", {"path": "notes.txt"})], [text("I was not allowed.")]])

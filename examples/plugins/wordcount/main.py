@@ -80,9 +80,17 @@ def handshake():
 # --- counting -----------------------------------------------------------------------
 
 
+# The person's settings for this plugin: `plugins.wordcount` in a settings file reaches the
+# plugin, as it is, as initialize's `config` (plugin.json's `config` schema is documentation).
+settings = {}
+
+
 def count(cwd, path):
-    """The counts of one file; OSError when it cannot be read."""
+    """The counts of one file; OSError when it cannot be read or is past maxBytes."""
+    limit = settings.get("maxBytes")
     with open(os.path.join(cwd, path), encoding="utf-8", errors="replace") as file:
+        if isinstance(limit, int) and os.fstat(file.fileno()).st_size > limit:
+            raise OSError("it is larger than maxBytes (%d bytes, in the plugins.wordcount settings)" % limit)
         text = file.read()
     return {"words": len(text.split()), "lines": len(text.splitlines()), "characters": len(text)}
 
@@ -154,8 +162,14 @@ def command_complete(params):
     return {"completions": completions}
 
 
+def initialize(params):
+    config = params.get("config")
+    settings.update(config if isinstance(config, dict) else {})
+    return handshake()
+
+
 HANDLERS = {
-    "initialize": lambda params: handshake(),
+    "initialize": initialize,
     "tool/call": tool_call,
     "command/run": command_run,
     "command/complete": command_complete,
