@@ -108,6 +108,17 @@ def _did_you_mean(message: str, options: Iterable[str]) -> str:
     return ""
 
 
+_EPILOG = """\
+a model: ANTHROPIC_API_KEY, or OPENAI_API_KEY and/or OPENAI_BASE_URL (Ollama, vLLM, ...),
+  or a plugin that provides one (--provider); slash commands need none
+settings: ~/.bingo/settings.json, then <project>/.bingo/settings.json and settings.local.json
+  ($BINGO_HOME replaces ~/.bingo)
+plugins: ~/.bingo/plugins/<name>/, <project>/.bingo/plugins/<name>/, <project>/.mcp.json
+in a session: /help lists every command; Ctrl-C interrupts; Ctrl-D or /exit ends it
+docs: README.md and docs/ in bingo's repository"""
+"""What --help says below the flags: where a newcomer's next questions are answered."""
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -115,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         def error(self, message: str) -> NoReturn:
             raise UsageError(message + _did_you_mean(message, self._option_string_actions), "see bingo --help")
 
-    p = _Parser(prog="bingo", description="An agent host whose extensions are cross-process plugins.")
+    p = _Parser(prog="bingo", description="An agent host whose extensions are cross-process plugins.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("prompt", nargs="?", help="one turn, then exit; starting with / runs a slash command")
     p.add_argument("-p", "--print", dest="print_mode", action="store_true", help="plain text output, nothing waits for a person")
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="continue this project's latest session")

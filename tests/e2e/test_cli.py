@@ -95,6 +95,9 @@ def test_help_names_every_flag_of_the_interface(tmp_path: Path) -> None:
     for flag in ("--print", "-p", "--continue", "-c", "--resume", "--provider", "--model", "--allow", "--trust", "--version", "--check-plugin", "--call", "--json", "--acp", "--channel"):
         assert f" {flag}" in result.stdout, flag
     assert ".mcp.json" in result.stdout  # --trust trusts more than plugins
+    # Read cold, it says how to get a model and where settings live.
+    assert "ANTHROPIC_API_KEY" in result.stdout and "OPENAI_BASE_URL" in result.stdout
+    assert "~/.bingo/settings.json" in result.stdout and "$BINGO_HOME" in result.stdout
 
 
 def test_a_working_directory_removed_under_the_shell_is_one_line_and_exit_2(tmp_path: Path) -> None:
