@@ -247,6 +247,9 @@ def run(argv: Sequence[str]) -> int:
             return 0
         if not options.trust and options.channel is None and not options.acp and options.check_plugin is None and not sys.stdin.isatty():
             options = _with_stdin(options, _read_stdin())
+        if options.acp and sys.stdin.isatty():
+            # A person trying `bingo --acp` by hand: it waits for an editor's JSON, silently.
+            print("bingo: --acp waits for an editor's Agent Client Protocol messages on stdin: add bingo --acp to your editor's agent settings (docs/editors.md), or run bingo for the terminal", file=sys.stderr)
         from .app import run_app
 
         if not gc.isenabled():  # main() held collections off while bingo imported itself

@@ -133,6 +133,25 @@ def test_a_reader_of_stdout_that_goes_away_is_a_quiet_stop(tmp_path: Path) -> No
     assert (done.returncode, done.stderr) == (141, "")
 
 
+def test_acp_started_by_hand_on_a_terminal_says_what_it_waits_for(tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.e2e._bingo import BINGO
+
+    box = Sandbox(tmp_path)
+    child = pexpect.spawn(BINGO, ["--acp"], env=box.env, cwd=str(box.project), encoding="utf-8", timeout=20)
+    try:
+        child.expect("bingo: --acp waits for an editor's Agent Client Protocol messages on stdin: add bingo --acp to your editor's agent settings")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert "Traceback" not in (child.before or "")
+    # Started by an editor (stdin a pipe), it says nothing of the kind.
+    piped = box.run_with_input("--acp", input="")
+    assert "waits for an editor" not in piped.stderr
+
+
 # --- issue 14 item 5: what the hints name exists ---------------------------------------
 
 
