@@ -76,6 +76,8 @@ class _Loop:
         self.draft = ""
         self.interrupts = 0
         self.awaited: list[str] = []
+        self.stopped_command = False
+        """The person pressed Ctrl-C twice at a running command: its task is cancelled."""
         self.woken = False
         surface.changed = session.app.invalidate
         surface.asked = self._wake
@@ -154,7 +156,7 @@ class _Loop:
         return any(spec.name == name and spec.instant for spec in self.driver.commands())
 
     def _start(self, text: str) -> None:
-        self.interrupts, self.awaited = 0, []
+        self.interrupts, self.awaited, self.stopped_command = 0, [], False
         self.holder = self.group.create_task(self._one(text))
         self.holder.add_done_callback(self._ended)
 
@@ -171,6 +173,13 @@ class _Loop:
     async def _one(self, text: str) -> int:
         try:
             return await self.driver.submit(text)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.stopped_command or task is not self.holder or task is None or task.cancelling() > 1:
+                raise  # the session is ending, not the person stopping a command
+            task.uncancel()
+            self.surface.say("stopped waiting for the command (a late answer is dropped)", "yellow")
+            return 130
         except BingoError as exc:
             self.surface.say(f"bingo: {exc.line()}", "red")
             return exc.exit_code
@@ -185,7 +194,13 @@ class _Loop:
         if not self._running():
             return  # an idle prompt: Ctrl-C has cleared the line
         if not self.driver.busy():
-            self.surface.say("a command is running; it ends within its deadline", "yellow")
+            # A slash command, not a turn: nothing to interrupt but the wait for its answer.
+            self.interrupts += 1
+            if self.interrupts == 1:
+                self.surface.say("a command is running; Ctrl-C again stops waiting for it", "yellow")
+            elif self.holder is not None and not self.stopped_command:
+                self.stopped_command = True
+                self.holder.cancel()
             return
         self.interrupts += 1
         self._drop_queued()
@@ -230,7 +245,12 @@ class _Loop:
     async def _quit(self) -> int:
         if not self._running() or self.holder is None:
             return 0
-        self._interrupt()
+        if not self.driver.busy() and not self.stopped_command:
+            # Leaving while a slash command runs: stop waiting for it rather than for its deadline.
+            self.stopped_command = True
+            self.holder.cancel()
+        else:
+            self._interrupt()
         self.surface.say("waiting for the turn to end")
         self._close()
         status = await self.holder
