@@ -18,6 +18,7 @@ It does not register anything (the host does, in name order) and does not build 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -410,7 +411,14 @@ class Plugin:
     def _samples(self) -> bool:
         """Whether the person lets this MCP server use the model (`plugins.<name>.sampling`)."""
         config = self._settings.plugins.get(self.name, {})
-        return config.get("sampling") is True
+        sampling = config.get("sampling", False)
+        if not isinstance(sampling, bool):
+            # Not silently a no: the person meant something by it (`"true"`, `1`).
+            self._notices.say_once(
+                self.name, "sampling-setting",
+                f"plugins.{self.name}.sampling is {json.dumps(sampling)[:80]}, not true or false, so sampling stays off: write \"sampling\": true to let this server use the model",
+            )
+        return sampling is True
 
     async def _changed(self, info: InitializeResult) -> None:
         """An MCP server said its tools or prompts changed: it declares `info` now."""
