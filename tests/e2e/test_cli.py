@@ -227,3 +227,14 @@ def test_no_prompt_and_an_empty_stdin_says_how_to_give_one(tmp_path: Path) -> No
     result = Sandbox(tmp_path).run_with_input("-p", input="")
     assert result.returncode == 2
     assert result.stderr == 'bingo: no prompt was given and there is no terminal to ask for one: pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)\n'
+
+
+def test_a_misspelled_provider_names_the_one_meant(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    result = box.run("-p", "--provider", "opnai", "hi")
+    assert result.returncode == 1, result.stderr
+    assert no_traceback(result)
+    assert result.stderr == (
+        "bingo: there is no provider 'opnai' (known: anthropic, openai): did you mean openai? "
+        "name one of those as the provider, or install the plugin that provides it\n"
+    )

@@ -8,6 +8,8 @@ Nothing here imports httpx.
 
 from __future__ import annotations
 
+import difflib
+
 from collections.abc import Mapping
 
 from ..kernel.errors import ProviderError
@@ -87,10 +89,13 @@ def choose_provider(
             return providers[wanted]
         if wanted in _NEEDS:
             raise ProviderError(f"provider {wanted!r} is not configured", _NEEDS[wanted])
-        known = ", ".join(sorted(providers)) or "none"
+        # The built-ins are named even when unconfigured: they exist, they only need a key.
+        known = sorted({*providers, *_NEEDS})
+        near = difflib.get_close_matches(wanted, known, n=1, cutoff=0.8)
+        hint = f"did you mean {near[0]}? " if near else ""
         raise ProviderError(
-            f"there is no provider {wanted!r} (known: {known})",
-            "pass --provider with one of those, or install the plugin that provides it",
+            f"there is no provider {wanted!r} (known: {', '.join(known)})",
+            f"{hint}name one of those as the provider, or install the plugin that provides it",
         )
     if _set(environ, "ANTHROPIC_API_KEY") and "anthropic" in providers:
         return providers["anthropic"]

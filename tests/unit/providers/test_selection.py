@@ -82,8 +82,17 @@ def test_a_wanted_provider_that_does_not_exist_is_an_error_listing_the_known_one
     with pytest.raises(ProviderError) as caught:
         choose_provider("plugin__nope__x", providers, environ)
     assert caught.value.line() == (
-        "there is no provider 'plugin__nope__x' (known: openai, plugin__echo__echo): "
-        "pass --provider with one of those, or install the plugin that provides it"
+        "there is no provider 'plugin__nope__x' (known: anthropic, openai, plugin__echo__echo): "
+        "name one of those as the provider, or install the plugin that provides it"
+    )
+
+
+def test_a_misspelled_provider_is_told_the_nearest_even_when_none_is_configured() -> None:
+    with pytest.raises(ProviderError) as caught:
+        choose_provider("opnai", {}, {})
+    assert caught.value.line() == (
+        "there is no provider 'opnai' (known: anthropic, openai): "
+        "did you mean openai? name one of those as the provider, or install the plugin that provides it"
     )
 
 
