@@ -152,6 +152,19 @@ def test_acp_started_by_hand_on_a_terminal_says_what_it_waits_for(tmp_path: Path
     assert "waits for an editor" not in piped.stderr
 
 
+def test_acp_with_stdin_a_device_is_one_line_not_a_wait_for_ever(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.e2e._bingo import BINGO
+
+    box = Sandbox(tmp_path)
+    # stdin /dev/null, stdout a pipe: what `bingo --acp </dev/null | cat` gives it.
+    result = subprocess.run([BINGO, "--acp"], env=box.env, cwd=box.project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr == "bingo: bingo --acp speaks over pipes, and its stdin is a device: let an editor start it (docs/editors.md)\n"
+    assert result.stdout == ""
+
+
 # --- issue 14 item 5: what the hints name exists ---------------------------------------
 
 

@@ -30,6 +30,7 @@ import logging
 import os
 import re
 import signal
+import stat
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -542,6 +543,11 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     Raises:
         UsageError: stdin or stdout is not a pipe (a terminal, a file).
     """
+    for fd, what in ((0, "stdin"), (1, "stdout")):
+        # A device that is not a terminal (/dev/null) never tells the event loop it ended:
+        # refused here, where it would otherwise wait for ever.
+        if stat.S_ISCHR(os.fstat(fd).st_mode) and not os.isatty(fd):
+            raise UsageError(f"bingo --acp speaks over pipes, and its {what} is a device", "let an editor start it (docs/editors.md)")
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE)
     out = os.dup(1)
