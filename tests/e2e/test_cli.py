@@ -251,3 +251,10 @@ def test_a_misspelled_provider_names_the_one_meant(tmp_path: Path) -> None:
         "bingo: there is no provider 'opnai' (known: anthropic, openai): did you mean openai? "
         "name one of those as the provider, or install the plugin that provides it\n"
     )
+
+
+def test_a_misspelled_command_names_the_one_meant(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    result = box.run("-p", "/sesions")
+    assert result.returncode == 2
+    assert result.stderr == "bingo: there is no command /sesions: did you mean /sessions? bingo -p /help lists them\n"

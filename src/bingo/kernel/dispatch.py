@@ -164,7 +164,11 @@ class Dispatcher:
     def _lookup(self, name: str) -> Command:
         command = self._registry.commands.get(name)
         if command is None:
-            raise UsageError(f"there is no command /{name}", self._help_hint)
+            import difflib  # only for a name that is wrong: start-up does not pay for it
+
+            near = difflib.get_close_matches(name, list(self._registry.commands), n=1, cutoff=0.75)
+            hint = f"did you mean /{near[0]}? {self._help_hint}" if near else self._help_hint
+            raise UsageError(f"there is no command /{name}", hint)
         return command
 
     async def _turn(self, prompt: str, images: list[ImageBlock] | None = None) -> Submitted:
