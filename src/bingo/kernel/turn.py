@@ -186,10 +186,10 @@ class Conversation(msgspec.Struct):
         for _ in range(_MAX_STEPS):
             if self._interrupted:
                 return TurnResult("interrupted", "the turn was interrupted")
-            await self._fit()
+            request = await self._fit()
             if self._interrupted:
                 return TurnResult("interrupted", "the turn was interrupted")
-            response = await self._respond()
+            response = await self._respond(request)
             if response is None:
                 return TurnResult("interrupted", "the turn was interrupted")
             uses = [b for b in response.content if isinstance(b, ToolUseBlock)]
@@ -201,9 +201,8 @@ class Conversation(msgspec.Struct):
                 return TurnResult("interrupted", "the turn was interrupted")
         return TurnResult("failed", f"the model went on for {_MAX_STEPS} steps; the turn was ended")
 
-    async def _respond(self) -> Message | None:
+    async def _respond(self, request: ModelRequest) -> Message | None:
         assert self.provider is not None
-        request = self._request()
 
         first = True
         arrived: list[str] = []
@@ -336,27 +335,29 @@ class Conversation(msgspec.Struct):
             max_tokens=self.settings.max_tokens,
         )
 
-    async def _fit(self) -> None:
-        """Compact the history when the request about to be sent passes the budget, at most
-        once a turn: what comes before the latest exchange is folded then, and only the
+    async def _fit(self) -> ModelRequest:
+        """The request to send now, the history compacted first when it passes the budget, at
+        most once a turn: what comes before the latest exchange is folded then, and only the
         exchange (kept verbatim) grows after that. A request still past the budget is said
         once a turn and sent as it is (each of its tool results is bounded already)."""
-        estimate, budget = estimate_request(self._request()), self.budget()
+        request = self._request()
+        estimate, budget = estimate_request(request), self.budget()
         if estimate <= budget:
-            return
+            return request
         if not self._fitted:
             self._fitted = True
             done = await self.compact("overflow")
             if done.status == "interrupted":
-                return
+                return request
             if done.status == "compacted":
                 self.notices.say("bingo", f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens")
-                estimate = done.after
+                request, estimate = self._request(), done.after
             if estimate <= budget:
-                return
+                return request
         if not self._warned:
             self._warned = True
             self.notices.say("bingo", f"this request is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}), and compaction can fold nothing more this turn: it is sent as it is", "warning")
+        return request
 
     def _compactors(self) -> list[Compactor]:
         """The strategies to try, in order: the one the settings name (a plugin's, or a
