@@ -154,14 +154,7 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
                     f"{shown} is read-only ({stat.filemode(info.st_mode)}), so {verb} leaves it as it is. "
                     "If it should change, make it writable first (chmod u+w)."
                 )
-            size = info.st_size
-            if size > MAX_FILE:
-                raise Refusal(f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
-            if last is None:
-                raise Refusal(
-                    f"{shown} has not been read in this session. Read it first (read {shown}), then {verb} it: "
-                    f"{verb} never changes a file you have not seen."
-                )
+            last = _seen(info.st_size, shown, last, verb)
             data = file.read()
     except FileNotFoundError:
         return None
@@ -190,14 +183,20 @@ def _load_from(files: Files, target: Path, shown: str, last: Snapshot | None, ve
         return None
     except OSError as exc:
         raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
-    if len(data) > MAX_FILE:
-        raise Refusal(f"{shown} is {len(data):,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
+    return _unchanged(data, shown, _seen(len(data), shown, last, verb), verb)
+
+
+def _seen(size: int, shown: str, last: Snapshot | None, verb: str) -> Snapshot:
+    """`last`, when a file of `size` bytes may be changed; Refusal when it is too large or
+    has not been seen in this session."""
+    if size > MAX_FILE:
+        raise Refusal(f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
     if last is None:
         raise Refusal(
             f"{shown} has not been read in this session. Read it first (read {shown}), then {verb} it: "
             f"{verb} never changes a file you have not seen."
         )
-    return _unchanged(data, shown, last, verb)
+    return last
 
 
 def save(target: Path, shown: str, data: bytes) -> Snapshot:
