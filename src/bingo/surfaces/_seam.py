@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..kernel.interfaces import Asker, TurnEvents
-from ..wire import CommandOutcome, CommandSpec, Completion, Notice
+from ..kernel.errors import GateError
+from ..kernel.interfaces import Asker, PermissionAnswer, TurnEvents
+from ..wire import CommandOutcome, CommandSpec, Completion, Json, Notice, ToolOutput
 
-__all__ = ["Driver", "Surface"]
+__all__ = ["Driver", "Headless", "Surface"]
 
 
 class Surface(TurnEvents, Asker, Protocol):
@@ -22,6 +23,45 @@ class Surface(TurnEvents, Asker, Protocol):
     def end(self) -> None:
         """A turn or command is over."""
         ...
+
+
+class Headless:
+    """A run's own surface where no turn is shown and nobody is asked (the ACP agent's and
+    the bot's, whose sessions and rooms have surfaces of their own): every turn event and
+    outcome is dropped, every question is a GateError. A subclass says where notices go."""
+
+    def notice(self, notice: Notice) -> None:
+        return None
+
+    def outcome(self, outcome: CommandOutcome) -> None:
+        return None
+
+    def end(self) -> None:
+        return None
+
+    def text(self, text: str) -> None:
+        return None
+
+    def tool_started(self, call_id: str, name: str, input: Json) -> None:
+        return None
+
+    def tool_progress(self, call_id: str, tail: str) -> None:
+        return None
+
+    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
+        return None
+
+    def waiting(self, what: str) -> None:
+        return None
+
+    def refused(self, call_id: str, name: str, why: str) -> None:
+        return None
+
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+        raise GateError("no person to ask")
+
+    async def ask(self, question: str, choices: list[str] | None) -> str:
+        raise GateError("no person to ask")
 
 
 class Driver(Protocol):

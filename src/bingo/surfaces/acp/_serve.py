@@ -41,15 +41,14 @@ import msgspec
 
 from ...kernel.atomic import write_atomic
 from ...kernel.dispatch import Submitted
-from ...kernel.errors import BadParams, BingoError, GateError, PluginError, UsageError
+from ...kernel.errors import BadParams, BingoError, PluginError, UsageError
 from ...kernel.frames import Frame
-from ...kernel.interfaces import PermissionAnswer
 from ...store import new_session_id
 from ...tools import FILES
-from ...wire import CommandOutcome, CommandSpec, ImageBlock, Json, Notice, ToolOutput, is_array, is_object
+from ...wire import CommandSpec, ImageBlock, Json, Notice, is_array, is_object
 from ...wire.rpc import DEADLINE
 from .._escape import escape
-from .._seam import Surface
+from .._seam import Headless, Surface
 from ._schema import (
     ACP_VERSION,
     AgentCapabilities,
@@ -175,7 +174,7 @@ id is a stored session to continue (`session/load`; SessionError when there is n
 id a new one is to be stored under."""
 
 
-class AcpLog:
+class AcpLog(Headless):
     """The run's own surface while bingo is an ACP agent: a notice raised while a session's
     prompt runs goes to that session; one raised elsewhere (a plugin's, from the bridge's own
     task) to the sessions running a prompt, else to every open session; with none open, it is
@@ -198,36 +197,6 @@ class AcpLog:
         print(escape(f"{notice.source}: {notice.message}"), file=sys.stderr, flush=True)
         if len(self.held) < HELD_NOTICES:
             self.held.append(notice)
-
-    def outcome(self, outcome: CommandOutcome) -> None:
-        return None
-
-    def end(self) -> None:
-        return None
-
-    def text(self, text: str) -> None:
-        return None
-
-    def tool_started(self, call_id: str, name: str, input: Json) -> None:
-        return None
-
-    def tool_progress(self, call_id: str, tail: str) -> None:
-        return None
-
-    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
-        return None
-
-    def waiting(self, what: str) -> None:
-        return None
-
-    def refused(self, call_id: str, name: str, why: str) -> None:
-        return None
-
-    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
-        raise GateError("no person to ask")
-
-    async def ask(self, question: str, choices: list[str] | None) -> str:
-        raise GateError("no person to ask")
 
 
 def prompt_content(blocks: list[Json]) -> tuple[str, list[ImageBlock], list[str]]:

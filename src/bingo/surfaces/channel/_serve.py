@@ -33,14 +33,12 @@ from pathlib import Path
 
 from ...kernel.atomic import write_atomic
 from ...kernel.errors import BingoError, SettingsError
-from ...kernel.errors import GateError
-from ...kernel.interfaces import PermissionAnswer
 from ...kernel.settings import MatrixChannel
 from ...kernel.interfaces import CommandContext
 from ...kernel.registry import BUILTIN
-from ...wire import CommandOutcome, CommandSpec, Completion, Json, Notice, TextOutcome, ToolOutput, is_array, is_object
+from ...wire import CommandOutcome, CommandSpec, Completion, Json, Notice, TextOutcome, is_array, is_object
 from .._escape import escape
-from .._seam import Driver, Surface
+from .._seam import Driver, Headless, Surface
 from ._homeserver import Homeserver, Refusal
 from ._outbox import Outbox, message
 from ._room import RoomSurface
@@ -79,7 +77,7 @@ MakeRoom = Callable[[Surface, "str | None"], RoomRun]
 the room was (None for a new one)."""
 
 
-class ChannelLog:
+class ChannelLog(Headless):
     """The run's own surface while bingo is a bot: a notice raised while a room's message
     runs goes to that room (one raised outside every room's task, as a plugin's is, to the
     rooms running a message); any other (at start, or from a plugin between messages) goes to
@@ -94,36 +92,6 @@ class ChannelLog:
             return
         _log.info("notice: %s: %s", notice.source, notice.message)
         print(escape(f"{notice.source}: {notice.message}"), file=sys.stderr, flush=True)
-
-    def outcome(self, outcome: CommandOutcome) -> None:
-        return None
-
-    def end(self) -> None:
-        return None
-
-    def text(self, text: str) -> None:
-        return None
-
-    def tool_started(self, call_id: str, name: str, input: Json) -> None:
-        return None
-
-    def tool_progress(self, call_id: str, tail: str) -> None:
-        return None
-
-    def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
-        return None
-
-    def waiting(self, what: str) -> None:
-        return None
-
-    def refused(self, call_id: str, name: str, why: str) -> None:
-        return None
-
-    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
-        raise GateError("no person to ask")
-
-    async def ask(self, question: str, choices: list[str] | None) -> str:
-        raise GateError("no person to ask")
 
 
 @dataclass
