@@ -16,6 +16,7 @@ is the whole of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from ..kernel.problems import HOOK_REFUSED, KERNEL_PROBLEMS, RESERVED_NAME, RESERVED_SERVICE, Problem
@@ -57,6 +58,7 @@ __all__ = [
     "UNKNOWN_METHOD",
     "UNKNOWN_NOTIFICATION",
     "Problem",
+    "unknown_keys",
 ]
 
 
@@ -287,3 +289,17 @@ PROBLEMS: Final[tuple[Problem, ...]] = (
     NOTICE_FLOOD,
 )
 """Every problem, in the order a check meets them."""
+
+
+def unknown_keys(keys: Sequence[str], known: Sequence[str]) -> list[str]:
+    """Each of `keys` that is not one of `known`, with the known key it is closest to: the
+    keys UNKNOWN_KEYS names, as a notice and the check both say them."""
+    import difflib  # only when a key is wrong is it needed at all
+
+    found: list[str] = []
+    for key in keys:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, known, n=1)
+        found.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    return found

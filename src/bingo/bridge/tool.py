@@ -12,7 +12,6 @@ It does not ask the gate: the kernel does, for every call.
 from __future__ import annotations
 
 import asyncio
-import difflib
 
 import msgspec
 
@@ -86,12 +85,7 @@ def declaration_problems(raw: msgspec.Raw | bytes) -> str | None:
             name = msgspec.json.decode(keys.get("name", msgspec.Raw(b'"?"')), type=str)
         except msgspec.DecodeError:
             name = "?"
-        unknown: list[str] = []
-        for key in keys:
-            if key in _TOOL_KEYS:
-                continue
-            close = difflib.get_close_matches(key, _TOOL_KEYS, n=1)
-            unknown.append(f"{key} (did you mean {close[0]}?)" if close else key)
+        unknown = P.unknown_keys(list(keys), _TOOL_KEYS)
         found: list[str] = []
         if unknown:
             found.append(P.UNKNOWN_KEYS.said(whose="", has="", s="s" if len(unknown) > 1 else "", keys=", ".join(unknown)).strip())

@@ -33,7 +33,6 @@ from ...wire import (
 from .. import _problems as P
 from .._names import bridged_name
 from ..tool import declaration_problems
-from ._manifest import unknown_keys
 from ._report import Check
 from ._schema import schema_problem
 
@@ -108,7 +107,7 @@ def _unknown(raw: bytes) -> list[str]:
     except msgspec.DecodeError:
         return said
     known = _keys(InitializeResult)
-    strays = unknown_keys(list(top), known)
+    strays = P.unknown_keys(list(top), known)
     if strays:
         said.append(P.UNKNOWN_KEYS.said(whose="the handshake", has="has", s="s" if len(strays) > 1 else "", keys=", ".join(strays)))
     tools = declaration_problems(raw)
@@ -120,14 +119,14 @@ def _unknown(raw: bytes) -> list[str]:
         keys = _keys(spec)
         items: list[dict[str, msgspec.Raw]] = getattr(written, kind)
         for index, item in enumerate(items):
-            strays = unknown_keys(list(item), keys)
+            strays = P.unknown_keys(list(item), keys)
             args = item.get("args")
             if kind == "commands" and args is not None:
                 try:
                     inner = msgspec.json.decode(args, type=dict[str, Any])
                 except msgspec.DecodeError:
                     inner = {}
-                strays += [f"args.{key}" for key in unknown_keys(list(inner), _keys(CommandArgs))]
+                strays += [f"args.{key}" for key in P.unknown_keys(list(inner), _keys(CommandArgs))]
             if strays:
                 said.append(
                     P.UNKNOWN_KEYS.said(whose=f"{kind}[{index}]", has="has", s="s" if len(strays) > 1 else "", keys=", ".join(strays))

@@ -10,7 +10,6 @@ here caught, its words are a line of their own. It starts nothing.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -27,7 +26,7 @@ from ..manifest import MANIFEST_FILE, PLUGIN_ROOT, Entry, Manifest, McpServer, c
 from ..process import resolve
 from ._report import Check
 
-__all__ = ["check_manifest", "unknown_keys"]
+__all__ = ["check_manifest"]
 
 _MANIFEST_MAX = 1_000_000
 """The manifest reader's bound (a manifest is a few hundred bytes)."""
@@ -44,17 +43,6 @@ def _check(id: str, title: str, problem: str | tuple[str, str] | None = None, *,
     if isinstance(problem, tuple):
         problem, fix = problem
     return Check(id=id, group="manifest", status="fail", title=title, detail=problem, fix=fix)
-
-
-def unknown_keys(keys: Sequence[str], known: Sequence[str]) -> list[str]:
-    """Each of `keys` that is not one of `known`, with the known key it is closest to."""
-    found: list[str] = []
-    for key in keys:
-        if key in known:
-            continue
-        close = difflib.get_close_matches(key, known, n=1)
-        found.append(f"{key} (did you mean {close[0]}?)" if close else key)
-    return found
 
 
 def _unknown_words(whose: str, found: list[str], known: Sequence[str]) -> str:
@@ -145,7 +133,7 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
         checks.append(_check("manifest.directory", "the directory is named as the plugin", wrong, ok=directory.name, fix=fix))
     else:
         checks.append(_check("manifest.name", "the name follows the rules", "`name` is missing or not a string", fix='write "name": "<the directory\'s name>"'))
-    unknown = unknown_keys(list(value), _KEYS)
+    unknown = P.unknown_keys(list(value), _KEYS)
     entry = value.get("entry")
     mcp = value.get("mcp")
     words: list[str] = []
@@ -153,7 +141,7 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
         words.append(_unknown_words("the manifest", unknown, _KEYS))
     for key, sub, known in (("entry", entry, _ENTRY_KEYS), ("mcp", mcp, _MCP_KEYS)):
         if is_object(sub):
-            strays = unknown_keys(list(sub), known)
+            strays = P.unknown_keys(list(sub), known)
             if strays:
                 words.append(_unknown_words(f"`{key}`", strays, known))
     checks.append(_check("manifest.keys", "every key is one bingo reads", "; ".join(words) or None, ok="none unknown", fix=P.UNKNOWN_KEYS.fix))
