@@ -25,7 +25,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -292,20 +292,7 @@ async def run_app(options: Options) -> int:
                 )
                 choose_model = _model_chooser(settings, registry, environ)
 
-                def chosen() -> None:
-                    # /compact and /context before any turn speak of the model a turn would
-                    # use (its summary, its window); with none to be had, of none.
-                    if conversation.provider is None:
-                        try:
-                            conversation.provider, conversation.model = choose_model()
-                        except ProviderError:
-                            pass
-
-                async def compact() -> Compacted:
-                    if conversation.messages:
-                        chosen()
-                    return await conversation.compact("manual")
-
+                chosen, compact = _before_a_turn(lambda: conversation, choose_model)
                 for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state))):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
@@ -330,6 +317,28 @@ async def run_app(options: Options) -> int:
                     hooks.observe("session", "end", {"session": session.id or ""})
     finally:
         session.close()
+
+
+def _before_a_turn(conversation_of: Callable[[], Conversation], choose: ChooseModel) -> tuple[Callable[[], None], Callable[[], Awaitable[Compacted]]]:
+    """What /context and /compact call: `chosen` gives the conversation the model a turn
+    would use (its summary, its window) when it has none yet, and none when none can be had;
+    `compact` compacts by hand, with that model once there is history to summarise."""
+
+    def chosen() -> None:
+        conversation = conversation_of()
+        if conversation.provider is None:
+            try:
+                conversation.provider, conversation.model = choose()
+            except ProviderError:
+                pass
+
+    async def compact() -> Compacted:
+        conversation = conversation_of()
+        if conversation.messages:
+            chosen()
+        return await conversation.compact("manual")
+
+    return chosen, compact
 
 
 def _model_chooser(settings: Settings, registry: Registry, environ: dict[str, str]) -> ChooseModel:
@@ -411,20 +420,7 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_room_run")
     choose = _model_chooser(settings, registry, environ)
 
-    def chosen() -> None:
-        # As the terminal's: /compact and /context before any turn speak of the model a turn would use.
-        conversation = current.get()[0]
-        if conversation.provider is None:
-            try:
-                conversation.provider, conversation.model = choose()
-            except ProviderError:
-                pass
-
-    async def compact() -> Compacted:
-        if current.get()[0].messages:
-            chosen()
-        return await current.get()[0].compact("manual")
-
+    chosen, compact = _before_a_turn(lambda: current.get()[0], choose)
     for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), _RoomContext(lambda: current.get()[0], chosen), plugins_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
