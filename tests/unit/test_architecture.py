@@ -9,8 +9,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
-# wire ← kernel ← (store, providers, tools, bridge) ← surfaces ← app ← cli
-LAYER = {"wire": 0, "kernel": 1, "store": 2, "providers": 2, "tools": 2, "bridge": 2, "surfaces": 3, "app": 4, "cli": 5}
+# wire ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← app ← cli
+LAYER = {"wire": 0, "kernel": 1, "sandbox": 1.5, "store": 2, "providers": 2, "tools": 2, "bridge": 2, "surfaces": 3, "app": 4, "cli": 5}
 
 
 def _package_of(path: Path) -> str:
