@@ -167,7 +167,7 @@ def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
     assert asked.tool_call_id == "a1"  # asked on the call that asks
     assert [o.name for o in options] == ["yes", "no"]
     question = [c.content.text for c in asked.content or [] if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)]
-    assert question == ["proceed?"]
+    assert question == ['plugin "asker-node" asks: proceed?']  # who asks comes first (ADR-0029)
     results = [result_text(r) for r in tool_results(model_requests(box)[-1])]
     assert "the person answered: yes" in results
     assert "asker-node: hello from asker" in client.agent_text()

@@ -75,6 +75,7 @@ from ..wire import (
 )
 from ..wire.rpc import RequestId
 from ._link import Calls
+from ._names import asked_by
 from ._mcp_wire import (
     ANY_JSON,
     McpArgument,
@@ -577,7 +578,7 @@ class McpConnection(Connection):
                     choices = [str(option) for option in options]
                 elif kind == "boolean":
                     choices = ["yes", "no"]
-                question = f"{params.message}\n{title}" if params.message else title
+                question = asked_by("MCP server", self.plugin, f"{params.message}\n{title}" if params.message else title)
                 answer = await call.ask(question, choices)
                 if kind == "boolean":
                     content[name] = answer.strip().lower() in ("yes", "y", "true")

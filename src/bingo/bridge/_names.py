@@ -1,13 +1,21 @@
-"""The one place a plugin-facing name is built: `plugin__<plugin>__<name>`.
+"""The one place a plugin-facing name is built: `plugin__<plugin>__<name>`, and the one
+place a plugin's question is said to be its own.
 
 Owns the rewriting of the names of a plugin's tools, providers and compactors, so the
-permission grammar (and a person choosing a model) can address them. Nothing else builds
-these names by hand.
+permission grammar (and a person choosing a model) can address them, and the opening every
+question a plugin or an MCP server puts to the person carries (`asked_by`, ADR-0029).
+Nothing else builds these by hand.
 """
 
 from __future__ import annotations
 
-__all__ = ["bridged_name"]
+import json
+
+__all__ = ["asked_by", "bridged_name"]
+
+_QUOTED_LINE = "\n  │ "
+"""What sets off each further line of a plugin's question: no line of it starts where a
+line of bingo's own would."""
 
 _SEPARATOR = "__"
 
@@ -15,3 +23,13 @@ _SEPARATOR = "__"
 def bridged_name(plugin: str, name: str) -> str:
     """The name the kernel knows a plugin's tool (or provider, or compactor) by."""
     return f"plugin{_SEPARATOR}{plugin}{_SEPARATOR}{name}"
+
+
+def asked_by(kind: str, name: str, question: str) -> str:
+    """`question` as the person is shown it: opened by who asks (`plugin "evil" asks: …`,
+    `MCP server "docs" asks: …`), the name quoted as JSON quotes it (so no character of it
+    can close the quotes or start a line), and every further line set off by `  │ `, so no
+    line of the asker's text can pass for bingo's own words (ADR-0029). Each surface escapes
+    the whole as it escapes any foreign text (INTERFACE.md §8)."""
+    lines = question.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return f"{kind} {json.dumps(name, ensure_ascii=False)} asks: " + _QUOTED_LINE.join(lines)

@@ -31,6 +31,7 @@ from ..wire import (
     Wire,
 )
 from ._link import Calls, Link
+from ._names import asked_by
 from .connection import Connection
 
 __all__ = ["HOST_SPEC", "BridgedService", "HostService", "ServiceRouter"]
@@ -145,7 +146,7 @@ class ServiceRouter:
             self._notices.say_once(plugin, "ask-refused", f"bingo.host ask was refused: {why}", "warning")
             raise Refused(why)
         try:
-            answer = await call.ask(params.question, params.choices)
+            answer = await call.ask(asked_by("plugin", plugin, params.question), params.choices)
         except GateError:
             raise Refused("no person to ask") from None
         return AskResult(answer=answer)

@@ -133,7 +133,7 @@ def test_an_elicitation_is_put_to_the_person_through_the_running_call() -> None:
         output = await tool.call(ToolCall(call_id="c1", input={}, cwd="/", session="s", turn=1, ask=ask))
         assert _text(output) == "elicitation accept: ok=True"
         [(question, choices)] = asked
-        assert question.startswith("Really go on?") and choices == ["yes", "no"]
+        assert question.startswith('MCP server "s" asks: Really go on?') and choices == ["yes", "no"]
 
     _run(scenario)
 
