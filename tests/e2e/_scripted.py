@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bingo.bridge.janitor import proc as procfs
+from bingo.sandbox.janitor import proc as procfs
 from tests.e2e._bingo import TEST_PLUGINS, Sandbox
 
 PROVIDER = "plugin__scripted-model__scripted"

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bingo.bridge.janitor import proc as procfs
+from bingo.sandbox.janitor import proc as procfs
 from bingo.kernel.frames import AssistantFrame, ToolResultFrame
 from bingo.store import SessionStore
 from bingo.wire import ToolUseBlock

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from bingo.bridge.janitor import proc as procfs
+from bingo.sandbox.janitor import proc as procfs
 from tests.e2e._bingo import BINGO, TEST_PLUGINS, TIMEOUT, Sandbox, no_traceback
 
 LAUNCHES = "launches.json"
@@ -77,7 +77,7 @@ def _crc(environ: Mapping[str, str]) -> int:
 def test_a_janitor_is_known_by_its_command_line() -> None:
     # What `_janitor_of` looks for (so that "no janitor is left" cannot pass by looking
     # for the wrong thing): one started the way bingo starts it, gone at EOF.
-    from bingo.bridge.janitor import spawn_janitor
+    from bingo.sandbox.janitor import spawn_janitor
 
     pid, sock = spawn_janitor()
     try:

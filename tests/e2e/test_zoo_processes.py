@@ -1,7 +1,7 @@
 """The fault zoo, part three: processes that will not stop, stop at the worst moment, or leave
 children behind — and bingo itself SIGKILLed mid-turn. Whatever happens, the run ends, and
 no plugin process, nor any child one forked (even into a session of its own), outlives bingo:
-every plugin runs under a subreaper janitor (src/bingo/bridge/janitor/)."""
+every plugin runs under a subreaper janitor (src/bingo/sandbox/janitor/)."""
 
 from __future__ import annotations
 

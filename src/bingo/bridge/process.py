@@ -37,8 +37,9 @@ from pathlib import Path
 from ..kernel.log import RECORD_MAX, cut
 from . import _problems as P
 from ._framing import MAX_LINE
-from .janitor import USE_JANITOR, JanitorClient, kill_warden
-from .janitor.proc import group_has_living
+from ..sandbox import Policy
+from ..sandbox.janitor import USE_JANITOR, JanitorClient, kill_warden
+from ..sandbox.janitor.proc import group_has_living
 
 __all__ = [
     "END_WAIT",
@@ -226,20 +227,35 @@ class PluginProcess:
 
     @classmethod
     async def spawn(
-        cls, argv: Sequence[str], *, env: dict[str, str], cwd: Path, log: PluginLog, janitor: bool = USE_JANITOR
+        cls,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        log: PluginLog,
+        janitor: bool = USE_JANITOR,
+        policy: Policy | None = None,
     ) -> PluginProcess:
         """Start `argv` in its own session and process group: through the run's janitor
-        where there is one (`janitor`), else directly.
+        where there is one (`janitor`), else directly; confined by `policy` when one is
+        given (ADR-0030: only through the janitor).
 
         Raises:
-            OSError: the command cannot be run.
+            OSError: the command cannot be run, or not confined as asked.
         """
         if not janitor:
+            if policy is not None:
+                raise OSError(95, "a confined process is started only through the janitor (Linux)")
             log.line(f"starting {' '.join(argv)}")  # inline, as below
             return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
         path = resolve(argv, env, cwd)
         # Its warden gives it half of TERM_GRACE, so it is done before bingo would SIGKILL.
-        spawned = await JanitorClient.running().spawn(path, [path, *argv[1:]], env, cwd, grace=TERM_GRACE / 2)
+        if policy is None:
+            spawned = await JanitorClient.running().spawn(path, [path, *argv[1:]], env, cwd, grace=TERM_GRACE / 2)
+        else:
+            from ..sandbox import spawn
+
+            spawned = await spawn(path, [path, *argv[1:]], env, cwd, grace=TERM_GRACE / 2, policy=policy)
         try:
             # Before its stderr is read, so the plugin's own lines follow this one. Inline, not
             # through a thread: one short append, and a hop costs far more (ADR-0003).

@@ -1,11 +1,74 @@
 """The sandbox: what a process bingo starts may reach (INTERFACE.md section 9; ADR-0030).
 
 This package sits between the kernel and the packages that start processes (tools, bridge):
-it may import `wire` and `kernel`; `tools`, `bridge` and above may import it.
+it may import `wire` and `kernel`; `tools`, `bridge` and above may import it. It holds the
+janitor (`janitor/`, ADR-0013), which starts every plugin and every confined process and
+applies a `Policy` in the forked child just before `exec`.
+
+The API (what the settings' side codes against; each promise below is tested in
+tests/unit/sandbox/):
+
+- `Policy` (`_policy.py`): the one value saying what a confined process may reach. Paths
+  absolute and resolved. The mechanism adds, for every confined process: a TMPDIR of its
+  own (made 0700 under the janitor's TMPDIR or /tmp, readable and writable, set as `TMPDIR`
+  in its environment over whatever the given env said, removed with everything in it when
+  its warden ends) and the devices `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty`,
+  `/dev/ptmx`, `/dev/pts` (read and write). Everything else of the environment is taken as
+  given: removing secrets and adding the proxy's variables is the caller's.
+- `probe() -> Support`: what this kernel offers, read without changing anything (~1 ms;
+  loads `ctypes`, so call it when the answer is needed). `Support.confines` False: nothing
+  can be confined, `Support.missing` says why in words a person can act on. `Support.weaker`:
+  what holds less than the full sandbox here (e.g. no user namespaces: the degraded network
+  path), in words; `Support.mechanism`: one line for `/sandbox`.
+- `await proxy_listener() -> (socket | None, reason)`: the TCP socket listening on
+  127.0.0.1:PORT inside the run's network namespace (made once per run by the janitor:
+  a user + network namespace with only loopback up). bingo's proxy accepts on it (the
+  caller owns it and must keep it open for the run); `Policy.proxy` must then be
+  `("127.0.0.1", PORT)`. From then on, every confined spawn joins that namespace: it can
+  reach that listener and nothing else (no route out, no DNS). None: why, in words; then
+  the proxy listens on the host's loopback itself, and confined processes are bounded by
+  Landlock's TCP rule to `Policy.proxy`'s port (ABI 4+; see `Support.weaker`).
+  `Policy.proxy` None: no TCP at all.
+- Spawning confined: `bridge.process.PluginProcess.spawn(..., policy=Policy)` for plugins
+  and stdio MCP servers; `tools.BashTool(policy=...)` (or its `policy` attribute, or its
+  `policy_for(call)` overridden) for the `bash` tool; both through `spawn(...)` here, which
+  raises OSError (one line: what was refused) when the process cannot be confined as asked:
+  never silently unconfined. None: today's unconfined spawn, unchanged.
+
+What a confined process gets, whatever it does (ADR-0030): reads everywhere but
+`Policy.denied` (names stay listable; contents are refused); writes only beneath
+`Policy.writable` and its TMPDIR, never beneath `Policy.protected`; no new entries in a
+directory that holds a protected or denied path (e.g. the project's root, `.git/`) other
+than those present when the janitor last walked it; no socket but TCP (no UDP, raw, packet,
+netlink, nor unix sockets other than socketpair); no new namespaces, mounts, setns,
+io_uring, keyrings; no capabilities; no signal, ptrace or /proc/PID/environ of a process
+outside its own sandbox (Landlock ABI 6 for signals).
+
+Importing this package imports only `Policy`; the rest loads when first used (PEP 562), so a
+run that confines nothing pays nothing.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._policy import Policy
 
-__all__ = ["Policy"]
+if TYPE_CHECKING:
+    from ._run import proxy_listener, spawn
+    from ._support import Support, probe
+
+__all__ = ["Policy", "Support", "probe", "proxy_listener", "spawn"]
+
+_LAZY = {"Support": "_support", "probe": "_support", "proxy_listener": "_run", "spawn": "_run"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value: object = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import logging
 import os
 import re
 import signal
 from collections import deque
 from collections.abc import Callable
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Protocol
 
 import msgspec
 
 from ..kernel.interfaces import ToolCall
+from ..sandbox import Policy
 from ..wire import ToolOutput, ToolSpec, ToolTraits
 from ._common import BuiltinTool, Input, error_output, parse_input, schema_of, text_output
 
@@ -144,22 +147,45 @@ class BashTool(BuiltinTool):
     )
     _traits = ToolTraits(trusted=False, read_only=False, concurrency_safe=False, interrupt="cancel")
 
+    def __init__(self, policy: Policy | None = None, env: dict[str, str] | None = None) -> None:
+        self.policy = policy
+        """What the command is confined to (None: unconfined, started directly)."""
+        self.env = env
+        """The confined command's environment (None: bingo's own); the direct path inherits
+        bingo's."""
+
+    def policy_for(self, call: ToolCall) -> Policy | None:
+        """The policy `call`'s command runs under: `policy`, unless a subclass says otherwise."""
+        del call
+        return self.policy
+
     async def call(self, call: ToolCall) -> ToolOutput:
         args = parse_input(BashInput, call.input, "bash")
         if isinstance(args, ToolOutput):
             return args
+        policy = self.policy_for(call)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/bash",
-                "-c",
-                args.command,
-                cwd=call.cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
+            if policy is None:
+                proc: _Process = await asyncio.create_subprocess_exec(
+                    "/bin/bash",
+                    "-c",
+                    args.command,
+                    cwd=call.cwd,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            else:
+                proc = await _Confined.start(args.command, Path(call.cwd), dict(self.env or os.environ), policy)
+        except FileNotFoundError as exc:
+            return error_output(
+                f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. "
+                "Check that the working directory exists."
             )
         except OSError as exc:
+            if policy is not None:
+                return error_output(f"bash: cannot start the command in the sandbox: {exc.strerror or exc}")
             return error_output(
                 f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. "
                 "Check that the working directory exists."
@@ -173,13 +199,76 @@ class BashTool(BuiltinTool):
         return _answer(capture, proc.returncode, args.timeout if timed_out else None)
 
 
+class _Process(Protocol):
+    """What the command's life needs of its process: asyncio's, or a confined one's."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+
+class _Confined:
+    """The command started confined by the run's janitor (ADR-0030): its warden leads the
+    session and the process group (`pid`) and exits the way bash did; stdin is /dev/null,
+    stdout and stderr one pipe, as on the direct path."""
+
+    def __init__(self, pid: int, stdout: asyncio.StreamReader, ended: asyncio.Future[int | None]) -> None:
+        self.pid = pid
+        self.stdout = stdout
+        self._ended = ended
+
+    @classmethod
+    async def start(cls, command: str, cwd: Path, env: dict[str, str], policy: Policy) -> _Confined:
+        """
+        Raises:
+            OSError: it cannot be started (FileNotFoundError: `cwd` is missing) or confined.
+        """
+        from ..sandbox import spawn
+
+        if not cwd.is_dir():
+            raise FileNotFoundError(2, "No such file or directory", str(cwd))
+        spawned = await spawn("/bin/bash", ["/bin/bash", "-c", command], env, cwd, grace=TERM_GRACE / 2, policy=policy, merged=True)
+        loop = asyncio.get_running_loop()
+        pipe = os.fdopen(spawned.stdout, "rb", buffering=0)
+        try:
+            stdout = asyncio.StreamReader(loop=loop)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), pipe)
+        except BaseException:
+            pipe.close()
+            with contextlib.suppress(OSError):
+                os.killpg(spawned.pid, signal.SIGKILL)
+            raise
+        return cls(spawned.pid, stdout, spawned.ended)
+
+    @property
+    def returncode(self) -> int | None:
+        if not self._ended.done():
+            return None
+        # None: the janitor was lost; the command was killed with it.
+        code = self._ended.result()
+        return -signal.SIGKILL if code is None else code
+
+    async def wait(self) -> int:
+        await asyncio.shield(self._ended)
+        code = self.returncode
+        assert code is not None
+        return code
+
+
 async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
     while chunk := await stream.read(_READ_CHUNK):
         capture.feed(chunk)
 
 
 async def _run(
-    proc: asyncio.subprocess.Process,
+    proc: _Process,
     capture: _Capture,
     progress: Callable[[str], None],
     timeout: float,
@@ -238,7 +327,7 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         pass  # the group is already gone
 
 
-async def _reap(proc: asyncio.subprocess.Process, capture: _Capture) -> None:
+async def _reap(proc: _Process, capture: _Capture) -> None:
     """End the process group: SIGTERM, a grace for bash to exit, then SIGKILL whatever is
     left. The SIGKILL is sent even if this wait is itself cancelled."""
     pgid = proc.pid  # start_new_session: bash leads its own group
@@ -253,7 +342,7 @@ async def _reap(proc: asyncio.subprocess.Process, capture: _Capture) -> None:
     capture.feed(b"", final=True)
 
 
-async def _settle(proc: asyncio.subprocess.Process, capture: _Capture, seconds: float) -> bool:
+async def _settle(proc: _Process, capture: _Capture, seconds: float) -> bool:
     """Read the rest of the output until the pipe closes (every holder of it is gone) and
     bash is reaped; False if `seconds` pass first. Reading matters: a full pipe buffer pauses
     the transport, and a paused transport never sees the pipe close."""

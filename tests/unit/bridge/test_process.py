@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bingo.bridge import process
-from bingo.bridge.janitor import proc as procfs
+from bingo.sandbox.janitor import proc as procfs
 from bingo.bridge.process import PluginLog, PluginProcess, describe_exit, useful_stderr_line
 
 PATHS = [pytest.param(True, id="janitor"), pytest.param(False, id="direct")]

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from bingo.bridge.janitor import proc as procfs
+from bingo.sandbox.janitor import proc as procfs
 from bingo.kernel.interfaces import ToolCall
+from bingo.sandbox import Policy, probe
 from bingo.tools import BashTool
 from bingo.tools._bash import _Capture
 from bingo.wire import Json, TextPart, ToolOutput
@@ -26,10 +27,30 @@ def _call(cwd: Path, raw: Json, progress: Callable[[str], None] | None = None) -
     return call
 
 
+_CONFINED = [False]
+"""Whether this test's commands run confined (issue 24): every promise here holds on both
+paths, the direct spawn and the janitor's confined one."""
+
+
+@pytest.fixture(autouse=True, params=["direct", "confined"])
+def path(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.param == "confined" and not probe().confines:
+        pytest.skip("this kernel cannot confine: " + "; ".join(probe().missing))
+    _CONFINED[0] = request.param == "confined"
+    yield
+    _CONFINED[0] = False
+
+
+def _tool(cwd: Path) -> BashTool:
+    if _CONFINED[0]:
+        return BashTool(policy=Policy(denied=(), writable=(cwd.resolve(),), protected=(), proxy=None))
+    return BashTool()
+
+
 def _bash(cwd: Path, raw: Json, progress: Callable[[str], None] | None = None) -> ToolOutput:
     async def go() -> ToolOutput:
         async with asyncio.timeout(5):
-            return await BashTool().call(_call(cwd, raw, progress))
+            return await _tool(cwd).call(_call(cwd, raw, progress))
 
     return asyncio.run(go())
 
@@ -134,7 +155,7 @@ def test_cancelling_a_bash_call_kills_the_group_and_cancels(tmp_path: Path) -> N
                 seen.set()
 
             call = _call(tmp_path, {"command": "sleep 60 & echo $$ $!; wait"}, progress)
-            task = asyncio.create_task(BashTool().call(call))
+            task = asyncio.create_task(_tool(tmp_path).call(call))
             await seen.wait()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 
-from bingo.bridge.janitor import _client
+from bingo.sandbox.janitor import _client
 
 
 def _like_the_janitor(script: str) -> list[str]:

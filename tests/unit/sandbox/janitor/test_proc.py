@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from bingo.bridge.janitor import proc
+from bingo.sandbox.janitor import proc
 
 _SLEEPER = "import time; time.sleep(60)"
 _SAYS_UP = "import time; print('up', flush=True); time.sleep(60)"

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import msgspec
 
-from ._codec import Decoder, encode
+from .._policy import Policy
+from ._codec import Decoder, Message, encode
 
 __all__ = [
     "SPAWN_WAIT",
@@ -133,6 +134,11 @@ class JanitorClient(msgspec.Struct):
     )
     exits: dict[int, asyncio.Future[int | None]] = msgspec.field(default_factory=dict[int, "asyncio.Future[int | None]"])
     ids: itertools.count[int] = msgspec.field(default_factory=lambda: itertools.count(1))
+    netns: bool = False
+    """Whether bingo holds the listener of this janitor's network namespace (confined
+    spawns join it)."""
+    received: deque[int] = msgspec.field(default_factory=lambda: deque[int]())
+    """Fds the janitor sent (a network namespace's listener), in the order they came."""
 
     @classmethod
     def start(cls) -> JanitorClient:
@@ -174,22 +180,52 @@ class JanitorClient(msgspec.Struct):
         if self.outgoing:
             self._flush()
 
-    async def spawn(self, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, *, grace: float) -> Spawned:
+    async def spawn(
+        self,
+        path: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        grace: float,
+        policy: Policy | None = None,
+        netns: bool = False,
+        merged: bool = False,
+    ) -> Spawned:
         """Ask for a plugin (`path` run as `argv`), given new pipes; its warden gives it
-        `grace` seconds between SIGTERM and SIGKILL.
+        `grace` seconds between SIGTERM and SIGKILL. With a `policy` it runs confined
+        (ADR-0030), in the run's network namespace when `netns`; `merged`: its stdin is
+        /dev/null and its stderr goes to its stdout's pipe (`Spawned.stdin` and `.stderr`
+        are then -1).
 
         Raises:
-            OSError: the janitor could not start it, or did not answer within SPAWN_WAIT.
+            OSError: the janitor could not start it (nor confine it as asked), or did not
+                answer within SPAWN_WAIT.
         """
-        stdin_r, stdin_w = os.pipe()
-        stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
-        theirs, ours = [stdin_r, stdout_w, stderr_w], [stdin_w, stdout_r, stderr_r]
+        if merged:
+            stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
+            stdout_r, stdout_w = os.pipe()
+            stderr_r, stderr_w = -1, stdout_w
+        else:
+            stdin_r, stdin_w = os.pipe()
+            stdout_r, stdout_w = os.pipe()
+            stderr_r, stderr_w = os.pipe()
+        theirs = [stdin_r, stdout_w, stderr_w]
+        ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
+        confine: tuple[list[str], list[str], list[str], int, int] | None = None
+        if policy is not None:
+            confine = (
+                [str(path) for path in policy.denied],
+                [str(path) for path in policy.writable],
+                [str(path) for path in policy.protected],
+                policy.proxy[1] if policy.proxy is not None else -1,
+                int(netns),
+            )
         try:
             try:
-                pid, ended = await self._request(path, argv, env, cwd, grace, theirs)
+                pid, ended = await self._request(path, argv, env, cwd, grace, theirs, confine)
             finally:
-                for fd in theirs:  # the janitor has its own copies once it has answered
+                for fd in set(theirs):  # the janitor has its own copies once it has answered
                     os.close(fd)
         except BaseException:
             for fd in ours:
@@ -197,8 +233,32 @@ class JanitorClient(msgspec.Struct):
             raise
         return Spawned(pid=pid, stdin=stdin_w, stdout=stdout_r, stderr=stderr_r, ended=ended)
 
+    async def network(self) -> tuple[socket.socket, int] | str:
+        """The TCP listener on 127.0.0.1 inside the run's network namespace (made by the
+        janitor on first asking) and its port; or why there is none, in words."""
+        loop = asyncio.get_running_loop()
+        self.attach(loop)
+        request_id = next(self.ids)
+        answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
+        self.answers[request_id] = answer
+        self.outgoing.append(_Outgoing(encode(("network", request_id)), []))
+        self._flush()
+        try:
+            fd, _unused = await self._answer(request_id)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        listener = socket.socket(fileno=fd)
+        return listener, listener.getsockname()[1]
+
     async def _request(
-        self, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, grace: float, fds: list[int]
+        self,
+        path: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        cwd: Path,
+        grace: float,
+        fds: list[int],
+        confine: tuple[list[str], list[str], list[str], int, int] | None = None,
     ) -> tuple[int, asyncio.Future[int | None]]:
         loop = asyncio.get_running_loop()
         self.attach(loop)
@@ -207,7 +267,8 @@ class JanitorClient(msgspec.Struct):
         self.answers[request_id] = answer
         # The plugin runs on the CPUs bingo runs on now (the janitor's own may be older).
         cpus = sorted(os.sched_getaffinity(0))
-        outgoing = _Outgoing(encode(("spawn", request_id, path, list(argv), dict(env), str(cwd), grace, cpus)), fds)
+        message: Message = ("spawn", request_id, path, list(argv), dict(env), str(cwd), grace, cpus, *(confine or ()))
+        outgoing = _Outgoing(encode(message), fds)
         self.outgoing.append(outgoing)
         self._flush()
         try:
@@ -251,11 +312,14 @@ class JanitorClient(msgspec.Struct):
 
     def _readable(self) -> None:
         try:
-            data = self.sock.recv(1 << 16)
+            data, ancillary, _flags, _address = self.sock.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
-            data = b""
+            data, ancillary = b"", []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                self.received.extend(array.array("i", payload[: len(payload) - len(payload) % 4]))
         if not data:
             self._lost()
             return
@@ -277,6 +341,21 @@ class JanitorClient(msgspec.Struct):
                 answer = self.answers.pop(request_id, None)
                 if answer is not None and not answer.done():
                     answer.set_exception(OSError(errno, text))
+            case ("network", int(request_id), int(_port)):
+                fd = self.received.popleft() if self.received else -1
+                answer = self.answers.pop(request_id, None)
+                if fd < 0:
+                    if answer is not None and not answer.done():
+                        answer.set_exception(OSError(0, "the janitor's listener did not arrive"))
+                elif answer is None or answer.done():
+                    os.close(fd)
+                else:
+                    assert self.loop is not None
+                    answer.set_result((fd, self.loop.create_future()))
+            case ("nonetwork", int(request_id), str(reason)):
+                answer = self.answers.pop(request_id, None)
+                if answer is not None and not answer.done():
+                    answer.set_exception(OSError(0, reason))
             case ("exit", int(pid), int(status)):
                 waiting = self.exits.pop(pid, None)
                 if waiting is not None and not waiting.done():

@@ -47,6 +47,7 @@ from __future__ import annotations
 import _socket
 import os
 import select
+import sys
 import time
 
 from . import proc
@@ -129,13 +130,36 @@ def _reap_all(keep: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
 # --- the warden: one plugin ------------------------------------------------------------
 
 
+class _Confine:
+    """The policy a spawn carries (bingo's `Policy`, as paths and a port)."""
+
+    __slots__ = ("denied", "netns", "port", "protected", "writable")
+
+    def __init__(self, denied: list[str], writable: list[str], protected: list[str], port: int, netns: bool) -> None:
+        self.denied = denied
+        self.writable = writable
+        self.protected = protected
+        self.port = port
+        """The proxy's TCP port; -1: no network at all."""
+        self.netns = netns
+        """Whether it joins the run's network namespace (else Landlock bounds its TCP)."""
+
+
 class _Spawn:
     """One plugin to start, as bingo asked."""
 
-    __slots__ = ("argv", "cpus", "cwd", "env", "grace", "path", "request_id")
+    __slots__ = ("argv", "confine", "cpus", "cwd", "env", "grace", "path", "plan", "request_id", "tmpdir")
 
     def __init__(
-        self, request_id: int, path: str, argv: list[str], env: dict[str, str], cwd: str, grace: float, cpus: list[int]
+        self,
+        request_id: int,
+        path: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        grace: float,
+        cpus: list[int],
+        confine: _Confine | None = None,
     ) -> None:
         self.request_id = request_id
         self.path = path
@@ -144,6 +168,10 @@ class _Spawn:
         self.cwd = cwd
         self.grace = grace
         self.cpus = cpus
+        self.confine = confine
+        self.plan: Any = None
+        """`_confine.Plan`, made by the janitor before the fork (None: unconfined)."""
+        self.tmpdir = ""
 
 
 def _is_list(value: Any) -> TypeGuard[list[Any]]:
@@ -154,16 +182,25 @@ def _is_dict(value: Any) -> TypeGuard[dict[Any, Any]]:
     return isinstance(value, dict)
 
 
+def _strings(value: Any) -> list[str]:
+    return [word for word in value if isinstance(word, str)] if _is_list(value) else []
+
+
 def _read_spawn(message: Any) -> _Spawn | None:
     """A `spawn` message (unchecked, as `marshal` made it), checked, or None."""
     match message:
-        case ("spawn", int(request_id), str(path), argv, env, str(cwd), float(grace), cpus) if (
+        case ("spawn", int(request_id), str(path), argv, env, str(cwd), float(grace), cpus, *confined) if (
             _is_list(argv) and _is_dict(env) and _is_list(cpus)
         ):
-            words = [word for word in argv if isinstance(word, str)]
             pairs = {key: value for key, value in env.items() if isinstance(key, str) and isinstance(value, str)}
             numbers = [cpu for cpu in cpus if isinstance(cpu, int)]
-            return _Spawn(request_id, path, words, pairs, cwd, grace, numbers)
+            confine = None
+            match confined:
+                case [denied, writable, protected, int(port), int(netns)]:
+                    confine = _Confine(_strings(denied), _strings(writable), _strings(protected), port, bool(netns))
+                case _:
+                    pass
+            return _Spawn(request_id, path, _strings(argv), pairs, cwd, grace, numbers, confine)
         case _:
             return None
 
@@ -179,6 +216,10 @@ def _exec_plugin(spawn: _Spawn, fds: list[int], warden: int) -> None:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
+        if spawn.plan is not None:
+            from . import _confine
+
+            _confine.enter(spawn.plan, warden)
         os.closerange(3, _MAX_FD)
         if spawn.cpus:
             try:  # where bingo runs now, as a plugin forked by bingo itself would
@@ -296,6 +337,10 @@ class JanitorServer:
         self.grace = _END_GRACE
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
+        self.sandbox: Any = None
+        """`_Sandbox`, made at the first confined spawn or network request."""
+        self.tmpdirs: dict[int, str] = {}
+        """Each confined warden's TMPDIR, removed when the warden is reaped."""
 
     def send(self, message: Message) -> None:
         try:
@@ -318,9 +363,40 @@ class JanitorServer:
                 usable = len(payload) - len(payload) % 4
                 self.fds.extend(memoryview(payload)[:usable].cast("i"))
         for message in self.decoder.feed(data):
-            spawn = _read_spawn(message)
-            if spawn is not None:
-                self.spawn(spawn)
+            match message:
+                case ("network", int(request_id)):
+                    self.network(request_id)
+                case _:
+                    spawn = _read_spawn(message)
+                    if spawn is not None:
+                        self.spawn(spawn)
+
+    def _sandbox(self) -> Any:
+        if self.sandbox is None:
+            from ._sandbox import Sandbox
+
+            self.sandbox = Sandbox()
+        return self.sandbox
+
+    def network(self, request_id: int) -> None:
+        """Answer bingo's request for the listener in the run's network namespace (made now
+        if it is not yet): `("network", id, port)` with the listener's fd, or
+        `("nonetwork", id, reason)`."""
+        try:
+            netns = self._sandbox().network()
+        except OSError as exc:
+            netns = f"the sandbox cannot be used here: {exc.strerror or exc}"
+        if isinstance(netns, str):
+            self.send(("nonetwork", request_id, netns))
+            return
+        data = encode(("network", request_id, netns.port))
+        payload = netns.listener.to_bytes(4, sys.byteorder)
+        try:
+            sent = self.control.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, payload)])
+            if sent < len(data):
+                self.control.sendall(data[sent:])
+        except OSError:
+            self.ending = True
 
     def spawn(self, spawn: _Spawn) -> None:
         fds, self.fds = self.fds[:_FDS], self.fds[_FDS:]
@@ -329,6 +405,14 @@ class JanitorServer:
                 os.close(fd)
             self.send(("failed", spawn.request_id, 9, "the plugin's pipes did not arrive"))
             return
+        if spawn.confine is not None:
+            try:
+                self._sandbox().prepare(spawn)
+            except OSError as exc:
+                for fd in fds:
+                    os.close(fd)
+                self.send(("failed", spawn.request_id, exc.errno or 1, f"cannot confine it: {exc.strerror or exc}"))
+                return
         janitor = os.getpid()
         self.grace = max(self.grace, spawn.grace)
         # The warden is born with the ending signals blocked, so that one sent the moment
@@ -344,9 +428,15 @@ class JanitorServer:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
         for fd in fds:
             os.close(fd)
+        if spawn.plan is not None:
+            os.close(spawn.plan.ruleset)
         if pid > 0:
             self.wardens.add(pid)
+            if spawn.tmpdir:
+                self.tmpdirs[pid] = spawn.tmpdir
             self.send(("spawned", spawn.request_id, pid))
+        elif spawn.tmpdir:
+            os.rmdir(spawn.tmpdir)
 
     def reap(self) -> None:
         for pid, status in _reap_all(frozenset(self.wardens)):
@@ -356,6 +446,14 @@ class JanitorServer:
                 # It may have died before its sweep (SIGKILLed with its group): what it
                 # left is ours now.
                 _sweep(frozenset(self.wardens))
+            self._remove_tmpdir(pid)
+
+    def _remove_tmpdir(self, warden: int) -> None:
+        tmpdir = self.tmpdirs.pop(warden, "")
+        if tmpdir:
+            from ._confine import remove_tree
+
+            remove_tree(tmpdir)
 
     def run(self) -> None:
         while not self.ending:
@@ -393,6 +491,8 @@ class JanitorServer:
             except (ProcessLookupError, PermissionError):
                 pass
         _sweep()
+        for pid in list(self.tmpdirs):
+            self._remove_tmpdir(pid)
 
 
 def main(args: list[str]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bingo.bridge.janitor._codec import HEADER, Decoder, Message, encode
+from bingo.sandbox.janitor._codec import HEADER, Decoder, Message, encode
 
 _MESSAGES: list[Message] = [
     ("spawn", 1, "/bin/plugin", ["/bin/plugin", "-v"], {"PATH": "/bin", "É": "ü"}, "/tmp", 1.0, [0, 1]),

@@ -1,0 +1,665 @@
+"""The kernel's confinement, reached from Python: Landlock, seccomp, capabilities and the run's
+user and network namespaces (ADR-0030).
+
+Owns every system call the sandbox makes and what the kernel offers (`examine`, in words a
+person can act on). Three parts, by where they run:
+  - in the janitor, before any fork: `Rules` (the walk that turns "read everything but X"
+    into Landlock's allow-only rules, cached per policy and rebuilt when a directory on the
+    walk changes), `ruleset` (a fresh Landlock ruleset for one process: the cached rules, its
+    own TMPDIR, the devices, the proxy's port), `make_network` (the run's user + network
+    namespace, held by fd, its loopback up and a TCP listener on 127.0.0.1 made inside it);
+  - in the forked child, just before `exec` (single-threaded, no allocation worth naming):
+    `enter` joins the namespaces, sets no_new_privs, enforces the ruleset, drops every
+    capability and installs the seccomp filter;
+  - in bingo's process: `examine`, for `bingo.sandbox.probe()`.
+
+It imports only the standard library (the janitor's process imports nothing of bingo's,
+ADR-0013), and `ctypes` only when first asked to confine or examine: an unconfined run never
+pays for it. Linux on x86-64 and arm64 only (the seccomp filter names their system calls).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do without
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "Examined",
+    "Netns",
+    "Plan",
+    "Rules",
+    "enter",
+    "examine",
+    "make_network",
+    "remove_tree",
+    "ruleset",
+]
+
+# --- Landlock's constants (include/uapi/linux/landlock.h) -------------------------------
+
+_EXECUTE = 1 << 0
+_WRITE_FILE = 1 << 1
+_READ_FILE = 1 << 2
+_READ_DIR = 1 << 3
+_REMOVE_DIR = 1 << 4
+_REMOVE_FILE = 1 << 5
+_MAKE_CHAR = 1 << 6
+_MAKE_DIR = 1 << 7
+_MAKE_REG = 1 << 8
+_MAKE_SOCK = 1 << 9
+_MAKE_FIFO = 1 << 10
+_MAKE_BLOCK = 1 << 11
+_MAKE_SYM = 1 << 12
+_REFER = 1 << 13  # ABI 2
+_TRUNCATE = 1 << 14  # ABI 3
+_FILE_ONLY = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE
+"""The rights a rule on a file (not a directory) may carry."""
+READ = _EXECUTE | _READ_FILE
+"""What "read" grants. Listing a directory (READ_DIR) is not handled at all: names are
+listable everywhere, contents are not (ADR-0030)."""
+WRITE = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO | _MAKE_SYM | _REFER | _TRUNCATE
+"""What "write" grants (never device nodes)."""
+_HANDLED_FS = READ | WRITE | _MAKE_CHAR | _MAKE_BLOCK
+_CONNECT_TCP = 1 << 1  # ABI 4
+_SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+_RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
+_CREATE_RULESET_VERSION = 1
+
+# --- system calls, by machine -------------------------------------------------------------
+
+_MACHINES: dict[str, dict[str, Any]] = {
+    "x86_64": {
+        "arch": 0xC000003E,
+        "setns": 308,
+        "unshare": 272,
+        "capset": 126,
+        "x32": True,
+        "refused": {
+            "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
+            "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+            "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+            "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "init_module": 175,
+            "finit_module": 313, "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320,
+            "userfaultfd": 323, "perf_event_open": 298, "open_by_handle_at": 304,
+        },
+        "clone": 56,
+        "clone3": 435,
+        "socket": 41,
+    },
+    "aarch64": {
+        "arch": 0xC00000B7,
+        "setns": 268,
+        "unshare": 97,
+        "capset": 91,
+        "x32": False,
+        "refused": {
+            "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
+            "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+            "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+            "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280, "init_module": 105,
+            "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
+            "userfaultfd": 282, "perf_event_open": 241, "open_by_handle_at": 265,
+        },
+        "clone": 220,
+        "clone3": 435,
+        "socket": 198,
+    },
+}
+_LANDLOCK_CREATE, _LANDLOCK_ADD, _LANDLOCK_RESTRICT = 444, 445, 446  # the same on both
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEW_ANY = 0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_PR_CAPBSET_DROP = 24
+_PR_SET_SECUREBITS = 28
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_PR_SET_PDEATHSIG = 1
+_SECUREBITS = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80
+"""NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and KEEP_CAPS off, each locked."""
+_EPERM = 1
+_ENOSYS = 38
+_AF_INET, _AF_INET6 = 2, 10
+_SOCK_STREAM = 1
+_IPPROTO_TCP = 6
+
+MACHINE = os.uname().machine if hasattr(os, "uname") else ""
+LINUX = sys.platform.startswith("linux")
+
+_c: Any = None
+"""`ctypes` and libc, once asked for: (ctypes, syscall, prctl)."""
+
+
+def _lib() -> Any:
+    global _c
+    if _c is None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        syscall = libc.syscall
+        syscall.restype = ctypes.c_long
+        prctl = libc.prctl
+        prctl.restype = ctypes.c_int
+        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        _c = (ctypes, syscall, prctl)
+    return _c
+
+
+def _sys(number: int, *args: int) -> int:
+    """A raw system call; its result, or OSError with the errno."""
+    ctypes, syscall, _prctl = _lib()
+    result = syscall(ctypes.c_long(number), *(ctypes.c_long(arg) for arg in args))
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return result
+
+
+def _prctl(option: int, a: int = 0, b: int = 0, c: int = 0, d: int = 0) -> int:
+    ctypes, _syscall, prctl = _lib()
+    result = prctl(option, a, b, c, d)
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return result
+
+
+# --- what the kernel offers ----------------------------------------------------------------
+
+
+class Examined:
+    """What this kernel offers the sandbox, and what is missing in words."""
+
+    __slots__ = ("landlock", "missing", "seccomp", "userns")
+
+    def __init__(self, landlock: int, userns: bool, seccomp: bool, missing: list[str]) -> None:
+        self.landlock = landlock
+        self.userns = userns
+        self.seccomp = seccomp
+        self.missing = missing
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as file:
+            return file.read().strip()
+    except OSError:
+        return None
+
+
+def landlock_abi() -> tuple[int, str]:
+    """Landlock's ABI version here (0: none) and, when none, why in words."""
+    try:
+        return _sys(_LANDLOCK_CREATE, 0, 0, _CREATE_RULESET_VERSION), ""
+    except OSError as exc:
+        if exc.errno == _ENOSYS:
+            return 0, "Landlock is not in this kernel (needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK)"
+        if exc.errno == 95:  # EOPNOTSUPP
+            return 0, "Landlock is not enabled in this kernel (needs Linux 5.13+ with landlock in the lsm= boot parameter)"
+        return 0, f"Landlock cannot be used here ({exc.strerror})"
+
+
+def userns_refusal() -> str:
+    """Why unprivileged user namespaces cannot be made here, from the kernel's settings;
+    "" when nothing says they are refused (making one, `make_network`, is the proof)."""
+    if _read("/proc/sys/user/max_user_namespaces") == "0":
+        return "user namespaces are disabled (the sysctl user.max_user_namespaces is 0)"
+    if os.geteuid() != 0:
+        if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+            return "unprivileged user namespaces are disabled (the sysctl kernel.unprivileged_userns_clone is 0)"
+        if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+            return (
+                "unprivileged user namespaces are refused (Ubuntu 24.04's AppArmor restriction: "
+                "the sysctl kernel.apparmor_restrict_unprivileged_userns is 1)"
+            )
+    if not os.path.exists("/proc/self/ns/net"):
+        return "network namespaces are not in this kernel (CONFIG_NET_NS)"
+    return ""
+
+
+def examine() -> Examined:
+    """What this kernel offers, read without changing anything (a system call and a few
+    files in /proc): Landlock's ABI, whether user namespaces look allowed, seccomp filters."""
+    if not LINUX:
+        return Examined(0, False, False, [f"this is not Linux ({sys.platform}): the kernel confinement bingo uses is Linux's"])
+    missing: list[str] = []
+    if MACHINE not in _MACHINES:
+        missing.append(f"bingo's seccomp filter is written for x86-64 and arm64, not {MACHINE}")
+        return Examined(0, False, False, missing)
+    abi, why = landlock_abi()
+    if why:
+        missing.append(why)
+    status = _read("/proc/self/status") or ""
+    seccomp = "Seccomp_filters:" in status or "Seccomp:" in status
+    if not seccomp:
+        missing.append("seccomp filters are not in this kernel (needs CONFIG_SECCOMP_FILTER)")
+    refusal = userns_refusal()
+    if refusal:
+        missing.append(refusal)
+    return Examined(abi, not refusal, seccomp, missing)
+
+
+# --- the walk: "everything but X" as allow-only rules ----------------------------------
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or root == "/" or path.startswith(root + "/")
+
+
+class Rules:
+    """Landlock rules for one policy's paths, as O_PATH fds held by the janitor: read beneath
+    "/" but `denied`; read and write beneath each of `writable` but `protected` (and
+    `denied`). Landlock only allows, and a rule holds for everything beneath its directory,
+    so a directory above an exception gets no rule: each of its entries does (the walk),
+    but the one leading to the exception, which is walked in turn. Entries made in such a
+    directory after the walk have no rule (refused) until the walk is made again: `stale`
+    says when a walked directory changed."""
+
+    __slots__ = ("fds", "walked")
+
+    def __init__(self) -> None:
+        self.fds: list[tuple[int, int]] = []
+        self.walked: list[tuple[str, int]] = []
+
+    @classmethod
+    def reading(cls, denied: list[str]) -> Rules:
+        """Read beneath "/" but `denied`."""
+        rules = cls()
+        rules._grant("/", denied, READ)
+        return rules
+
+    @classmethod
+    def writing(cls, writable: list[str], protected: list[str], denied: list[str]) -> Rules:
+        """Read and write beneath each of `writable` but `protected` and `denied`."""
+        rules = cls()
+        for root in writable:
+            rules._grant(root, [*protected, *denied], READ | WRITE)
+        return rules
+
+    def _grant(self, path: str, excluded: list[str], access: int) -> None:
+        inside = [other for other in excluded if _under(other, path)]
+        if path in inside:
+            return
+        if not inside:
+            self._add(path, access)
+            return
+        try:
+            self.walked.append((path, os.stat(path).st_mtime_ns))
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_symlink():
+                continue  # what it points at is reached by its own path, under its own rules
+            self._grant(entry.path, inside, access)
+
+    def _add(self, path: str, access: int) -> None:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return
+        directory = os.fstat(fd).st_mode & 0o170000 == 0o040000
+        self.fds.append((fd, access if directory else access & _FILE_ONLY))
+
+    def stale(self) -> bool:
+        for path, mtime in self.walked:
+            try:
+                if os.stat(path).st_mtime_ns != mtime:
+                    return True
+            except OSError:
+                return True
+        return False
+
+    def close(self) -> None:
+        for fd, _access in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+
+
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+"""What every confined process may write besides its policy's paths (INTERFACE.md §9: the
+null device and the terminal's)."""
+
+
+def ruleset(abi: int, rules: list[Rules], tmpdir: str, tcp_port: int | None) -> int:
+    """A new Landlock ruleset (its fd) for one process: `rules`, its own `tmpdir`, the
+    devices; with `tcp_port` (ABI 4+), TCP connect is refused but to that port (-1: to
+    none). Signals and abstract unix sockets are scoped to the process's own domain (ABI 6+).
+
+    Raises:
+        OSError: Landlock refused it.
+    """
+    ctypes = _lib()[0]
+    handled = _HANDLED_FS
+    if abi < 2:
+        handled &= ~_REFER
+    if abi < 3:
+        handled &= ~_TRUNCATE
+    net = _CONNECT_TCP if tcp_port is not None and abi >= 4 else 0
+    scoped = _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0
+    attr = (ctypes.c_uint64 * 3)(handled, net, scoped)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    fd = _sys(_LANDLOCK_CREATE, ctypes.addressof(attr), size, 0)
+    try:
+        beneath = ctypes.create_string_buffer(12)
+        address = ctypes.addressof(beneath)
+
+        def add(path_fd: int, access: int) -> None:
+            beneath[:12] = (access & handled).to_bytes(8, "little") + path_fd.to_bytes(4, "little", signed=True)
+            _sys(_LANDLOCK_ADD, fd, _RULE_PATH_BENEATH, address, 0)
+
+        for each in rules:
+            for path_fd, access in each.fds:
+                add(path_fd, access)
+        for path in (tmpdir, *_DEVICES):
+            if not path:
+                continue
+            try:
+                path_fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                add(path_fd, READ | WRITE if os.path.isdir(path) else (READ | WRITE) & _FILE_ONLY)
+            finally:
+                os.close(path_fd)
+        if net and tcp_port is not None and tcp_port > 0:
+            port = (ctypes.c_uint64 * 2)(_CONNECT_TCP, tcp_port)
+            _sys(_LANDLOCK_ADD, fd, _RULE_NET_PORT, ctypes.addressof(port), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+# --- seccomp --------------------------------------------------------------------------------
+
+_LD_W_ABS = 0x20
+_JEQ = 0x15
+_JSET = 0x45
+_JGE = 0x35
+_AND = 0x54
+_RET = 0x06
+_ALLOW = 0x7FFF0000
+_KILL_PROCESS = 0x80000000
+_ERRNO = 0x00050000
+
+
+def seccomp_program(machine: str) -> bytes:
+    """The filter every confined process runs under (BPF, as `struct sock_filter[]`): no
+    socket but TCP over IPv4/IPv6 (no UDP, raw, packet, netlink, nor AF_UNIX: socketpair
+    stays), no new namespaces (unshare, clone's CLONE_NEW*, clone3 answered ENOSYS so that
+    libc falls back to clone), no setns, no mounts, no io_uring (its operations would pass
+    the socket check), no keyrings, modules, kexec, bpf, perf, userfaultfd or file handles.
+    Another ABI's system calls (x32, i386) kill the process."""
+    table = _MACHINES[machine]
+    code: list[tuple[int, int, int, Any]] = []  # (op, jt label, jf label, k); labels resolved below
+    eperm = _ERRNO | _EPERM
+
+    def ins(op: int, k: int, jt: Any = 0, jf: Any = 0) -> None:
+        code.append((op, jt, jf, k))
+
+    ins(_LD_W_ABS, 4)  # arch
+    ins(_JEQ, table["arch"], 0, "kill")
+    ins(_LD_W_ABS, 0)  # nr
+    if table["x32"]:
+        ins(_JGE, 0x40000000, "kill", 0)
+    for number in sorted(set(table["refused"].values())):
+        ins(_JEQ, number, "eperm", 0)
+    ins(_JEQ, table["clone3"], "enosys", 0)
+    ins(_JEQ, table["clone"], "clone", 0)
+    ins(_JEQ, table["socket"], "socket", 0)
+    ins(_RET, _ALLOW)
+    labels: dict[str, int] = {}
+    labels["clone"] = len(code)
+    ins(_LD_W_ABS, 16)  # args[0], low half: the flags
+    ins(_JSET, _CLONE_NEW_ANY, "eperm", 0)
+    ins(_RET, _ALLOW)
+    labels["socket"] = len(code)
+    ins(_LD_W_ABS, 16)  # domain
+    ins(_JEQ, _AF_INET, "type", 0)
+    ins(_JEQ, _AF_INET6, "type", "eperm")
+    labels["type"] = len(code)
+    ins(_LD_W_ABS, 24)  # type
+    ins(_AND, 0xF)  # less SOCK_NONBLOCK and SOCK_CLOEXEC
+    ins(_JEQ, _SOCK_STREAM, 0, "eperm")
+    ins(_LD_W_ABS, 32)  # protocol
+    ins(_JEQ, 0, "allow", 0)
+    ins(_JEQ, _IPPROTO_TCP, "allow", "eperm")
+    labels["allow"] = len(code)
+    ins(_RET, _ALLOW)
+    labels["eperm"] = len(code)
+    ins(_RET, eperm)
+    labels["enosys"] = len(code)
+    ins(_RET, _ERRNO | _ENOSYS)
+    labels["kill"] = len(code)
+    ins(_RET, _KILL_PROCESS)
+    out = bytearray()
+    for index, (op, jt, jf, k) in enumerate(code):
+        jumps = [labels[j] - index - 1 if isinstance(j, str) else j for j in (jt, jf)]
+        assert all(0 <= j < 256 for j in jumps)
+        out += op.to_bytes(2, "little") + bytes(jumps) + k.to_bytes(4, "little")
+    return bytes(out)
+
+
+# --- the run's network namespace ------------------------------------------------------------
+
+
+class Netns:
+    """The run's user and network namespaces (fds), and the TCP listener made inside them."""
+
+    __slots__ = ("listener", "net", "port", "user")
+
+    def __init__(self, user: int, net: int, listener: int, port: int) -> None:
+        self.user = user
+        self.net = net
+        self.listener = listener
+        self.port = port
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _in_new_namespaces(report: int) -> None:
+    """In a forked child: make the namespaces, map our own ids, bring loopback up, listen on
+    127.0.0.1, and send the three fds (user, net, listener) and the port back. Never returns."""
+    import _socket
+    import fcntl
+
+    stage = "making a user namespace"
+    try:
+        uid, gid = os.geteuid(), os.getegid()
+        table = _MACHINES[MACHINE]
+        _sys(table["unshare"], _CLONE_NEWUSER | _CLONE_NEWNET)
+        stage = "mapping its user"
+        try:
+            _write("/proc/self/setgroups", "deny")
+        except OSError:
+            pass
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        stage = "bringing its loopback up"
+        probe = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+        flags = 0x1 | 0x8 | 0x40  # IFF_UP | IFF_LOOPBACK | IFF_RUNNING
+        ifreq = b"lo".ljust(16, b"\0") + flags.to_bytes(2, sys.byteorder) + bytes(22)
+        fcntl.ioctl(probe.fileno(), 0x8914, ifreq)  # SIOCSIFFLAGS
+        probe.close()
+        stage = "listening on its loopback"
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(512)
+        port = listener.getsockname()[1]
+        fds = [os.open("/proc/self/ns/user", os.O_RDONLY), os.open("/proc/self/ns/net", os.O_RDONLY), listener.fileno()]
+        payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+        sock = _socket.socket(fileno=report)
+        sock.sendmsg([b"ok %d" % port], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, payload)])
+    except OSError as exc:
+        try:
+            os.write(report, f"no {stage}: {exc.strerror or exc}".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(0)
+
+
+def make_network() -> Netns | str:
+    """The run's user + network namespace with loopback up and a listener on 127.0.0.1
+    inside, made in a forked child that exits once it has handed its fds over; or why not,
+    in words."""
+    import _socket
+
+    refusal = userns_refusal()
+    if refusal:
+        return refusal
+    if MACHINE not in _MACHINES:
+        return f"namespaces are made only on x86-64 and arm64 here, not {MACHINE}"
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _in_new_namespaces(theirs.detach())
+        theirs.close()
+        ours.settimeout(5.0)
+        try:
+            data, ancillary, _flags, _address = ours.recvmsg(256, _socket.CMSG_SPACE(3 * 4))
+        except OSError as exc:
+            data, ancillary = f"no answer: {exc}".encode(), []
+        finally:
+            os.waitpid(pid, 0)
+    finally:
+        ours.close()
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds.extend(memoryview(payload)[: len(payload) - len(payload) % 4].cast("i"))
+    text = data.decode("utf-8", "replace")
+    if not text.startswith("ok ") or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        reason = text.removeprefix("no ")
+        if "making a user namespace" in reason or "mapping its user" in reason or "bringing its loopback up" in reason:
+            return f"a user namespace could not be used ({reason}); unprivileged user namespaces are refused here"
+        return f"the network namespace could not be made ({reason})"
+    return Netns(fds[0], fds[1], fds[2], int(text[3:]))
+
+
+# --- in the forked child, just before exec -----------------------------------------------------
+
+
+class Plan:
+    """What `enter` does in one child: all made beforehand, in the janitor."""
+
+    __slots__ = ("filter", "netns", "nofile", "ruleset")
+
+    def __init__(self, ruleset: int, netns: Netns | None, program: Any, nofile: tuple[int, int]) -> None:
+        self.ruleset = ruleset
+        self.netns = netns
+        self.filter = program
+        self.nofile = nofile
+        """The limit on open files the janitor started with (it raised its own)."""
+
+
+def seccomp_filter(machine: str) -> Any:
+    """`struct sock_fprog` for `seccomp_program`, kept alive by the caller."""
+    ctypes = _lib()[0]
+    program = seccomp_program(machine)
+    buffer = ctypes.create_string_buffer(program, len(program))
+
+    class _Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = _Fprog(len(program) // 8, ctypes.addressof(buffer))
+    fprog._keep = buffer  # type: ignore[attr-defined]
+    return fprog
+
+
+def _drop_capabilities() -> None:
+    """No capability survives into exec: securebits locked so that root (in the namespace,
+    or bingo run as root) gains none back at exec, the bounding set emptied, the ambient set
+    cleared, the effective/permitted/inheritable sets zeroed. A step refused for want of
+    CAP_SETPCAP (an unprivileged process without a namespace has nothing to drop) is skipped."""
+    ctypes = _lib()[0]
+    try:
+        _prctl(_PR_SET_SECUREBITS, _SECUREBITS)
+    except OSError:
+        pass
+    last = int(_read("/proc/sys/kernel/cap_last_cap") or "40")
+    for cap in range(last + 1):
+        try:
+            _prctl(_PR_CAPBSET_DROP, cap)
+        except OSError:
+            break
+    try:
+        _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+    except OSError:
+        pass
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    _sys(_MACHINES[MACHINE]["capset"], ctypes.addressof(header), ctypes.addressof(data))
+
+
+def enter(plan: Plan, parent: int) -> None:
+    """In the forked child, just before exec: join the run's namespaces, no new privileges,
+    Landlock, no capabilities, seccomp; then die with `parent` again (joining a user
+    namespace clears the parent-death signal).
+
+    Raises:
+        OSError: a step was refused (the child must not exec then).
+    """
+    table = _MACHINES[MACHINE]
+    if plan.netns is not None:
+        _sys(table["setns"], plan.netns.user, _CLONE_NEWUSER)
+        _sys(table["setns"], plan.netns.net, _CLONE_NEWNET)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    _sys(_LANDLOCK_RESTRICT, plan.ruleset, 0)
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, plan.nofile)
+    except (OSError, ValueError):
+        pass
+    _drop_capabilities()
+    ctypes = _lib()[0]
+    _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(plan.filter))
+    _prctl(_PR_SET_PDEATHSIG, 9)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def remove_tree(path: str) -> None:
+    """Remove a process's TMPDIR and all in it, never following a link it planted."""
+    try:
+        for top, dirs, files, top_fd in os.fwalk(path, topdown=False, follow_symlinks=False):
+            for name in files:
+                try:
+                    os.unlink(name, dir_fd=top_fd)
+                except OSError:
+                    pass
+            for name in dirs:
+                try:
+                    os.rmdir(name, dir_fd=top_fd)
+                except OSError:
+                    try:
+                        os.unlink(name, dir_fd=top_fd)  # a link to a directory
+                    except OSError:
+                        pass
+            del top
+        os.rmdir(path)
+    except OSError:
+        pass

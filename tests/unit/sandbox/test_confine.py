@@ -1,0 +1,463 @@
+"""The sandbox's mechanism, from the attacked side (issue 24, ADR-0030): real processes are
+spawned confined through `bingo.sandbox.spawn` (the janitor's path every plugin and `bash`
+command takes) and what they try is judged by what it left: the planted file unread, the
+file not written, the server never contacted, the process still alive.
+
+Every network promise is tested twice: in the run's network namespace, and on the degraded
+path (no user namespaces, forced by `_run._NO_USERNS`, the tests' private knob)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bingo.sandbox import Policy, probe, proxy_listener, spawn
+from bingo.sandbox import _run
+from bingo.sandbox.janitor import proc as procfs
+
+WAIT = 20.0
+"""Seconds a confined process has to finish (bounded, never a timing assertion)."""
+
+SUPPORT = probe()
+pytestmark = pytest.mark.skipif(not SUPPORT.confines, reason="this kernel cannot confine: " + "; ".join(SUPPORT.missing))
+NEEDS_NETNS = pytest.mark.skipif(not SUPPORT.userns, reason="no user namespaces here")
+
+
+@dataclass
+class World:
+    """A home with planted secrets, a project in it, and the policy a `bash` call would get."""
+
+    home: Path
+    project: Path
+    outside: Path
+    policy: Policy
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    home = (tmp_path / "home").resolve()
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PLANTED-PRIVATE-KEY\n")
+    (home / ".bashrc").write_text("# the person's own\n")
+    project = home / "project"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / ".bingo").mkdir()
+    (project / ".bingo" / "settings.json").write_text("{}\n")
+    (project / "src").mkdir()
+    (project / "notes.txt").write_text("notes\n")
+    outside = (tmp_path / "outside").resolve()
+    outside.mkdir()
+    policy = Policy(
+        denied=(home / ".ssh",),
+        writable=(project,),
+        protected=(project / ".git" / "hooks", project / ".git" / "config", project / ".bingo", project / ".mcp.json"),
+        proxy=None,
+    )
+    return World(home, project, outside, policy)
+
+
+@pytest.fixture(params=["netns", "degraded"])
+def network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which network path the test's confined processes take."""
+    if request.param == "netns" and not SUPPORT.userns:
+        pytest.skip("no user namespaces here")
+    if request.param == "degraded":
+        monkeypatch.setattr(_run, "_NO_USERNS", True)
+    return str(request.param)
+
+
+async def _run_confined(argv: list[str], policy: Policy, cwd: Path, env: dict[str, str] | None = None) -> tuple[str, int | None]:
+    spawned = await spawn(argv[0], argv, env if env is not None else dict(os.environ), cwd, grace=1.0, policy=policy, merged=True)
+
+    def read() -> bytes:
+        chunks: list[bytes] = []
+        while chunk := os.read(spawned.stdout, 65536):
+            chunks.append(chunk)
+        os.close(spawned.stdout)
+        return b"".join(chunks)
+
+    async with asyncio.timeout(WAIT):
+        out = await asyncio.to_thread(read)
+        code = await spawned.ended
+    return out.decode("utf-8", "replace"), code
+
+
+def confined(argv: list[str], policy: Policy, cwd: Path, env: dict[str, str] | None = None) -> tuple[str, int | None]:
+    """Run `argv` confined by `policy`; its merged output and exit code."""
+    return asyncio.run(_run_confined(argv, policy, cwd, env))
+
+
+def bash(command: str, world: World, policy: Policy | None = None) -> str:
+    out, _code = confined(["/bin/bash", "-c", command], policy or world.policy, world.project)
+    return out
+
+
+def python(script: str, world: World, policy: Policy | None = None) -> str:
+    out, _code = confined([sys.executable, "-I", "-S", "-c", textwrap.dedent(script)], policy or world.policy, world.project)
+    return out
+
+
+# --- files ------------------------------------------------------------------------------
+
+
+def test_a_planted_ssh_key_is_unreadable_and_its_content_absent(world: World) -> None:
+    key = world.home / ".ssh" / "id_rsa"
+    out = bash(f"cat {key}; cp {key} copy; base64 {key}; grep -r PLANTED {world.home}/.ssh; echo done", world)
+    assert "PLANTED" not in out
+    assert "UExBTlRFRC" not in out  # base64 of it
+    assert "Permission denied" in out
+    assert out.rstrip().endswith("done")
+    assert not (world.project / "copy").exists()
+
+
+def test_reading_everywhere_else_works(world: World) -> None:
+    out = bash(f"cat {world.home}/.bashrc {world.project}/notes.txt; ls {world.home}/.ssh", world)
+    assert "# the person's own" in out
+    assert "notes" in out
+    assert "id_rsa" in out  # names are listable, contents are not (ADR-0030)
+
+
+def test_writes_outside_the_writable_paths_are_refused(world: World) -> None:
+    in_tmp = Path("/tmp") / f"bingo-sandbox-test-{os.getpid()}-{id(world)}"
+    try:
+        out = bash(
+            f"echo evil >> {world.home}/.bashrc; echo evil > {world.outside}/planted; mkdir {world.home}/newdir; "
+            f"rm -f {world.home}/.bashrc; echo evil > {in_tmp}; echo done",
+            world,
+        )
+        assert out.rstrip().endswith("done")
+        assert (world.home / ".bashrc").read_text() == "# the person's own\n"
+        assert not (world.outside / "planted").exists()
+        assert not (world.home / "newdir").exists()
+        assert not in_tmp.exists()
+    finally:
+        in_tmp.unlink(missing_ok=True)
+
+
+def test_writes_to_each_protected_path_are_refused(world: World) -> None:
+    project = world.project
+    out = bash(
+        "echo evil >> .git/config; echo evil > .git/hooks/pre-commit; echo '{}' > .mcp.json; "
+        "echo evil > .bingo/settings.json; rm -rf .bingo; mv .git/config gone; ln -s /tmp .git/hooks/x; echo done",
+        world,
+    )
+    assert out.rstrip().endswith("done")
+    assert (project / ".git" / "config").read_text() == "[core]\n"
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert not (project / ".git" / "hooks" / "x").exists()
+    assert not (project / ".mcp.json").exists()
+    assert (project / ".bingo" / "settings.json").read_text() == "{}\n"
+    assert not (project / "gone").exists()
+
+
+def test_writes_inside_the_project_work(world: World) -> None:
+    out = bash("echo new > src/made.py && echo more >> notes.txt && mkdir -p src/a/b && echo ok", world)
+    assert out.strip() == "ok"
+    assert (world.project / "src" / "made.py").read_text() == "new\n"
+    assert (world.project / "notes.txt").read_text() == "notes\nmore\n"
+
+
+def test_each_process_has_a_tmpdir_of_its_own_removed_when_it_ends(world: World) -> None:
+    first = bash('echo $TMPDIR; stat -c %a "$TMPDIR"; echo x > "$TMPDIR/f" && cat "$TMPDIR/f"', world).split()
+    second = bash("echo $TMPDIR", world).split()
+    tmpdir, mode, content = first
+    assert (mode, content) == ("700", "x")
+    assert second[0] != tmpdir
+    assert not Path(tmpdir).exists()  # removed once its warden ended, before the exit was told
+
+
+# --- other processes ------------------------------------------------------------------------
+
+
+def test_no_signal_reaches_an_outside_process_and_its_environ_is_unreadable(world: World) -> None:
+    env = dict(os.environ, BINGO_TEST_MARKER="OUTSIDE-SECRET-VALUE")
+    victim = subprocess.Popen(["sleep", "60"], env=env)
+    try:
+        out = bash(
+            f"kill -TERM {victim.pid}; kill -KILL {victim.pid}; cat /proc/{victim.pid}/environ; "
+            f"cat /proc/{os.getpid()}/environ; tr '\\0' '\\n' < /proc/{victim.pid}/environ; echo done",
+            world,
+        )
+        assert out.rstrip().endswith("done")
+        assert victim.poll() is None  # still alive
+        assert procfs.alive(victim.pid)
+        assert "OUTSIDE-SECRET-VALUE" not in out
+        assert "PATH=" not in out
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_a_process_cannot_make_namespaces_mount_or_keep_capabilities(world: World) -> None:
+    out = bash(
+        "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status; grep NoNewPrivs /proc/self/status; "
+        "unshare -r true && echo UNSHARED; unshare -n true && echo UNSHARED; echo done",
+        world,
+    )
+    assert "UNSHARED" not in out
+    for line in out.splitlines():
+        if line.startswith("Cap"):
+            assert line.split()[1] == "0000000000000000", line
+    assert "NoNewPrivs:\t1" in out
+
+
+# --- the network --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def servers(tmp: Path) -> Iterator[tuple[socket.socket, socket.socket, socket.socket, socket.socket, str]]:
+    """Outside servers that must never be contacted: TCP and UDP on the host's loopback, a
+    unix socket outside the writable paths, and an abstract unix socket."""
+    tcp = socket.create_server(("127.0.0.1", 0))
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind(str(tmp / "outside.sock"))
+    unix.listen(8)
+    name = f"bingo-test-{os.getpid()}-{id(tmp)}"
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract.bind("\0" + name)
+    abstract.listen(8)
+    for server in (tcp, udp, unix, abstract):
+        server.setblocking(False)
+    try:
+        yield tcp, udp, unix, abstract, name
+    finally:
+        for server in (tcp, udp, unix, abstract):
+            server.close()
+
+
+def _never_contacted(server: socket.socket) -> bool:
+    """Whether `server` saw nothing: the confined process has exited, so a connection or a
+    datagram it made would be queued by now."""
+    try:
+        if server.type == socket.SOCK_DGRAM:
+            server.recv(1024)
+        else:
+            server.accept()[0].close()
+    except BlockingIOError:
+        return True
+    return False
+
+
+_ATTACKS = """
+    import socket, sys
+    tcp, udp, unix, abstract = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    def attempt(what, make, target):
+        try:
+            s = make()
+            s.settimeout(3)
+            if s.type == socket.SOCK_DGRAM:
+                s.sendto(b"exfiltrated", target)
+            else:
+                s.connect(target)
+                s.sendall(b"exfiltrated")
+            print(what, "REACHED")
+        except OSError as exc:
+            print(what, "refused:", exc)
+    host, port = tcp.split(":")
+    attempt("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM), (host, int(port)))
+    attempt("tcp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM), ("::ffff:127.0.0.1", int(port)))
+    attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM), ("127.0.0.1", udp))
+    attempt("dns", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM), ("1.1.1.1", 53))
+    attempt("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), unix)
+    attempt("abstract", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), "\\0" + abstract)
+    for family, kind in ((socket.AF_INET, socket.SOCK_RAW), (socket.AF_PACKET, socket.SOCK_RAW), (socket.AF_NETLINK, socket.SOCK_RAW)):
+        try:
+            socket.socket(family, kind, 1 if family == socket.AF_INET else 0)
+            print("raw", family, "MADE")
+        except OSError as exc:
+            print("raw", family, "refused:", exc)
+    print("done")
+"""
+
+
+def test_outside_servers_are_never_contacted(world: World, network: str, tmp_path: Path) -> None:
+    with servers(tmp_path) as (tcp, udp, unix, abstract, name):
+        tcp_at = "127.0.0.1:%d" % tcp.getsockname()[1]
+        argv = [sys.executable, "-I", "-S", "-c", textwrap.dedent(_ATTACKS), tcp_at, str(udp.getsockname()[1]), str(tmp_path / "outside.sock"), name]
+        policy = world.policy
+        if network == "netns":
+            listener, why = asyncio.run(proxy_listener())
+            assert listener is not None, why
+            policy = Policy(policy.denied, policy.writable, policy.protected, ("127.0.0.1", listener.getsockname()[1]))
+            listener.close()
+        out, _code = confined(argv, policy, world.project)
+        assert out.rstrip().endswith("done"), out
+        assert "REACHED" not in out and "MADE" not in out, out
+        for server in (tcp, udp, unix, abstract):
+            assert _never_contacted(server), (server, out)
+
+
+_TO_PROXY = """
+    import socket, sys
+    port = int(sys.argv[1])
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"CONNECT pypi.org:443 HTTP/1.1\\r\\n\\r\\n")
+    print("sent", flush=True)
+    print("answer", s.recv(100).decode(), flush=True)
+    for host in ("127.0.0.2", "10.0.0.1"):
+        try:
+            socket.create_connection((host, port), timeout=2)
+            print(host, "REACHED")
+        except OSError as exc:
+            print(host, "refused:", exc)
+"""
+
+
+async def _through_the_proxy(world: World, listener: socket.socket) -> tuple[str, bytes]:
+    port = listener.getsockname()[1]
+    policy = Policy(world.policy.denied, world.policy.writable, world.policy.protected, ("127.0.0.1", port))
+    listener.setblocking(False)
+    loop = asyncio.get_running_loop()
+    argv = [sys.executable, "-I", "-S", "-c", textwrap.dedent(_TO_PROXY), str(port)]
+    run = asyncio.create_task(_run_confined(argv, policy, world.project))
+    async with asyncio.timeout(WAIT):
+        conn, _address = await loop.sock_accept(listener)
+        with conn:
+            request = await loop.sock_recv(conn, 100)
+            await loop.sock_sendall(conn, b"HTTP/1.1 200 OK\r\n\r\n")
+        out, _code = await run
+    return out, request
+
+
+@NEEDS_NETNS
+def test_the_proxy_listener_is_reachable_from_inside_and_nothing_else(world: World, tmp_path: Path) -> None:
+    async def go() -> tuple[str, bytes, bool]:
+        listener, why = await proxy_listener()
+        assert listener is not None, why
+        with listener, servers(tmp_path) as (tcp, *_rest):
+            out, request = await _through_the_proxy(world, listener)
+            return out, request, _never_contacted(tcp)
+
+    out, request, quiet = asyncio.run(go())
+    assert request == b"CONNECT pypi.org:443 HTTP/1.1\r\n\r\n"
+    assert "answer HTTP/1.1 200 OK" in out
+    assert "REACHED" not in out
+    assert quiet
+
+
+def test_the_degraded_path_reaches_the_proxy_port_alone(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_run, "_NO_USERNS", True)
+    listener, why = asyncio.run(proxy_listener())
+    assert listener is None and "refused" in why
+    if SUPPORT.landlock < 4:
+        pytest.skip("Landlock ABI < 4 has no TCP rules")
+
+    async def go() -> tuple[str, bytes]:
+        with socket.create_server(("127.0.0.1", 0)) as host_proxy:
+            return await _through_the_proxy(world, host_proxy)
+
+    out, request = asyncio.run(go())
+    assert request.startswith(b"CONNECT pypi.org:443")
+    assert "answer HTTP/1.1 200 OK" in out
+
+
+def test_no_network_at_all_without_a_proxy(world: World, network: str, tmp_path: Path) -> None:
+    # Policy.proxy None: not even the run's listener is reachable.
+    if network == "netns":
+        listener, why = asyncio.run(proxy_listener())
+        assert listener is not None, why
+        port = listener.getsockname()[1]
+    else:
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+    with listener:
+        listener.setblocking(False)
+        out = python(
+            f"""
+            import socket
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=3)
+                print("REACHED")
+            except OSError as exc:
+                print("refused:", exc)
+            """,
+            world,
+        )
+        assert "refused" in out and "REACHED" not in out
+        assert _never_contacted(listener)
+
+
+# --- what it says ----------------------------------------------------------------------------
+
+
+def test_probe_names_the_mechanism_and_what_is_weaker_in_words() -> None:
+    assert SUPPORT.confines
+    assert SUPPORT.mechanism.startswith(f"Landlock ABI {SUPPORT.landlock} + seccomp")
+    from bingo.sandbox._support import weaknesses
+
+    degraded = weaknesses(4, userns=False)
+    assert any("proxy's port" in line and "any address" in line for line in degraded)
+    old = weaknesses(3, userns=False)
+    assert any("directly" in line for line in old)
+    assert any("signal" in line for line in old)
+
+
+def test_a_plugin_that_cannot_be_confined_as_asked_is_not_started(world: World) -> None:
+    # Without the janitor (elsewhere than Linux) a policy cannot be applied: the spawn
+    # fails with the reason, and the command never runs unconfined.
+    from bingo.bridge.process import PluginLog, PluginProcess
+
+    marker = world.outside / "ran"
+
+    async def go() -> str:
+        try:
+            await PluginProcess.spawn(
+                ["/bin/sh", "-c", f"touch {marker}"], env=dict(os.environ), cwd=world.project,
+                log=PluginLog(world.outside / "log"), janitor=False, policy=world.policy,
+            )
+        except OSError as exc:
+            return str(exc)
+        return "started"
+
+    assert "only through the janitor" in asyncio.run(go())
+    assert not marker.exists()
+
+
+def test_the_ssh_key_is_unreadable_from_a_confined_bash_tool(world: World) -> None:
+    from bingo.kernel.interfaces import ToolCall
+    from bingo.tools import BashTool
+    from bingo.wire import TextPart
+
+    async def go() -> str:
+        call = ToolCall(call_id="c1", input={"command": f"cat {world.home}/.ssh/id_rsa; echo x > ~/planted"}, cwd=str(world.project), session="s", turn=1)
+        env = dict(os.environ, HOME=str(world.home))
+        output = await BashTool(policy=world.policy, env=env).call(call)
+        (part,) = output.parts
+        assert isinstance(part, TextPart)
+        return part.text
+
+    text = asyncio.run(go())
+    assert "PLANTED" not in text
+    assert "Permission denied" in text
+    assert not (world.home / "planted").exists()
+
+
+def test_killing_the_group_ends_a_confined_process(world: World) -> None:
+    async def go() -> tuple[int, int | None]:
+        spawned = await spawn(
+            "/bin/bash", ["/bin/bash", "-c", "sleep 60 & echo $!; wait"], dict(os.environ), world.project,
+            grace=0.5, policy=world.policy, merged=True,
+        )
+        line = await asyncio.to_thread(os.read, spawned.stdout, 100)
+        os.killpg(spawned.pid, signal.SIGTERM)
+        async with asyncio.timeout(WAIT):
+            code = await spawned.ended
+        os.close(spawned.stdout)
+        return int(line.split()[0]), code
+
+    child, _code = asyncio.run(go())
+    assert not procfs.alive(child)
