@@ -348,7 +348,7 @@ def _model_chooser(settings: Settings, registry: Registry, environ: dict[str, st
     def choose() -> tuple[Provider, str]:
         from .providers import builtin_providers, choose_provider, default_model
 
-        providers: dict[str, Provider] = {p.spec.name: p for p in builtin_providers(environ, notices=registry.notices, attempts=settings.model_attempts)}
+        providers: dict[str, Provider] = {p.spec.name: p for p in builtin_providers(environ, notices=registry.notices, attempts=settings.model_attempts, stall_seconds=settings.model_stall_seconds)}
         providers.update(registry.providers)
         provider = choose_provider(settings.provider, providers, environ)
         return provider, settings.model or default_model(provider)

@@ -16,8 +16,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -29,7 +32,7 @@ from bingo.sandbox.janitor import proc as procfs
 from bingo.kernel.frames import AssistantFrame, ToolResultFrame
 from bingo.store import SessionStore
 from bingo.wire import ToolUseBlock
-from tests.e2e._bingo import EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
+from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.support import summary
 
 ZOO = TEST_PLUGINS / "zoo"
@@ -207,6 +210,63 @@ def run_measured(box: Sandbox, *args: str, timeout: float = 60) -> tuple[subproc
             proc.wait()
     watcher.join(5)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), peak
+
+
+def run_peak(box: Sandbox, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run bingo to its end; what it printed and its peak resident memory in MiB, as the
+    kernel accounts it when the process is reaped (`os.wait4`'s `ru_maxrss`, in KiB: bingo
+    and the children it reaped). A run past `timeout` is killed and fails the test."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [BINGO, *args], cwd=box.project, env={**box.env, **(env or {})}, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killed = not timer.is_alive()
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        result = subprocess.CompletedProcess(proc.args, proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+    assert not killed, f"bingo did not end within {timeout} s: {result.stderr[-2000:]}"
+    return result, usage.ru_maxrss / 1024
+
+
+HOSTILE = ZOO / "_hostile.py"
+"""The zoo's hostile MCP servers and model services (its docstring lists them)."""
+
+
+def hostile_records(path: Path) -> list[dict[str, Any]]:
+    """What a hostile peer recorded of what happened to it, in order."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@contextmanager
+def hostile_http(behaviour: str, record: Path) -> Iterator[str]:
+    """Run the zoo's hostile HTTP peer `behaviour` on a free port until the block ends; its
+    base URL (`http://127.0.0.1:PORT`)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(HOSTILE), behaviour, str(record), "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        until = time.monotonic() + EVENT_WAIT
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < until, f"the hostile server {behaviour} never listened"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.kill()
+        server.wait(10)
 
 
 def zoo_turn(box: Sandbox, name: str) -> tuple[list[str], dict[str, str]]:

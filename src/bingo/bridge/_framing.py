@@ -37,6 +37,10 @@ MAX_LINE = 16 * 1024 * 1024
 _PREVIEW = 200
 """How much of a bad line is kept for the log and the notice."""
 
+_ENDS = 256
+"""Bytes kept of each end of an over-long line: enough to read whose answer it is, whether
+the id comes first (`{"jsonrpc":"2.0","id":7,"result":...`) or last (`...,"id":7}`)."""
+
 _DEEP_READ_MAX = 1024 * 1024
 """The longest line nested too deeply that is offered to the reader of deep lines (1 MiB):
 reading one's top level steps over the strings inside it one by one, in Python, on the loop
@@ -48,10 +52,15 @@ T = TypeVar("T")
 
 
 class BadLine(msgspec.Struct, frozen=True):
-    """A line that could not be read as a message: why, and the start of it."""
+    """A line that could not be read as a message: why, and the start of it. A line longer
+    than the limit also keeps its first and last bytes (`head`, `tail`) and its `size`, so
+    the layer above can tell whose answer it was and fail that call (ADR-0028)."""
 
     reason: str
     preview: str
+    head: bytes = b""
+    tail: bytes = b""
+    size: int = 0
 
 
 class LineWriter(Protocol):
@@ -118,22 +127,25 @@ class LineReader(Generic[T]):
     async def _discard(self, consumed: int) -> BadLine:
         """Throw away an over-long line up to and including its newline, a bounded chunk at
         a time: the reader's buffer never holds more than about its limit of it."""
-        head = await self._reader.readexactly(consumed)
-        preview = _preview(head)
+        first = await self._reader.readexactly(consumed)
+        head, tail = first[:_ENDS], first[-_ENDS:]
+        del first
         total = consumed
         while True:
             try:
                 rest = await self._reader.readuntil(b"\n")
             except asyncio.LimitOverrunError as exc:
-                await self._reader.readexactly(exc.consumed)
+                tail = (tail + await self._reader.readexactly(exc.consumed))[-_ENDS:]
                 total += exc.consumed
                 continue
             except asyncio.IncompleteReadError as exc:
+                tail = (tail + exc.partial)[-_ENDS:]
                 total += len(exc.partial)
                 break
+            tail = (tail + rest)[-_ENDS:]
             total += len(rest)
             break
-        return BadLine(f"line longer than the limit ({total} bytes or more)", preview)
+        return BadLine(f"line longer than the limit ({total} bytes or more)", _preview(head), head, tail.rstrip(b"\r\n"), total)
 
 
 class MemoryWriter:

@@ -14,7 +14,8 @@ Its answer to bingo's `initialize` is MCP's `initialize` + `notifications/initia
 the server's annotations say), a prompt is the command `<name>:<prompt>`, and a server that
 lists resources gets one tool more, `resources` (ADR-0022). `notifications/tools/list_changed`,
 `prompts/list_changed` and `resources/list_changed` list again and hand the new declaration
-to the plugin's handle.
+to the plugin's handle: one listing at a time, and of the notices that arrive meanwhile one
+more after it, however many they are (ADR-0028).
 
 From the server: `notifications/progress` is the call's live line (the progressToken sent is
 the callId); `notifications/message` goes to the plugin's log; `elicitation/create` is put
@@ -209,6 +210,10 @@ class McpConnection(Connection):
         """The `_meta` every request carries in the stateless revision."""
         self._call_ids: dict[str, RequestId] = {}
         """The request id of each running `tools/call`, by callId (for the cancel)."""
+        self._relisting = False
+        """A listing after list_changed is under way."""
+        self._relist_again = False
+        """A list_changed came while it was: one more listing follows it."""
         self.on_notification("notifications/progress", McpProgress, self._progress)
         self.on_notification("notifications/message", McpLogMessage, self._message)
         self.on_notification("notifications/tools/list_changed", object, self._changed)
@@ -543,17 +548,31 @@ class McpConnection(Connection):
         self._log_line(f"server log [{params.level}]{source}: {cut(data)}")
 
     def _changed(self, _params: object) -> None:
-        if self._on_changed is not None:
-            self._spawn(self._relist())
+        if self._on_changed is None:
+            return
+        if self._relisting:
+            # Coalesced: what a listing started now would find, the one after the listing
+            # under way finds too. A server's 200,000 notices are two listings, not 200,000.
+            self._relist_again = True
+            return
+        self._relisting = True
+        self._spawn(self._relist())
 
     async def _relist(self) -> None:
         try:
-            info = await self.declaration()
-        except PluginError as exc:
-            _log.info("%s: listing again after list_changed failed: %s", self.name, exc.message)
-            return
-        if self._on_changed is not None:
-            await self._on_changed(info)
+            again = True
+            while again:
+                self._relist_again = False
+                try:
+                    info = await self.declaration()
+                except PluginError as exc:
+                    _log.info("%s: listing again after list_changed failed: %s", self.name, exc.message)
+                else:
+                    if self._on_changed is not None:
+                        await self._on_changed(info)
+                again = self._relist_again
+        finally:
+            self._relisting = False
 
     async def _ping(self, _params: object) -> McpEmpty:
         return McpEmpty()

@@ -11,8 +11,10 @@ has none), and ends the session with a DELETE when it is closed.
 A server it cannot reach, or a session the server forgot (404), ends the stream, as a
 process that dies does: the plugin's handle says so once and starts it again on next use,
 with its backoff. An HTTP error answering a request fails that one request with the status.
-What it buffers is bounded as a pipe's is: an SSE event or JSON body longer than the longest
-line (`_framing.MAX_LINE`) is cut off and fails its request.
+What it buffers is bounded as a pipe's is (ADR-0028): an SSE line or event, or a JSON body,
+longer than the longest line (`_framing.MAX_LINE`) is thrown away as it arrives and fails its
+request at once (on the GET stream, where no request waits, it is dropped); of an error
+answer's body the first ERROR_TEXT bytes are read and no more.
 
 It does not speak MCP's methods (`_mcp.py` does) and imports httpx only when an HTTP server
 is started (ADR-0006's lazy import).
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from ..kernel.lines import Overlong, bounded_lines, head_bytes
 from ..kernel.log import cut
 from ._framing import MAX_LINE
 
@@ -43,6 +46,8 @@ CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach the server; the wait for an answer is the connection's deadline."""
 _CLOSE_TIMEOUT: Final = 2.0
 """Seconds the DELETE that ends a session may take at shutdown."""
+ERROR_TEXT: Final = 300
+"""Bytes of an HTTP error answer's body read (and shown, cut, in the call's error)."""
 _MODERN: Final = "2026-07-28"
 """The stateless revision, whose requests carry routing headers and no session."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -192,7 +197,7 @@ class McpHttp:
                     self._end(f"forgot the session (HTTP 404): {self.url}")
                     return
                 if response.status_code >= 400:
-                    text = (await response.aread())[:300].decode("utf-8", "replace")
+                    text = (await head_bytes(response.aiter_bytes(), ERROR_TEXT)).decode("utf-8", "replace")
                     self._fail(request_id, f"HTTP {response.status_code} from {self.url}: {cut(text)}")
                     return
                 if response.status_code == 202 or request_id is None:
@@ -201,36 +206,45 @@ class McpHttp:
                     return
                 kind = response.headers.get("content-type", "")
                 if kind.startswith("text/event-stream"):
-                    await self._events(response, initialize=method == "initialize")
+                    too_long = await self._events(response, initialize=method == "initialize")
+                    if too_long is not None:
+                        self._fail(request_id, self._too_long(too_long))
                 else:
                     data = await _bounded(response)
                     if data is None:
-                        self._fail(request_id, f"the answer from {self.url} is longer than {MAX_LINE} bytes")
+                        self._fail(request_id, self._too_long(MAX_LINE + 1))
                         return
                     self._learn(data, method == "initialize")
                     self._feed(data)
         except httpx.TransportError as exc:
             self._end(f"cannot be reached at {self.url}: {type(exc).__name__}: {exc}".rstrip(": "))
 
-    async def _events(self, response: httpx.Response, *, initialize: bool) -> None:
-        """Feed each SSE event's data, as one message, until the stream ends."""
-        data: list[str] = []
+    def _too_long(self, size: int) -> str:
+        _log.info("%s: an event of %d bytes or more from %s was dropped", self._name, size, self.url)
+        return f"the answer from {self.url} has an event longer than the {MAX_LINE // (1024 * 1024)} MiB bingo keeps of one message; it was dropped"
+
+    async def _events(self, response: httpx.Response, *, initialize: bool) -> int | None:
+        """Feed each SSE event's data, as one message, until the stream ends; or stop at an
+        event longer than MAX_LINE and answer its size (nothing of it was kept)."""
+        data: list[bytes] = []
         size = 0
-        async for line in response.aiter_lines():
-            if line.startswith("data:"):
-                piece = line[5:].removeprefix(" ")
-                size += len(piece)
+        async for line in bounded_lines(response.aiter_bytes(), MAX_LINE):
+            if isinstance(line, Overlong):
+                return line.size
+            if line.startswith(b"data:"):
+                piece = line[5:].removeprefix(b" ")
+                size += len(piece) + 1
                 if size > MAX_LINE:
-                    data, size = [], 0  # longer than any line is read: dropped whole
-                    continue
+                    return size
                 data.append(piece)
             elif not line and data:
-                message = "\n".join(data).encode()
+                message = b"\n".join(data)
                 data, size = [], 0
                 self._learn(message, initialize)
                 self._feed(message)
         if data:
-            self._feed("\n".join(data).encode())
+            self._feed(b"\n".join(data))
+        return None
 
     def _learn(self, message: bytes, initialize: bool) -> None:
         """The revision the handshake settled, for the header every later request carries."""
@@ -257,7 +271,9 @@ class McpHttp:
             async with self._client.stream("GET", self.url, headers=headers) as response:
                 if response.status_code != 200:
                     return  # 405: this server has no stream of its own
-                await self._events(response, initialize=False)
+                too_long = await self._events(response, initialize=False)
+                if too_long is not None:
+                    _log.info("%s: the GET stream sent an event of %d bytes or more; it was closed", self._name, too_long)
         except httpx.TransportError as exc:
             _log.info("%s: the GET stream ended: %s", self._name, exc)
 

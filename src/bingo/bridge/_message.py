@@ -9,6 +9,7 @@ too deep is refused. It holds no state and does no I/O: the connection (connecti
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -30,7 +31,9 @@ __all__ = [
     "NESTED",
     "TOO_DEEP",
     "BadAnswer",
+    "TooLarge",
     "answered_error",
+    "answered_id",
     "decode_answer",
     "decoder_for",
     "envelope_decoder",
@@ -64,6 +67,33 @@ class BadAnswer(PluginError):
     """The peer answered a call, but not in the shape of the method's result."""
 
     code = INVALID_PARAMS
+
+
+class TooLarge(BadAnswer):
+    """The peer's answer was longer than the longest line bingo keeps: it was thrown away
+    unread, and its call failed at once (ADR-0028)."""
+
+
+_ID = rb'(-?\d{1,18}|"[^"\\]{0,200}")'
+_ANSWER_FIRST = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID + rb'\s*,\s*"(?:result|error)"')
+"""An answer whose id comes first (`{"jsonrpc":"2.0","id":7,"result":...`, Python's order)."""
+_ANSWER_OPENS = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(?:result|error)"\s*:')
+_ID_LAST = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*\}\s*$')
+"""An answer whose id comes last (`{"result":...,"jsonrpc":"2.0","id":7}`, the TypeScript
+SDK's order): the last member before the closing brace is the top level's."""
+
+
+def answered_id(head: bytes, tail: bytes) -> int | str | None:
+    """The id of the call a line answers, read from its first and last bytes alone (a line
+    too long to keep), or None when they do not show one. A request of the peer's own (its
+    `method` before any result) is no answer: its id is of the peer's numbering."""
+    found = _ANSWER_FIRST.match(head)
+    if found is None and _ANSWER_OPENS.match(head):
+        found = _ID_LAST.search(tail)
+    if found is None:
+        return None
+    token = found.group(1)
+    return token[1:-1].decode("utf-8", "replace") if token.startswith(b'"') else int(token)
 
 
 def decode_answer(peer: str, method: str, raw: msgspec.Raw | bytes, result: type[R]) -> R:

@@ -21,7 +21,10 @@ notifications unread, the connection ends with `Unread` and the queue is dropped
 it logs of the peer's words is cut (`kernel.log.cut`). So is how deep it lets them nest: a
 line nested deeper than `wire.MAX_DEPTH` is read at its top level only (`read_deep`), so an
 answer too deep fails its one call as a BadAnswer and a request whose params are too deep is
-refused; a line whose top level cannot be read is a stray line like any other.
+refused; a line whose top level cannot be read is a stray line like any other. And how long
+a line it keeps: an answer longer than `_framing.MAX_LINE` is thrown away as it arrives, and
+the call it answers (its id read from the line's first or last bytes) fails at once with
+`TooLarge`, instead of waiting out its deadline (ADR-0028).
 """
 
 from __future__ import annotations
@@ -46,12 +49,14 @@ from ..wire.rpc import (
     RequestId,
     Response,
 )
-from ._framing import BadLine, LineReader, LineWriter
+from ._framing import MAX_LINE, BadLine, LineReader, LineWriter
 from ._message import (
     NESTED,
     TOO_DEEP,
     BadAnswer,
+    TooLarge,
     answered_error,
+    answered_id,
     decode_answer,
     decoder_for,
     envelope_decoder,
@@ -64,6 +69,7 @@ __all__ = [
     "UNREAD_MAX",
     "BadAnswer",
     "Connection",
+    "TooLarge",
     "Unread",
     "answered_error",
     "decode_answer",
@@ -352,7 +358,8 @@ class Connection:
 
     def _dispatch(self, item: Envelope | BadLine) -> None:
         if isinstance(item, BadLine):
-            self._stray(item)
+            if not (item.size and self._too_large(item)):
+                self._stray(item)
             return
         if not is_envelope(item):
             self._stray(BadLine("JSON but not a JSON-RPC 2.0 message", ""))
@@ -379,6 +386,22 @@ class Connection:
             future.set_exception(answered_error(self.name, item.error))
         elif not isinstance(item.result, msgspec.UnsetType):
             future.set_result(item.result)
+
+    def _too_large(self, line: BadLine) -> bool:
+        """Fail the call an over-long line answered; False when it answers none waiting."""
+        request_id = answered_id(line.head, line.tail)
+        future = self._pending.get(request_id) if request_id is not None else None
+        if future is None or future.done():
+            return False
+        _log.info("%s answered call %s with %d bytes, past the line limit; the call fails", self.name, cut(repr(request_id)), line.size)
+        future.set_exception(
+            TooLarge(
+                f"{self.name} answered with {line.size / (1024 * 1024):,.1f} MiB on one line, past the "
+                f"{MAX_LINE // (1024 * 1024)} MiB bingo keeps of one message; the answer was dropped",
+                "ask for less at a time (a narrower call), or have the plugin answer in smaller pieces",
+            )
+        )
+        return True
 
     def _incoming_notification(self, method: str, params: msgspec.Raw | bytes) -> None:
         entry = self._notifications.get(method)

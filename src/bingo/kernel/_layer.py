@@ -142,6 +142,8 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     model: str | None = None
     max_tokens: _Positive = 4096
     model_attempts: _Positive = 4
+    model_stall_seconds: _Seconds = 300.0
+    mcp_variables: list[str] = []
     context_window: _Positive | None = None
     context_budget: _Positive | None = None
     tool_result_budget: _Positive | None = None
@@ -163,6 +165,9 @@ _EXPECTED: dict[KeyPath, str] = {
     ("model",): "a string (a model name)",
     ("maxTokens",): "a positive whole number",
     ("modelAttempts",): "a positive whole number (tries of one model request; 1: no retry)",
+    ("modelStallSeconds",): "a positive number of seconds (how long a model's answer may go without content)",
+    ("mcpVariables",): "a list of environment variable names a project's .mcp.json may read",
+    ("mcpVariables", 0): "an environment variable name (a string)",
     ("contextWindow",): "a positive whole number",
     ("contextBudget",): "a positive whole number",
     ("toolResultBudget",): "a positive whole number",

@@ -102,6 +102,13 @@ class Settings(msgspec.Struct, frozen=True):
     model_attempts: int = 4
     """Tries of one request to a built-in provider that fails momentarily (429, 5xx,
     overloaded) before any of the answer arrived (`modelAttempts`); 1 means no retry."""
+    model_stall_seconds: float = 300.0
+    """Seconds a built-in provider's answer may go without an event that carries content
+    (`modelStallSeconds`; keep-alives and pings do not count) before the turn fails."""
+    mcp_variables: frozenset[str] = frozenset()
+    """The environment variables a project's `.mcp.json` (or a project plugin's `mcp`) may
+    expand (`mcpVariables`), read from the user's own settings and the command line only:
+    a repository must not be able to send itself the person's keys (ADR-0028)."""
     context_window: int | None = None
     """Tokens of input the model takes (`contextWindow`); None for the providers' table of
     known models (`providers.context_window`), else the kernel's conservative default."""
@@ -174,6 +181,7 @@ def _settings(layer: Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
         model=layer.model,
         max_tokens=layer.max_tokens,
         model_attempts=layer.model_attempts,
+        model_stall_seconds=layer.model_stall_seconds,
         context_window=layer.context_window,
         context_budget=layer.context_budget,
         tool_result_budget=layer.tool_result_budget,
@@ -265,6 +273,7 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
     merged: dict[str, Json] = {}
     left_out: dict[str, tuple[str, ...]] = {}
     fail_closed: frozenset[str] = frozenset()
+    variables: set[str] = set()
     matrix = MatrixChannel()
     unknown: list[str] = []
     rules: list[PlacedRule] = []
@@ -274,6 +283,8 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
         if path == paths[0]:
             fail_closed = frozenset(layer.hooks.fail_closed)  # the user's own settings only (§5)
             matrix = _matrix(layer)  # likewise (§7b)
+        if path is None or path == paths[0]:
+            variables.update(layer.mcp_variables)  # the person's own: a project's is not read
         document = as_object(source.data)
         if document is None:
             continue
@@ -286,7 +297,9 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
         rules += _placed(document, str(path) if path is not None else None)
         _merge(merged, document)
     settings = _settings(msgspec.convert(merged, Layer), left_out)
-    return msgspec.structs.replace(settings, fail_closed=fail_closed, matrix=matrix, rules=tuple(rules), unknown=tuple(unknown))
+    return msgspec.structs.replace(
+        settings, fail_closed=fail_closed, mcp_variables=frozenset(variables), matrix=matrix, rules=tuple(rules), unknown=tuple(unknown)
+    )
 
 
 def _placed(document: Mapping[str, Json], where: str | None) -> list[PlacedRule]:

@@ -9,7 +9,11 @@ failure the API reports mid-answer. Each is a line naming the provider and what 
 and a hint naming the environment variable to check. It also runs the retry (ADR-0020): a
 failure the service calls momentary (`_retry.Transient`) is tried again as `_retry.Retry`
 says, with one notice per wait, and never once any of the answer has reached the person;
-what is momentary and how long to wait are `_retry`'s. It does not know either API's shapes:
+what is momentary and how long to wait are `_retry`'s. What a service can make it hold or
+wait for is bounded (ADR-0028): an error body is read up to ERROR_BODY_MAX and no further,
+a line of the stream past `_sse.EVENT_MAX` ends the answer, and an answer that goes
+`stall_seconds` without an event that carries content (keep-alive comments and pings do not
+count) ends the turn. It does not know either API's shapes:
 the provider modules hold their URL, headers, request body and event parsing, declared as
 one `Api` each. It does not decide which provider runs (`selection.py`).
 
@@ -19,6 +23,7 @@ costs nothing until a model is actually asked for.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -27,6 +32,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 import msgspec
 
 from ..kernel.errors import ProviderError
+from ..kernel.lines import bounded_lines, head_bytes
 from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
 from ..wire import (
@@ -45,14 +51,16 @@ from ..wire import (
 )
 from ._names import ToolNames, request_names
 from ._retry import RETRY_STATUSES, Retry, Transient, retry_after
-from ._sse import ServerEvent, events
+from ._sse import EVENT_MAX, ServerEvent, TooLarge, events
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
     "CONNECT_TIMEOUT",
+    "ERROR_BODY_MAX",
     "READ_TIMEOUT",
+    "STALL_SECONDS",
     "Api",
     "Endpoint",
     "HttpProvider",
@@ -78,6 +86,16 @@ READ_TIMEOUT = 60.0
 """Longest silence, in seconds, between two reads of a streamed answer. A model may think
 for a while before its first token, so this is generous; it is a constant, not a setting,
 until settings grow a key for it (the wire's `provider/stream` deadline is about plugins)."""
+
+STALL_SECONDS = 300.0
+"""Longest wait, in seconds, for an event that carries content (`modelStallSeconds`): a
+server sending keep-alive comments or pings resets the read timeout for ever, and only
+content (text, a tool call's input, a stop, usage) resets this one. Five minutes, since a
+reasoning model may say nothing for a few before its first token."""
+
+ERROR_BODY_MAX = 64 * 1024
+"""Bytes of an error answer's body read (64 KiB): both APIs' error objects are a few hundred
+bytes, and its message is cut to a line anyway; the rest is never read."""
 
 _DETAIL_LIMIT = 200
 """An API's error message is cut to this many characters so the line stays a line."""
@@ -279,7 +297,7 @@ async def open_events(
                 "POST", endpoint.url, content=body, headers=headers
             ) as response:
                 if response.status_code >= 400:
-                    content = await response.aread()
+                    content = await head_bytes(response.aiter_bytes(), ERROR_BODY_MAX)
                     raise status_error(
                         endpoint,
                         response.status_code,
@@ -287,10 +305,17 @@ async def open_events(
                         response.reason_phrase,
                         response.headers,
                     )
-                async with contextlib.aclosing(events(response.aiter_lines())) as stream:
+                lines = bounded_lines(response.aiter_bytes(), EVENT_MAX)
+                async with contextlib.aclosing(events(lines)) as stream:
                     yield stream
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise _transport_error(endpoint, exc, read_timeout) from exc
+    except TooLarge as exc:
+        raise ProviderError(
+            f"{endpoint.provider} sent an event longer than the {EVENT_MAX // (1024 * 1024)} MiB "
+            "bingo keeps of one; the answer was dropped",
+            f"check that {endpoint.base_env} points at a compatible server",
+        ) from None
 
 
 class Reader(Protocol):
@@ -303,8 +328,9 @@ class Reader(Protocol):
     """Lines for the person about this answer, said once it is whole (an answer a content
     filter stopped looks like any other end to the kernel)."""
 
-    def feed(self, event: ServerEvent) -> None:
-        """Take one event into the response.
+    def feed(self, event: ServerEvent) -> bool:
+        """Take one event into the response; whether it carried content (a ping, a
+        keep-alive or an empty delta does not).
 
         Raises:
             ProviderError: the event is malformed, or reports a failure.
@@ -357,6 +383,7 @@ class HttpProvider:
         base_url: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         read_timeout: float = READ_TIMEOUT,
+        stall_seconds: float = STALL_SECONDS,
         retry: Retry | None = None,
         notices: Notices | None = None,
     ) -> None:
@@ -371,6 +398,7 @@ class HttpProvider:
         )
         self._transport = transport
         self._read_timeout = read_timeout
+        self._stall = stall_seconds
         self._retry = retry or Retry()
         self._notices = notices
 
@@ -421,13 +449,22 @@ class HttpProvider:
 
     async def _once(self, body: bytes, names: ToolNames, on_delta: Callable[[Delta], None]) -> ModelResponse:
         reader = self.api.reader(self._endpoint, on_delta, names)
-        async with open_events(
-            self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
-        ) as stream:
-            async for event in stream:
-                reader.feed(event)
-                if reader.done:
-                    break
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self._stall) as stall:
+                async with open_events(
+                    self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
+                ) as stream:
+                    async for event in stream:
+                        if reader.feed(event):
+                            stall.reschedule(loop.time() + self._stall)
+                        if reader.done:
+                            break
+        except TimeoutError:
+            raise ProviderError(
+                f"{self._endpoint.provider} sent no content for {self._stall:g} s (only keep-alives, or nothing)",
+                "try again later; modelStallSeconds in settings sets how long to wait",
+            ) from None
         response = reader.response()
         for note in reader.notes:
             self._say(note)

@@ -315,13 +315,14 @@ class _Assembly(msgspec.Struct):
             pending.done = ToolUseBlock(id=pending.id, name=pending.name, input=given)
             self.on_delta(ToolUseDelta(id=pending.id, name=pending.name, input=given))
 
-    def feed(self, event: ServerEvent) -> None:
-        """Take one event into the response."""
+    def feed(self, event: ServerEvent) -> bool:
+        """Take one event into the response; whether it carried content (a `ping`, an event
+        type newer than this code and an empty text delta do not: ADR-0028)."""
         decoder = _DECODERS.get(event.event)
         if decoder is None:
             # ping, message_stop and event types newer than this code carry nothing we keep.
             self.done = self.done or event.event == "message_stop"
-            return
+            return self.done
         match decode(self.endpoint, decoder, event.data, f"{event.event} event"):
             case _MessageStart(message=message):
                 self.started = True
@@ -336,8 +337,10 @@ class _Assembly(msgspec.Struct):
                 if delta.type == "text_delta" and delta.text:
                     pending.pieces.append(delta.text)
                     self.on_delta(TextDelta(text=delta.text))
-                elif delta.type == "input_json_delta":
+                elif delta.type == "input_json_delta" and delta.partial_json:
                     pending.pieces.append(delta.partial_json)
+                else:
+                    return False
             case _BlockStop(index=index):
                 self._finish_block(self._pending(index))
             case _MessageDelta(delta=delta, usage=usage):
@@ -348,7 +351,8 @@ class _Assembly(msgspec.Struct):
                 transient = _TRANSIENT_ERRORS.get(error.type, "")
                 raise failed_mid_answer(self.endpoint, what, error.type, transient)
             case _:
-                pass
+                return False
+        return True
 
     def response(self) -> ModelResponse:
         """The whole response, once `message_stop` has arrived."""

@@ -245,18 +245,21 @@ class _Assembly(msgspec.Struct):
     done: bool = False
     notes: list[str] = msgspec.field(default_factory=list[str])
 
-    def feed(self, event: ServerEvent) -> None:
-        """Take one event's `data:` payload into the response (its name is not used)."""
+    def feed(self, event: ServerEvent) -> bool:
+        """Take one event's `data:` payload into the response (its name is not used);
+        whether it carried content (a chunk with an empty delta does not: ADR-0028)."""
         if event.data.strip() == _DONE:
             self.done = True
-            return
+            return True
         chunk = decode(self.endpoint, _CHUNK, event.data, "a chunk is not valid")
         if chunk.error is not None:
             error = chunk.error
             kind = str(error.code or error.type or "")
             transient = _TRANSIENT_ERRORS.get(kind, "") or _TRANSIENT_ERRORS.get(error.type or "", "")
             raise failed_mid_answer(self.endpoint, error.message or "an unnamed error", kind, transient)
+        carried = False
         if chunk.usage is not None:
+            carried = True
             details = chunk.usage.prompt_tokens_details
             self.usage = Usage(
                 input_tokens=chunk.usage.prompt_tokens,
@@ -266,16 +269,21 @@ class _Assembly(msgspec.Struct):
         for choice in (chunk.choices or [])[:1]:
             delta = choice.delta
             if delta is not None and delta.content:
+                carried = True
                 self.text.append(delta.content)
                 self.on_delta(TextDelta(text=delta.content))
             for piece in (delta.tool_calls if delta is not None else None) or []:
+                carried = True
                 call = self.calls.setdefault(piece.index, _Call())
                 call.id = piece.id or call.id
                 if piece.function is not None:
                     call.name = piece.function.name or call.name
                     if piece.function.arguments:
                         call.pieces.append(piece.function.arguments)
+            if choice.finish_reason:
+                carried = True
             self.finish = choice.finish_reason or self.finish
+        return carried
 
     def _tool_uses(self) -> list[ToolUseBlock]:
         uses: list[ToolUseBlock] = []

@@ -17,6 +17,7 @@ from ..kernel.interfaces import Provider
 from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
 from . import anthropic, openai
+from ._http import STALL_SECONDS
 from ._retry import ATTEMPTS, Retry
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
@@ -43,11 +44,12 @@ def _set(environ: Mapping[str, str], name: str) -> bool:
 
 
 def builtin_providers(
-    environ: Mapping[str, str], *, notices: Notices | None = None, attempts: int = ATTEMPTS
+    environ: Mapping[str, str], *, notices: Notices | None = None, attempts: int = ATTEMPTS, stall_seconds: float = STALL_SECONDS
 ) -> list[Provider]:
     """The built-in providers `environ` configures: `anthropic` when ANTHROPIC_API_KEY or
     ANTHROPIC_BASE_URL is set, `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. Each
-    tries a momentarily failed request up to `attempts` times, saying each wait on `notices`."""
+    tries a momentarily failed request up to `attempts` times, saying each wait on `notices`,
+    and gives up on an answer that goes `stall_seconds` without content."""
     found: list[Provider] = []
     retry = Retry(attempts=attempts)
     if _set(environ, "ANTHROPIC_API_KEY") or _set(environ, "ANTHROPIC_BASE_URL"):
@@ -56,6 +58,7 @@ def builtin_providers(
                 api_key=environ.get("ANTHROPIC_API_KEY") or None,
                 base_url=environ.get("ANTHROPIC_BASE_URL") or None,
                 retry=retry,
+                stall_seconds=stall_seconds,
                 notices=notices,
             )
         )
@@ -65,6 +68,7 @@ def builtin_providers(
                 api_key=environ.get("OPENAI_API_KEY") or None,
                 base_url=environ.get("OPENAI_BASE_URL") or None,
                 retry=retry,
+                stall_seconds=stall_seconds,
                 notices=notices,
             )
         )

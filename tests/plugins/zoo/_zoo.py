@@ -24,6 +24,8 @@ Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answ
   partial-lines        writes every message in small pieces, flushing between them
   bad-utf8             writes a line of invalid UTF-8, then answers
   huge-line            writes one 100 MB line, then answers
+  huge-answer          answers `poke` with a 20 MB result on one line (past the 16 MiB bingo
+                       keeps of one message)
   stderr-flood         writes 10 MB/s to stderr for `delay` seconds, then answers
   bad-ids              answers an id never asked, then answers the call twice
   string-id            answers `tool/call` with the id as a string ("7" for 7), then as it
@@ -274,6 +276,17 @@ def tool_call(request_id, params):
                 out.write(chunk)
             out.write(b'"}}\n')
             out.flush()
+    elif BEHAVIOUR == "huge-answer":
+        with LOCK:
+            out = sys.stdout.buffer
+            out.write(b'{"jsonrpc": "2.0", "id": %s, "result": {"output": {"parts": [{"type": "text", "text": "' % json.dumps(request_id).encode())
+            chunk = b"x" * (1024 * 1024)
+            for _ in range(20):
+                out.write(chunk)
+            out.write(b'"}]}}}\n')
+            out.flush()
+        mark("answered 20 MB")
+        return
     elif BEHAVIOUR == "stderr-flood":
         line = b"zoo: " + b"e" * 1018 + b"\n"  # 1 KiB
         block = line * 1024  # 1 MiB
