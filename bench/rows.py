@@ -21,7 +21,9 @@ first, so load noise hits them alike):
   - a model turn against a provider that answers at once (bench/turn.py), with 10 context
     contributors and 5 `tool.before` hooks across 5 plugins against a bare turn, p50 and p99;
   - `edit` changing one line of a 10 MB file (bench/edit.py) against reading its bytes and
-    writing them back with `write_atomic`, the floor of any edit that cannot lose the file.
+    writing them back with `write_atomic`, the floor of any edit that cannot lose the file;
+  - the sandbox (bench/sandbox.py, issue 24): a `bash` call's p50 confined against
+    unconfined, and a plugin's spawn to ready confined against not.
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
 wake-up across cores hiding host overhead) is used for every row but the cold ones, and said.
@@ -47,6 +49,7 @@ import _cold
 import _mcp_client
 import edit
 import editor
+import sandbox
 import store
 import turn
 from _raw import RawClient
@@ -93,6 +96,7 @@ class Sizes:
     turns: int = 400
     edits: int = 40
     editors: int = 10
+    sandboxed: int = 60
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -372,6 +376,15 @@ def _editor_rows(found: dict[str, list[float]]) -> list[Row]:
     ]
 
 
+def _sandbox_rows(confined: dict[str, list[float]]) -> list[Row]:
+    if not confined:
+        return []  # this kernel cannot confine (bench/sandbox.py says why)
+    return [
+        Row(what, ms(sandboxed), f"unsandboxed {ms(direct)}", _ratio(ratio), target, met)
+        for what, sandboxed, direct, ratio, target, met in sandbox.rows_of(confined)
+    ]
+
+
 def _on(cpus: set[int], step: Callable[[], float]) -> Callable[[], float]:
     """`step` with the bench (and so every process it starts) on `cpus`."""
 
@@ -399,7 +412,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
     parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
     args = parser.parse_args()
-    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5, editors=2) if args.quick else Sizes()
+    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5, editors=2, sandboxed=5) if args.quick else Sizes()
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
@@ -419,7 +432,8 @@ def main() -> None:
         edited = edit.interleaved(Path(tmp), sizes.edits)
         os.sched_setaffinity(0, set(cpus))
         editors = asyncio.run(editor.measure(sizes.editors))
-    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited) + _editor_rows(editors)
+        confined = asyncio.run(sandbox.interleaved(Path(tmp) / "sandbox", sizes.sandboxed)) if sandbox.probe().confines else {}
+    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited) + _editor_rows(editors) + _sandbox_rows(confined)
     print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
           f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
           f"medians unless said")

@@ -187,7 +187,7 @@ class Examined:
         self.missing = missing
 
 
-def _read(path: str) -> str | None:
+def read(path: str) -> str | None:
     try:
         with open(path, encoding="ascii", errors="replace") as file:
             return file.read().strip()
@@ -210,12 +210,12 @@ def landlock_abi() -> tuple[int, str]:
 def userns_refusal() -> str:
     """Why unprivileged user namespaces cannot be made here, from the kernel's settings;
     "" when nothing says they are refused (making one, `make_network`, is the proof)."""
-    if _read("/proc/sys/user/max_user_namespaces") == "0":
+    if read("/proc/sys/user/max_user_namespaces") == "0":
         return "user namespaces are disabled (the sysctl user.max_user_namespaces is 0)"
     if os.geteuid() != 0:
-        if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+        if read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
             return "unprivileged user namespaces are disabled (the sysctl kernel.unprivileged_userns_clone is 0)"
-        if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+        if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
             return (
                 "unprivileged user namespaces are refused (Ubuntu 24.04's AppArmor restriction: "
                 "the sysctl kernel.apparmor_restrict_unprivileged_userns is 1)"
@@ -237,7 +237,7 @@ def examine() -> Examined:
     abi, why = landlock_abi()
     if why:
         missing.append(why)
-    status = _read("/proc/self/status") or ""
+    status = read("/proc/self/status") or ""
     seccomp = "Seccomp_filters:" in status or "Seccomp:" in status
     if not seccomp:
         missing.append("seccomp filters are not in this kernel (needs CONFIG_SECCOMP_FILTER)")
@@ -565,10 +565,12 @@ def make_network() -> Netns | str:
 class Plan:
     """What `enter` does in one child: all made beforehand, in the janitor."""
 
-    __slots__ = ("filter", "netns", "nofile", "ruleset")
+    __slots__ = ("filter", "last_cap", "netns", "nofile", "ruleset")
 
-    def __init__(self, ruleset: int, netns: Netns | None, program: Any, nofile: tuple[int, int]) -> None:
+    def __init__(self, ruleset: int, netns: Netns | None, program: Any, nofile: tuple[int, int], last_cap: int) -> None:
         self.ruleset = ruleset
+        self.last_cap = last_cap
+        """The highest capability this kernel knows (/proc/sys/kernel/cap_last_cap)."""
         self.netns = netns
         self.filter = program
         self.nofile = nofile
@@ -589,7 +591,7 @@ def seccomp_filter(machine: str) -> Any:
     return fprog
 
 
-def _drop_capabilities() -> None:
+def _drop_capabilities(last: int) -> None:
     """No capability survives into exec: securebits locked so that root (in the namespace,
     or bingo run as root) gains none back at exec, the bounding set emptied, the ambient set
     cleared, the effective/permitted/inheritable sets zeroed. A step refused for want of
@@ -599,7 +601,6 @@ def _drop_capabilities() -> None:
         _prctl(_PR_SET_SECUREBITS, _SECUREBITS)
     except OSError:
         pass
-    last = int(_read("/proc/sys/kernel/cap_last_cap") or "40")
     for cap in range(last + 1):
         try:
             _prctl(_PR_CAPBSET_DROP, cap)
@@ -634,7 +635,7 @@ def enter(plan: Plan, parent: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, plan.nofile)
     except (OSError, ValueError):
         pass
-    _drop_capabilities()
+    _drop_capabilities(plan.last_cap)
     ctypes = _lib()[0]
     _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(plan.filter))
     _prctl(_PR_SET_PDEATHSIG, 9)

@@ -40,6 +40,9 @@ class Sandbox:
         self.filter = _confine.seccomp_filter(_confine.MACHINE)
         self.netns: _confine.Netns | str | None = None
         self.rules: dict[tuple[tuple[str, ...], ...], _confine.Rules] = {}
+        self.spares: dict[tuple[object, ...], tuple[str, int, list[_confine.Rules]]] = {}
+        """Per policy, the TMPDIR and ruleset made ahead for its next spawn."""
+        self.last_cap = int(_confine.read("/proc/sys/kernel/cap_last_cap") or "40")
         import resource
 
         self.nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -77,19 +80,49 @@ class Sandbox:
         return found
 
     def prepare(self, spawn: Any) -> None:
-        """Make `spawn`'s TMPDIR and plan (its ruleset fd is the caller's to close after the
-        fork).
+        """Give `spawn` its TMPDIR and plan (its ruleset fd is the caller's to close after
+        the fork): the one made ahead for the same policy when its rules still hold, else
+        made now.
 
         Raises:
             OSError: it cannot be confined as asked.
         """
         confine = spawn.confine
-        netns: _confine.Netns | None = None
-        if confine.netns:
-            made = self.network()
-            if isinstance(made, str):
-                raise OSError(1, made)
-            netns = made
+        key = _key(confine)
+        netns = self._netns(confine)
+        spare = self.spares.pop(key, None)
+        if spare is not None and spare[2] != self._rules(confine.denied, confine.writable, confine.protected):
+            os.close(spare[1])  # a directory on the walk changed since: walk again
+            _confine.remove_tree(spare[0])
+            spare = None
+        tmpdir, ruleset, _unused = spare if spare is not None else self._arm(confine, netns)
+        env = dict(spawn.env)
+        env["TMPDIR"] = tmpdir
+        spawn.env = env
+        spawn.tmpdir = tmpdir
+        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap)
+
+    def rearm(self, spawn: Any) -> None:
+        """Make, while nothing waits, the TMPDIR and ruleset the next spawn with `spawn`'s
+        policy will take (a `bash` call after a `bash` call)."""
+        key = _key(spawn.confine)
+        if key in self.spares:
+            return
+        try:
+            self.spares[key] = self._arm(spawn.confine, self._netns(spawn.confine))
+        except OSError:
+            pass  # the next spawn makes its own, and says why if it cannot
+
+    def _netns(self, confine: Any) -> _confine.Netns | None:
+        if not confine.netns:
+            return None
+        made = self.network()
+        if isinstance(made, str):
+            raise OSError(1, made)
+        return made
+
+    def _arm(self, confine: Any, netns: _confine.Netns | None) -> tuple[str, int, list[_confine.Rules]]:
+        """A new TMPDIR (0700) and a ruleset holding the policy's rules and that TMPDIR."""
         base = os.environ.get("TMPDIR") or "/tmp"
         tmpdir = os.path.join(os.path.realpath(base), "bingo-" + os.urandom(6).hex())
         os.mkdir(tmpdir, 0o700)
@@ -106,8 +139,15 @@ class Sandbox:
         except BaseException:
             os.rmdir(tmpdir)
             raise
-        env = dict(spawn.env)
-        env["TMPDIR"] = tmpdir
-        spawn.env = env
-        spawn.tmpdir = tmpdir
-        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile)
+        return tmpdir, ruleset, rules
+
+    def close(self) -> None:
+        """Remove what was made ahead (the janitor is ending)."""
+        for tmpdir, ruleset, _rules in self.spares.values():
+            os.close(ruleset)
+            _confine.remove_tree(tmpdir)
+        self.spares.clear()
+
+
+def _key(confine: Any) -> tuple[object, ...]:
+    return (tuple(confine.denied), tuple(confine.writable), tuple(confine.protected), confine.port, confine.netns)

@@ -340,6 +340,8 @@ class JanitorServer:
         self.sandbox: Any = None
         """`_Sandbox`, made at the first confined spawn or network request."""
         self.tmpdirs: dict[int, str] = {}
+        self.confined: dict[int, _Spawn] = {}
+        """Each confined warden's spawn, for the spare made when it ends."""
         """Each confined warden's TMPDIR, removed when the warden is reaped."""
 
     def send(self, message: Message) -> None:
@@ -435,6 +437,8 @@ class JanitorServer:
             if spawn.tmpdir:
                 self.tmpdirs[pid] = spawn.tmpdir
             self.send(("spawned", spawn.request_id, pid))
+            if spawn.plan is not None:
+                self.confined[pid] = spawn
         elif spawn.tmpdir:
             os.rmdir(spawn.tmpdir)
 
@@ -447,6 +451,10 @@ class JanitorServer:
                 # left is ours now.
                 _sweep(frozenset(self.wardens))
             self._remove_tmpdir(pid)
+            confined = self.confined.pop(pid, None)
+            if confined is not None:
+                # Once it has ended, nothing waits: make the next one's TMPDIR and ruleset.
+                self.sandbox.rearm(confined)
 
     def _remove_tmpdir(self, warden: int) -> None:
         tmpdir = self.tmpdirs.pop(warden, "")
@@ -493,6 +501,8 @@ class JanitorServer:
         _sweep()
         for pid in list(self.tmpdirs):
             self._remove_tmpdir(pid)
+        if self.sandbox is not None:
+            self.sandbox.close()
 
 
 def main(args: list[str]) -> None:
