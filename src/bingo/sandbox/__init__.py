@@ -24,11 +24,13 @@ tests/unit/sandbox/):
   127.0.0.1:PORT inside the run's network namespace (made once per run by the janitor:
   a user + network namespace with only loopback up). bingo's proxy accepts on it (the
   caller owns it and must keep it open for the run); `Policy.proxy` must then be
-  `("127.0.0.1", PORT)`. From then on, every confined spawn joins that namespace: it can
-  reach that listener and nothing else (no route out, no DNS). None: why, in words; then
-  the proxy listens on the host's loopback itself, and confined processes are bounded by
-  Landlock's TCP rule to `Policy.proxy`'s port (ABI 4+; see `Support.weaker`).
-  `Policy.proxy` None: no TCP at all.
+  `("127.0.0.1", PORT)`. From then on, every confined spawn joins that namespace: no
+  route out, no DNS. None: why, in words; then the proxy listens on the host's loopback
+  itself (the degraded path). On both paths Landlock (ABI 4+) lets a confined process
+  connect over TCP to `Policy.proxy`'s port alone: not to another listener in the
+  namespace (another process's proxy, a server it started), so a listener per process
+  tells the proxy who asks. On the degraded path that port is reachable on any address
+  (see `Support.weaker`). `Policy.proxy` None: no TCP at all.
 - Spawning confined: `bridge.process.PluginProcess.spawn(..., policy=Policy)` for plugins
   and stdio MCP servers; `tools.BashTool(policy=...)` (or its `policy` attribute, or its
   `policy_for(call)` overridden) for the `bash` tool; both through `spawn(...)` here, which
@@ -43,6 +45,15 @@ than those present when the janitor last walked it; no socket but TCP (no UDP, r
 netlink, nor unix sockets other than socketpair); no new namespaces, mounts, setns,
 io_uring, keyrings; no capabilities; no signal, ptrace or /proc/PID/environ of a process
 outside its own sandbox (Landlock ABI 6 for signals).
+
+For the one who builds a `Policy`: a protected or denied path makes each directory above it
+(up to the writable or "/" root) closed to new entries, because Landlock can only allow
+(ADR-0030): a protected `<project>/.mcp.json` closes the project's root to new files and
+directories (existing entries, and everything beneath them, stay writable), `.git/hooks`
+closes `.git/` (so `git commit`, which makes `.git/index.lock`, fails inside). A path that
+does not exist still closes its parent. Entries made later by someone else (bingo's own
+`write`, the person) become writable at the next spawn (the janitor walks a directory again
+when its mtime changed).
 
 Importing this package imports only `Policy`; the rest loads when first used (PEP 562), so a
 run that confines nothing pays nothing.

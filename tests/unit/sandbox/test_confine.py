@@ -314,6 +314,13 @@ _TO_PROXY = """
             print(host, "REACHED")
         except OSError as exc:
             print(host, "refused:", exc)
+    # Another listener on the same loopback (another process's proxy, a server): refused too.
+    other = socket.create_server(("127.0.0.1", 0))
+    try:
+        socket.create_connection(other.getsockname(), timeout=2)
+        print("other port REACHED")
+    except OSError as exc:
+        print("other port refused:", exc)
 """
 
 

@@ -95,7 +95,7 @@ class Sandbox:
             os.close(spare[1])  # a directory on the walk changed since: walk again
             _confine.remove_tree(spare[0])
             spare = None
-        tmpdir, ruleset, _unused = spare if spare is not None else self._arm(confine, netns)
+        tmpdir, ruleset, _unused = spare if spare is not None else self._arm(confine)
         env = dict(spawn.env)
         env["TMPDIR"] = tmpdir
         spawn.env = env
@@ -109,7 +109,7 @@ class Sandbox:
         if key in self.spares:
             return
         try:
-            self.spares[key] = self._arm(spawn.confine, self._netns(spawn.confine))
+            self.spares[key] = self._arm(spawn.confine)
         except OSError:
             pass  # the next spawn makes its own, and says why if it cannot
 
@@ -121,21 +121,16 @@ class Sandbox:
             raise OSError(1, made)
         return made
 
-    def _arm(self, confine: Any, netns: _confine.Netns | None) -> tuple[str, int, list[_confine.Rules]]:
+    def _arm(self, confine: Any) -> tuple[str, int, list[_confine.Rules]]:
         """A new TMPDIR (0700) and a ruleset holding the policy's rules and that TMPDIR."""
         base = os.environ.get("TMPDIR") or "/tmp"
         tmpdir = os.path.join(os.path.realpath(base), "bingo-" + os.urandom(6).hex())
         os.mkdir(tmpdir, 0o700)
         try:
             rules = self._rules(confine.denied, confine.writable, confine.protected)
-            # In the namespace only the proxy's listener is reachable, so TCP needs no
-            # port rule, unless there is no network at all; without it, Landlock allows
-            # the proxy's port alone.
-            if netns is not None:
-                port = -1 if confine.port < 0 else None
-            else:
-                port = confine.port
-            ruleset = _confine.ruleset(self.abi, rules, tmpdir, port)
+            # TCP connects to the proxy's port alone (-1: to none), in the namespace too:
+            # there, other processes' proxy listeners and servers share the loopback.
+            ruleset = _confine.ruleset(self.abi, rules, tmpdir, confine.port)
         except BaseException:
             os.rmdir(tmpdir)
             raise
