@@ -3,11 +3,15 @@
 Owns the permission grammar of INTERFACE.md §3 and ADR-0018: a rule is a tool name in which
 `*` matches any run of characters (every other character, `?`, `[` and `.` included, stands
 for itself), optionally narrowed to calls whose main argument matches a pattern,
-`TOOL(PATTERN)` (the same `*`). The main argument is `command` for `bash` and the path for
-`read`, `write`, `edit`, `glob` and `grep`; a bridged tool has none, so only its bare name
-matches it. Paths are made absolute (a call's against its working directory, a pattern's
-against the project root), `.` and `..` folded and links resolved before they are matched;
-a bash command is read by `_shell.py`. It also owns the precedence `deny` > `ask` > `allow`,
+`TOOL(PATTERN)` (the same `*`; in a pattern `\\*` is a `*` character and `\\\\` one backslash,
+so an exact rule can hold a star: `exact`). The main argument is `command` for `bash` and the
+path for `read`, `write`, `edit`, `glob` and `grep`; a bridged tool has none, so only its
+bare name matches it. Paths are made absolute (a call's against its working directory, a
+pattern's against the project root), `.` and `..` folded and links resolved before they are
+matched; a bash command is read by `_shell.py`, and in an allow pattern for it a `*` glued to
+a word stands for the rest of the command after a blank, never for more of that word. A
+path inside a `.git` directory is allowed to `write` and `edit` only by a rule that names
+`.git`. It also owns the precedence `deny` > `ask` > `allow`,
 the trusted-and-read-only exemption, the narrow rule a "yes, always" adds (`always_rule`),
 the one line the model is told when a call is refused for want of a rule, and the lines
 naming rules that are malformed or can match no tool this run (`rule_problems`).
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 import msgspec
 
 from ..wire import Json, ToolTraits, is_object
-from ._shell import pieces, simple_commands
+from ._shell import Part, pieces, simple_commands
 from .settings import Permissions, PlacedRule
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "Rule",
     "Verdict",
     "always_rule",
+    "exact",
     "matches",
     "parse_rule",
     "refusal",
@@ -67,6 +72,11 @@ _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_:-]*")
 """A second word kept in a narrow bash rule (`git status`), not a flag or a path."""
 _PLAIN_WORD = re.compile(r"[^\s'\"\\$*`=]+")
 _SHOWN_SUGGESTIONS = 3
+_BLANK = frozenset(" \t")
+_GIT_DIRECTORY = ".git"
+_GIT_GUARDED = frozenset({"write", "edit"})
+"""Tools that never reach into a `.git` directory (its `config` and `hooks/` run code) by a
+rule that does not name `.git`: a bare `write`, `edit(*)` and `write(src/*)` do not."""
 
 
 class Verdict(enum.Enum):
@@ -141,37 +151,140 @@ def matches(rule: str, name: str) -> bool:
     return _pattern(rule).fullmatch(name) is not None
 
 
+# --- argument patterns: `*` a wildcard, `\*` a star, `\\` a backslash -------------------
+
+_Units = tuple[str | None, ...]
+"""A pattern read: each unit a character to match, or None for a wildcard `*`."""
+
+
+@functools.lru_cache(maxsize=_RULE_CACHE_SIZE)
+def _units(pattern: str) -> _Units:
+    """The units of an argument pattern: `\\*` is a `*` character and `\\\\` one backslash;
+    any other backslash stands for itself, and every unescaped `*` is a wildcard."""
+    units: list[str | None] = []
+    at = 0
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\" and pattern[at + 1 : at + 2] in ("*", "\\"):
+            units.append(pattern[at + 1])
+            at += 2
+            continue
+        units.append(None if char == "*" else char)
+        at += 1
+    return tuple(units)
+
+
+def exact(text: str) -> str:
+    """The argument pattern that matches `text` alone: each `*` escaped, and a backslash
+    doubled where it precedes a `*` or a backslash (`rm build/*` gives `rm build/\\*`)."""
+    return re.sub(r"\\(?=[\\*])|\*", lambda found: "\\" + found.group(), text)
+
+
+def _first_wildcard(pattern: str) -> int:
+    """Where the first wildcard `*` of a pattern is in its text, or -1."""
+    at = 0
+    while at < len(pattern):
+        if pattern[at] == "\\" and pattern[at + 1 : at + 2] in ("*", "\\"):
+            at += 2
+        elif pattern[at] == "*":
+            return at
+        else:
+            at += 1
+    return -1
+
+
+def _literal(pattern: str) -> str | None:
+    """What a pattern with no wildcard matches (its escapes resolved), or None."""
+    units = _units(pattern)
+    return None if None in units else "".join(unit for unit in units if unit is not None)
+
+
+@functools.lru_cache(maxsize=_RULE_CACHE_SIZE)
+def _compiled(units: _Units, words: bool) -> re.Pattern[str]:
+    """The regex of `units`; with `words` (a bash allow pattern) a wildcard glued to the
+    character before it (no blank between) matches nothing or a blank and the rest: it
+    never extends the word it follows."""
+    out: list[str] = []
+    for at, unit in enumerate(units):
+        if unit is not None:
+            out.append(re.escape(unit))
+        elif at == 0 or units[at - 1] is not None:
+            glued = words and at > 0 and units[at - 1] not in _BLANK
+            out.append("(?:[ \t].*)?" if glued else ".*")
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _argument_matches(pattern: str, argument: str) -> bool:
+    """Whether the argument pattern matches all of `argument`, `*` matching any run."""
+    return _compiled(_units(pattern), False).fullmatch(argument) is not None
+
+
+def _allows_part(pattern: str, part: Part) -> bool:
+    """Whether a bash allow pattern allows one simple command: its words match with the
+    pattern's glued stars bounded by words, and its command name is a path only where the
+    pattern's first word is one (`bash(* --help)` does not run `./x --help`)."""
+    wanted = pattern.strip()
+    first = wanted.split()[0] if wanted.split() else ""
+    if "/" in part.command and "/" not in first:
+        return False
+    return _compiled(_units(wanted), True).fullmatch(part.text) is not None
+
+
 def _covers(pattern: str, directory: str) -> bool:
     """Whether `pattern` matches every path below `directory`: it ends in `*` and what
     precedes that star matches the start of `directory/`."""
-    head = pattern.rstrip("*")
-    if head == pattern:
+    units = _units(pattern)
+    head = units
+    while head and head[-1] is None:
+        head = head[:-1]
+    if head == units:
         return False
     below = directory if directory.endswith("/") else directory + "/"
-    return _pattern(head).match(below) is not None
+    return _compiled(head, False).match(below) is not None
 
 
 def _reaches(pattern: str, directory: str) -> bool:
     """Whether `pattern` matches `directory` or some path below it (a deny rule on a tree
     searched): the pattern is run over `directory/` as a prefix, star by star."""
-    if matches(pattern, directory):
+    if _argument_matches(pattern, directory):
         return True
+    units = _units(pattern)
     below = directory if directory.endswith("/") else directory + "/"
 
     def closure(states: set[int]) -> set[int]:
         out = set(states)
         for state in sorted(states):
-            while state < len(pattern) and pattern[state] == "*":
+            while state < len(units) and units[state] is None:
                 state += 1
                 out.add(state)
         return out
 
     states = closure({0})
     for char in below:
-        states = closure({i if pattern[i] == "*" else i + 1 for i in states if i < len(pattern) and pattern[i] in ("*", char)})
+        states = closure({i if units[i] is None else i + 1 for i in states if i < len(units) and units[i] in (None, char)})
         if not states:
             return False
     return True
+
+
+def _in_git(path: str) -> bool:
+    """Whether an absolute path is a `.git` (a repository's directory, or the file naming
+    one) or lies inside one."""
+    return any(part.casefold() == _GIT_DIRECTORY for part in path.split("/"))
+
+
+def _names_git(pattern: str) -> bool:
+    """Whether a path pattern names a `.git` directory in its own words (`.git/config`,
+    `*/.git/*`), as a rule must to let `write` or `edit` reach into one."""
+    return _in_git(pattern)
+
+
+def _reaches_git(call: _Call) -> bool:
+    """Whether a call's path, as written or as really opened, is in a `.git` directory (a
+    call with no path, or a NUL in it, reaches nothing: the tool refuses it)."""
+    argument = call.argument()
+    forms = _path_forms(argument, call.cwd) if argument is not None else None
+    return forms is not None and any(_in_git(form) for form in forms)
 
 
 def _normal(path: str) -> str:
@@ -201,15 +314,17 @@ def _path_forms(path: str, base: str) -> tuple[str, ...] | None:
 @functools.lru_cache(maxsize=_RULE_CACHE_SIZE)
 def _pattern_forms(pattern: str, project: str) -> tuple[str, ...]:
     """The absolute forms of a path pattern: folded as written, and with the links of its
-    literal directories (those before its first `*`) resolved."""
+    literal directories (those before its first wildcard) resolved; escapes kept."""
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = exact(os.path.expanduser("~")) + pattern[1:]
     lexical = _normal(_absolute(pattern, project))
-    star = lexical.find("*")
+    star = _first_wildcard(lexical)
     try:
         if star < 0:
-            real = os.path.realpath(lexical)
+            real = exact(os.path.realpath(_literal(lexical) or "/"))
         else:
-            cut = lexical.rfind("/", 0, star)
-            real = os.path.join(os.path.realpath(lexical[:cut] or "/"), lexical[cut + 1 :])
+            cut = lexical.rfind("/", 0, star)  # no escape holds a `/`: the cut splits none
+            real = os.path.join(exact(os.path.realpath(_literal(lexical[:cut]) or "/")), lexical[cut + 1 :])
     except (OSError, ValueError):
         return (lexical,)
     return (lexical,) if real == lexical else (lexical, real)
@@ -328,14 +443,15 @@ class Gate:
         if argument is None:
             return True  # nothing to judge: a tightening rule takes the doubt
         if call.tool == "bash":
+            # A tightening rule takes the wide reading: its `*` also extends a word.
             wanted = pattern.strip()
-            return any(matches(wanted, piece) for piece in pieces(argument))
+            return any(_argument_matches(wanted, piece) for piece in pieces(argument))
         forms = _path_forms(argument, call.cwd)
         if forms is None:
             return True
         patterns = _pattern_forms(pattern, self._project)
         tree = call.tool == "glob" or (call.tool == "grep" and os.path.isdir(forms[-1]))
-        judge = _reaches if tree else matches
+        judge = _reaches if tree else _argument_matches
         return any(judge(p, form) for p in patterns for form in forms)
 
     # --- allow: every reading of the call must be allowed ---------------------------
@@ -344,6 +460,8 @@ class Gate:
         """The allow rule (or, for a bash command in parts, the rules) that allow the call,
         and the patterned allow rules naming the tool that did not."""
         patterned: list[str] = []
+        bare: list[str] = []
+        guarded = call is not None and name in _GIT_GUARDED and _reaches_git(call)
         for text in self._allow:
             if _bare_match(text, name):
                 return text, ()
@@ -351,33 +469,40 @@ class Gate:
             if rule.problem is not None or not matches(rule.tool, name):
                 continue
             if rule.pattern is None:
-                return text, ()
+                if not guarded:
+                    return text, ()
+                bare.append(text)  # a bare `write` names no path, so not one in .git
+                continue
             if call is None or name not in MAIN_ARGUMENTS:
                 continue
             patterned.append(text)
+        near = tuple(bare + patterned)
         if not patterned or call is None:
-            return None, tuple(patterned)
+            return None, near
         argument = call.argument()
         if argument is None:
-            return None, tuple(patterned)
+            return None, near
         if call.tool == "bash":
-            return self._allowing_command(argument, patterned), tuple(patterned)
+            return self._allowing_command(argument, patterned), near
         for text in patterned:
-            if self._allows_path(parse_rule(text).pattern or "", argument, call):
+            pattern = parse_rule(text).pattern or ""
+            if guarded and not _names_git(pattern):
+                continue
+            if self._allows_path(pattern, argument, call):
                 return text, ()
-        return None, tuple(patterned)
+        return None, near
 
     def _allowing_command(self, command: str, patterned: list[str]) -> str | None:
         wanted = command.strip()
         for text in patterned:
-            if (parse_rule(text).pattern or "").strip() == wanted:
+            if _literal((parse_rule(text).pattern or "").strip()) == wanted:
                 return text  # exactly what the rule says, character for character
         parts = simple_commands(command)
         if not parts:
             return None
         used: list[str] = []
         for part in parts:
-            rule = next((t for t in patterned if matches((parse_rule(t).pattern or "").strip(), part)), None)
+            rule = next((t for t in patterned if _allows_part(parse_rule(t).pattern or "", part)), None)
             if rule is None:
                 return None
             if rule not in used:
@@ -390,7 +515,7 @@ class Gate:
             return False
         patterns = _pattern_forms(pattern, self._project)
         tree = call.tool == "glob" or (call.tool == "grep" and os.path.isdir(forms[-1]))
-        judge = _covers if tree else matches
+        judge = _covers if tree else _argument_matches
         return all(any(judge(p, form) for p in patterns) for form in forms)
 
 
@@ -419,28 +544,28 @@ def always_rule(name: str, input: Json, *, cwd: str, project: str) -> str:
     if path.startswith(root) and not path[len(root) :].startswith("~"):
         path = path[len(root) :]
     if name == "glob" or (name == "grep" and os.path.isdir(forms[-1])):
-        path = path.rstrip("/") + "/*"
-    return f"{name}({path})"
+        return f"{name}({exact(path.rstrip('/'))}/*)"
+    return f"{name}({exact(path)})"
 
 
 def _narrow_command(command: str, cwd: str) -> str:
     # A blank command's exact rule is `bash( )`: `bash()` is malformed (an empty pattern).
-    exact = command.strip() or " "
+    whole = exact(command.strip()) or " "
     parts = simple_commands(command)
     if parts is None or len(parts) != 1:
-        return exact
-    words = parts[0].split(" ")
-    if not _PLAIN_WORD.fullmatch(words[0]):
-        return exact
+        return whole
+    words = parts[0].words
+    if words[0] != parts[0].command or not _PLAIN_WORD.fullmatch(words[0]):
+        return whole
     if len(words) == 1:
-        return words[0] + "*"
+        return words[0] + "*"  # `ls*`: `ls` and `ls -la`, never `lsx` (a glued star)
     # A second word that is no flag and names nothing here is a subcommand (`git status`,
     # `npm test`); after anything else (`rm -rf build`, `cat notes`) a prefix would allow
     # the program with any arguments, so the exact command is offered.
     second = words[1]
     if _SUBCOMMAND.fullmatch(second) and not os.path.lexists(os.path.join(cwd, second)):
         return f"{words[0]} {second}*"
-    return exact
+    return whole
 
 
 # --- what the person and the model are told ----------------------------------------
@@ -457,6 +582,11 @@ def refusal(name: str, near: Sequence[str] = ()) -> str:
         why = (
             "a pattern allows a command only when each part between ;, &, |, && or || "
             "matches one, with no $( ), backticks, parentheses or redirections"
+        )
+    elif name in _GIT_GUARDED:
+        why = (
+            "a path is matched after it is made absolute and its .. and links are resolved, "
+            "and one inside a .git directory only by a rule that names .git"
         )
     else:
         why = "a path is matched after it is made absolute and its .. and links are resolved"

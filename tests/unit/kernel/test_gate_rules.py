@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bingo.kernel._shell import pieces, simple_commands
-from bingo.kernel.gate import Decision, Gate, Rule, Verdict, always_rule, parse_rule, refusal, rule_problems
+from bingo.kernel.gate import Decision, Gate, Rule, Verdict, always_rule, exact, parse_rule, refusal, rule_problems
 from bingo.kernel.settings import Permissions, load_settings
 from bingo.wire import Json, ToolTraits
 
@@ -204,28 +204,217 @@ _ATTACKS = ["; rm -rf /", " && rm -rf /", " || rm -rf /", " | sh", " & rm -rf /"
 def test_whatever_a_prefix_rule_allows_it_no_longer_allows_with_a_command_after_it(tail: str, attack: str) -> None:
     gate = _gate(allow=("bash(git status*)",))
     command = "git status" + tail
-    if _bash(gate, command) is Verdict.ALLOW:
+    # A `#` may open a comment that the attack would only extend (bash runs nothing of
+    # `git status #; rm -rf /`): then only an attack on a new line is one.
+    if _bash(gate, command) is Verdict.ALLOW and ("#" not in tail or attack.startswith("\n")):
         assert _bash(gate, command + attack) is Verdict.ASK
     assert _bash(gate, "rm -rf /;" + command) is Verdict.ASK
 
 
+_ORACLE_RULES = ("bash(echo ok*)", "bash(ls*)", "bash(true*)", f"bash({exact('ls build/*')})")
+_ORACLE_STARTS = st.sampled_from(["echo ok", "ls", "true", "ls build/*", ""])
 _ORACLE_TOKENS = st.sampled_from(
     [" ", "x", ";", "&", "&&", "|", "||", "\n", "$(", "${", ")", "(", "`", "'", '"', "\\", "$'", "{", "}", "#",
-     ">", ">>", "<", "2>&1", "/dev/null", "X", "touch X", " touch X", ">X", "$(touch X)", "\\\n"]
+     ">", ">>", "<", "2>&1", "/dev/null", "X", "touch X", " touch X", ">X", "$(touch X)", "\\\n",
+     # comments: a `#` that begins a word hides the rest of its line, not the next one
+     " #", " #'", "#'", " # x", "\ntouch X", "\n mk",
+     # assignments and words glued to a rule's word: `lsx=1 mk`, `lsx`, `ls=1`
+     "lsx", "lsx=1", "=1", " X=1 ", "ok=1", "true=",
+     # paths: `$B/mk` and `./mk` are programs, `mk` on PATH too; `*` and `/` glued
+     "$B/mk", " $B/mk", "./mk", " mk", "mk", "/", "*", "/*", "build/", " ../"]
 )
+"""`mk` and `lsx` are programs on the oracle's PATH (and `$B/mk` one by its path) that make
+the file `X` where they run: a command that makes `X` ran something no rule names."""
 
 
-@settings(derandomize=True, deadline=None, max_examples=500)
-@given(tail=st.lists(_ORACLE_TOKENS, max_size=8).map("".join))
-def test_bash_itself_runs_nothing_but_the_allowed_command(tail: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The oracle is bash: a command the gate lets `bash(echo ok*)` allow is run, in an
-    empty directory, and must leave it empty (no `touch X` ran, no file was redirected to)."""
-    command = "echo ok" + tail
-    if _bash(_gate(allow=("bash(echo ok*)",)), command) is not Verdict.ALLOW:
+@pytest.fixture(scope="module")
+def oracle_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = tmp_path_factory.mktemp("oracle-bin")
+    for name in ("mk", "lsx"):
+        (where / name).write_text("#!/bin/sh\n: > X\n", encoding="utf-8")
+        (where / name).chmod(0o755)
+    return where
+
+
+@settings(derandomize=True, deadline=None, max_examples=1500)
+@given(start=_ORACLE_STARTS, tail=st.lists(_ORACLE_TOKENS, max_size=10).map("".join))
+@example(start="ls", tail=" #'\nmk #'")  # issue 23 item 1: a comment that hides a newline
+@example(start="ls", tail="x=1 mk")  # item 3: an assignment glued to `ls*`
+@example(start="ls", tail="x")  # item 3: more of the word `ls`
+@example(start="ls build/", tail=" X=1 mk")  # item 2: the exact rule's `*` is a character
+@example(start="ls build/* #", tail="\n$B/mk")
+def test_bash_itself_runs_nothing_the_rules_do_not_name(start: str, tail: str, oracle_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The oracle is bash: a command the gate lets `bash(echo ok*)`, `bash(ls*)`,
+    `bash(true*)` and the exact `bash(ls build/\\*)` allow is run, in an empty directory,
+    and must leave it empty: no `touch X`, `mk` or `lsx` ran, no file was redirected to,
+    whatever comments, assignments, paths and stars it holds."""
+    command = start + tail
+    if _bash(_gate(allow=_ORACLE_RULES), command) is not Verdict.ALLOW:
         return
     where = tmp_path_factory.mktemp("oracle")
-    subprocess.run(["/bin/bash", "-c", command], cwd=where, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, env={"PATH": os.defpath})
+    env = {"PATH": f"{oracle_bin}:{os.defpath}", "B": str(oracle_bin)}
+    subprocess.run(["/bin/bash", "-c", command], cwd=where, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, env=env)
     assert list(where.iterdir()) == [], command
+
+
+# --- issue 23: comments, a star glued to a word, assignments, paths, exact rules -------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls # a comment", Verdict.ALLOW),
+        ("ls #; rm -rf /", Verdict.ALLOW),  # bash runs `ls`: the rest is the comment
+        ("ls;# x", Verdict.ALLOW),
+        ("ls #'\ntouch pwned #'", Verdict.ASK),  # the comment ends at the newline
+        ("ls # x\nrm y", Verdict.ASK),
+        ("ls a#b; rm y", Verdict.ASK),  # `#` inside a word is no comment
+        ("ls '#'\nrm y", Verdict.ASK),
+        ("ls \\#\nrm y", Verdict.ASK),
+    ],
+)
+def test_a_comment_is_read_as_bash_reads_it(command: str, expected: Verdict) -> None:
+    assert _bash(_gate(allow=("bash(ls*)",)), command) is expected
+
+
+@pytest.mark.parametrize(
+    ("rule", "command", "expected"),
+    [
+        ("bash(ls*)", "ls", Verdict.ALLOW),
+        ("bash(ls*)", "ls -la", Verdict.ALLOW),
+        ("bash(ls*)", "ls\t-la  src", Verdict.ALLOW),
+        ("bash(ls*)", "ls>/dev/null", Verdict.ALLOW),
+        ("bash(ls*)", "lsx", Verdict.ASK),
+        ("bash(ls*)", "lsx=1 touch x", Verdict.ASK),
+        ("bash(ls*)", "lsd/../run.sh", Verdict.ASK),
+        ("bash(ls*)", "ls\\ -la", Verdict.ASK),
+        ("bash(ls*)", "ls'x'", Verdict.ASK),
+        ("bash(ssh prod*)", "ssh production-db uptime", Verdict.ASK),
+        ("bash(ssh prod*)", "ssh prod uptime", Verdict.ALLOW),
+        ("bash(ssh prod*)", "ssh prod", Verdict.ALLOW),
+        ("bash(ls *)", "ls -la", Verdict.ALLOW),
+        ("bash(ls *)", "lsx", Verdict.ASK),
+        ("bash(git * --short)", "git status --short", Verdict.ALLOW),
+        ("bash(npm run test*)", "npm run test:unit", Verdict.ASK),
+        ("bash(npm run test:*)", "npm run test:unit", Verdict.ASK),
+        ("bash(npm run test:unit*)", "npm run test:unit --watch", Verdict.ALLOW),
+    ],
+)
+def test_a_star_after_a_word_is_the_rest_of_the_command_after_a_blank_never_more_of_the_word(rule: str, command: str, expected: Verdict) -> None:
+    assert _bash(_gate(allow=(rule,)), command) is expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["X=1 ls", "lsx=1 ls", "a[0]=1 ls", "X+=1 ls", ">/dev/null X=1 ls", "2>&1 X=1 ls", "ls; X=1 ls", "time ls", "! ls", "{ ls; }", "if ls; then ls; fi"],
+)
+def test_an_assignment_or_a_reserved_word_first_is_unfit_for_any_allow_pattern(command: str) -> None:
+    assert _bash(_gate(allow=("bash(*)", "bash(ls*)")), command) is Verdict.ASK
+
+
+@pytest.mark.parametrize(
+    ("rule", "command", "expected"),
+    [
+        ("bash(* --help)", "make --help", Verdict.ALLOW),
+        ("bash(* --help)", "./make --help", Verdict.ASK),
+        ("bash(* --help)", "$HOME/make --help", Verdict.ASK),
+        ("bash(* --help)", "2>&1 ./make --help", Verdict.ASK),
+        ("bash(* --help)", "./make>/dev/null --help", Verdict.ASK),
+        ("bash(*)", "~/bin/x", Verdict.ASK),
+        ("bash(./run.sh*)", "./run.sh -v", Verdict.ALLOW),
+        ("bash(*/run.sh*)", "./run.sh -v", Verdict.ALLOW),
+        ("bash(cat *)", "cat ./notes/a.txt", Verdict.ALLOW),
+    ],
+)
+def test_a_path_as_the_command_is_allowed_only_where_the_patterns_first_word_is_one(rule: str, command: str, expected: Verdict) -> None:
+    assert _bash(_gate(allow=(rule,)), command) is expected
+
+
+def test_an_escaped_star_is_the_character_so_an_exact_rule_allows_exactly_its_text() -> None:
+    gate = _gate(allow=("bash(rm -rf build/\\*)",))
+
+    assert _bash(gate, "rm -rf build/*") is Verdict.ALLOW
+    assert _bash(gate, "rm -rf build/ ../victim") is Verdict.ASK
+    assert _bash(gate, "rm -rf build/x") is Verdict.ASK
+    assert _bash(gate, "rm -rf build/*; rm -rf ../victim") is Verdict.ASK
+
+
+@settings(derandomize=True, deadline=None, max_examples=300)
+@given(text=st.lists(st.sampled_from(["*", "\\", "a", " ", "/", "\\*", "\\\\", "x y"]), max_size=8).map("".join))
+def test_exact_gives_the_pattern_of_the_text_alone(text: str) -> None:
+    path = "/proj/f" + text
+    rule = f"write({exact(path)})"
+    gate = _gate(allow=(rule,))
+    assert _on(gate, "write", {"path": path, "content": ""}) is Verdict.ALLOW
+    assert _on(gate, "write", {"path": path + "x", "content": ""}) is Verdict.ASK
+    if "*" in text:
+        assert _on(gate, "write", {"path": path.replace("*", "", 1), "content": ""}) is Verdict.ASK
+
+
+def test_always_to_a_command_holding_a_star_saves_the_star_as_a_character() -> None:
+    assert always_rule("bash", {"command": "rm -rf build/*"}, cwd="/nonexistent", project=PROJECT) == "bash(rm -rf build/\\*)"
+    assert always_rule("bash", {"command": "echo \\* x"}, cwd="/nonexistent", project=PROJECT) == "bash(echo \\\\\\* x)"
+    assert always_rule("write", {"path": "build/*"}, cwd=PROJECT, project=PROJECT) == "write(build/\\*)"
+    gate = _gate()
+    gate.allow(gate.always_rule("write", {"path": "build/*", "content": ""}, PROJECT))
+    assert _on(gate, "write", {"path": "build/x", "content": ""}) is Verdict.ASK
+
+
+def test_always_for_one_word_gives_a_rule_bounded_by_the_word() -> None:
+    gate = _gate()
+    gate.allow(gate.always_rule("bash", {"command": "ls"}, "/nonexistent"))
+
+    assert gate.always_rule("bash", {"command": "ls"}, "/nonexistent") == "bash(ls*)"
+    assert _bash(gate, "ls -la") is Verdict.ALLOW
+    assert _bash(gate, "lsx=1 touch x") is Verdict.ASK
+    assert _bash(gate, "lsd/../run.sh") is Verdict.ASK
+
+
+def test_a_deny_or_ask_pattern_keeps_the_wide_reading_of_a_star() -> None:
+    gate = _gate(allow=("bash",), deny=("bash(rm*)",), ask=("bash(ls build/\\*)",))
+
+    assert _bash(gate, "rmdir x") is Verdict.DENY
+    assert _bash(gate, "ls build/*") is Verdict.ASK
+    assert _bash(gate, "ls build/x") is Verdict.ALLOW
+
+
+@pytest.mark.parametrize("rules", [("write(*)",), ("write",), ("*",), ("write(/*)",), ("write(*)", "write(.g*)")])
+@pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", "sub/.git", "sub/.git/config", "/elsewhere/.GIT/hooks/x", "src/../.git/config"])
+def test_write_and_edit_reach_into_git_only_by_a_rule_that_names_it(rules: tuple[str, ...], path: str) -> None:
+    gate = _gate(allow=rules)
+
+    assert _on(gate, "write", {"path": path, "content": ""}) is Verdict.ASK
+    assert _on(gate, "edit", {"path": path, "oldString": "a", "newString": "b"}) is Verdict.ASK
+    assert _on(gate, "write", {"path": "src/a.py", "content": ""}) is Verdict.ALLOW
+
+
+def test_a_rule_that_names_git_reaches_it() -> None:
+    gate = _gate(allow=("write(.git/info/exclude)", "edit(.git/*)"))
+
+    assert _on(gate, "write", {"path": ".git/info/exclude", "content": ""}) is Verdict.ALLOW
+    assert _on(gate, "write", {"path": ".git/config", "content": ""}) is Verdict.ASK
+    assert _on(gate, "edit", {"path": ".git/config", "oldString": "a", "newString": "b"}) is Verdict.ALLOW
+
+
+def test_a_link_into_git_is_not_reached_by_a_rule_that_does_not_name_it(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("")
+    os.symlink(tmp_path / ".git" / "config", tmp_path / "notes.md")
+    gate = _gate(allow=("write(*)",), project=str(tmp_path))
+
+    assert _on(gate, "write", {"path": "notes.md", "content": ""}, str(tmp_path)) is Verdict.ASK
+    assert gate.decide("write", UNTRUSTED, input={"path": "notes.md", "content": ""}, cwd=str(tmp_path)).near == ("write(*)",)
+
+
+def test_the_refusal_of_a_write_into_git_says_a_rule_must_name_it() -> None:
+    decision = _gate(allow=("write",)).decide("write", UNTRUSTED, input={"path": ".git/config", "content": ""}, cwd=PROJECT)
+
+    assert decision == Decision(Verdict.ASK, None, ("write",))
+    assert refusal("write", decision.near) == (
+        "write is not allowed here: this call does not match 'write' (a path is matched after it is made absolute and "
+        "its .. and links are resolved, and one inside a .git directory only by a rule that names .git): add a rule to "
+        "permissions.allow or pass --allow"
+    )
 
 
 # --- bash: what a deny or ask pattern matches -------------------------------------
