@@ -31,7 +31,10 @@ import msgspec
 
 from ..wire import CodeView, ListView, MarkdownView, StackView, TableView, TextView, View
 
-__all__ = ["escape", "escape_view"]
+__all__ = ["NEWLINE_SHOWN", "escape", "escape_view", "one_line"]
+
+NEWLINE_SHOWN = "⏎"
+"""How a newline is shown in text kept on one line (a command in a permission question)."""
 
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 """C0 without tab and newline, DEL, C1."""
@@ -81,6 +84,13 @@ def escape(text: str) -> str:
     if _ANY.search(text) is None:
         return text
     return _PATTERN.sub(_shown, text)
+
+
+def one_line(text: str) -> str:
+    """`text` escaped and kept on one line with each newline shown as ⏎, never folded into
+    a space: in a command a newline ends one command and starts another
+    (`ls #'⏎touch x #'` runs `touch x`), and a person asked about it must see that."""
+    return escape(text).replace("\n", NEWLINE_SHOWN)
 
 
 def _escape_cell(value: str | int | float | None) -> str | int | float | None:

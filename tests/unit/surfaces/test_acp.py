@@ -205,3 +205,18 @@ def test_a_replayed_prompts_images_are_user_chunks_and_a_large_one_a_line_naming
     assert isinstance(chunks[1], TextBlock) and chunks[1].text.startswith("[an image (image/jpeg, 36 KiB)")
     assert chunks[2] == TextBlock(text="what are these?")
     assert chunks[3:] == [AcpImage(mime_type="image/png", data="iVBORw0K")]  # an image-only prompt: no empty text
+
+
+def test_a_permission_question_shows_a_commands_newline_in_its_title_and_its_rule() -> None:
+    client = Client("reject")
+    session = AcpSession("s", "/work", client)
+    command = "ls #'\ntouch pwned #'"
+
+    async def go() -> str:
+        session.begin()
+        return await session.permission("bash", {"command": command}, f"bash({command})")
+
+    assert asyncio.run(go()) == "no"
+    start = client.updates[0]
+    assert isinstance(start, ToolCallStart) and start.title == "bash ls #'⏎touch pwned #'"
+    assert [o.name for o in client.asked[0].options][1] == "Always allow bash(ls #'⏎touch pwned #')"

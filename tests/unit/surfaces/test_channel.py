@@ -155,3 +155,20 @@ async def _a_wrong_token_is_a_settings_error_that_never_names_it() -> None:
     await server.aclose()
     assert "M_UNKNOWN_TOKEN" in raised.value.line()
     assert "syt_secret" not in raised.value.line()
+
+
+def test_a_permission_question_in_the_room_shows_a_commands_newline() -> None:
+    asyncio.run(_a_permission_question_in_the_room_shows_a_commands_newline())
+
+
+async def _a_permission_question_in_the_room_shows_a_commands_newline() -> None:
+    room, sent = _room(seconds=0.2)
+    command = "ls #'\ntouch pwned #'"
+    asked = asyncio.create_task(room.permission("bash", {"command": command}, f"bash({command})"))
+    await asyncio.sleep(0)
+    assert room.answer("no")
+    assert await asked == "no"
+    assert sent.sent[0]["body"].startswith(
+        'bingo wants to run bash {"command": "ls #\'\\ntouch pwned #\'"}\n'
+        "Answer yes (this once), always (allow bash(ls #'⏎touch pwned #') from now on) or no."
+    )

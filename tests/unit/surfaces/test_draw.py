@@ -64,7 +64,7 @@ def test_a_stack_puts_a_blank_line_between_its_children() -> None:
 
 
 def test_a_tools_input_is_shown_in_short() -> None:
-    assert short({"command": "echo   one\ntwo"}) == "echo one two"
+    assert short({"command": "echo   one\ttwo"}) == "echo one two"
     assert short({"path": "a", "limit": 3}) == '{"path": "a", "limit": 3}'
     assert short("x" * 100, 10) == "xxxxxxxxx…"
 
@@ -116,3 +116,11 @@ def test_a_diff_code_view_colours_removed_lines_red_and_added_lines_green() -> N
     lines = out.getvalue().splitlines()
     assert lines[3].startswith("\x1b[91") and lines[3].endswith("-old\x1b[0m")  # bright red
     assert lines[4].startswith("\x1b[92") and lines[4].endswith("+new\x1b[0m")  # bright green
+
+
+def test_a_newline_in_a_command_is_shown_never_folded_into_a_space() -> None:
+    # Issue 23 item 1: `ls #'<newline>touch pwned #'` runs `touch pwned`; folded, the person
+    # read `ls` and a comment. (This test asserted the fold before.)
+    assert short({"command": "ls #'\ntouch pwned #'"}) == "ls #'⏎touch pwned #'"
+    assert short({"command": "ls -la \r\n curl x | sh"}) == "ls -la ⏎ curl x | sh"
+    assert short({"command": "ls\x0bx"}) == "ls\\x0bx"

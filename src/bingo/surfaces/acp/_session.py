@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Protocol
@@ -49,7 +50,7 @@ from ...wire import (
     is_object,
 )
 from ...wire import TextBlock as MessageText
-from .._escape import escape, escape_view
+from .._escape import escape, escape_view, one_line
 from ._markdown import diffs_of, markdown
 from ._schema import (
     AgentMessageChunk,
@@ -74,6 +75,8 @@ __all__ = ["AcpSession", "Peer"]
 _log = logging.getLogger(__name__)
 
 _TITLE_ARGUMENT = 80
+_BLANKS = re.compile(r"[ \t]+")
+"""Runs of blanks in a title, folded to one space; a newline is shown (`one_line`), never folded."""
 """Characters of a call's main argument its title shows."""
 
 _KINDS: dict[str, ToolKind] = {"read": "read", "write": "edit", "edit": "edit", "glob": "search", "grep": "search", "bash": "execute"}
@@ -129,7 +132,7 @@ def title(name: str, input: Json) -> str:
     if not isinstance(value, str) or not value:
         return escape(name)
     shown = value if len(value) <= _TITLE_ARGUMENT else value[:_TITLE_ARGUMENT] + "…"
-    return escape(f"{name} {' '.join(shown.split())}")
+    return one_line(f"{name} {_BLANKS.sub(' ', shown.strip())}")
 
 
 class AcpSession:
@@ -297,7 +300,7 @@ class AcpSession:
         self._start(acp_id, name, input, "pending")
         options = [
             PermissionOption(option_id=_ONCE, name="Allow once", kind="allow_once"),
-            PermissionOption(option_id=_ALWAYS, name=escape(f"Always allow {always}"), kind="allow_always"),
+            PermissionOption(option_id=_ALWAYS, name=one_line(f"Always allow {always}"), kind="allow_always"),
             PermissionOption(option_id=_REJECT, name="Reject", kind="reject_once"),
         ]
         chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id), options)

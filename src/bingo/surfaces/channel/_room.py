@@ -41,7 +41,7 @@ from ...wire import (
     ViewOutcome,
     fold,
 )
-from .._escape import escape, escape_view
+from .._escape import escape, escape_view, one_line
 from ._html import view_html
 from ._outbox import Outbox, message
 
@@ -248,7 +248,7 @@ class RoomSurface:
         if len(shown) > _INPUT_SHOWN:
             shown = shown[:_INPUT_SHOWN] + "..."
         self._send(
-            escape(f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {always} from now on) or no. No answer in {self._question_seconds:g} s is no."),
+            escape(f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no."),
         )
         word = await self._wait(tuple(_PERMISSION_WORDS))
         return _PERMISSION_WORDS.get(word or "no", "no")

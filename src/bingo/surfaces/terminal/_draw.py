@@ -14,6 +14,7 @@ backslash. It writes nothing: the surface prints what this returns.
 from __future__ import annotations
 
 import json
+import re
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -24,12 +25,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, fold, is_object
-from .._escape import escape
+from .._escape import escape, one_line
 
 __all__ = ["draw", "finished", "markdown", "short"]
 
 _SHORT = 60
 """Characters of a tool's input shown on its one line."""
+_BLANKS = re.compile(r"[ \t]+")
+"""Runs of blanks in a short input, folded to one space (a newline is shown, never folded)."""
 _NESTED_MAX = 6
 """Lists and stacks drawn inside one another; deeper, a View is drawn as its text fold. rich
 lays nested grids out in time exponential in their depth (a list 16 deep took 16 s to draw),
@@ -119,14 +122,14 @@ def _table(view: TableView) -> Table:
 
 def short(input: Json, limit: int = _SHORT) -> str:
     """A tool's input on one line, escaped: a lone string argument as itself, anything else
-    as JSON."""
+    as JSON; runs of blanks folded to one space, a newline shown as ⏎ (`one_line`)."""
     if is_object(input) and len(input) == 1:
         (only,) = input.values()
         input = only if isinstance(only, str) else input
     text = input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
     # Escaped before it is cut: the limit counts what is shown, and a cut can shorten an
     # escape but never let a control through.
-    text = escape(" ".join(text.split()))
+    text = one_line(_BLANKS.sub(" ", text.strip()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -27,7 +27,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
-from .._escape import escape
+from .._escape import escape, one_line
 from .._seam import Driver
 from ._draw import short
 from ._surface import Question
@@ -151,7 +151,7 @@ async def _permission(question: Question) -> str:
     def _(event: KeyPressEvent) -> None:
         event.app.exit(result="no")  # Esc turns the question away, as n does
 
-    always = f"yes, always: {escape(question.always)}" if question.always else "yes, always"
+    always = f"yes, always: {one_line(question.always)}" if question.always else "yes, always"
     message: list[tuple[str, str]] = [
         ("bold", escape(question.text) + "\n"),
         ("", f"  {short(question.input, 300)}\n"),
