@@ -149,13 +149,18 @@ class ToolCall(msgspec.Struct):
     still awaited (a bridged tool sends `tool/cancel` then, from an `on_set` callback); a
     `cancel` tool's task is cancelled instead. `abandoned` is set when the person
     interrupts again while such a call is still awaited: its task is cancelled then, and a
-    bridged tool stops the plugin that did not answer its cancel."""
+    bridged tool stops the plugin that did not answer its cancel.
+
+    `allowed_by` is the allow rule that let the call run without a question (None when the
+    person was asked, or no rule was needed): `bash` runs git with the repository's
+    code-running configuration neutralised then (ADR-0018)."""
 
     call_id: str
     input: Json
     cwd: str
     session: str
     turn: int
+    allowed_by: str | None = None
     progress: Callable[[str], None] = _no_progress
     ask: AskFn = _nobody
     interrupted: Interrupt = msgspec.field(default_factory=Interrupt)

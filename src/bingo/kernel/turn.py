@@ -488,7 +488,8 @@ class Conversation(msgspec.Struct):
                 self.gate.allow(always)
                 if self.on_always is not None:
                     self.on_always(always)
-        return self._result(use.id, await self._execute(tool, use.id, name, input))
+        allowed_by = decision.rule if decision.verdict is Verdict.ALLOW else None
+        return self._result(use.id, await self._execute(tool, use.id, name, input, allowed_by))
 
     def _refused(self, use_id: str, name: str, why: str) -> ToolResultBlock:
         """A call that does not run, and that nobody saw decided: the model is told `why`,
@@ -501,7 +502,7 @@ class Conversation(msgspec.Struct):
         if hook is not None:
             self.notices.say(hook.source, f"hook {hook.spec.name} redirected a call of {asked} into {became}, which the gate refused", "warning")
 
-    async def _execute(self, tool: Tool, call_id: str, name: str, input: Json) -> ToolOutput:
+    async def _execute(self, tool: Tool, call_id: str, name: str, input: Json, allowed_by: str | None = None) -> ToolOutput:
         self._append(ToolCallFrame(call_id=call_id, name=name, input=input, turn=self.turn))
         call = ToolCall(
             call_id=call_id,
@@ -509,6 +510,7 @@ class Conversation(msgspec.Struct):
             cwd=self.cwd,
             session=self.session,
             turn=self.turn,
+            allowed_by=allowed_by,
             progress=lambda tail: self.events.tool_progress(call_id, tail),
             ask=self.asker.ask,
         )

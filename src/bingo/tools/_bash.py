@@ -28,6 +28,7 @@ from ..kernel.interfaces import ToolCall
 from ..sandbox import Policy
 from ..wire import ToolOutput, ToolSpec, ToolTraits
 from ._common import BuiltinTool, Input, error_output, parse_input, schema_of, text_output
+from ._git import environment as git_environment
 
 __all__ = ["BashTool"]
 
@@ -164,6 +165,9 @@ class BashTool(BuiltinTool):
         if isinstance(args, ToolOutput):
             return args
         policy = self.policy_for(call)
+        # Allowed by a rule, nobody saw this command: git runs none of the repository's own
+        # programs (tools/_git.py, ADR-0018).
+        git = await git_environment(call.cwd) if call.allowed_by is not None else {}
         try:
             if policy is None:
                 proc: _Process = await asyncio.create_subprocess_exec(
@@ -175,9 +179,10 @@ class BashTool(BuiltinTool):
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.STDOUT,
                     start_new_session=True,
+                    env={**os.environ, **git} if git else None,
                 )
             else:
-                proc = await _Confined.start(args.command, Path(call.cwd), dict(self.env or os.environ), policy)
+                proc = await _Confined.start(args.command, Path(call.cwd), {**(self.env or os.environ), **git}, policy)
         except FileNotFoundError as exc:
             return error_output(
                 f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. "
