@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import errno
 import json
 import logging
 import os
@@ -232,7 +233,7 @@ async def run_app(options: Options) -> int:
         notices.say("bingo", left_out_notice(state, sources), "warning")
     run_sources, listed = admitted(sources, state)
     registry = Registry(notices)
-    for tool in builtin_tools():
+    for tool in builtin_tools(str(project)):
         # By name: reading a built-in's spec would import its module, which only a model
         # turn needs.
         registry.add_tool(tool, name=tool.name)
@@ -273,7 +274,7 @@ async def run_app(options: Options) -> int:
                     assert isinstance(surface, AcpLog)  # chosen above for --acp
                     make_session = _editor_sessions(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
                     async with contextlib.AsyncExitStack() as editor_plugins:  # the editor's MCP servers, gone on return
-                        host_mcp = _editor_mcp(editor_plugins, registry=registry, notices=notices, settings=settings, data_dir=data_dir)
+                        host_mcp = _editor_mcp(editor_plugins, registry=registry, notices=notices, settings=settings, data_dir=data_dir, plugins={source.name for source in sources})
                         return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
                 conversation = Conversation(
                     registry=registry,
@@ -287,7 +288,7 @@ async def run_app(options: Options) -> int:
                     session=session.id or "",
                     cwd=str(cwd),
                     messages=messages,
-                    system=system_prompt(cwd=cwd, project=project, home=home).text,
+                    system=_system_prompt(notices, set(), cwd=cwd, project=project, home=home),
                     windows=_windows,
                 )
                 choose_model = _model_chooser(settings, registry, environ)
@@ -432,7 +433,7 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     registry.add_command(UsageCommand(lambda: current.get()[0].used, room_spent))
     for name in sorted(EXIT_COMMANDS):
         registry.add_command(ExitCommand.named(name))
-    system = system_prompt(cwd=cwd, project=project, home=bingo_home(environ)).text
+    system = _system_prompt(notices, set(), cwd=cwd, project=project, home=bingo_home(environ))
 
     def make(surface: Surface, session_id: str | None) -> RoomRun:
         session = _LazySession(data_dir / "sessions.db", str(project))
@@ -462,6 +463,18 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     return make
 
 
+def _system_prompt(notices: Notices, said: set[str], *, cwd: Path, project: Path, home: Path) -> str:
+    """The system prompt's text; each instruction file it leaves out (a link out of its
+    layer, a FIFO, a device) named in one notice, unless `said` holds that line already."""
+    prompt = system_prompt(cwd=cwd, project=project, home=home)
+    for left in prompt.left_out:
+        line = left.line("the system prompt")
+        if line not in said:
+            said.add(line)
+            notices.say("bingo", line, "warning")
+    return prompt.text
+
+
 def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, environ: dict[str, str], plugins_command: Command) -> MakeSession:
     """The maker of each ACP session's run, as `_rooms` makes a room's: its own session (stored
     under the id the editor was given) and conversation, in the cwd the editor named, over the
@@ -469,6 +482,7 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
     from .surfaces.acp import SessionRun
 
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_acp_run")
+    said: set[str] = set()  # the instruction files left out, named once a run however many sessions
     for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
@@ -480,7 +494,7 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
         if stored:
             session.id = session.store.find(session_id)  # SessionError: the editor is told
             messages = history(session.store.frames(session.id))
-        system = system_prompt(cwd=Path(cwd), project=project, home=bingo_home(environ)).text
+        system = _system_prompt(notices, said, cwd=Path(cwd), project=project, home=bingo_home(environ))
         conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=cwd, messages=messages, system=system, windows=_windows)
         dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
         run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
@@ -504,32 +518,46 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
     return make
 
 
-def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path) -> HostMcp:
+def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path, plugins: set[str]) -> HostMcp:
     """The host of the MCP servers an editor passes with its sessions: each a plugin of this
     run (the user's own, as the editor's settings are), its tools untrusted and under the
     gate like every plugin's, started once however many sessions pass it, and stopped when
-    the run ends (`stack`)."""
-    from .bridge import McpServer, PluginHost, PluginSource, check_name, mcp_manifest
+    the run ends (`stack`). A server named like one of this run's `plugins`, or like a plugin
+    an allow rule names, is not started: its tools would be that plugin's names, and the
+    person's rules for that plugin would allow them (ADR-0026)."""
+    from .bridge import McpServer, PluginHost, PluginSource, check_name, mcp_manifest, named_plugin
+    from .kernel.gate import parse_rule
 
     hosted: dict[str, McpServerSpec] = {}
+    refused: set[str] = set()  # said once a run, however many sessions pass them
+    ruled = {name for rule in settings.permissions.allow if (name := named_plugin(parse_rule(rule).tool)) is not None}
+
+    def taken(name: str) -> str | None:
+        if name in plugins:
+            return f"bingo has a plugin named {name} already, and its permission rules would apply to this server's tools; rename the server in the editor's settings"
+        if name in ruled:
+            return f"an allow rule names a plugin {name} (plugin__{name}__…), and it would allow this server's tools; rename the server in the editor's settings"
+        return None
 
     async def host(servers: list[McpServerSpec], cwd: str) -> None:
         fresh: list[PluginSource] = []
         for spec in servers:
             known = hosted.get(spec.name)
-            problem = check_name(spec.name)
-            if known == spec:
+            problem = check_name(spec.name) or taken(spec.name)
+            if known == spec or spec.name in refused:
                 continue
             if known is not None or problem is not None:
                 why = problem or "one of that name runs already, as the editor first passed it"
+                if problem is not None:
+                    refused.add(spec.name)
                 notices.say("bingo", f"the editor's MCP server {spec.name} is not started: {why}", "warning")
                 continue
             hosted[spec.name] = spec
             server = McpServer(command=spec.command, args=list(spec.args), env=dict(spec.env), url=spec.url, headers=dict(spec.headers), type="http" if spec.url else None)
             fresh.append(PluginSource(name=spec.name, layer="user", root=Path(cwd), manifest=mcp_manifest(spec.name, server), problem=None, base=Path(cwd)))
         if fresh:
-            plugins = await stack.enter_async_context(PluginHost(sources=fresh, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=Path(cwd), cache=False))
-            await plugins.start()
+            plugins_host = await stack.enter_async_context(PluginHost(sources=fresh, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=Path(cwd), cache=False))
+            await plugins_host.start()
 
     return host
 
@@ -548,6 +576,28 @@ def _surface(options: Options, interactive: bool) -> Surface:
 
         return TerminalSurface()
     return PrintSurface()
+
+
+def _read_own(path: Path) -> bytes | None:
+    """The bytes of a settings file bingo is about to rewrite, or None when there is none:
+    read as the file itself, never through a link (whose target would be merged into the
+    project's file, and kept trusted as bingo's own writing).
+
+    Raises:
+        OSError: it is a link, not a regular file, or cannot be read.
+    """
+    from .kernel.files import open_regular
+
+    try:
+        fd, _ = open_regular(path, follow=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "it is a symbolic link, which bingo does not write through", str(path)) from None
+        raise
+    with open(fd, "rb") as file:
+        return file.read()
 
 
 class Run(msgspec.Struct):
@@ -592,7 +642,7 @@ class Run(msgspec.Struct):
         project = Path(self.session.project)
         path = project / ".bingo" / "settings.local.json"
         try:
-            before = path.read_bytes() if path.exists() else None
+            before = _read_own(path)
             if before is not None and too_deep(before):
                 raise ValueError(f"nested too deeply (more than {MAX_DEPTH} levels)")
             data: Json = json.loads(before) if before is not None else {}
@@ -608,12 +658,14 @@ class Run(msgspec.Struct):
                 allow.append(rule)
             after = (json.dumps(data, indent=2) + "\n").encode("utf-8")
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, after)
+            write_atomic(path, after, within=project)  # never through a link a repository planted
             if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
                 self.surface.notice(Notice(source="bingo", message=f"{rule} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
             else:
                 self.surface.notice(Notice(source="bingo", message=f"allowed {rule} from now on: saved in {path}"))
-        except (OSError, ValueError, RecursionError, TrustError) as exc:
+        except OSError as exc:
+            self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
+        except (ValueError, RecursionError, TrustError) as exc:
             self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 
     async def submit(self, text: str) -> int:

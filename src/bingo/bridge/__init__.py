@@ -21,7 +21,7 @@ import importlib
 TYPE_CHECKING = False  # not typing's: importing the package imports nothing else
 if TYPE_CHECKING:
     from ._framing import MAX_LINE
-    from ._names import bridged_name
+    from ._names import bridged_name, named_plugin
     from .connection import Connection
     from .discovery import PluginSource, discover
     from .host import PluginHost, PluginStatus
@@ -57,6 +57,7 @@ __all__ = [
     "keep_written",
     "left_out_notice",
     "mcp_manifest",
+    "named_plugin",
     "read_manifest",
     "remember",
     "trust_line",
@@ -82,6 +83,7 @@ _HOMES = {
     "discover": ".discovery",
     "keep_written": ".trust",
     "left_out_notice": ".trust",
+    "named_plugin": "._names",
     "read_manifest": ".manifest",
     "remember": ".trust",
     "trust_line": ".trust",

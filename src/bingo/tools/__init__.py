@@ -36,13 +36,13 @@ if _TYPE_CHECKING:
     from ._bash import BashTool
     from ._common import Seen
     from ._edit import EditTool
-    from ._files import FILES, Files
+    from ._files import FILES, Declined, Files
     from ._glob import GlobTool
     from ._grep import GrepTool
     from ._read import ReadTool
     from ._write import WriteTool
 
-__all__ = ["FILES", "BashTool", "EditTool", "Files", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools"]
+__all__ = ["FILES", "BashTool", "Declined", "EditTool", "Files", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools"]
 
 _FINDING = _ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 _CHANGING = _ToolTraits(trusted=True)
@@ -57,7 +57,9 @@ _CLASSES: dict[str, tuple[str, str, _ToolTraits]] = {
 }
 _SEEING = frozenset({"read", "write", "edit"})
 """The tools made with the shared ledger."""
-_EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()} | {"FILES": "_files", "Files": "_files"}
+_CHANGERS = frozenset({"write", "edit"})
+"""The tools made knowing the project, which a link must not lead them out of (ADR-0026)."""
+_EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()} | {"FILES": "_files", "Declined": "_files", "Files": "_files"}
 
 
 def __getattr__(name: str) -> object:
@@ -70,10 +72,11 @@ def __getattr__(name: str) -> object:
 class _Shared:
     """What the built-in tools of one `builtin_tools()` share, made on first use."""
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_seen", "project")
 
-    def __init__(self) -> None:
+    def __init__(self, project: str | None) -> None:
         self._seen: Seen | None = None
+        self.project = project
 
     def seen(self) -> Seen:
         if self._seen is None:
@@ -98,7 +101,10 @@ class _Builtin:
         if self._impl is None:
             module, cls, _ = _CLASSES[self.name]
             kind = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
-            made: _Tool = kind(self._shared.seen()) if self.name in _SEEING else kind()
+            if self.name in _CHANGERS:
+                made: _Tool = kind(self._shared.seen(), project=self._shared.project)
+            else:
+                made = kind(self._shared.seen()) if self.name in _SEEING else kind()
             self._impl = made
         return self._impl
 
@@ -114,9 +120,10 @@ class _Builtin:
         return await self._tool().call(call)
 
 
-def builtin_tools() -> list[_Builtin]:
+def builtin_tools(project: str | None = None) -> list[_Builtin]:
     """A fresh instance of every built-in tool: read, glob, grep, bash, write, edit (each
-    imported on its first use), read, write and edit sharing one fresh `Seen` ledger.
-    Register them by `name`, which needs no import."""
-    shared = _Shared()
+    imported on its first use), read, write and edit sharing one fresh `Seen` ledger, write
+    and edit knowing the `project` root (none: each call's working directory is the only
+    root they keep to). Register them by `name`, which needs no import."""
+    shared = _Shared(project)
     return [_Builtin(name, shared) for name in _CLASSES]

@@ -23,6 +23,7 @@ from typing import ClassVar, Protocol, TypeVar
 
 import msgspec
 
+from ..kernel.files import inside
 from ..kernel.interfaces import ToolCall
 from ..kernel.registry import BUILTIN
 from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
@@ -43,9 +44,11 @@ __all__ = [
     "hasher",
     "in_thread",
     "is_binary",
+    "leaves_root",
     "parse_input",
     "real_path",
     "resolve",
+    "root_of",
     "schema_of",
     "text_output",
     "walk_files",
@@ -113,6 +116,28 @@ def real_path(path: Path) -> Path:
     """`path` with every symlink followed: the file a write lands in, and the one key the
     ledger knows a file by however it was named."""
     return Path(os.path.realpath(path))
+
+
+def root_of(named: Path, roots: tuple[str | None, ...]) -> str | None:
+    """The first of `roots` (the project, the working directory) that `named`, as written
+    (`.` and `..` folded, no link followed), lies in; None when it lies in none."""
+    lexical = str(named)
+    for root in roots:
+        if root is None:
+            continue
+        forms = {os.path.normpath(root), os.path.realpath(root)}
+        if any(lexical == form or lexical.startswith(form.rstrip("/") + "/") for form in forms):
+            return root
+    return None
+
+
+def leaves_root(named: Path, target: Path, roots: tuple[str | None, ...]) -> str | None:
+    """The root (of `roots`) that `named` lies in and its real path `target` does not: a link
+    on the way, at the file or a directory above it, leads out of it. None when `target`
+    stays inside the root `named` is in (or `named` is in none: a path the person named
+    outside them is theirs to name)."""
+    root = root_of(named, roots)
+    return root if root is not None and not inside(target, root) else None
 
 
 def is_binary(head: bytes) -> bool:

@@ -4,13 +4,16 @@ Owns the match (exact, once unless `replaceAll`; an LF `oldString` matches the s
 a CRLF file), the refusals the model can act on (absent, not unique, nothing to change, not
 read in this session, changed on disk since, binary, not UTF-8, too large), the atomic
 replacement that keeps the file's mode and line endings, and what both tools check before
-they change a file that exists (`load`, which `write` uses too). The ledger it checks is
+they change a file that exists (`load`, which `write` uses too: the file on the disk first,
+whoever gives its bytes) and where they may write (`led_out`: never through a link that
+leads out of the project or working directory the path is named in, ADR-0026). The ledger it checks is
 `Seen` (ADR-0019); the diff is `_diff`'s. Whether the call may run is the gate's business.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import stat
@@ -20,6 +23,7 @@ from typing import Annotated
 import msgspec
 
 from ..kernel.atomic import write_atomic
+from ..kernel.files import NotRegular, open_regular
 from ..kernel.interfaces import ToolCall
 from ..wire import CodeView, TextPart, ToolOutput, ToolSpec, ToolTraits
 from ._common import (
@@ -32,15 +36,17 @@ from ._common import (
     display_path,
     error_output,
     is_binary,
+    leaves_root,
     parse_input,
     real_path,
     resolve,
+    root_of,
     schema_of,
 )
-from ._files import FILES, Files
+from ._files import FILES, Declined
 from ._diff import Diff, Span, eol_of, to_eol, unified
 
-__all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "load", "save"]
+__all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "led_out", "load", "save"]
 
 MAX_FILE = 64 * 1024 * 1024
 """The largest file `edit` and `write` change: both hold it in memory twice, as bytes and text."""
@@ -99,8 +105,9 @@ class EditTool(BuiltinTool):
     # halfway, and the model is told what happened to the file.
     _traits = ToolTraits(trusted=True)
 
-    def __init__(self, seen: Seen | None = None) -> None:
+    def __init__(self, seen: Seen | None = None, *, project: str | None = None) -> None:
         self._seen = seen if seen is not None else Seen()
+        self._project = project
 
     async def call(self, call: ToolCall) -> ToolOutput:
         args = parse_input(EditInput, call.input, "edit")
@@ -111,16 +118,30 @@ class EditTool(BuiltinTool):
         if args.old_string == args.new_string:
             return error_output("edit: oldString and newString are the same, so there is nothing to change. Give newString the text that should replace oldString.")
         path = resolve(call.cwd, args.path)
-        target, shown = real_path(path), display_path(Path(os.path.normpath(path)), call.cwd)
+        named = Path(os.path.normpath(path))
+        target, shown = real_path(path), display_path(named, call.cwd)
+        root = leaves_root(named, target, (self._project, call.cwd))
+        if root is not None:
+            return error_output(led_out(shown, target, root, self._project, "edit"))
         last = self._seen.last(call.session, target)
         try:
-            edited = await asyncio.to_thread(_edit, target, shown, args, last)
+            edited = await asyncio.to_thread(_edit, target, shown, args, last, root_of(named, (self._project, call.cwd)))
         except Refusal as refusal:
             return error_output(str(refusal))
         self._seen.saw(call.session, target, edited.seen)
         n = edited.replacements
         said = f"edited {shown}: {n} replacement{'' if n == 1 else 's'}, +{edited.diff.added} −{edited.diff.removed} lines"
         return changed_output(said, edited.diff)
+
+
+def led_out(shown: str, target: Path, root: str, project: str | None, verb: str) -> str:
+    """What the model is told when a link leads `shown` out of `root` (ADR-0026)."""
+    where = "the project" if root == project else "the working directory"
+    return (
+        f"{shown} leads to {target}, outside {where} ({root}): a symbolic link on the way (the file or a "
+        f"directory above it) points out of it, and {verb} never follows a link out of {where}. "
+        "If that file is the one meant, name it by its own path."
+    )
 
 
 def changed_output(said: str, diff: Diff) -> ToolOutput:
@@ -131,22 +152,31 @@ def changed_output(said: str, diff: Diff) -> ToolOutput:
 
 def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | None:
     """The bytes of `target` before `verb` changes it, or None when there is no such file.
+    The file on the disk is checked first, whoever gives the bytes (an editor's buffer, or
+    the disk when there is no editor or it declines the file): one path, the same checks.
 
     Raises:
         Refusal: it is not a regular file, it is read-only or too large, it has not been seen in this
             session (`last` is None), or its bytes are no longer the ones seen.
     """
-    files = FILES.get()  # an editor's own files, when it offers them (tools._files)
-    if files is not None:
-        return _load_from(files, target, shown, last, verb)
     try:
-        # Non-blocking, so a fifo is refused below instead of waiting for a writer forever.
-        with open(os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
-            info = os.fstat(file.fileno())
-            if stat.S_ISDIR(info.st_mode):
-                raise Refusal(f"{shown} is a directory, not a file.")
-            if not stat.S_ISREG(info.st_mode):
-                raise Refusal(f"{shown} is not a regular file (a fifo, socket or device); {verb} changes regular files only.")
+        # Non-blocking, so a fifo is refused instead of waiting for a writer forever.
+        fd, info = open_regular(target)
+    except FileNotFoundError:
+        fd, info = None, None
+    except NotRegular as exc:
+        if exc.what == "a directory":
+            raise Refusal(f"{shown} is a directory, not a file.") from None
+        raise Refusal(f"{shown} is {exc.what}, not a regular file; {verb} changes regular files only.") from None
+    except IsADirectoryError:
+        raise Refusal(f"{shown} is a directory, not a file.") from None
+    except PermissionError:
+        raise Refusal(f"{shown} cannot be read: permission denied.") from None
+    except OSError as exc:
+        raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+    with contextlib.ExitStack() as closing:
+        file = closing.enter_context(open(fd, "rb")) if fd is not None else None
+        if info is not None:
             # The rename would replace a file its permissions protect; root's access() says
             # yes to everything, so no write bit at all counts as read-only too.
             if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
@@ -155,16 +185,25 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
                     "If it should change, make it writable first (chmod u+w)."
                 )
             last = _seen(info.st_size, shown, last, verb)
-            data = file.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise Refusal(f"{shown} is a directory, not a file.") from None
-    except PermissionError:
-        raise Refusal(f"{shown} cannot be read: permission denied.") from None
-    except OSError as exc:
-        raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
-    return _unchanged(data, shown, last, verb)
+        files = FILES.get()  # an editor's own files, when it offers them (tools._files)
+        if files is not None:
+            try:
+                data = files.read(target)
+            except Declined:
+                pass  # the disk's, below
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+            else:
+                return _unchanged(data, shown, _seen(len(data), shown, last, verb), verb)
+        if file is None:
+            return None
+        try:
+            data = file.read(MAX_FILE + 1)
+        except OSError as exc:
+            raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+        return _unchanged(data, shown, _seen(len(data), shown, last, verb), verb)
 
 
 def _unchanged(data: bytes, shown: str, last: Snapshot, verb: str) -> bytes:
@@ -173,17 +212,6 @@ def _unchanged(data: bytes, shown: str, last: Snapshot, verb: str) -> bytes:
         then = f"{last.size:,} bytes then, {len(data):,} now" if last.size != len(data) else "its bytes differ from what you read"
         raise Refusal(f"{shown} has changed on disk since you last read it ({then}). Read it again, then {verb} it.")
     return data
-
-
-def _load_from(files: Files, target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | None:
-    """`load`, from an editor's files: what its buffer holds (so no mode or kind to check)."""
-    try:
-        data = files.read(target)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
-    return _unchanged(data, shown, _seen(len(data), shown, last, verb), verb)
 
 
 def _seen(size: int, shown: str, last: Snapshot | None, verb: str) -> Snapshot:
@@ -199,8 +227,10 @@ def _seen(size: int, shown: str, last: Snapshot | None, verb: str) -> Snapshot:
     return last
 
 
-def save(target: Path, shown: str, data: bytes) -> Snapshot:
-    """Replace `target` with `data` atomically, its mode kept; what was written, as seen.
+def save(target: Path, shown: str, data: bytes, *, within: str | None = None) -> Snapshot:
+    """Replace `target` with `data` atomically, its mode kept (`kernel.atomic.write_atomic`,
+    never through a link, and with `within` never outside that root); what was written, as
+    seen. An editor's files take it when the editor offers them and does not decline it.
 
     Raises:
         Refusal: it cannot be written.
@@ -209,18 +239,21 @@ def save(target: Path, shown: str, data: bytes) -> Snapshot:
     if files is not None:
         try:
             files.write(target, data)
+        except Declined:
+            pass  # the disk's, below
         except OSError as exc:
             raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
-        return Snapshot(mtime_ns=0, size=len(data), digest=digest(data))  # an editor's buffer has no time of its own
+        else:
+            return Snapshot(mtime_ns=0, size=len(data), digest=digest(data))  # an editor's buffer has no time of its own
     try:
-        write_atomic(target, data)
+        write_atomic(target, data, within=Path(within) if within is not None else None)
         stat = os.stat(target)
     except OSError as exc:
         raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
     return Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=digest(data))
 
 
-def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _Edited:
+def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None, within: str | None) -> _Edited:
     data = load(target, shown, last, "edit")
     if data is None:
         raise Refusal(
@@ -270,7 +303,7 @@ def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None) -> _
     else:
         changed = data.replace(old_bytes, new_bytes, -1 if args.replace_all else 1)
     diff = unified(text, _spans(text, positions, len(old), new), shown, shown)
-    seen = save(target, shown, changed)
+    seen = save(target, shown, changed, within=within)
     return _Edited(seen=seen, diff=diff, replacements=len(positions))
 
 

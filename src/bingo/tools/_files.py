@@ -10,6 +10,11 @@ field, because one run's tools serve every session, and the value must follow th
 the turn's task into the thread the tool's file work runs in (`asyncio.to_thread` copies the
 context). It does not decide whether a call may run (the gate does) nor what a tool does
 with the bytes.
+
+Whichever gives the bytes, a tool checks the file the one way first (`kernel.files`: a
+regular file, not of /proc or /sys; for a change, not read-only, not too large): an editor
+that declines a file (`Declined`) leaves it to the disk, read and written by the same path a
+run without an editor takes, never by a shortcut around its checks (ADR-0026).
 """
 
 from __future__ import annotations
@@ -18,7 +23,12 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["FILES", "Files"]
+__all__ = ["FILES", "Declined", "Files"]
+
+
+class Declined(Exception):
+    """The editor will not give or take this file (outside its project, say): the tool reads
+    or writes it on the disk, as it would without an editor."""
 
 
 class Files(Protocol):
@@ -30,6 +40,7 @@ class Files(Protocol):
 
         Raises:
             FileNotFoundError: there is no such file.
+            Declined: the editor leaves this file to the disk.
             OSError: it cannot be read (the text says why).
         """
         ...
@@ -38,6 +49,7 @@ class Files(Protocol):
         """Make the file at `path` (absolute) hold `data`, creating it if it is absent.
 
         Raises:
+            Declined: the editor leaves this file to the disk.
             OSError: it cannot be written (the text says why).
         """
         ...

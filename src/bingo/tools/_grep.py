@@ -1,7 +1,9 @@
 """The `grep` tool: the lines of text files that match a Python regex, as `file:line:text`.
 
 Owns the search: which files are looked at (a file, or a directory walked without `.git`,
-optionally filtered by a glob; binary files skipped), the order (by path, then line) and the
+optionally filtered by a glob; binary files skipped, and anything but a regular file:
+FIFOs, devices and files of /proc or /sys, opened without blocking by
+`kernel.files.open_regular`), what a line costs (at most MAX_SCAN bytes), the order (by path, then line) and the
 bound on how many lines are listed. It is pure Python on purpose, so that what it finds does
 not depend on which tools the machine has; the walking and reading run in a thread.
 """
@@ -17,6 +19,7 @@ from typing import Annotated
 
 import msgspec
 
+from ..kernel.files import NotRegular, open_regular
 from ..kernel.interfaces import ToolCall
 from ..wire import ToolOutput, ToolSpec, ToolTraits
 from ._common import (
@@ -42,6 +45,10 @@ MAX_LINES = 500
 
 MAX_LINE = 500
 """Characters kept of one matching line."""
+
+MAX_SCAN = 1 << 20
+"""Bytes of one line searched: a longer line is searched in its first MAX_SCAN bytes, so one
+line costs no more than that however long it is."""
 
 
 class GrepInput(Input, frozen=True):
@@ -74,6 +81,12 @@ class _Hits(msgspec.Struct):
     lines: list[str] = msgspec.field(default_factory=list[str])
     total: int = 0
     unreadable: int = 0
+    skipped: int = 0
+    """Files that are not regular (a link to a FIFO, a device or a file of /proc)."""
+    long: int = 0
+    """Lines longer than MAX_SCAN, searched in their first MAX_SCAN bytes only."""
+    refused: str = ""
+    """Why the one file asked for was not searched, when it is not a regular file."""
 
 
 class GrepTool(BuiltinTool):
@@ -121,6 +134,8 @@ class GrepTool(BuiltinTool):
         hits = await in_thread(
             lambda stop: _search(target, regex, name_filter, args.glob, call.cwd, stop)
         )
+        if hits.refused:
+            return error_output(hits.refused)
         return text_output(_render(args.pattern, hits))
 
 
@@ -145,6 +160,10 @@ def _search(
                 continue
         try:
             _search_file(path, display_path(path, cwd), regex, hits, stop)
+        except NotRegular as exc:
+            if single:
+                hits.refused = f"grep: {target} is {exc.what}, not a regular file; grep searches regular files only."
+            hits.skipped += 1
         except OSError:
             hits.unreadable += 1
     return hits
@@ -153,14 +172,24 @@ def _search(
 def _search_file(
     path: Path, shown: str, regex: re.Pattern[str], hits: _Hits, stop: threading.Event
 ) -> None:
-    with path.open("rb") as raw:
+    fd, _ = open_regular(path)  # never blocks, never a device or a file of /proc (kernel.files)
+    with open(fd, "rb") as raw:
         if is_binary(raw.read(BINARY_SNIFF)):
             return
         raw.seek(0)
-        for number, chunk in enumerate(raw, start=1):
+        number = 0
+        while piece := raw.readline(MAX_SCAN):
             if stop.is_set():
                 return
-            line = chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+            number += 1
+            if not piece.endswith(b"\n") and len(piece) == MAX_SCAN:
+                # A line past MAX_SCAN: searched in its first MAX_SCAN bytes, the rest skipped
+                # a piece at a time, so it costs no more than that.
+                hits.long += 1
+                while (rest := raw.readline(MAX_SCAN)) and not rest.endswith(b"\n"):
+                    if stop.is_set():
+                        return
+            line = piece.decode("utf-8", errors="replace").rstrip("\r\n")
             if regex.search(line) is None:
                 continue
             hits.total += 1
@@ -179,6 +208,10 @@ def _render(pattern: str, hits: _Hits) -> str:
         )
     if hits.unreadable:
         notes.append(f"[{hits.unreadable} files could not be read]")
+    if hits.skipped:
+        notes.append(f"[{hits.skipped} files were left out: not regular files (a FIFO, a device, or a file of /proc or /sys)]")
+    if hits.long:
+        notes.append(f"[{hits.long} lines longer than {MAX_SCAN:,} bytes were searched in their first {MAX_SCAN:,} bytes only]")
     if not hits.lines:
         return "\n".join([f"No lines match {pattern!r}.", *notes])
     return "\n".join([*hits.lines, *notes])

@@ -1,26 +1,32 @@
 """The `read` tool: a window of a text file's lines, numbered like `cat -n`.
 
 Owns the window (a 1-based first line and a line count), the numbering, the truncation of
-overlong lines and the polite refusals (missing file, directory, binary file). A whole read
+overlong lines (read a bounded piece at a time, so a line costs at most that however long
+it is) and the polite refusals (missing file, directory, binary file, anything but a
+regular file: a FIFO, a device, a file of /proc or /sys, opened without blocking by
+`kernel.files.open_regular` whether the bytes then come from the disk or an editor). A whole read
 is recorded in the session's `Seen` ledger, so `write` and `edit` may then change the file.
 It does not write, list or search files: `glob` and `grep` do the finding.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import msgspec
 
+from ..kernel.files import NotRegular, open_regular
 from ..kernel.interfaces import ToolCall
 from ..wire import ToolOutput, ToolSpec, ToolTraits
 from ._common import (
     BINARY_SNIFF,
     BuiltinTool,
+    Hash,
     Input,
     Seen,
     Snapshot,
@@ -34,7 +40,7 @@ from ._common import (
     schema_of,
     text_output,
 )
-from ._files import FILES
+from ._files import FILES, Declined
 
 __all__ = ["ReadTool"]
 
@@ -46,6 +52,10 @@ MAX_LINE = 2000
 
 _BLOCK = 1 << 20
 """Bytes read at a time past the window, where lines are only counted."""
+
+_PIECE = 1 << 16
+"""Bytes of one line read at a time in the window and before it: what a line costs, however
+long it is (one 500 MB line is read as 8 000 pieces, its first MAX_LINE characters kept)."""
 
 
 class ReadInput(Input, frozen=True):
@@ -114,47 +124,16 @@ class ReadTool(BuiltinTool):
 def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window:
     """Lines `offset`..`offset+limit-1` of `path`, and the file's line count."""
     try:
-        files = FILES.get()  # an editor's own files, when it offers them (tools._files)
-        with path.open("rb") if files is None else io.BytesIO(files.read(path)) as raw:
+        raw, mtime_ns, size = _source(path)
+        with raw:
             if is_binary(raw.read(BINARY_SNIFF)):
-                size = raw.seek(0, os.SEEK_END)
                 raise _Refusal(
                     f"{path} is a binary file ({size} bytes); read shows text files only. "
                     "Use bash (e.g. `file` or `xxd | head`) to inspect it."
                 )
             raw.seek(0)
-            if isinstance(raw, io.BytesIO):
-                mtime_ns, size = 0, raw.getbuffer().nbytes  # an editor's buffer has no time of its own
-            else:
-                stat = os.fstat(raw.fileno())
-                mtime_ns, size = stat.st_mtime_ns, stat.st_size
             hashed = hasher()
-            lines: list[str] = []
-            total = 0
-            whole = True
-            # Lines are split on b"\n" only, so a lone "\r" stays inside its line; every line
-            # is counted so the note can say how many remain, and hashed for the ledger.
-            for total, chunk in enumerate(raw, start=1):
-                if stop.is_set():
-                    whole = False
-                    break
-                hashed.update(chunk)
-                if offset <= total:
-                    text = chunk.decode("utf-8", errors="replace")
-                    lines.append(_clip(text.rstrip("\r\n")))
-                if total == offset + limit - 1:
-                    break
-            # Past the window the rest is only counted and hashed, a block at a time.
-            last = b"\n"
-            while whole and (block := raw.read(_BLOCK)):
-                if stop.is_set():
-                    whole = False
-                    break
-                hashed.update(block)
-                total += block.count(b"\n")
-                last = block[-1:]
-            if last != b"\n":
-                total += 1  # a last line without a newline
+            lines, total, whole = _lines(raw, offset, limit, stop, hashed)
             seen = Snapshot(mtime_ns=mtime_ns, size=size, digest=hashed.digest()) if whole else None
             return _Window(lines=lines, total=total, seen=seen)
     except FileNotFoundError:
@@ -162,6 +141,10 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
             f"{path} does not exist. Check the path (relative paths start at the working "
             "directory), or use glob to find the file."
         ) from None
+    except NotRegular as exc:
+        if exc.what == "a directory":
+            raise _Refusal(f"{path} is a directory, not a file. Use glob to list its files.") from None
+        raise _Refusal(f"{path} is {exc.what}, not a regular file; read shows regular files only.") from None
     except IsADirectoryError:
         raise _Refusal(f"{path} is a directory, not a file. Use glob to list its files.") from None
     except PermissionError:
@@ -170,10 +153,90 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
         raise _Refusal(f"{path} cannot be read: {exc.strerror or exc}.") from None
 
 
-def _clip(line: str) -> str:
-    if len(line) <= MAX_LINE:
+def _source(path: Path) -> tuple[BinaryIO, int, int]:
+    """Where the bytes come from, with the file's time and size: the editor's buffer when it
+    offers one, else the disk's file. Either way the file on the disk, when there is one, is
+    opened the one way first (`kernel.files.open_regular`: never blocking, a regular file
+    not of /proc or /sys), so an editor declining it changes nothing about what is read.
+
+    Raises:
+        FileNotFoundError, NotRegular, OSError: as `open_regular` (and the editor) say.
+    """
+    try:
+        fd, info = open_regular(path)
+    except FileNotFoundError:
+        fd, info = None, None
+    files = FILES.get()  # an editor's own files, when it offers them (tools._files)
+    if files is not None:
+        try:
+            data = files.read(path)
+        except Declined:
+            pass  # the disk's, below
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            raise
+        else:
+            if fd is not None:
+                os.close(fd)
+            return io.BytesIO(data), 0, len(data)  # an editor's buffer has no time of its own
+    if fd is None or info is None:
+        raise FileNotFoundError(2, "no such file", str(path))
+    return open(fd, "rb"), info.st_mtime_ns, info.st_size
+
+
+def _lines(raw: BinaryIO, offset: int, limit: int, stop: threading.Event, hashed: Hash) -> tuple[list[str], int, bool]:
+    """The window's lines (each cut at MAX_LINE characters), the file's line count, and
+    whether all of it was read (not cut short by `stop`); every byte is hashed on the way.
+    A line is read at most `_PIECE` bytes at a time, so one long line costs no more than
+    that: its first MAX_LINE characters are kept and the rest only counted."""
+    shown: list[str] = []
+    ended = 0  # lines whose newline has been read
+    partial = False  # bytes of a line whose newline has not (yet) been read
+    kept: list[str] = []
+    room, more = MAX_LINE, 0
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    # Lines are split on b"\n" only, so a lone "\r" stays inside its line.
+    while ended < offset + limit - 1:
+        if stop.is_set():
+            return shown, 0, False
+        piece = raw.readline(_PIECE)
+        if not piece:
+            break
+        hashed.update(piece)
+        ends = piece.endswith(b"\n")
+        partial = not ends
+        if ended + 1 >= offset:
+            text = decoder.decode(piece, final=ends)
+            if ends:
+                text = text.rstrip("\r\n")
+            kept.append(text[:room])
+            more += max(0, len(text) - room)
+            room = max(0, room - len(text))
+            if ends:
+                shown.append(_clip("".join(kept), more))
+                kept, room, more = [], MAX_LINE, 0
+        if ends:
+            ended += 1
+    if partial and ended + 1 >= offset and len(shown) < limit:
+        text = decoder.decode(b"", final=True)
+        kept.append(text[:room])
+        more += max(0, len(text) - room)
+        shown.append(_clip("".join(kept), more))
+    # Past the window the rest is only counted and hashed, a block at a time.
+    while block := raw.read(_BLOCK):
+        if stop.is_set():
+            return shown, 0, False
+        hashed.update(block)
+        ended += block.count(b"\n")
+        partial = block[-1:] != b"\n"
+    return shown, ended + partial, True
+
+
+def _clip(line: str, more: int) -> str:
+    if not more:
         return line
-    return f"{line[:MAX_LINE]}… [line cut: {len(line) - MAX_LINE} more characters]"
+    return f"{line}… [line cut: {more} more characters]"
 
 
 def _render(shown: str, window: _Window, offset: int) -> str:

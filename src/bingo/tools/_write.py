@@ -25,14 +25,16 @@ from ._common import (
     Snapshot,
     display_path,
     error_output,
+    leaves_root,
     parse_input,
     real_path,
     resolve,
+    root_of,
     schema_of,
     text_output,
 )
 from ._diff import Diff, Span, eol_of, to_eol, unified
-from ._edit import Refusal, changed_output, load, save
+from ._edit import Refusal, changed_output, led_out, load, save
 
 __all__ = ["WriteTool", "kept"]
 
@@ -70,18 +72,23 @@ class WriteTool(BuiltinTool):
     # Not read-only, so the gate asks; interrupt `block`: a write is never abandoned halfway.
     _traits = ToolTraits(trusted=True)
 
-    def __init__(self, seen: Seen | None = None) -> None:
+    def __init__(self, seen: Seen | None = None, *, project: str | None = None) -> None:
         self._seen = seen if seen is not None else Seen()
+        self._project = project
 
     async def call(self, call: ToolCall) -> ToolOutput:
         args = parse_input(WriteInput, call.input, "write")
         if isinstance(args, ToolOutput):
             return args
         path = resolve(call.cwd, args.path)
-        target, shown = real_path(path), display_path(Path(os.path.normpath(path)), call.cwd)
+        named = Path(os.path.normpath(path))
+        target, shown = real_path(path), display_path(named, call.cwd)
+        root = leaves_root(named, target, (self._project, call.cwd))
+        if root is not None:
+            return error_output(led_out(shown, target, root, self._project, "write"))
         last = self._seen.last(call.session, target)
         try:
-            written = await asyncio.to_thread(_write, target, shown, args.content, last)
+            written = await asyncio.to_thread(_write, target, shown, args.content, last, root_of(named, (self._project, call.cwd)))
         except Refusal as refusal:
             return error_output(str(refusal))
         self._seen.saw(call.session, target, written.seen)
@@ -109,7 +116,7 @@ def kept(old: str, content: str) -> str:
     return content
 
 
-def _write(target: Path, shown: str, content: str, last: Snapshot | None) -> _Written:
+def _write(target: Path, shown: str, content: str, last: Snapshot | None, within: str | None) -> _Written:
     before = load(target, shown, last, "write")
     if before is None:
         try:
@@ -117,14 +124,14 @@ def _write(target: Path, shown: str, content: str, last: Snapshot | None) -> _Wr
         except OSError as exc:
             raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
         diff = unified("", [Span(start=0, end=0, new=content, line=0)], "/dev/null", shown)
-        seen = save(target, shown, content.encode("utf-8"))
+        seen = save(target, shown, content.encode("utf-8"), within=within)
         return _Written(seen=seen, diff=diff, created=True, lines=_count(content))
     old = before.decode("utf-8", errors="replace")
     content = kept(old, content)
     diff = unified(old, _span(old, content), shown, shown)
     data = content.encode("utf-8")
     # `load` gave bytes, so `last` is what was seen of them; the same bytes are not rewritten.
-    seen = last if last is not None and data == before else save(target, shown, data)
+    seen = last if last is not None and data == before else save(target, shown, data, within=within)
     return _Written(seen=seen, diff=diff, created=False, lines=_count(content))
 
 

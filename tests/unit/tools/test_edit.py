@@ -254,8 +254,8 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     tools = Tools(tmp_path)
     said_edit = said(tools.edit("pipe", "a", "b"))
-    assert said_edit == "pipe is not a regular file (a fifo, socket or device); edit changes regular files only."
-    assert said(tools.write("pipe", "x")) == "pipe is not a regular file (a fifo, socket or device); write changes regular files only."
+    assert said_edit == "pipe is a FIFO (a named pipe), not a regular file; edit changes regular files only."
+    assert said(tools.write("pipe", "x")) == "pipe is a FIFO (a named pipe), not a regular file; write changes regular files only."
 
 
 def test_a_non_ascii_file_is_edited_where_the_text_matches(tmp_path: Path) -> None:

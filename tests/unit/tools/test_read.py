@@ -125,3 +125,19 @@ def test_read_counts_the_lines_past_the_window_even_a_last_one_without_newline(t
     (tmp_path / "big.txt").write_bytes(b"".join(b"%07d\n" % n for n in range(375_000)) + b"tail")
     text = _text(_read(tmp_path, {"path": "big.txt", "offset": 2, "limit": 2}))
     assert text == "     2\t0000001\n     3\t0000002\n[374998 more lines: read again with offset=4 to continue]"
+
+
+def test_a_line_longer_than_a_piece_is_cut_counted_and_the_lines_around_it_kept(tmp_path: Path) -> None:
+    # 200 000 characters, past _PIECE (64 KiB): read in pieces, the count still exact, and
+    # multi-byte characters split across pieces still counted as characters.
+    long = "a" + "é" * 100_000 + "x" * 100_000  # the "a" puts piece boundaries inside an "é"
+    (tmp_path / "long.txt").write_text(f"first\n{long}\r\nthird\nfourth")
+    assert _text(_read(tmp_path, {"path": "long.txt"})) == (
+        f"     1\tfirst\n     2\ta{'é' * 1999}… [line cut: 198001 more characters]\n     3\tthird\n     4\tfourth"
+    )
+    assert _text(_read(tmp_path, {"path": "long.txt", "offset": 3, "limit": 1})) == (
+        "     3\tthird\n[1 more lines: read again with offset=4 to continue]"
+    )
+    assert _text(_read(tmp_path, {"path": "long.txt", "offset": 2, "limit": 1})).endswith(
+        "[line cut: 198001 more characters]\n[2 more lines: read again with offset=3 to continue]"
+    )

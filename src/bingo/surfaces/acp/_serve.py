@@ -39,12 +39,11 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
-from ...kernel.atomic import write_atomic
 from ...kernel.dispatch import Submitted
 from ...kernel.errors import BadParams, BingoError, PluginError, UsageError
 from ...kernel.frames import Frame
 from ...store import new_session_id
-from ...tools import FILES
+from ...tools import FILES, Declined
 from ...wire import CommandSpec, ImageBlock, Json, Notice, is_array, is_object
 from ...wire.rpc import DEADLINE
 from .._escape import escape
@@ -259,8 +258,8 @@ class _Declined(OSError):
 class _ClientFiles:
     """The client's files (`tools.Files`), called from a tool's worker thread: each read or
     write is a request on the loop, waited for at most FS_SECONDS. A file the editor
-    declines (outside its project, say) is read and written on the disk instead, both ways,
-    so the ledger sees one file."""
+    declines (outside its project, say) is `tools.Declined`: the tool reads and writes it on
+    the disk, both ways (so the ledger sees one file), through its own path and checks."""
 
     def __init__(self, agent: _Agent, session_id: str, loop: asyncio.AbstractEventLoop) -> None:
         self._agent = agent
@@ -291,8 +290,9 @@ class _ClientFiles:
         try:
             answer = self._wait(self._agent.conn.call("fs/read_text_file", params, ReadTextFileResult, deadline=FS_SECONDS), path)
         except _Declined as exc:
+            # The tool reads it from the disk, by its own path and checks (tools.Declined).
             _log.info("the editor declined to read %s (%s): read from the disk", path, exc)
-            return path.read_bytes()
+            raise Declined(str(exc)) from None
         return answer.content.encode("utf-8")
 
     def write(self, path: Path, data: bytes) -> None:
@@ -301,7 +301,7 @@ class _ClientFiles:
             self._wait(self._agent.conn.call("fs/write_text_file", params, msgspec.Raw, deadline=FS_SECONDS), path)
         except _Declined as exc:
             _log.info("the editor declined to write %s (%s): written to the disk", path, exc)
-            write_atomic(path, data)
+            raise Declined(str(exc)) from None
 
 
 @dataclass(slots=True)
