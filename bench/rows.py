@@ -23,7 +23,9 @@ first, so load noise hits them alike):
   - `edit` changing one line of a 10 MB file (bench/edit.py) against reading its bytes and
     writing them back with `write_atomic`, the floor of any edit that cannot lose the file;
   - the sandbox (bench/sandbox.py, issue 24): a `bash` call's p50 confined against
-    unconfined, and a plugin's spawn to ready confined against not.
+    unconfined, and a plugin's spawn to ready confined against not;
+  - a 100 MB download by curl from a local server through the sandbox's proxy (plain HTTP,
+    and a CONNECT tunnel) against the same download direct (bench/proxy.py).
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
 wake-up across cores hiding host overhead) is used for every row but the cold ones, and said.
@@ -49,6 +51,7 @@ import _cold
 import _mcp_client
 import edit
 import editor
+import proxy
 import sandbox
 import store
 import turn
@@ -97,6 +100,7 @@ class Sizes:
     edits: int = 40
     editors: int = 10
     sandboxed: int = 60
+    downloads: int = 7
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -366,6 +370,20 @@ def _cold_rows(cold: dict[str, tuple[list[float], list[float], list[float]]], fl
     return rows
 
 
+def _proxy_rows(found: dict[str, list[float]] | None) -> list[Row]:
+    if found is None:
+        return []  # no curl on this machine
+    direct = median(found["direct"])
+    rows: list[Row] = []
+    for name, what in (("http", "plain HTTP"), ("connect", "CONNECT tunnel")):
+        through = median(found[name])
+        ratio = direct / through  # throughput: the inverse of the times
+        rows.append(Row(f"{proxy.MEGABYTES} MB download through the proxy, {what}: throughput / direct",
+                        f"{proxy.MEGABYTES / through:,.0f} MB/s", f"direct {proxy.MEGABYTES / direct:,.0f} MB/s",
+                        _ratio(ratio), "≥ 0.5×", ratio >= 0.5))
+    return rows
+
+
 def _editor_rows(found: dict[str, list[float]]) -> list[Row]:
     acp, printed = median(found["acp cold"]), median(found["print cold"])
     warm, streamed = median(found["acp warm"]), median(found["updates/s"])
@@ -412,7 +430,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
     parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
     args = parser.parse_args()
-    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5, editors=2, sandboxed=5) if args.quick else Sizes()
+    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5, editors=2, sandboxed=5, downloads=2) if args.quick else Sizes()
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
@@ -433,7 +451,8 @@ def main() -> None:
         os.sched_setaffinity(0, set(cpus))
         editors = asyncio.run(editor.measure(sizes.editors))
         confined = asyncio.run(sandbox.interleaved(Path(tmp) / "sandbox", sizes.sandboxed)) if sandbox.probe().confines else {}
-    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited) + _editor_rows(editors) + _sandbox_rows(confined)
+        downloads = proxy.interleaved(Path(tmp), sizes.downloads)
+    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited) + _editor_rows(editors) + _sandbox_rows(confined) + _proxy_rows(downloads)
     print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
           f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
           f"medians unless said")

@@ -102,10 +102,20 @@ async def http_handler(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
     POST /chunked: the body back chunked, in 3 chunks, with a trailer."""
     head = await reader.readuntil(b"\r\n\r\n")
     record.heads.append(head)
+    path = head.split(b" ")[1].split(b"?")[0]
+    if path == b"/continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     body = await _body(reader, head)
     record.bodies.append(body)
-    path = head.split(b" ")[1].split(b"?")[0]
-    if path.startswith(b"/size/"):
+    if path == b"/nothing":
+        return  # closes without a response
+    if path == b"/no-body":
+        # A HEAD's answer, or a 304: a length, and no body; the connection stays open.
+        writer.write(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")
+    elif path == b"/to-the-end":
+        writer.write(b"HTTP/1.0 200 OK\r\n\r\nall of it, until the server closes")
+        return
+    elif path.startswith(b"/size/"):
         n = int(path.removeprefix(b"/size/"))
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nKeep-Alive: timeout=5\r\nX-Private: 1\r\nConnection: keep-alive, x-private\r\n\r\n" % n)
         sent = 0
@@ -231,6 +241,51 @@ def test_a_chunked_body_passes_as_it_came_both_ways() -> None:
     asyncio.run(main())
 
 
+def test_an_interim_answer_goes_on_before_the_body_and_the_response() -> None:
+    async def main() -> None:
+        async with upstream(http_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            reader, writer = await asyncio.open_connection(*proxy.address)
+            writer.write(f"PUT http://127.0.0.1:{port}/continue HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n".encode())
+            async with asyncio.timeout(WAIT):
+                assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+                writer.write(b"data")  # sent only once the server said so
+                response = await reader.read()
+            writer.close()
+        assert record.bodies == [b"data"]
+        assert split(response) == (b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close", b"data")
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("method", ["HEAD", "GET"])
+def test_a_response_without_a_body_ends_at_its_head(method: str) -> None:
+    async def main() -> bytes:
+        async with upstream(http_handler) as (port, _), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            path = "size/10" if method == "HEAD" else "no-body"
+            return await exchange(proxy, f"{method} http://127.0.0.1:{port}/{path} HTTP/1.1\r\n\r\n".encode())
+
+    head, body = split(asyncio.run(main()))
+    assert head.endswith(b"\r\nContent-Length: 10\r\nConnection: close") and body == b""
+
+
+def test_a_response_without_framing_goes_on_until_the_server_closes() -> None:
+    async def main() -> bytes:
+        async with upstream(http_handler) as (port, _), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            return await exchange(proxy, f"GET http://127.0.0.1:{port}/to-the-end HTTP/1.0\r\n\r\n".encode())
+
+    assert asyncio.run(main()) == b"HTTP/1.0 200 OK\r\nConnection: close\r\n\r\nall of it, until the server closes"
+
+
+def test_a_server_that_closes_without_answering_gets_502() -> None:
+    async def main() -> bytes:
+        async with upstream(http_handler) as (port, _), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            return await exchange(proxy, f"GET http://127.0.0.1:{port}/nothing HTTP/1.1\r\n\r\n".encode())
+
+    response = asyncio.run(main())
+    assert response.startswith(b"HTTP/1.1 502 ")
+    assert split(response)[1] == b"bingo's proxy had no response: the server closed the connection\n"
+
+
 def test_a_request_with_both_framings_is_refused_and_never_sent() -> None:
     async def main() -> None:
         async with upstream(http_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
@@ -349,6 +404,24 @@ def test_leaving_the_proxy_closes_every_tunnel_and_leaves_no_task() -> None:
                 await record.closed.wait()  # and so does every upstream connection
             with pytest.raises(OSError):  # the listener is closed
                 await asyncio.open_connection(*proxy.address)
+
+    asyncio.run(main())
+
+
+def test_the_proxy_may_be_left_from_another_task_than_the_one_that_entered_it() -> None:
+    # As the run's sandbox does: a proxy started at a process's first spawn (in a turn's
+    # task), stopped when the run ends (in the main task).
+    async def main() -> None:
+        async with upstream(echo_handler) as (port, record):
+            proxy = Proxy(listener(), granting("127.0.0.1"))
+            await asyncio.create_task(proxy.__aenter__())
+            reader, writer = await tunnel(proxy, f"127.0.0.1:{port}")
+            await asyncio.create_task(proxy.__aexit__(None, None, None))
+            async with asyncio.timeout(WAIT):
+                assert await reader.read() == b""
+                await record.closed.wait()
+            writer.close()
+            assert asyncio.all_tasks() - {asyncio.current_task()} - _upstream_tasks() == set()
 
     asyncio.run(main())
 
