@@ -648,3 +648,43 @@ def test_past_the_connection_limit_the_next_client_gets_503() -> None:
                 writer.close()
 
     asyncio.run(main())
+
+
+def test_a_tunnel_where_nothing_moves_is_closed_at_the_idle_deadline() -> None:
+    async def main() -> tuple[bytes, float]:
+        async with upstream(echo_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            reader, writer = await tunnel(proxy, f"127.0.0.1:{port}")
+            writer.write(b"one echo")
+            async with asyncio.timeout(WAIT):
+                assert await reader.readexactly(8) == b"one echo"
+            moved = asyncio.get_running_loop().time()
+            async with asyncio.timeout(Limits().idle + WAIT):
+                ended = await reader.read()
+                await record.closed.wait()  # the upstream's side is closed too
+            writer.close()
+            return ended, asyncio.get_running_loop().time() - moved
+
+    ended, quiet = clock.run(main())
+    assert ended == b""
+    assert quiet == Limits().idle
+
+
+def test_a_decision_past_its_deadline_refuses() -> None:
+    async def main() -> tuple[bytes, float]:
+        async def never(host: str, port: int) -> bool:
+            await asyncio.Event().wait()  # a question nobody answers
+            return True
+
+        async with upstream(echo_handler) as (port, record), Proxy(listener(), never) as proxy:
+            started = asyncio.get_running_loop().time()
+            reader, writer = await asyncio.open_connection(*proxy.address)
+            writer.write(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+            async with asyncio.timeout(Limits().decide + WAIT):
+                answer = await reader.read()
+            writer.close()
+            assert record.connections == 0
+            return answer, asyncio.get_running_loop().time() - started
+
+    answer, waited = clock.run(main())
+    assert answer.startswith(b"HTTP/1.1 403 bingo's sandbox refused 127.0.0.1: grant it in sandbox.network.allow\r\n")
+    assert waited == Limits().decide
