@@ -221,11 +221,12 @@ def _argument_matches(pattern: str, argument: str) -> bool:
 
 def _allows_part(pattern: str, part: Part) -> bool:
     """Whether a bash allow pattern allows one simple command: its words match with the
-    pattern's glued stars bounded by words, and its command name is a path only where the
-    pattern's first word is one (`bash(* --help)` does not run `./x --help`)."""
+    pattern's glued stars bounded by words, and its command name is a path (or an expansion,
+    `$X`, that may be one) only where the pattern's first word is a path
+    (`bash(* --help)` does not run `./x --help` nor `$X --help`)."""
     wanted = pattern.strip()
     first = wanted.split()[0] if wanted.split() else ""
-    if "/" in part.command and "/" not in first:
+    if any(char in part.command for char in "/$") and "/" not in first:
         return False
     return _compiled(_units(wanted), True).fullmatch(part.text) is not None
 

@@ -318,6 +318,7 @@ def test_an_assignment_or_a_reserved_word_first_is_unfit_for_any_allow_pattern(c
         ("bash(* --help)", "make --help", Verdict.ALLOW),
         ("bash(* --help)", "./make --help", Verdict.ASK),
         ("bash(* --help)", "$HOME/make --help", Verdict.ASK),
+        ("bash(* --help)", "$MAKE --help", Verdict.ASK),
         ("bash(* --help)", "2>&1 ./make --help", Verdict.ASK),
         ("bash(* --help)", "./make>/dev/null --help", Verdict.ASK),
         ("bash(*)", "~/bin/x", Verdict.ASK),
