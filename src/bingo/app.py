@@ -47,7 +47,7 @@ from .kernel.registry import BUILTIN, Registry
 from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
-from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape
+from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
 from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
@@ -660,13 +660,13 @@ class Run(msgspec.Struct):
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, after, within=project)  # never through a link a repository planted
             if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
-                self.surface.notice(Notice(source="bingo", message=f"{rule} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
+                self.surface.notice(Notice(source="bingo", message=f"{one_line(rule)} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
             else:
-                self.surface.notice(Notice(source="bingo", message=f"allowed {rule} from now on: saved in {path}"))
+                self.surface.notice(Notice(source="bingo", message=f"allowed {one_line(rule)} from now on: saved in {path}"))
         except OSError as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
+            self.surface.notice(Notice(source="bingo", message=f"{one_line(rule)} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
         except (ValueError, RecursionError, TrustError) as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{rule} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
+            self.surface.notice(Notice(source="bingo", message=f"{one_line(rule)} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn, and show what became of it; the exit status."""
