@@ -132,10 +132,9 @@ def target(method: bytes, target: bytes) -> tuple[str, int, bytes, bytes]:
         Reply: 400 or 501, a target that is not `http://host[:port][/path]` (or, for
             CONNECT, `host:port`).
     """
-    try:
-        text = target.decode("ascii")
-    except UnicodeDecodeError:
-        raise Reply(400, "bingo's proxy could not read the request target") from None
+    if not target.isascii() or any(c <= 0x20 or c == 0x7F for c in target):
+        raise Reply(400, "bingo's proxy could not read the request target")
+    text = target.decode("ascii")
     if method == b"CONNECT":
         host, port = _authority(text, None)
         return host, port, b"", b""
