@@ -69,3 +69,14 @@ def test_a_layer_file_is_read_bounded_or_left_out_with_the_reason(tmp_path: Path
     assert read_layer_file(layer / "pipe.md", layer=layer, limit=5, layer_name="the project") == LeftOut(
         layer / "pipe.md", "it is a FIFO (a named pipe), not a regular file"
     )
+
+
+def test_a_terminal_is_refused_at_once_not_read_until_a_key_is_pressed() -> None:
+    leader, follower = os.openpty()
+    try:
+        with pytest.raises(NotRegular) as tty:
+            open_regular(os.ttyname(follower))
+        assert tty.value.what == "a character device"
+    finally:
+        os.close(leader)
+        os.close(follower)
