@@ -200,6 +200,33 @@ def test_no_signal_reaches_an_outside_process_and_its_environ_is_unreadable(worl
         victim.wait()
 
 
+def test_the_persons_terminal_is_neither_read_nor_written(world: World) -> None:
+    master, follower = os.openpty()
+    try:
+        terminal = os.ttyname(follower)
+        out = python(
+            f"""
+            import os
+            for flags in (os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK):
+                try:
+                    fd = os.open({terminal!r}, flags)
+                    if flags & os.O_WRONLY:
+                        os.write(fd, b"INJECTED")
+                    print("OPENED")
+                except OSError as exc:
+                    print("refused:", exc)
+            """,
+            world,
+        )
+        assert "OPENED" not in out and out.count("refused") == 2, out
+        os.set_blocking(master, False)
+        with pytest.raises(BlockingIOError):
+            os.read(master, 100)  # nothing was written to it
+    finally:
+        os.close(master)
+        os.close(follower)
+
+
 def test_a_process_cannot_make_namespaces_mount_or_keep_capabilities(world: World) -> None:
     out = bash(
         "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status; grep NoNewPrivs /proc/self/status; "
@@ -272,6 +299,14 @@ _ATTACKS = """
     attempt("tcp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM), ("::ffff:127.0.0.1", int(port)))
     attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM), ("127.0.0.1", udp))
     attempt("dns", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM), ("1.1.1.1", 53))
+    def fast_open():
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.sendto(b"exfiltrated", socket.MSG_FASTOPEN, (host, int(port)))
+        print("tfo REACHED")
+    try:
+        fast_open()
+    except OSError as exc:
+        print("tfo refused:", exc)
     attempt("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), unix)
     attempt("abstract", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), "\\0" + abstract)
     for family, kind in ((socket.AF_INET, socket.SOCK_RAW), (socket.AF_PACKET, socket.SOCK_RAW), (socket.AF_NETLINK, socket.SOCK_RAW)):

@@ -91,6 +91,7 @@ _MACHINES: dict[str, dict[str, Any]] = {
         "clone": 56,
         "clone3": 435,
         "socket": 41,
+        "sends": {44: 3, 46: 2, 307: 3},  # sendto, sendmsg, sendmmsg: which argument holds the flags
     },
     "aarch64": {
         "arch": 0xC00000B7,
@@ -109,6 +110,7 @@ _MACHINES: dict[str, dict[str, Any]] = {
         "clone": 220,
         "clone3": 435,
         "socket": 198,
+        "sends": {206: 3, 211: 2, 269: 3},
     },
 }
 _LANDLOCK_CREATE, _LANDLOCK_ADD, _LANDLOCK_RESTRICT = 444, 445, 446  # the same on both
@@ -129,6 +131,7 @@ _EPERM = 1
 _ENOSYS = 38
 _AF_INET, _AF_INET6 = 2, 10
 _SOCK_STREAM = 1
+_MSG_FASTOPEN = 0x20000000
 _IPPROTO_TCP = 6
 
 MACHINE = os.uname().machine if hasattr(os, "uname") else ""
@@ -273,7 +276,7 @@ class Rules:
     def reading(cls, denied: list[str]) -> Rules:
         """Read beneath "/" but `denied`."""
         rules = cls()
-        rules._grant("/", denied, READ)
+        rules._grant("/", [*denied, *ALWAYS_DENIED], READ)
         return rules
 
     @classmethod
@@ -281,7 +284,7 @@ class Rules:
         """Read and write beneath each of `writable` but `protected` and `denied`."""
         rules = cls()
         for root in writable:
-            rules._grant(root, [*protected, *denied], READ | WRITE)
+            rules._grant(root, [*protected, *denied, *ALWAYS_DENIED], READ | WRITE)
         return rules
 
     def _grant(self, path: str, excluded: list[str], access: int) -> None:
@@ -327,9 +330,14 @@ class Rules:
         self.fds = []
 
 
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
 """What every confined process may write besides its policy's paths (INTERFACE.md §9: the
-null device and the terminal's)."""
+null device and the terminal's; /dev/tty is only ever its own controlling terminal, and a
+confined process has none: the janitor and each warden lead sessions of their own)."""
+ALWAYS_DENIED = ("/dev/pts",)
+"""Never read nor written, whatever the policy: the pseudo-terminals there are the person's
+(bingo's own terminal among them), where a confined process could read keystrokes or write
+what passes for bingo's words."""
 
 
 def ruleset(abi: int, rules: list[Rules], tmpdir: str, tcp_port: int | None) -> int:
@@ -398,7 +406,7 @@ _ERRNO = 0x00050000
 def seccomp_program(machine: str) -> bytes:
     """The filter every confined process runs under (BPF, as `struct sock_filter[]`): no
     socket but TCP over IPv4/IPv6 (no UDP, raw, packet, netlink, nor AF_UNIX: socketpair
-    stays), no new namespaces (unshare, clone's CLONE_NEW*, clone3 answered ENOSYS so that
+    stays), no TCP Fast Open (a connect inside sendto/sendmsg), no new namespaces (unshare, clone's CLONE_NEW*, clone3 answered ENOSYS so that
     libc falls back to clone), no setns, no mounts, no io_uring (its operations would pass
     the socket check), no keyrings, modules, kexec, bpf, perf, userfaultfd or file handles.
     Another ABI's system calls (x32, i386) kill the process."""
@@ -419,8 +427,17 @@ def seccomp_program(machine: str) -> bytes:
     ins(_JEQ, table["clone3"], "enosys", 0)
     ins(_JEQ, table["clone"], "clone", 0)
     ins(_JEQ, table["socket"], "socket", 0)
+    sends = sorted(table["sends"].items())
+    for number, _argument in sends:
+        ins(_JEQ, number, f"send{number}", 0)
     ins(_RET, _ALLOW)
     labels: dict[str, int] = {}
+    for number, argument in sends:
+        # TCP Fast Open connects inside sendto/sendmsg, where Landlock's connect rule may
+        # not look: refused, as is UDP.
+        labels[f"send{number}"] = len(code)
+        ins(_LD_W_ABS, 16 + 8 * argument)
+        ins(_JSET, _MSG_FASTOPEN, "eperm", "allow")
     labels["clone"] = len(code)
     ins(_LD_W_ABS, 16)  # args[0], low half: the flags
     ins(_JSET, _CLONE_NEW_ANY, "eperm", 0)
