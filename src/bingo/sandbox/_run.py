@@ -51,6 +51,7 @@ async def spawn(
     grace: float,
     policy: Policy | None,
     merged: bool = False,
+    warden: bool = True,
 ) -> Spawned:
     """Start `path` as `argv` through the run's janitor (see `JanitorClient.spawn`), confined
     by `policy` when one is given: in the run's network namespace once `proxy_listener()` made
@@ -61,4 +62,4 @@ async def spawn(
     """
     client = JanitorClient.running()
     netns = policy is not None and client.netns and not _NO_USERNS
-    return await client.spawn(path, argv, env, cwd, grace=grace, policy=policy, netns=netns, merged=merged)
+    return await client.spawn(path, argv, env, cwd, grace=grace, policy=policy, netns=netns, merged=merged, warden=warden)

@@ -220,9 +220,9 @@ class _Process(Protocol):
 
 
 class _Confined:
-    """The command started confined by the run's janitor (ADR-0030): its warden leads the
-    session and the process group (`pid`) and exits the way bash did; stdin is /dev/null,
-    stdout and stderr one pipe, as on the direct path."""
+    """The command started confined by the run's janitor (ADR-0030), forked straight from it
+    (no warden): bash leads its session and process group (`pid`), stdin is /dev/null,
+    stdout and stderr one pipe, as on the direct path; the janitor reports its exit."""
 
     def __init__(self, pid: int, stdout: asyncio.StreamReader, ended: asyncio.Future[int | None]) -> None:
         self.pid = pid
@@ -239,7 +239,11 @@ class _Confined:
 
         if not cwd.is_dir():
             raise FileNotFoundError(2, "No such file or directory", str(cwd))
-        spawned = await spawn("/bin/bash", ["/bin/bash", "-c", command], env, cwd, grace=TERM_GRACE / 2, policy=policy, merged=True)
+        # No warden: the command leads its own session as on the direct path, and `_reap`
+        # ends its group; the janitor reports its exit and holds what escapes the group.
+        spawned = await spawn(
+            "/bin/bash", ["/bin/bash", "-c", command], env, cwd, grace=TERM_GRACE / 2, policy=policy, merged=True, warden=False
+        )
         loop = asyncio.get_running_loop()
         pipe = os.fdopen(spawned.stdout, "rb", buffering=0)
         try:

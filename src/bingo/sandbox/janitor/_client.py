@@ -30,7 +30,7 @@ from pathlib import Path
 import msgspec
 
 from .._policy import Policy
-from ._codec import Decoder, Message, encode
+from ._codec import Decoder, Field, Message, encode
 
 __all__ = [
     "SPAWN_WAIT",
@@ -191,12 +191,15 @@ class JanitorClient(msgspec.Struct):
         policy: Policy | None = None,
         netns: bool = False,
         merged: bool = False,
+        warden: bool = True,
     ) -> Spawned:
         """Ask for a plugin (`path` run as `argv`), given new pipes; its warden gives it
         `grace` seconds between SIGTERM and SIGKILL. With a `policy` it runs confined
         (ADR-0030), in the run's network namespace when `netns`; `merged`: its stdin is
         /dev/null and its stderr goes to its stdout's pipe (`Spawned.stdin` and `.stderr`
-        are then -1).
+        are then -1). `warden` False: no warden between the janitor and the process, which
+        leads a session of its own (its pid is its group's) and whose group the caller ends
+        (the `bash` tool's: a fork fewer on its path).
 
         Raises:
             OSError: the janitor could not start it (nor confine it as asked), or did not
@@ -223,7 +226,7 @@ class JanitorClient(msgspec.Struct):
             )
         try:
             try:
-                pid, ended = await self._request(path, argv, env, cwd, grace, theirs, confine)
+                pid, ended = await self._request(path, argv, env, cwd, grace, theirs, confine, 0 if warden else 1)
             finally:
                 for fd in set(theirs):  # the janitor has its own copies once it has answered
                     os.close(fd)
@@ -259,6 +262,7 @@ class JanitorClient(msgspec.Struct):
         grace: float,
         fds: list[int],
         confine: tuple[list[str], list[str], list[str], int, int] | None = None,
+        flags: int = 0,
     ) -> tuple[int, asyncio.Future[int | None]]:
         loop = asyncio.get_running_loop()
         self.attach(loop)
@@ -267,7 +271,8 @@ class JanitorClient(msgspec.Struct):
         self.answers[request_id] = answer
         # The plugin runs on the CPUs bingo runs on now (the janitor's own may be older).
         cpus = sorted(os.sched_getaffinity(0))
-        message: Message = ("spawn", request_id, path, list(argv), dict(env), str(cwd), grace, cpus, *(confine or ()))
+        extra: tuple[Field, ...] = (flags, *confine) if confine is not None else (flags,) if flags else ()
+        message: Message = ("spawn", request_id, path, list(argv), dict(env), str(cwd), grace, cpus, *extra)
         outgoing = _Outgoing(encode(message), fds)
         self.outgoing.append(outgoing)
         self._flush()

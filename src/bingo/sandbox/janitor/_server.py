@@ -73,6 +73,8 @@ _ENDINGS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
 _END_GRACE = 1.0
 """Seconds the janitor waits, once bingo is gone, for its wardens to end their plugins
 gently and sweep (at least: the longest grace a spawn asked for), before SIGKILL."""
+_NO_WARDEN = 1
+"""A spawn's flag: no warden (see `_Spawn.warden`)."""
 _MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
 """Where closing the descriptors a plugin must not inherit stops (close_range makes it cheap)."""
 
@@ -148,7 +150,7 @@ class _Confine:
 class _Spawn:
     """One plugin to start, as bingo asked."""
 
-    __slots__ = ("argv", "confine", "cpus", "cwd", "env", "grace", "path", "plan", "request_id", "tmpdir")
+    __slots__ = ("argv", "confine", "cpus", "cwd", "env", "grace", "path", "plan", "request_id", "tmpdir", "warden")
 
     def __init__(
         self,
@@ -160,6 +162,7 @@ class _Spawn:
         grace: float,
         cpus: list[int],
         confine: _Confine | None = None,
+        warden: bool = True,
     ) -> None:
         self.request_id = request_id
         self.path = path
@@ -169,6 +172,9 @@ class _Spawn:
         self.grace = grace
         self.cpus = cpus
         self.confine = confine
+        self.warden = warden
+        """False: the command is forked straight from the janitor, in a session of its own,
+        with no warden (the `bash` tool's, whose caller ends its group itself)."""
         self.plan: Any = None
         """`_confine.Plan`, made by the janitor before the fork (None: unconfined)."""
         self.tmpdir = ""
@@ -195,12 +201,15 @@ def _read_spawn(message: Any) -> _Spawn | None:
             pairs = {key: value for key, value in env.items() if isinstance(key, str) and isinstance(value, str)}
             numbers = [cpu for cpu in cpus if isinstance(cpu, int)]
             confine = None
+            flags = 0
             match confined:
-                case [denied, writable, protected, int(port), int(netns)]:
+                case [int(flags), denied, writable, protected, int(port), int(netns)]:
                     confine = _Confine(_strings(denied), _strings(writable), _strings(protected), port, bool(netns))
+                case [int(flags)]:
+                    pass
                 case _:
                     pass
-            return _Spawn(request_id, path, _strings(argv), pairs, cwd, grace, numbers, confine)
+            return _Spawn(request_id, path, _strings(argv), pairs, cwd, grace, numbers, confine, not flags & _NO_WARDEN)
         case _:
             return None
 
@@ -275,6 +284,18 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
             pass
         status = _wait_for(plugin, _SWEEP_LIMIT)
     return status
+
+
+def _bare(spawn: _Spawn, fds: list[int], janitor: int) -> None:
+    """In a child forked straight from the janitor (no warden): a session of its own, then
+    the command; it dies with the janitor, which reports its exit and, being a subreaper,
+    holds whatever it leaves behind. Never returns."""
+    try:
+        _signal.set_wakeup_fd(-1)
+        os.setsid()
+    except BaseException:
+        os._exit(127)
+    _exec_plugin(spawn, fds, janitor)
 
 
 def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> None:
@@ -426,6 +447,8 @@ class JanitorServer:
             pid = -1
             self.send(("failed", spawn.request_id, exc.errno or 0, exc.strerror or str(exc)))
         if pid == 0:
+            if not spawn.warden:
+                _bare(spawn, fds, janitor)
             _warden(spawn, fds, janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds])
         _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
         for fd in fds:
