@@ -36,10 +36,16 @@ is sent SIGTERM and given GRACE and its sweep, then every group left is SIGKILLe
 descendant killed, and the janitor exits.
 
 The control protocol, framed by `_codec` both ways: bingo → janitor: `("spawn", id, path,
-argv, env, cwd, grace, cpus)`, the three fds (stdin's read end, stdout's and stderr's write
-ends) attached to its first byte. janitor → bingo: `("spawned", id, pid)`, `("failed", id,
-errno, text)`, `("exit", pid, wait_status)`. It never touches the plugin's pipes otherwise,
-and speaks no JSON-RPC. Linux only. It does not own bingo's end (`_client.py`).
+argv, env, cwd, grace, cpus[, flags[, denied, writable, protected, port, netns]])`, the three
+fds (stdin's read end, stdout's and stderr's write ends) attached to its first byte; `flags`
+bit 0: no warden (the command is forked straight from the janitor in a session of its own:
+the `bash` tool's); the five fields after it: the `Policy` to confine it by (ADR-0030:
+`_sandbox.py` prepares it here, `_confine.enter` applies it in the child), `netns` 1 to join
+the run's network namespace; `("network", id)`: the listener of that namespace (made on first
+asking). janitor → bingo: `("spawned", id, pid)`, `("failed", id, errno, text)`, `("exit",
+pid, wait_status)`, `("network", id, port)` with the listener's fd attached, `("nonetwork",
+id, reason)`. It never touches the plugin's pipes otherwise, and speaks no JSON-RPC. Linux
+only. It does not own bingo's end (`_client.py`).
 """
 
 from __future__ import annotations
