@@ -298,7 +298,8 @@ def test_when_the_janitor_dies_its_plugins_end_and_the_next_spawn_starts_another
             os.kill(janitor, signal.SIGKILL)
             assert await proc.stdout.read() == b""  # the plugin went with it
             how = await proc.ended()
-        again = await _spawn("print('up', flush=True)", tmp_path)
+        # It stays until its stdin closes, so its warden is there to be asked about.
+        again = await _spawn("import sys; print('up', flush=True); sys.stdin.read()", tmp_path)
         async with asyncio.timeout(5), again:
             assert await again.stdout.readline() == b"up\n"
             return how, janitor, _parent(again.pid)
