@@ -241,13 +241,11 @@ async def run_app(options: Options) -> int:
     session = _LazySession(data_dir / "sessions.db", str(project))
     try:
         messages: list[Message] = []
-        if options.continue_latest:
-            latest = session.store.latest(str(project))
-            if latest is None:
-                raise SessionError("there is no session to continue in this project", 'start one with bingo "PROMPT"')
-            session.id = latest
-        elif options.resume:
-            session.id = session.store.find(options.resume)
+        if options.continue_latest or options.resume:
+            from .store import continue_session
+
+            # Claimed for this run (one writer per session), and another project's only as ADR-0029 says.
+            session.id = await continue_session(session.store, str(project), latest=options.continue_latest, resume=options.resume, ask=_start_asker().ask if interactive else None, say=lambda line: notices.say("bingo", line, "warning"))
         if session.id is not None:
             messages = history(session.store.frames(session.id))
         notices.listen(session.notice)
@@ -439,8 +437,10 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
         session = _LazySession(data_dir / "sessions.db", str(project))
         messages: list[Message] = []
         if session_id is not None:
+            from .store import load_session
+
             try:
-                session.id = session.store.find(session_id)
+                session.id = load_session(session.store, session_id, str(project), None)  # this project's, and this run's alone
                 messages = history(session.store.frames(session.id))
             except SessionError as exc:
                 notices.say("bingo", f"{exc.line()}; this room starts a new session", "warning")
@@ -492,8 +492,15 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
         session = _LazySession(data_dir / "sessions.db", str(project), planned=None if stored else session_id)
         messages: list[Message] = []
         if stored:
-            session.id = session.store.find(session_id)  # SessionError: the editor is told
-            messages = history(session.store.frames(session.id))
+            from .store import load_session
+
+            try:
+                # By its whole id, and this run's alone (ADR-0029); SessionError: the editor is told.
+                session.id = load_session(session.store, session_id, str(project), lambda line: notices.say("bingo", line, "warning"))
+                messages = history(session.store.frames(session.id))
+            except SessionError:
+                session.close()
+                raise
         system = _system_prompt(notices, said, cwd=Path(cwd), project=project, home=bingo_home(environ))
         conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=cwd, messages=messages, system=system, windows=_windows)
         dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
@@ -624,7 +631,9 @@ class Run(msgspec.Struct):
         return self.dispatcher.interrupt()
 
     def clear(self) -> None:
-        """Start a new session with the next prompt (`/clear`)."""
+        """Start a new session with the next prompt (`/clear`), letting this one go."""
+        if self.session.id is not None:
+            self.session.store.release(self.session.id)
         self.session.id, self.session.turn = None, 0
         self.conversation.messages, self.conversation.turn, self.conversation.session = [], 0, ""
         self.conversation.pieces = []  # /context speaks of the new session's turns only

@@ -6,6 +6,7 @@ semantics must survive process death, so this package is in-process only.
 
 from __future__ import annotations
 
+from ._continue import continue_session, load_session
 from .session import SessionInfo, SessionStore, new_session_id
 
-__all__ = ["SessionInfo", "SessionStore", "new_session_id"]
+__all__ = ["SessionInfo", "SessionStore", "continue_session", "load_session", "new_session_id"]

@@ -15,7 +15,10 @@ append; `bench/store.py` measures both.
 
 Concurrency. Two bingo processes in one project may share the file: each opens with a
 busy timeout, and an append takes the write lock up front (`BEGIN IMMEDIATE`) so its
-sequence number and the session's counters move together.
+sequence number and the session's counters move together. A session has one writer: a run
+claims the session it continues (`claim`), and `create` claims the session it makes, with a
+lock per session that the process's death drops (`_claim.py`, ADR-0029); a second run is
+refused in words. `append` itself does not check the claim: the file stays shareable.
 
 It does not decide which session a run continues (the CLI does, with `latest` and
 `find`), nor rebuild a model history from frames (`kernel.frames.history` does).
@@ -38,6 +41,7 @@ import msgspec
 
 from ..kernel.errors import SessionError
 from ..kernel.frames import Frame, PromptFrame, decode_frame, encode_frame
+from ._claim import Claims
 
 __all__ = ["SessionInfo", "SessionStore", "new_session_id"]
 
@@ -49,6 +53,8 @@ _TITLE_LENGTH = 60
 _SCHEMA_VERSION = 1
 _ID_ATTEMPTS = 5  # a duplicate id (same second, same random suffix) is retried this often
 _LIST_HINT = "list this project's sessions with bingo -p /sessions"
+_LOCKS = "session-locks"
+"""The directory beside the file that holds one lock file per session being written."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -119,6 +125,7 @@ class SessionStore:
         self._new_id = id_factory or new_session_id
         self._clock = clock or time.time
         self._lock = threading.Lock()
+        self._claims = Claims(path.parent / _LOCKS)
         self._conn = self._open(synchronous)
 
     # --- lifetime --------------------------------------------------------------------
@@ -175,7 +182,9 @@ class SessionStore:
         return conn
 
     def close(self) -> None:
-        """Close the file. Every append already returned is durable; this adds nothing."""
+        """Close the file and let every claimed session go. Every append already returned
+        is durable; this adds nothing."""
+        self._claims.release_all()
         with self._lock:
             self._conn.close()
 
@@ -198,23 +207,43 @@ class SessionStore:
     # --- sessions --------------------------------------------------------------------
 
     def create(self, project: str) -> str:
-        """Start a new, empty session of `project`; its id."""
+        """Start a new, empty session of `project`, claimed by this store (`claim`) before
+        any other run can see it; its id.
+
+        Raises:
+            SessionError: the file cannot be written, or the id's lock cannot be taken.
+        """
         now = self._clock()
-        with self._mapped("start a session"):
-            for _ in range(_ID_ATTEMPTS):
-                session = self._new_id()
+        for _ in range(_ID_ATTEMPTS):
+            session = self._new_id()
+            self._claims.claim(session)
+            with self._mapped("start a session"):
                 try:
                     self._conn.execute(
                         "INSERT INTO sessions (id, project, created, updated) VALUES (?, ?, ?, ?)",
                         (session, project, now, now),
                     )
                 except sqlite3.IntegrityError:
+                    self._claims.release(session)
                     continue
-                return session
+            return session
         raise SessionError(
             f"cannot start a session in {self._path}: every new id was already taken",
             "try again",
         )
+
+    def claim(self, session: str) -> None:
+        """Make this store `session`'s one writer until `release` or `close` (or the
+        process's end, SIGKILL included); a no-op when it is already.
+
+        Raises:
+            SessionError: another run (or another store of this one) writes it.
+        """
+        self._claims.claim(session)
+
+    def release(self, session: str) -> None:
+        """Stop being `session`'s writer (a no-op when this store is not)."""
+        self._claims.release(session)
 
     def latest(self, project: str) -> str | None:
         """The most recently updated session of `project`, if it has any."""
@@ -226,20 +255,28 @@ class SessionStore:
             ).fetchone()
         return None if row is None else str(row[0])
 
-    def find(self, id_or_prefix: str) -> str:
-        """The session whose id is `id_or_prefix`, or the only one starting with it.
+    def find(self, id_or_prefix: str, project: str | None = None) -> str:
+        """The session whose id is `id_or_prefix`, or the only one starting with it; with
+        `project`, the only one of that project starting with it, when it has any.
 
         Raises:
             SessionError: no session matches, or more than one does.
         """
         if not id_or_prefix:
             raise SessionError("no session id given", _LIST_HINT)
+        found: list[str] = []
         with self._mapped("read sessions"):
             # Ids with this prefix sort contiguously from the prefix itself onward.
-            rows = self._conn.execute(
-                "SELECT id FROM sessions WHERE id >= ? ORDER BY id LIMIT 2", (id_or_prefix,)
-            ).fetchall()
-        found = [str(row[0]) for row in rows if str(row[0]).startswith(id_or_prefix)]
+            if project is not None:
+                rows = self._conn.execute(
+                    "SELECT id FROM sessions WHERE id >= ? AND project = ? ORDER BY id LIMIT 2", (id_or_prefix, project)
+                ).fetchall()
+                found = [str(row[0]) for row in rows if str(row[0]).startswith(id_or_prefix)]
+            if not found:
+                rows = self._conn.execute(
+                    "SELECT id FROM sessions WHERE id >= ? ORDER BY id LIMIT 2", (id_or_prefix,)
+                ).fetchall()
+                found = [str(row[0]) for row in rows if str(row[0]).startswith(id_or_prefix)]
         if found and found[0] == id_or_prefix:
             return id_or_prefix
         if not found:
@@ -251,6 +288,20 @@ class SessionStore:
             )
         return found[0]
 
+    def info(self, session: str) -> SessionInfo:
+        """What `/sessions` would say of `session` (its project included).
+
+        Raises:
+            SessionError: no such session.
+        """
+        with self._mapped("read sessions"):
+            row = self._conn.execute(
+                "SELECT id, project, created, updated, title, frames FROM sessions WHERE id = ?", (session,)
+            ).fetchone()
+        if row is None:
+            raise SessionError(f"no session {session}", _LIST_HINT)
+        return _info(row)
+
     def sessions(self, project: str) -> list[SessionInfo]:
         """Every session of `project`, the most recently updated first."""
         with self._mapped("read sessions"):
@@ -259,17 +310,7 @@ class SessionStore:
                 " WHERE project = ? ORDER BY updated DESC, rowid DESC",
                 (project,),
             ).fetchall()
-        return [
-            SessionInfo(
-                id=str(row[0]),
-                project=str(row[1]),
-                created=_utc(float(row[2])),
-                updated=_utc(float(row[3])),
-                title=str(row[4]),
-                frames=int(row[5]),
-            )
-            for row in rows
-        ]
+        return [_info(row) for row in rows]
 
     # --- frames ----------------------------------------------------------------------
 
@@ -365,6 +406,17 @@ def _title(text: str) -> str:
     lines = text.strip().splitlines()
     first = lines[0].strip() if lines else ""
     return first if len(first) <= _TITLE_LENGTH else first[: _TITLE_LENGTH - 1] + "…"
+
+
+def _info(row: tuple[object, ...]) -> SessionInfo:
+    return SessionInfo(
+        id=str(row[0]),
+        project=str(row[1]),
+        created=_utc(float(str(row[2]))),
+        updated=_utc(float(str(row[3]))),
+        title=str(row[4]),
+        frames=int(str(row[5])),
+    )
 
 
 def _utc(seconds: float) -> dt.datetime:
