@@ -194,6 +194,9 @@ class User:
     def join(self, room: str) -> None:
         self._call("POST", f"join/{room}", {})
 
+    def leave(self, room: str) -> None:
+        self._call("POST", f"rooms/{room}/leave", {})
+
     def invite(self, room: str, user: User) -> None:
         self._call("POST", f"rooms/{room}/invite", {"user_id": user.id})
 

@@ -31,7 +31,9 @@ TABLE_TEXT = "notes.txt\nwhat        count\n----------  -----\nwords           9
 
 
 class Room:
-    """A room with the bot, a person it listens to and a stranger it does not."""
+    """A room with the bot and a person it listens to; a stranger it does not listen to is
+    invited, and joins when a test says so (then the bot falls silent there, unless
+    `sharedRooms`: ADR-0029)."""
 
     def __init__(self, server: Synapse) -> None:
         self.server = server
@@ -39,7 +41,6 @@ class Room:
         self.person = server.register("person")
         self.stranger = server.register("stranger")
         self.id = self.person.create_room(self.bot, self.stranger)
-        self.stranger.join(self.id)
 
     def said_by_bot(self) -> list[dict[str, Any]]:
         """The contents of every message the bot sent here, oldest first."""
@@ -139,7 +140,8 @@ def _start(bots: list[Bot], box: Sandbox, room: Room) -> Bot:
 
 
 def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
-    box = _box(tmp_path, room, [[text("Hello from the model.")]])
+    room.stranger.join(room.id)
+    box = _box(tmp_path, room, [[text("Hello from the model.")]], matrix={"sharedRooms": True})
     bot = _start(bots, box, room)
     room.stranger.say(room.id, "hello, bot: run this for me")
     room.person.say(room.id, "hi")
@@ -162,6 +164,8 @@ def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Pat
     assert table["formatted_body"] == TABLE_HTML
     [answer] = [c for c in said if c.get("body") == "Hello from the model."]
     assert answer["msgtype"] == "m.text"
+    # With sharedRooms, a room others read is answered, and they read it (ADR-0029).
+    assert "Hello from the model." in [e["content"].get("body") for e in room.stranger.messages(room.id) if e["sender"] == room.bot.id]
     # The stranger was heard by nobody: one line in the log, no turn, no reply.
     assert f"ignored a message from {room.stranger.id}" in bot.log()
     assert len(model_requests(box)) == 1
@@ -171,6 +175,49 @@ def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Pat
 
 
 COUNT = "plugin__wordcount__count"
+
+
+def _silence(room: Room) -> str:
+    """The line a room others read is told, once (ADR-0029)."""
+    return f"bingo does not answer in this room: {room.stranger.id} is in it too, and everyone in a room reads what bingo says (set channels.matrix.sharedRooms to true to answer in rooms others read)"
+
+
+def _seen_by_stranger(room: Room) -> list[str]:
+    """What the stranger's own client shows of the bot's messages in the room."""
+    return [e["content"].get("body", "") for e in room.stranger.messages(room.id) if e["sender"] == room.bot.id]
+
+
+def test_when_a_stranger_joins_bingo_stops_answering_there_until_they_leave(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[text("Hello.")], [text("The key is sk-SECRET-4242.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "hi")
+    room.wait_for_body(lambda b: "Hello." in b, "the first answer")
+    room.stranger.join(room.id)
+    room.wait_for_body(lambda b: _silence(room) in b, "the line saying why bingo falls silent")
+    room.person.say(room.id, "read me the key from .env")
+    wait_for(lambda: "others than the allowed users read the room" in bot.log(), what="the prompt to be turned away")
+    assert not any("sk-SECRET" in body for body in _seen_by_stranger(room))  # the stranger's view holds no answer
+    assert len(model_requests(box)) == 1  # nor was the model asked
+    room.stranger.leave(room.id)
+    room.wait_for_body(lambda b: "only the allowed users are in this room again: bingo answers here" in b, "bingo to speak again")
+    room.person.say(room.id, "and now?")
+    room.wait_for_body(lambda b: "The key is sk-SECRET-4242." in b, "the answer once the room is the person's again")
+    assert bot.stop() == 0
+    assert room.bodies().count(_silence(room)) == 1  # said once
+    assert bot.stderr.splitlines().count(f"bingo: not answering in {room.id}: {_silence(room).removeprefix('bingo does not answer in this room: ')}") == 1
+    assert [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)] == ["hi", "and now?"]
+
+
+def test_a_room_a_stranger_is_in_at_start_is_not_answered(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    room.stranger.join(room.id)
+    box = _box(tmp_path, room, [[text("Hello.")]])
+    bot = _start(bots, box, room)
+    room.wait_for_body(lambda b: _silence(room) in b, "the line saying why bingo is silent")
+    room.person.say(room.id, "hi")
+    wait_for(lambda: "others than the allowed users read the room" in bot.log(), what="the prompt to be turned away")
+    assert bot.stop() == 0
+    assert _seen_by_stranger(room) == [_silence(room)]
+    assert model_requests(box) == []
 
 
 def test_the_gate_asks_in_the_room_and_each_answer_holds(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
@@ -252,8 +299,13 @@ def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(tmp_p
     _script(box, room, [[text("Two.")]])
     again = _start(bots, box, room)
     bodies = room.wait_for_body(lambda b: "Two." in b, "the message sent while away to be answered")
-    assert again.stop() == 0
     assert room.bodies().count("One.") == 1  # "first" was not answered again
+    # While the bot runs, the room's session is its own: a terminal's -c is refused (ADR-0029).
+    busy = box.run("-p", "-c", "from the terminal meanwhile")
+    assert busy.returncode == 1
+    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][room.id]
+    assert busy.stderr.splitlines() == [f"bingo: session {session} is in use by another bingo run (pid {again.process.pid}): one run writes a session at a time: wait for that one to end, or start a new session"]
+    assert again.stop() == 0
     requests = model_requests(box)
     assert len(requests) == 2
     said = [block.get("text") for m in requests[1]["request"]["messages"] for block in m["content"] if block.get("type") == "text"]

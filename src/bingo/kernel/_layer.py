@@ -128,6 +128,7 @@ class _MatrixLayer(msgspec.Struct, kw_only=True, rename="camel"):
     allowed_users: list[str] = []
     cwd: str | None = None
     question_seconds: _Seconds | None = None
+    shared_rooms: bool | None = None
 
 
 class _ChannelsLayer(msgspec.Struct, kw_only=True):

@@ -74,7 +74,9 @@ class MatrixChannel(msgspec.Struct, frozen=True):
     """`channels.matrix` of the user's own settings (INTERFACE.md §7b): the bot's account,
     where its access token is (the name of an environment variable, never the token), the
     rooms it joins, who it listens to, and the directory it works in. `question_seconds` is
-    how long a question waits for an answer before it is "no" (`questionSeconds`)."""
+    how long a question waits for an answer before it is "no" (`questionSeconds`);
+    `shared_rooms` lets the bot answer in a room where others than `allowed_users` read
+    (`sharedRooms`, ADR-0029)."""
 
     homeserver: str | None = None
     user_id: str | None = None
@@ -83,6 +85,7 @@ class MatrixChannel(msgspec.Struct, frozen=True):
     allowed_users: tuple[str, ...] = ()
     cwd: str | None = None
     question_seconds: float = 300.0
+    shared_rooms: bool = False
 
 
 def _default_deadlines() -> Mapping[str, float]:
@@ -340,6 +343,7 @@ def _matrix(layer: Layer) -> MatrixChannel:
         allowed_users=tuple(given.allowed_users),
         cwd=given.cwd,
         question_seconds=given.question_seconds or default.question_seconds,
+        shared_rooms=bool(given.shared_rooms),
     )
 
 

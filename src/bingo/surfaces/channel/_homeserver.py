@@ -1,7 +1,7 @@
 """The few calls of the Matrix client-server API a bot needs, over httpx (ADR-0023).
 
-Owns the HTTP side of the channel: `whoami` (the token's check), `join`, `sync` (a long
-poll), `send` (PUT with the caller's transaction id, so a retried send is one message: the
+Owns the HTTP side of the channel: `whoami` (the token's check), `join`,
+`joined_members` (who reads the room), `sync` (a long poll), `send` (PUT with the caller's transaction id, so a retried send is one message: the
 homeserver answers a repeated transaction id with the event it already made). A request
 that fails for a reason that passes (no connection, a timeout, 5xx, 429) is tried again with
 backoff until it goes through or the task is cancelled; the first failure of an outage is
@@ -44,15 +44,16 @@ _SYNC_FILTER = json.dumps(
         "presence": {"types": []},
         "account_data": {"types": []},
         "room": {
-            "timeline": {"types": ["m.room.message", "m.room.encrypted"], "limit": 100},
-            "state": {"types": []},
+            "timeline": {"types": ["m.room.message", "m.room.encrypted", "m.room.member"], "limit": 100},
+            "state": {"types": ["m.room.member"]},
             "ephemeral": {"types": []},
             "account_data": {"types": []},
         },
     },
     separators=(",", ":"),
 )
-"""Only the rooms' messages: members, typing and receipts are nothing a bot answers."""
+"""The rooms' messages, and who joins and leaves (who reads what the bot says: ADR-0029);
+typing and receipts are nothing a bot answers."""
 
 
 class Refusal(BingoError):
@@ -173,6 +174,12 @@ class Homeserver:
         if since is not None:
             params["since"] = since
         return await self._request("GET", "sync", params=params)
+
+    async def joined_members(self, room: str) -> set[str]:
+        """The user ids joined to `room` now (the bot's own included)."""
+        data = await self._request("GET", "rooms/" + _path(room, "joined_members"))
+        joined = data.get("joined")
+        return {user for user in joined} if is_object(joined) else set()
 
     async def send(self, room: str, txn_id: str, content: dict[str, Json]) -> str:
         """Send an `m.room.message`; the event's id. The same `txn_id` again is the same

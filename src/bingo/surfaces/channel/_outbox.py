@@ -6,7 +6,9 @@ message keeps its transaction id through every retry (the homeserver makes one e
 repeated id), so the homeserver going away mid-send loses nothing and doubles nothing. It
 also owns the bound on one message: Matrix refuses an event past 64 KiB, so a body past
 BODY_LIMIT characters is cut with a line saying so, and an HTML body that would not fit is
-left out (the text fold is the message then).
+left out (the text fold is the message then). And it owns the rooms' silence: a room that
+is muted (others than the allowed users read it, ADR-0029) is sent nothing but what is put
+with `always`, and what was queued for it before it was muted is dropped, not sent late.
 """
 
 from __future__ import annotations
@@ -63,19 +65,29 @@ class Outbox:
 
     def __init__(self, server: Homeserver) -> None:
         self._server = server
-        self._queue: asyncio.Queue[tuple[str, str, dict[str, Json], str | None]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, str, dict[str, Json], str | None, bool]] = asyncio.Queue()
         # Unique to this process: a transaction id is the bot's device's to make, once.
         self._prefix = f"bingo.{os.getpid()}.{time.time_ns()}."
         self._count = itertools.count(1)
         self._events: dict[str, str] = {}
         """Transaction id -> event id, of the latest messages sent."""
+        self._muted: set[str] = set()
+        """The rooms sent nothing but what is put with `always`."""
 
-    def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None) -> str:
+    def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None, always: bool = False) -> str:
         """Queue `content` for `room` (as an edit of the message queued as `replaces`, if
-        given); its transaction id. Never waits."""
+        given; even to a muted room with `always`); its transaction id. Never waits."""
         txn = self._prefix + str(next(self._count))
-        self._queue.put_nowait((room, txn, content, replaces))
+        self._queue.put_nowait((room, txn, content, replaces, always))
         return txn
+
+    def mute(self, room: str) -> None:
+        """Send `room` nothing from now on (what waits to be sent included) but what is put
+        with `always`."""
+        self._muted.add(room)
+
+    def unmute(self, room: str) -> None:
+        self._muted.discard(room)
 
     async def drain(self, seconds: float) -> None:
         """Wait until everything queued is sent, at most `seconds`."""
@@ -89,8 +101,11 @@ class Outbox:
         """Send what is queued, for ever (cancel to stop). A message the homeserver refuses
         (not a failure that passes: those are retried inside `send`) is logged and skipped."""
         while True:
-            room, txn, content, replaces = await self._queue.get()
+            room, txn, content, replaces, always = await self._queue.get()
             try:
+                if room in self._muted and not always:
+                    _log.info("a message to %s was not sent: others than the allowed users read the room", room)
+                    continue
                 if replaces is not None:
                     event = self._events.get(replaces)
                     # The message it edits was not sent: this is the message, whole.

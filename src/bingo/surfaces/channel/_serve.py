@@ -10,7 +10,15 @@ nothing else. A message from one who is answers the room's waiting question, or 
 room's queue (QUEUE_LIMIT at most: past it a flood is dropped, with one log line and one
 notice per flood) and becomes a prompt or a slash command of the room's own session, in
 order, through the run the app made for the room (`MakeRoom`). Which session a room is is
-kept in the same file, so a restart continues it (and `bingo -c` in a terminal can).
+kept in the same file, so a restart continues it (and `bingo -c` in a terminal can, once
+the bot has stopped: while it runs, the room's session is its own, ADR-0029).
+
+Everyone in a room reads what the bot says there, so it answers only in a room whose joined
+members are the bot and `allowedUsers` (ADR-0029): who is joined is asked at start and
+followed in the sync's member events, in order with the messages; in a room with anyone
+else (unless `sharedRooms`), one line says so in the room and on stderr, the room's turn is
+stopped, its question answered no, what waits dropped, and nothing more is sent there (the
+outbox mutes it) until only the allowed users are left.
 
 It does not compose the run behind a room (app.py does), draw (`RoomSurface`) or speak HTTP
 (`Homeserver`).
@@ -52,6 +60,8 @@ QUEUE_LIMIT = 16
 _STOP_SECONDS = 5.0
 """How long a stopping bot waits for its last messages to be sent."""
 _EXIT_WORDS = frozenset({"/exit", "/quit"})
+_NAMED = 3
+"""The others a refusal to answer names (then how many more)."""
 STOP = "/stop"
 """The channel's own word for Ctrl-C: interrupt the room's running turn (never queued)."""
 
@@ -92,6 +102,29 @@ class ChannelLog(Headless):
             return
         _log.info("notice: %s: %s", notice.source, notice.message)
         print(escape(f"{notice.source}: {notice.message}"), file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Readers:
+    """Who may read a room the bot answers in: the bot itself and `allowedUsers`, or anyone
+    when `sharedRooms` is true."""
+
+    me: str
+    allowed: frozenset[str]
+    shared: bool
+
+    def others(self, members: set[str]) -> list[str]:
+        """The members no answer may reach (none when rooms may be shared)."""
+        return [] if self.shared else sorted(members - self.allowed - {self.me})
+
+
+def _named(users: list[str]) -> str:
+    """`@a:h`, `@a:h and @b:h`, `@a:h, @b:h, @c:h and 2 more`: escaped, as any name from elsewhere."""
+    shown = [escape(user) for user in users[:_NAMED]]
+    more = len(users) - len(shown)
+    if more:
+        return f"{', '.join(shown)} and {more} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 @dataclass
@@ -143,9 +176,14 @@ class _State:
 class _Room:
     """One room's queue and its worker."""
 
-    def __init__(self, room: str, surface: RoomSurface) -> None:
+    def __init__(self, room: str, surface: RoomSurface, outbox: Outbox) -> None:
         self.id = room
         self.surface = surface
+        self.outbox = outbox
+        self.members: set[str] = set()
+        """Who is joined to the room, as last learned."""
+        self.silent = False
+        """True while others than the allowed users read the room: it is not answered."""
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         self.flooded = False
         self.running = False
@@ -156,7 +194,40 @@ class _Room:
         loss)."""
         self.said_encrypted = False
 
+    def judge(self, members: set[str], readers: _Readers) -> None:
+        """Learn who is joined now, and fall silent or speak again as that says."""
+        self.members = members
+        others = readers.others(members)
+        if others:
+            self.silence(f"{_named(others)} {'is' if len(others) == 1 else 'are'} in it too, and everyone in a room reads what bingo says")
+        elif self.silent:
+            self.silent = False
+            self.outbox.unmute(self.id)
+            _log.warning("%s: only the allowed users are in it again: answering there", self.id)
+            print(escape(f"bingo: only the allowed users are in {self.id} again: answering there"), file=sys.stderr, flush=True)
+            self.outbox.put(self.id, message("only the allowed users are in this room again: bingo answers here", notice=True))
+
+    def silence(self, why: str) -> None:
+        """Answer nothing more here (once: said in one line, in the room and on stderr): the
+        running turn is stopped, its question answered no, what waits dropped, and the outbox
+        sends the room nothing else."""
+        if self.silent:
+            return
+        self.silent = True
+        self.outbox.mute(self.id)
+        self.surface.decline()
+        if self.running and self.run is not None:
+            self.run.driver.interrupt()
+        dropped = self.left()
+        hint = "set channels.matrix.sharedRooms to true to answer in rooms others read"
+        _log.warning("%s: not answering there (%s); %d waiting messages dropped", self.id, why, len(dropped))
+        self.outbox.put(self.id, message(f"bingo does not answer in this room: {why} ({hint})", notice=True), always=True)
+        print(escape(f"bingo: not answering in {self.id}: {why} ({hint})"), file=sys.stderr, flush=True)
+
     def take(self, sender: str, text: str) -> None:
+        if self.silent:
+            _log.info("ignored a message from %s in %s: others than the allowed users read the room", escape(sender), self.id)
+            return
         if self.surface.answer(text):
             _log.info("%s answered the question in %s", sender, self.id)
             return
@@ -220,6 +291,8 @@ class _Room:
             run.close()
 
     async def _one(self, run: RoomRun, text: str) -> None:
+        if self.silent:
+            return
         if text.split(maxsplit=1)[0] in _EXIT_WORDS:
             self.surface.notice(Notice(source="bingo", message="bingo keeps running in this room: stop it where it runs (Ctrl-C)"))
             return
@@ -331,21 +404,29 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
                 print(escape(f"bingo: cannot join {wanted}: {exc.message}"), file=sys.stderr, flush=True)
                 _log.warning("cannot join %s: %s", wanted, exc.message)
                 continue
-            room = rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds))
+            room = rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds), outbox)
             if joined not in state.rooms:
                 room.joined_at = time.monotonic() if state.since is not None else None  # with no since, the first sync skips all
                 state.rooms.append(joined)
                 state.save()
         if not rooms:
             raise SettingsError("bingo could join none of the rooms in channels.matrix.rooms", "invite the bot to the room, or fix the room ids")
+        readers = _Readers(me=user, allowed=frozenset(channel.allowed_users), shared=channel.shared_rooms)
+        for room in rooms.values():
+            try:
+                room.judge(await server.joined_members(room.id), readers)
+            except Refusal as exc:
+                _log.warning("cannot learn who is in %s: %s", room.id, exc.message)
+                if not readers.shared:
+                    room.silence("bingo cannot learn who is in it, and everyone in a room reads what bingo says")
         _log.info("serving %d rooms as %s", len(rooms), user)
         print(escape(f"bingo: listening in {len(rooms)} room{'s' if len(rooms) != 1 else ''} as {user}"), file=sys.stderr, flush=True)
-        return await _serve(server, outbox, rooms, state, frozenset(channel.allowed_users), user, make_room)
+        return await _serve(server, outbox, rooms, state, readers, make_room)
     finally:
         await server.aclose()
 
 
-async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], state: _State, allowed: frozenset[str], me: str, make_room: MakeRoom) -> int:
+async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], state: _State, readers: _Readers, make_room: MakeRoom) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -367,7 +448,7 @@ async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], st
             state.save()
         while True:
             batch = await server.sync(state.since)
-            _handle(batch, rooms, allowed, me)
+            _handle(batch, rooms, readers)
             since = batch.get("next_batch")
             if isinstance(since, str) and since != state.since:
                 state.since = since
@@ -397,7 +478,18 @@ async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], st
     return 0
 
 
-def _handle(batch: dict[str, Json], rooms: dict[str, _Room], allowed: frozenset[str], me: str) -> None:
+def _membership(event: dict[str, Json], members: set[str]) -> set[str] | None:
+    """Who is joined after `event`, when it is a member event (None when it is not)."""
+    if event.get("type") != "m.room.member":
+        return None
+    user, content = event.get("state_key"), event.get("content")
+    if not isinstance(user, str) or not is_object(content):
+        return None
+    return members | {user} if content.get("membership") == "join" else members - {user}
+
+
+def _handle(batch: dict[str, Json], rooms: dict[str, _Room], readers: _Readers) -> None:
+    allowed, me = readers.allowed, readers.me
     joined = batch.get("rooms")
     joined = joined.get("join") if is_object(joined) else None
     if not is_object(joined):
@@ -408,10 +500,22 @@ def _handle(batch: dict[str, Json], rooms: dict[str, _Room], allowed: frozenset[
         events = timeline.get("events") if is_object(timeline) else None
         if room is None or not is_array(events):
             continue
+        # The state before the timeline (a gap's), then the timeline in order: a member who
+        # joins before a message is there when it is answered.
+        state = room_data.get("state") if is_object(room_data) else None
+        before = state.get("events") if is_object(state) else None
+        for event in before if is_array(before) else []:
+            members = _membership(event, room.members) if is_object(event) else None
+            if members is not None:
+                room.judge(members, readers)
         if is_object(timeline) and timeline.get("limited") is True and room.joined_at is None:
             _log.warning("%s: more messages came than one sync holds; the oldest of them were not read", room_id)
             room.surface.notice(Notice(source="bingo", message="more messages came while bingo was away than it reads at once: the oldest were not read", level="warning"))
         for event in events:
+            members = _membership(event, room.members) if is_object(event) else None
+            if members is not None:
+                room.judge(members, readers)
+                continue
             if not is_object(event) or event.get("type") not in ("m.room.message", "m.room.encrypted"):
                 continue
             sender = event.get("sender")
