@@ -28,6 +28,8 @@ __all__ = ["Claims"]
 
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A session id that is a file name as it is (bingo's own ids are); any other is hashed."""
+_PID_WIDTH = 10
+"""Characters the holder's pid is written in (right-aligned): wider than any Linux pid."""
 _PID_BYTES = 32
 """The most of a lock file read for its holder's pid."""
 
@@ -76,8 +78,8 @@ class Claims:
                 if _same_file(fd, path):
                     break
                 os.close(fd)  # released (and unlinked) between the open and the lock: again
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            # Fixed width, so a pid overwrites any earlier one whole, with no truncate.
+            os.pwrite(fd, f"{os.getpid():>{_PID_WIDTH}}\n".encode(), 0)
             self._held[session] = fd
 
     def _open(self, path: Path, session: str) -> int:
