@@ -190,7 +190,7 @@ async def run_app(options: Options) -> int:
         return await _check_plugin(options, options.check_plugin, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ)
     from .bridge import discover, remember, trust_state
 
-    sources = discover(home=home, project=project)
+    sources = discover(home=home, project=project, environ=environ, variables=settings.mcp_variables)
     state = trust_state(project=project, cwd=cwd, sources=sources, settings=settings, data_dir=data_dir)
     ignored = [f"{problem}: ignored, as git ignores a repository it does not own" for problem in unsafe_layers(cwd, user_home)]
     if options.trust:

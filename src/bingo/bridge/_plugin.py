@@ -36,13 +36,14 @@ from ..wire.rpc import RequestId
 from . import _problems as P
 from ._backoff import Backoff, Retry
 from ._framing import BadLine, LineWriter
+from ._expand import expand_server
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
 from ._mcp import McpConnection
 from ._mcp_http import McpHttp, expand_headers
 from .connection import Connection, Unread
 from .discovery import PluginSource, entry_command
 from .handshake import handshake, initialize_params
-from .manifest import Manifest
+from .manifest import Manifest, McpServer
 from .process import PluginLog, PluginProcess
 from .service import ServiceRouter
 from .tool import declaration_problems
@@ -234,7 +235,18 @@ class Plugin:
     async def _lifetime(self, ready: asyncio.Future[Connection | PluginError]) -> None:
         mcp = self.manifest.mcp
         if mcp is not None and mcp.url is not None:
-            await self._remote(ready, mcp.url, expand_headers(mcp.headers, self._facts.environ))
+            headers = mcp.headers  # a `.mcp.json` server's were expanded when it was read
+            if self.source.declared_in is None and self.source.layer == "project":
+                # A repository's plugin reads only the variables the person lists (ADR-0028).
+                settings = "your own settings (~/.bingo/settings.json)"
+                expanded = expand_server(McpServer(url=mcp.url, headers=mcp.headers), self._facts.environ, self._settings.mcp_variables, settings=settings)
+                if isinstance(expanded, str):
+                    self._stopped(f"could not be started: {expanded}", say=True)
+                    return
+                headers = expanded.headers
+            elif self.source.declared_in is None:
+                headers = expand_headers(mcp.headers, self._facts.environ)
+            await self._remote(ready, mcp.url, headers)
             return
         argv, env = entry_command(self.manifest, self.source.root, self._facts.environ)
         if self.source.layer == "project":

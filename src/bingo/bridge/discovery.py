@@ -10,14 +10,16 @@ decides what to say about it.
 A project's `.mcp.json` (`{"mcpServers": {name: server}}`, the file other agent hosts read)
 adds project-layer plugins named by its keys, each an MCP server (INTERFACE.md §6); a
 `.bingo/plugins/` directory of the same name wins it. Whether they run is trust's to say,
-as for any project plugin: the file is one of the project's trust items.
+as for any project plugin: the file is one of the project's trust items. Its `${VAR}` are
+expanded here, only those the person's `mcpVariables` list (`_expand.py`, ADR-0028): a server
+that reads another is a refused source saying which and where to list it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -26,6 +28,7 @@ import msgspec
 from ..kernel.errors import PluginError
 from ..kernel.settings import layer_problem
 from ..wire import MAX_DEPTH, Json, is_object, too_deep
+from ._expand import expand_server
 from .manifest import PLUGIN_ROOT, Manifest, McpServer, check_name, mcp_manifest, mcp_problem, read_manifest
 
 __all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command"]
@@ -94,7 +97,9 @@ def _source(directory: Path, layer: Layer, base: Path, overrides: PluginSource |
     )
 
 
-def discover(*, home: Path, project: Path) -> list[PluginSource]:
+def discover(
+    *, home: Path, project: Path, environ: Mapping[str, str] | None = None, variables: Collection[str] = ()
+) -> list[PluginSource]:
     """Every plugin of both layers, sorted by name; of two with one name, the project's
     (whether it may run is trust's to say: `trust.admitted`).
 
@@ -102,7 +107,8 @@ def discover(*, home: Path, project: Path) -> list[PluginSource]:
     `home/plugins/`; the project's are in `project/.bingo/plugins/`, unless that `.bingo/`
     is one `layer_problem` refuses. When both are the same directory (the project's `.bingo`
     is the user layer), each plugin is listed once, as the user's. A project plugin that
-    hides a user one carries it in `overrides`.
+    hides a user one carries it in `overrides`. A `.mcp.json` server's `${VAR}` are expanded
+    from `environ`, only for the `variables` the person's own settings list.
     """
     user_dir = home / "plugins"
     project_dir = project / ".bingo" / "plugins"
@@ -110,7 +116,7 @@ def discover(*, home: Path, project: Path) -> list[PluginSource]:
     for directory in _plugin_dirs(user_dir):
         found[directory.name] = _source(directory, "user", home)
     if not _same_directory(user_dir, project_dir) and layer_problem(project) is None:
-        for source in _mcp_json(project, found):
+        for source in _mcp_json(project, found, environ or {}, variables, home / "settings.json"):
             found[source.name] = source
         for directory in _plugin_dirs(project_dir):
             found[directory.name] = _source(directory, "project", project, _user(found.get(directory.name)))
@@ -143,9 +149,12 @@ def _misspelled(server: Json) -> str:
     return ""
 
 
-def _mcp_json(project: Path, found: Mapping[str, PluginSource]) -> list[PluginSource]:
-    """The servers `<project>/.mcp.json` declares, as project plugins; a file that cannot be
-    read as one is a single refused source named after it, saying why."""
+def _mcp_json(
+    project: Path, found: Mapping[str, PluginSource], environ: Mapping[str, str], variables: Collection[str], settings: Path
+) -> list[PluginSource]:
+    """The servers `<project>/.mcp.json` declares, as project plugins, their `${VAR}` expanded
+    from `environ` when `variables` lists them all; a file that cannot be read as one is a
+    single refused source named after it, saying why."""
     path = project / MCP_JSON
     base = project.absolute()
 
@@ -183,11 +192,15 @@ def _mcp_json(project: Path, found: Mapping[str, PluginSource]) -> list[PluginSo
             except msgspec.ValidationError as exc:
                 problem = f"`{where}`: {exc}"
             else:
-                problem = mcp_problem(server, where)
-                if problem is None:
-                    manifest = mcp_manifest(name, server)
+                expanded = expand_server(server, environ, variables, settings=str(settings))
+                if isinstance(expanded, str):
+                    problem = f"`{where}`: {expanded}"
                 else:
-                    problem += _misspelled(servers[name])
+                    problem = mcp_problem(expanded, where)
+                    if problem is None:
+                        manifest = mcp_manifest(name, expanded)
+                    else:
+                        problem += _misspelled(servers[name])
         else:
             problem = f"`{where}`: {problem} (rename the key)"
         sources.append(

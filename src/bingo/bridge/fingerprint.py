@@ -7,6 +7,13 @@ or directory the entry names (command, arguments, env values, split at `=` and `
 `${PLUGIN_ROOT}`. Nothing is trusted by size or time: past the budget, or with a file that
 cannot be read, a plugin has no digest.
 
+A server a `.mcp.json` declares has no directory of its own: what pins it is the code it runs
+(ADR-0028). A file its entry names inside the project pins the tree of the directory holding
+it (`srv/main.py` pins `srv/`, and with it the `srv/helper.py` it imports); a file directly in
+the project's root pins itself and the root's files of its suffix, not the root's directories;
+a directory its entry names is where it works (`/project/data`, `--repository .`), not code,
+and is not pinned.
+
 The same walk without contents gives a `stat` signature, which keys the declaration cache
 for a user plugin and is never ground for trust. It does not decide trust (trust.py) or read
 the record.
@@ -192,13 +199,34 @@ def _entry_words(source: PluginSource) -> list[tuple[str, bool]]:
     return found
 
 
+def _server_code(real: str, within: str) -> list[str]:
+    """What a `.mcp.json` server's entry word `real` (a real path inside the project `within`)
+    pins: the directory holding a file, whole; for a file directly in the project's root, the
+    file and the root's other files of its suffix; nothing for a directory (the server's place
+    of work, not its code)."""
+    if os.path.isdir(real):
+        return []
+    holder = os.path.dirname(real)
+    if holder != within:
+        return [holder]
+    suffix = os.path.splitext(real)[1]
+    if not suffix:
+        return [real]
+    try:
+        names = sorted(os.listdir(within))
+    except OSError:
+        return [real]
+    siblings = [os.path.join(within, name) for name in names if name.endswith(suffix) and not name.startswith(".")]
+    return [real, *(path for path in siblings if path != real and not os.path.isdir(path))]
+
+
 def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fingerprint:
     """The digest of a plugin as this module's docstring says. `cwd` is where the plugin
     will run: an entry argument relative to it (`main.py`) names a file there. Without
     `contents`, the same walk gives a signature of what it met by `stat` alone: what the
     declaration cache keys a user plugin by, never what trust pins. A server a `.mcp.json`
-    declares has no directory of its own (its root is the project's): only the files its
-    entry names are hashed."""
+    declares has no directory of its own (its root is the project's): what its entry names
+    is pinned as `_server_code` says."""
     within = _real(str(source.base))
     walk = _Walk(within, contents=contents)
     try:
@@ -212,7 +240,13 @@ def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fi
             real = _real(path)
             if real in named or (own and _inside(real, plugin_root)) or not os.path.lexists(real):
                 continue
-            if _inside(real, within):
+            if _inside(real, within) and not own:
+                named.add(real)
+                for code in _server_code(real, within):
+                    if code not in named or code == real:
+                        named.add(code)
+                        walk.node(f"entry:{os.path.relpath(code, within)}", code)
+            elif _inside(real, within):
                 named.add(real)
                 walk.node(f"entry:{os.path.relpath(real, within)}", real)
             elif via_root:

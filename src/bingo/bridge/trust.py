@@ -10,7 +10,9 @@ runs instead: an untrusted plugin hides nothing) and its settings give only what
 (`permissions.deny` and `.ask`, `kernel/settings.py`).
 
 A plugin's digest is its fingerprint (`fingerprint.py`: every byte that can run, no skip
-list, nothing trusted by size or time); a settings file's or `.mcp.json`'s is of its bytes.
+list, nothing trusted by size or time); a settings file's is of its bytes, and `.mcp.json`'s of
+its bytes and the code its servers run (ADR-0028). The question and `bingo --trust` show each
+of its servers' command line or URL as written and every `${VAR}` it reads (ADR-0028).
 
 Owns the items, the record (written atomically under a lock), the verdict for a run
 (`TrustState`), which plugins a run starts (`admitted`), bingo's own writes staying trusted
@@ -28,6 +30,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import shlex
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,7 +43,9 @@ from ..kernel.errors import GateError, TrustError
 from ..kernel.interfaces import Asker
 from ..kernel.settings import PROJECT_SETTINGS, Settings
 from ..wire import Json, is_object
+from ._expand import MCP_VARIABLES, variables_read
 from .discovery import PluginSource
+from .manifest import McpServer
 from .fingerprint import fingerprint
 
 __all__ = [
@@ -69,6 +74,10 @@ MCP_FILE: Final = ".mcp.json"
 
 _MCP_MAX_BYTES: Final = 1_000_000
 """A `.mcp.json` larger than this is not read for its server names (it is still hashed)."""
+_SHOWN_SERVERS: Final = 20
+"""Servers of a `.mcp.json` described one by one in the question; the rest are counted."""
+_SHOWN_CHARS: Final = 300
+"""Characters of one server's line in the question (a command line is cut past it)."""
 _FORMAT: Final = 2
 """Format 1 pinned plugins only, by a rule with holes (ADR-0010): its records trust nothing."""
 
@@ -93,6 +102,9 @@ class Item(msgspec.Struct, frozen=True):
     matters: bool
     problem: str | None = None
     outside: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()
+    """Lines that say what it does, shown under its label (`.mcp.json`: each server's
+    command line or URL and the variables it reads)."""
 
 
 def _bytes_digest(path: Path) -> tuple[bytes | None, str | None, str | None]:
@@ -116,6 +128,40 @@ def _mcp_servers(data: bytes) -> list[str]:
         return []
     servers = value.get("mcpServers") if is_object(value) else None
     return sorted(servers) if is_object(servers) else []
+
+
+def _server_lines(data: bytes, listed: frozenset[str]) -> tuple[str, ...]:
+    """One line per server of a `.mcp.json`: its command line or URL as written (never
+    expanded: what the person reads is what the file says) and every `${VAR}` it reads, those
+    the person's `mcpVariables` do not list marked as what leaves it out."""
+    if len(data) > _MCP_MAX_BYTES:
+        return ()
+    try:
+        value: Json = json.loads(data)
+    except (ValueError, RecursionError):
+        return ()
+    servers = value.get("mcpServers") if is_object(value) else None
+    if not is_object(servers):
+        return ()
+    lines: list[str] = []
+    for name in sorted(servers)[:_SHOWN_SERVERS]:
+        try:
+            server = msgspec.convert(servers[name], McpServer)
+        except msgspec.ValidationError:
+            lines.append(f"{name}: (not a server bingo can read)")
+            continue
+        what = server.url if server.url is not None else shlex.join([server.command or "", *server.args])
+        read = variables_read(server)
+        if read:
+            unlisted = [f"${{{v}}}" for v in read if v not in listed]
+            what += "; reads " + ", ".join(f"${{{v}}}" for v in read)
+            if unlisted:
+                what += f" ({', '.join(unlisted)} not in your {MCP_VARIABLES}: left out until listed)"
+        line = f"{name}: {what}"
+        lines.append(line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 1] + "…")
+    if len(servers) > _SHOWN_SERVERS:
+        lines.append(f"... and {len(servers) - _SHOWN_SERVERS} more servers")
+    return tuple(lines)
 
 
 def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: Settings) -> list[Item]:
@@ -152,7 +198,8 @@ def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: 
     if data is not None or problem is not None:
         servers = _mcp_servers(data or b"")
         label = MCP_FILE + (f": servers {', '.join(servers)}" if servers else "")
-        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem, outside=outside))
+        details = _server_lines(data or b"", settings.mcp_variables)
+        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem, outside=outside, details=details))
     return items
 
 
@@ -395,6 +442,7 @@ def trust_question(state: TrustState) -> str:
         elif item.key in state.pending:
             mark = " (changed)" if item.key in state.known else " (new)"
         lines.append(f"  {item.label}{mark}")
+        lines += [f"    {detail}" for detail in item.details]
         lines += [f"    leads out of the project: {link}" for link in item.outside[:3]]
     verb = "Trust them as they are now" if state.status == "changed" else "Trust them"
     lines.append(f"{verb} and use them?")
@@ -423,9 +471,11 @@ def trust_line(before: TrustState, after: TrustState) -> str:
     links = [f"{item.label.partition(':')[0]}: {link}" for item in before.items for link in item.outside]
     if links:
         tail += f"; what leads out of the project is trusted too: {', '.join(links[:5])}" + (" ..." if len(links) > 5 else "")
+    details = "".join(f"\n  {detail}" for item in before.items if item.matters for detail in item.details)
     if before.trusted:
-        return f"nothing changed: {project} is trusted as it is ({brought})"
-    return f"trusted {project} as it is now: {brought}{tail}" if after.trusted or brought else f"nothing trusted in {project}{tail}"
+        return f"nothing changed: {project} is trusted as it is ({brought}){details}"
+    line = f"trusted {project} as it is now: {brought}{tail}" if after.trusted or brought else f"nothing trusted in {project}{tail}"
+    return line + details
 
 
 async def ask_trust(asker: Asker, state: TrustState) -> bool:

@@ -288,6 +288,8 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
             matrix = _matrix(layer)  # likewise (§7b)
         if path is None or path == paths[0]:
             variables.update(layer.mcp_variables)  # the person's own: a project's is not read
+        elif layer.mcp_variables:
+            unknown.append(f"{path}: mcpVariables is read from your own settings only ({paths[0]}): a project cannot list variables for itself")
         document = as_object(source.data)
         if document is None:
             continue

@@ -19,7 +19,8 @@ Behaviours (an MCP server's one tool is `poke` unless said):
   mcp-huge-error      HTTP: `poke` is answered HTTP 500 with a 400 MB body
   mcp-huge-sse        HTTP: `poke` is answered with an event stream whose first line is 400 MB
                       long, then the stream stays open (for at most HANG seconds)
-  mcp-headers         HTTP: a well-behaved server; records the headers of every request
+  mcp-plain           stdio or HTTP: a well-behaved server (over HTTP it records the headers of
+                      every request, as every behaviour does)
   model-huge-line     HTTP model (Anthropic's API): message_start, then one 300 MB line
   model-huge-error    HTTP model: every request answered HTTP 529 with a 300 MB body
   model-keepalive     HTTP model: message_start, then keep-alive comments and pings every
@@ -108,6 +109,8 @@ def stdio():
             except BrokenPipeError:
                 record(hung_up=True)
                 return
+        elif method == "tools/call":
+            send(poked(request_id))
         else:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no " + method}})
 

@@ -351,3 +351,39 @@ def test_a_write_over_trusted_settings_keeps_the_project_trusted(world: _World) 
     path.write_bytes(after)
     assert keep_written(world.data, world.project, "settings.local.json", before, after, untrusted_keys=True)
     assert world.state().status == "trusted"
+
+
+def test_the_question_shows_each_servers_command_line_or_url_and_what_it_reads(world: _World) -> None:
+    from bingo.bridge.trust import trust_question
+
+    servers = {
+        "fs": {"command": "npx", "args": ["-y", "server-filesystem", "/my data"]},
+        "web": {"type": "http", "url": "https://x.example/mcp", "headers": {"A": "Bearer ${API_KEY}"}},
+    }
+    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    assert trust_question(world.state()).splitlines()[1:4] == [
+        "  .mcp.json: servers fs, web (new)",
+        "    fs: npx -y server-filesystem '/my data'",
+        "    web: https://x.example/mcp; reads ${API_KEY} (${API_KEY} not in your mcpVariables: left out until listed)",
+    ]
+
+
+def test_a_mcp_json_server_pins_the_directory_of_its_script_not_the_directory_it_works_in(world: _World) -> None:
+    (world.project / "srv").mkdir()
+    (world.project / "srv" / "main.py").write_text("import helper\n")
+    (world.project / "srv" / "helper.py").write_text("x = 1\n")
+    (world.project / "data").mkdir()
+    (world.project / "server.py").write_text("pass\n")
+    (world.project / "util.py").write_text("pass\n")
+    (world.project / "README.md").write_text("read me\n")
+    servers = {"a": {"command": "python3", "args": ["srv/main.py", "data"]}, "b": {"command": "python3", "args": ["server.py"]}}
+    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    before = world.trust()
+    assert before.trusted
+    (world.project / "data" / "new.txt").write_text("work\n")
+    (world.project / "README.md").write_text("edited\n")
+    assert world.state().trusted, "the place a server works in, and a root file of another kind, are not its code"
+    for changed in ("srv/helper.py", "util.py"):
+        (world.project / changed).write_text("changed = True\n")
+        assert world.state().pending == (".mcp.json",), changed
+        world.trust()
