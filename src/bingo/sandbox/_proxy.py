@@ -86,8 +86,12 @@ class Limits:
     the next one gets 503."""
 
 
-_CLOSE_WAIT = 5.0
-"""Seconds leaving the proxy waits for its listener's last accept to unwind."""
+_ANSWER_WAIT = 5.0
+"""Seconds a one-line answer has to reach the client's socket buffer (it fits: the wait is
+only against a client that stopped reading before its request was answered)."""
+_ACCEPT_PAUSE = 0.1
+"""Seconds the accept loop pauses after a failed accept: out of descriptors (EMFILE) would
+fail again at once, and the loop would spin."""
 
 
 def _is_ip(host: str) -> bool:
@@ -163,7 +167,7 @@ class Proxy:
                 if self._listener.fileno() < 0:
                     return
                 _log.warning("bingo's proxy could not accept a connection: %s", exc)
-                await asyncio.sleep(0.1)  # EMFILE would come back at once: do not spin
+                await asyncio.sleep(_ACCEPT_PAUSE)
                 continue
             if len(self._tasks) >= self._limits.connections:
                 with contextlib.suppress(OSError):
@@ -180,8 +184,9 @@ class Proxy:
         try:
             await self._exchange(client)
         except Reply as reply:
-            with contextlib.suppress(OSError):
-                await client.send(reply_bytes(reply.status, reply.line, reason=reply.reason))
+            with contextlib.suppress(OSError, TimeoutError):
+                async with asyncio.timeout(_ANSWER_WAIT):
+                    await client.send(reply_bytes(reply.status, reply.line, reason=reply.reason))
                 await client.linger()
         except (Broken, OSError, TimeoutError):
             pass
@@ -229,13 +234,11 @@ class Proxy:
         upstream = await self._connect(host, port)
         try:
             if method == b"CONNECT":
-                await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 await self._tunnel(client, upstream)
             else:
                 first = b" ".join((method, path, version))
                 headers = [(b"Host", host_header), *((k, v) for k, v in forwarded(head) if k.lower() != b"host")]
-                await upstream.send(serialize(first, headers))
-                await self._forward(method, client, upstream, length, bool(is_chunked))
+                await self._forward(serialize(first, headers), method, client, upstream, length, bool(is_chunked))
                 await client.linger()
         finally:
             upstream.close()
@@ -316,12 +319,14 @@ class Proxy:
 
         async with asyncio.timeout(self._limits.idle) as deadline:
             idle = Idle(deadline, self._limits.idle)
+            await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
             async with asyncio.TaskGroup() as group:
                 group.create_task(one_way(client, upstream, idle))
                 group.create_task(one_way(upstream, client, idle))
 
-    async def _forward(self, method: bytes, client: Peer, upstream: Peer, length: int | None, is_chunked: bool) -> None:
-        """Stream the request body up while the response comes down; over when the response is."""
+    async def _forward(self, request: bytes, method: bytes, client: Peer, upstream: Peer, length: int | None, is_chunked: bool) -> None:
+        """Send the request head, then stream the body up while the response comes down;
+        over when the response is."""
         limit = self._limits.head_bytes
 
         async def body_up(idle: Idle) -> None:
@@ -338,6 +343,10 @@ class Proxy:
         ended: BaseException | None = None
         async with asyncio.timeout(self._limits.idle) as deadline:
             idle = Idle(deadline, self._limits.idle)
+            try:
+                await upstream.send(request)
+            except OSError as exc:
+                raise Reply(502, f"bingo's proxy could not send the request: {os.strerror(exc.errno).lower() if exc.errno else 'the server closed the connection'}") from None
             async with asyncio.TaskGroup() as group:
                 up = group.create_task(body_up(idle))
                 try:
