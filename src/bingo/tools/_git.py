@@ -13,7 +13,9 @@ each such key the repository's local or worktree configuration sets, the person'
 (system or global) or else a value that runs nothing; and, for every repository the command
 may reach, `core.fsmonitor=false`, `core.hooksPath=/dev/null` and `protocol.ext.allow=never`.
 It learns the keys from `git config --list --show-scope --includes` in the call's directory,
-which reads configuration and runs none of it.
+which reads configuration and runs none of it. A listing it cannot read whole (past its
+deadline or its size bound) fails closed: git is given a key it refuses, whose name says
+why, so no git command runs under the rule.
 
 Not covered: a command that goes to another repository (`cd x && git …`, `git -C x …`) gets
 only the fixed three; keys this table does not name. The sandbox (INTERFACE.md §9) is the
@@ -33,6 +35,8 @@ _LISTING_SECONDS = 5.0
 _LISTING_LIMIT = 4 * 1024 * 1024
 """Bytes of listing read at most: a configuration larger than this is not a person's."""
 
+_UNREAD = "bingo.unread: this repository's configuration could not be read in time or is too large, so git does not run under a rule; ask the person"
+"""A key git refuses (it holds blanks), so every git command fails and says this line."""
 _ALWAYS: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
@@ -127,7 +131,9 @@ def overrides(listing: bytes) -> list[tuple[str, str]]:
     return found
 
 
-async def _listing(cwd: str) -> bytes:
+async def _listing(cwd: str) -> bytes | None:
+    """The configuration git would read in `cwd`; b"" when there is none to read (no git,
+    no directory, a configuration git itself refuses), None when it could not be read whole."""
     git = shutil.which("git")
     if git is None:
         return b""
@@ -147,13 +153,19 @@ async def _listing(cwd: str) -> bytes:
     except OSError:
         return b""
     chunks: list[bytes] = []
+    size = 0
+    whole = False
     try:
         async with asyncio.timeout(_LISTING_SECONDS):
             assert process.stdout is not None  # stdout=PIPE
-            while (chunk := await process.stdout.read(65_536)) and sum(map(len, chunks)) <= _LISTING_LIMIT:
+            while chunk := await process.stdout.read(65_536):
                 chunks.append(chunk)
-            if not chunk:
+                size += len(chunk)
+                if size > _LISTING_LIMIT:
+                    break
+            else:
                 await process.wait()
+                whole = True
     except TimeoutError:
         pass
     finally:
@@ -163,14 +175,16 @@ async def _listing(cwd: str) -> bytes:
             except ProcessLookupError:
                 pass  # it ended on its own
             await process.wait()
-    listing = b"".join(chunks)
-    return listing if process.returncode == 0 and len(listing) <= _LISTING_LIMIT else b""
+    if not whole:
+        return None  # cut short: past the deadline, or past the bound
+    return b"".join(chunks) if process.returncode == 0 else b""
 
 
 async def environment(cwd: str) -> dict[str, str]:
     """The variables to add to a rule-allowed command's environment run in `cwd`, after
     any `GIT_CONFIG_COUNT` already set (whose entries stay, and come first)."""
-    pairs = overrides(await _listing(cwd))
+    listing = await _listing(cwd)
+    pairs = overrides(listing) if listing is not None else [(_UNREAD, "")]
     try:
         start = max(int(os.environ.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:

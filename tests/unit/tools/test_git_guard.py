@@ -92,3 +92,20 @@ def test_a_repositorys_filter_and_textconv_do_not_run(tmp_path: Path) -> None:
     assert not marker.exists()
     git("stash", "pop", "-q")  # without the environment the repository's filter runs
     assert marker.exists()
+
+
+def test_a_configuration_too_large_to_read_fails_closed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A repository that makes its listing too large (or too slow) to read must not run its
+    # programs for it: git is given a key it refuses, and says why.
+    monkeypatch.setattr("bingo.tools._git._LISTING_LIMIT", 10)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    marker = tmp_path / "ran"
+    subprocess.run(["git", "-C", str(repo), "config", "alias.st", f"!touch {marker}"], check=True, timeout=30)
+
+    extra = asyncio.run(environment(str(repo)))
+    ran = subprocess.run(["git", "st"], cwd=repo, env={**os.environ, **extra}, capture_output=True, text=True, timeout=30)
+
+    assert ran.returncode != 0
+    assert "configuration could not be read in time or is too large, so git does not run under a rule" in ran.stderr
+    assert not marker.exists()
