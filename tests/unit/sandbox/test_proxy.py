@@ -48,7 +48,9 @@ class Record:
 
 
 @contextlib.asynccontextmanager
-async def upstream(handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter, Record], Awaitable[None]]) -> AsyncIterator[tuple[int, Record]]:
+async def upstream(
+    handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter, Record], Awaitable[None]], tls: ssl.SSLContext | None = None
+) -> AsyncIterator[tuple[int, Record]]:
     """A server on 127.0.0.1 running `handle` per connection; yields its port and record."""
     record = Record()
     tasks: set[asyncio.Task[None]] = set()
@@ -71,7 +73,7 @@ async def upstream(handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter,
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    server = await asyncio.start_server(accept, "127.0.0.1", 0, ssl=tls)
     try:
         yield server.sockets[0].getsockname()[1], record
     finally:
@@ -367,6 +369,34 @@ def test_a_tls_handshake_goes_through_a_tunnel(tmp_path: Path) -> None:
         finally:
             server.close()
         assert record.heads == [b"hello over tls\n"]
+
+    asyncio.run(main())
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test's certificate")
+def test_a_real_client_reaches_https_and_http_through_the_proxy_and_shows_the_refusal(tmp_path: Path) -> None:
+    import httpx
+
+    key, cert = _certificate(tmp_path)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(cert, key)
+
+    async def main() -> None:
+        async with (
+            upstream(http_handler, server_context) as (https_port, secure),
+            upstream(http_handler) as (http_port, plain),
+            Proxy(listener(), granting("localhost")) as proxy,
+        ):
+            through = f"http://127.0.0.1:{proxy.address[1]}"
+            async with httpx.AsyncClient(proxy=through, verify=ssl.create_default_context(cafile=str(cert)), timeout=WAIT) as client:
+                posted = await client.post(f"https://localhost:{https_port}/echo", content=b"z" * 300_000)
+                fetched = await client.get(f"http://localhost:{http_port}/size/1000")
+                with pytest.raises(httpx.ProxyError) as refused:
+                    await client.get(f"https://127.0.0.1:{https_port}/size/1")
+        assert posted.status_code == 200 and posted.content == b"z" * 300_000
+        assert fetched.status_code == 200 and fetched.content == b"x" * 1000
+        assert str(refused.value) == "403 bingo's sandbox refused 127.0.0.1: grant it in sandbox.network.allow"
+        assert (secure.connections, plain.connections) == (1, 1)
 
     asyncio.run(main())
 
