@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from bingo.kernel.frames import PromptFrame
+from bingo.store import SessionStore
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 from bingo.surfaces.channel._room import NOTICE_BURST
@@ -316,6 +318,35 @@ def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(tmp_p
     last = model_requests(box)[-1]["request"]["messages"]
     assert [b.get("text") for b in last[0]["content"]][:1] == ["first"]
     assert bodies
+
+
+def test_a_room_whose_session_another_run_writes_says_so_and_starts_a_new_one(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [[text("One.")]])
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "first")
+    room.wait_for_body(lambda b: "One." in b, "the first answer")
+    assert bot.stop() == 0
+    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][room.id]
+    _script(box, room, [[{"hang": True}]])
+    holder = box.popen("-p", "-c", "from the terminal")  # continues the room's session, and waits
+    try:
+        with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
+            wait_for(lambda: [f.text for f in store.frames(session) if isinstance(f, PromptFrame)][-1:] == ["from the terminal"], what="the terminal's run to hold the session")
+        _script(box, room, [[text("Fresh.")]])
+        again = _start(bots, box, room)
+        busy = f"bingo: session {session} is in use by another bingo run (pid {holder.pid}): one run writes a session at a time: wait for that one to end, or start a new session; this room starts a new session"
+        room.wait_for_body(lambda b: busy in b, "the room to say its session is another run's")
+        room.person.say(room.id, "second")
+        room.wait_for_body(lambda b: "Fresh." in b, "the answer in the room's new session")
+        assert again.stop() == 0
+    finally:
+        holder.kill()
+        holder.communicate(timeout=10)
+    with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
+        assert [f.text for f in store.frames(session) if isinstance(f, PromptFrame)] == ["first", "from the terminal"]  # the room wrote nothing into it
+    fresh = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][room.id]
+    assert fresh != session
+    assert [m["content"][0]["text"] for m in model_requests(box)[-1]["request"]["messages"]] == ["second"]
 
 
 def test_messages_during_a_turn_wait_in_order_and_a_flood_is_bounded(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
