@@ -13,6 +13,7 @@ from bingo.kernel.errors import SettingsError
 from bingo.surfaces.channel import Homeserver, Outbox, RoomSurface, message, view_html
 from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from bingo.surfaces.channel._outbox import BODY_LIMIT
+from bingo.surfaces.channel._serve import _handle, _Readers, _Room
 from bingo.wire import CodeView, Json, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
 
 
@@ -40,14 +41,24 @@ def test_a_message_past_the_limit_is_cut_and_html_that_would_not_fit_is_left_out
 
 
 class _Sent(Outbox):
-    """An outbox that keeps what it is given."""
+    """An outbox that keeps what it is given (and whether it was put past a mute), and which
+    rooms are muted."""
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
+        self.always: list[bool] = []
+        self.muted: set[str] = set()
 
-    def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None) -> str:
+    def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None, always: bool = False) -> str:
         self.sent.append(content)
+        self.always.append(always)
         return f"t{len(self.sent)}"
+
+    def mute(self, room: str) -> None:
+        self.muted.add(room)
+
+    def unmute(self, room: str) -> None:
+        self.muted.discard(room)
 
 
 def _room(clock: list[float] | None = None, seconds: float = 5.0) -> tuple[RoomSurface, _Sent]:
@@ -172,3 +183,41 @@ async def _a_permission_question_in_the_room_shows_a_commands_newline() -> None:
         'bingo wants to run bash {"command": "ls #\'\\ntouch pwned #\'"}\n'
         "Answer yes (this once), always (allow bash(ls #'⏎touch pwned #') from now on) or no."
     )
+
+
+def _member(user: str, membership: str) -> dict[str, Json]:
+    return {"type": "m.room.member", "state_key": user, "sender": user, "content": {"membership": membership}}
+
+
+def _said(body: str) -> dict[str, Json]:
+    return {"type": "m.room.message", "sender": "@me:x", "content": {"msgtype": "m.text", "body": body}}
+
+
+def _batch(*events: dict[str, Json]) -> dict[str, Json]:
+    return {"rooms": {"join": {"!r:x": {"timeline": {"events": list(events)}}}}}
+
+
+def test_a_member_who_joins_before_a_message_in_one_sync_silences_the_room_before_it_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    sent = _Sent()
+    room = _Room("!r:x", RoomSurface("!r:x", sent, question_seconds=5.0), sent)
+    readers = _Readers(me="@bot:x", allowed=frozenset({"@me:x"}), shared=False)
+    room.judge({"@bot:x", "@me:x"}, readers)
+    assert not room.silent and sent.sent == []
+    _handle(_batch(_said("before"), _member("@eve:x", "join"), _said("after")), {"!r:x": room}, readers)
+    assert room.silent and room.queue.empty()  # "before" was dropped at the join, "after" ignored
+    assert sent.muted == {"!r:x"}
+    line = "@eve:x is in it too, and everyone in a room reads what bingo says (set channels.matrix.sharedRooms to true to answer in rooms others read)"
+    assert [c["body"] for c in sent.sent] == [f"bingo does not answer in this room: {line}"] and sent.always == [True]
+    assert capsys.readouterr().err == f"bingo: not answering in !r:x: {line}\n"
+    _handle(_batch(_member("@eve:x", "invite"), _member("@eve:x", "leave"), _said("now")), {"!r:x": room}, readers)
+    assert not room.silent and sent.muted == set()
+    assert room.queue.get_nowait() == "now"
+    assert sent.sent[-1]["body"] == "only the allowed users are in this room again: bingo answers here"
+
+
+def test_with_shared_rooms_a_member_changes_nothing() -> None:
+    sent = _Sent()
+    room = _Room("!r:x", RoomSurface("!r:x", sent, question_seconds=5.0), sent)
+    readers = _Readers(me="@bot:x", allowed=frozenset({"@me:x"}), shared=True)
+    _handle(_batch(_member("@eve:x", "join"), _said("hi")), {"!r:x": room}, readers)
+    assert not room.silent and room.queue.get_nowait() == "hi" and sent.sent == []
