@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -89,6 +90,14 @@ class Limits:
 _ANSWER_WAIT = 5.0
 """Seconds a one-line answer has to reach the client's socket buffer (it fits: the wait is
 only against a client that stopped reading before its request was answered)."""
+_ACCEPT_AGAIN = frozenset({
+    errno.ECONNABORTED, errno.EPROTO, errno.EPERM, errno.EINTR, errno.ENETDOWN, errno.ENOPROTOOPT,
+    errno.EHOSTDOWN, errno.EHOSTUNREACH, errno.EOPNOTSUPP, errno.ENETUNREACH,
+})
+"""accept(2) errors about one connection only (Linux passes on the new socket's pending
+network errors: accept(2), "Error handling")."""
+_ACCEPT_LATER = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+"""accept(2) errors that may pass: out of descriptors or memory."""
 _ACCEPT_PAUSE = 0.1
 """Seconds the accept loop pauses after a failed accept: out of descriptors (EMFILE) would
 fail again at once, and the loop would spin."""
@@ -162,13 +171,15 @@ class Proxy:
             try:
                 sock, _address = await loop.sock_accept(self._listener)
             except OSError as exc:
-                # Out of descriptors, or a connection gone before it was taken: the listener
-                # itself is fine; a closed listener ends the loop.
-                if self._listener.fileno() < 0:
-                    return
-                _log.warning("bingo's proxy could not accept a connection: %s", exc)
-                await asyncio.sleep(_ACCEPT_PAUSE)
-                continue
+                if exc.errno in _ACCEPT_AGAIN:
+                    continue  # a connection gone before it was taken
+                if exc.errno in _ACCEPT_LATER:
+                    _log.warning("bingo's proxy could not accept a connection: %s", exc)
+                    await asyncio.sleep(_ACCEPT_PAUSE)
+                    continue
+                # The listener itself is broken (closed, or never listening): serve no more.
+                _log.error("bingo's proxy stopped accepting: %s", exc)
+                return
             if len(self._tasks) >= self._limits.connections:
                 with contextlib.suppress(OSError):
                     sock.setblocking(False)
