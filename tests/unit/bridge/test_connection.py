@@ -531,3 +531,31 @@ def test_a_notification_whose_params_are_nested_too_deeply_is_dropped() -> None:
 
     _run(scenario)
     assert notices == [_notice("after")]
+
+
+@pytest.mark.parametrize("id_last", [False, True], ids=["id-first", "id-last"])
+def test_an_answer_past_the_line_limit_fails_its_call_at_once_and_the_connection_goes_on(id_last: bool) -> None:
+    from bingo.bridge._framing import MAX_LINE
+    from bingo.bridge.connection import TooLarge
+
+    strays: list[BadLine] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(conn.call("service/call", ServiceCallParams(key="k", method="a"), ServiceCallResult, deadline=600))
+        request = await peer.read()
+        huge = b'"' + b"x" * (MAX_LINE + 10) + b'"'
+        rid = json.dumps(request["id"]).encode()
+        if id_last:
+            peer.writer.write(b'{"result": {"value": ' + huge + b'}, "jsonrpc": "2.0", "id": ' + rid + b"}\n")
+        else:
+            peer.writer.write(b'{"jsonrpc": "2.0", "id": ' + rid + b', "result": {"value": ' + huge + b"}}\n")
+        with pytest.raises(TooLarge) as raised:
+            await call
+        assert "plugin p answered with 16.0 MiB on one line, past the 16 MiB bingo keeps of one message" in raised.value.message
+        assert strays == []
+        second = asyncio.create_task(conn.call("service/call", ServiceCallParams(key="k", method="b"), ServiceCallResult, deadline=5))
+        again = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": again["id"], "result": {"result": 2}})
+        assert (await second).result == 2
+
+    _run(scenario, on_stray=strays.append)

@@ -5,12 +5,13 @@ line naming what to check, the read timeout is the one set, cancelling closes th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import httpx
 import pytest
 
+from bingo.kernel.errors import ProviderError
 from bingo.kernel.interfaces import Provider
 from bingo.providers import AnthropicProvider, OpenAIProvider
 from bingo.providers._retry import Retry
@@ -225,3 +226,49 @@ def test_an_error_body_nested_too_deeply_is_shown_as_its_text(builtin: Builtin) 
 
     assert error.message.startswith(f'{builtin.name} answered HTTP 500: {{"error": [[[[')
     assert error.hint == "the service failed: try again later"
+
+
+# --- the stall deadline (ADR-0028), on the virtual clock ------------------------------
+
+_START = (
+    b'event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "type": "message", '
+    b'"role": "assistant", "model": "m", "content": [], "stop_reason": null, "stop_sequence": null, '
+    b'"usage": {"input_tokens": 1, "output_tokens": 1}}}\n\n'
+)
+_TEXT_START = b'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}\n\n'
+_TEXT = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}\n\n'
+_ALIVE = b': keep-alive\n\nevent: ping\ndata: {"type": "ping"}\n\n'
+
+
+def _stalling(text_at: float | None) -> httpx.MockTransport:
+    """An Anthropic stream that sends a keep-alive and a ping every 10 virtual seconds for
+    ever, and text once, `text_at` seconds in."""
+
+    class Body(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            loop = asyncio.get_running_loop()
+            yield _START + _TEXT_START
+            said = text_at is None
+            while True:
+                await asyncio.sleep(10)
+                if not said and text_at is not None and loop.time() >= text_at:
+                    said = True
+                    yield _TEXT
+                yield _ALIVE
+
+    return httpx.MockTransport(lambda _request: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Body()))
+
+
+@pytest.mark.parametrize(("text_at", "ended_at"), [(None, 300.0), (250.0, 550.0)])
+def test_keep_alives_do_not_reset_the_stall_deadline_and_content_does(text_at: float | None, ended_at: float) -> None:
+    from tests.support import clock
+
+    async def main() -> tuple[str, float]:
+        provider = AnthropicProvider(api_key="k", base_url=BASE, transport=_stalling(text_at), retry=ONCE)
+        with pytest.raises(ProviderError) as raised:
+            await provider.stream(HELLO, lambda _delta: None)
+        return raised.value.line(), asyncio.get_running_loop().time()
+
+    line, when = clock.run(main())
+    assert line == "anthropic sent no content for 300 s (only keep-alives, or nothing): try again later; modelStallSeconds in settings sets how long to wait"
+    assert when == pytest.approx(ended_at)
