@@ -75,6 +75,22 @@ def test_the_terminal_question_shows_a_commands_newline(tmp_path: Path) -> None:
     assert not (box.project / "pwned").exists()
 
 
+def test_the_terminal_question_shows_the_tail_of_a_long_command(tmp_path: Path) -> None:
+    # Past the 300 characters a question used to show, a newline was out of sight.
+    box = Sandbox(tmp_path)
+    command = "echo " + "a" * 400 + "\ntouch pwned"
+    replies: list[Reply] = [[("tool", "t1", "bash", {"command": command})], [("text", "Not run.")]]
+    with terminal(box, replies) as screen:
+        screen.child.send("echo\r")
+        screen.expect(r"bingo wants to run bash\n +echo a+(?:\n +a+)*⏎touch pwned\n")  # wrapped, not cut
+        screen.child.send("n")
+        screen.expect(r"Not run\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert not (box.project / "pwned").exists()
+
+
 # --- item 2: "always" saves an exact rule -----------------------------------------------
 
 

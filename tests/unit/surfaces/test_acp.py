@@ -220,3 +220,18 @@ def test_a_permission_question_shows_a_commands_newline_in_its_title_and_its_rul
     start = client.updates[0]
     assert isinstance(start, ToolCallStart) and start.title == "bash ls #'⏎touch pwned #'"
     assert [o.name for o in client.asked[0].options][1] == "Always allow bash(ls #'⏎touch pwned #')"
+
+
+def test_a_permission_question_shows_a_long_commands_tail_past_its_title() -> None:
+    client = Client("reject")
+    session = AcpSession("s", "/work", client)
+    command = "echo " + "a" * 200 + "\ntouch pwned"
+
+    async def go() -> str:
+        session.begin()
+        return await session.permission("bash", {"command": command}, "bash")
+
+    asyncio.run(go())
+    start = client.updates[0]
+    assert isinstance(start, ToolCallStart) and start.title.endswith("…")
+    assert start.content == [Content(content=TextBlock(text="echo " + "a" * 200 + "⏎touch pwned"))]

@@ -75,6 +75,8 @@ __all__ = ["AcpSession", "Peer"]
 _log = logging.getLogger(__name__)
 
 _TITLE_ARGUMENT = 80
+_QUESTION_ARGUMENT = 4000
+"""Characters of a call's main argument a permission question shows past its title."""
 _BLANKS = re.compile(r"[ \t]+")
 """Runs of blanks in a title, folded to one space; a newline is shown (`one_line`), never folded."""
 """Characters of a call's main argument its title shows."""
@@ -125,14 +127,28 @@ def _key(name: str, input: Json) -> str:
     return name + "\0" + json.dumps(input, sort_keys=True, default=str)
 
 
+def _main_argument(name: str, input: Json) -> str | None:
+    value = input.get(_MAIN.get(name, "path")) if is_object(input) else None
+    return value if isinstance(value, str) and value else None
+
+
 def title(name: str, input: Json) -> str:
     """How a call is named to the person: the tool and its main argument."""
-    field = _MAIN.get(name, "path")
-    value = input.get(field) if is_object(input) else None
-    if not isinstance(value, str) or not value:
+    value = _main_argument(name, input)
+    if value is None:
         return escape(name)
     shown = value if len(value) <= _TITLE_ARGUMENT else value[:_TITLE_ARGUMENT] + "…"
     return one_line(f"{name} {_BLANKS.sub(' ', shown.strip())}")
+
+
+def _asked(name: str, input: Json) -> list[ToolCallContent]:
+    """What a permission question shows beyond its title: the main argument whole (to a
+    bound), so a tail past the title's cut is seen before it is allowed."""
+    value = _main_argument(name, input)
+    if value is None or len(value) <= _TITLE_ARGUMENT:
+        return []
+    shown = value if len(value) <= _QUESTION_ARGUMENT else value[:_QUESTION_ARGUMENT] + f"… ({len(value) - _QUESTION_ARGUMENT} more characters)"
+    return [Content(content=TextBlock(text=one_line(shown)))]
 
 
 class AcpSession:
@@ -297,7 +313,7 @@ class AcpSession:
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         self._questions += 1
         acp_id = f"permission-{self._questions}"
-        self._start(acp_id, name, input, "pending")
+        self._start(acp_id, name, input, "pending", _asked(name, input))
         options = [
             PermissionOption(option_id=_ONCE, name="Allow once", kind="allow_once"),
             PermissionOption(option_id=_ALWAYS, name=one_line(f"Always allow {always}"), kind="allow_always"),

@@ -56,7 +56,7 @@ NOTICE_EVERY = 2.0
 STREAM_EVERY = 2.0
 """Seconds a message of the model's may take before what there is of it is shown, and
 between the edits that show more (a short answer is one message, never edited)."""
-_INPUT_SHOWN = 300
+_INPUT_SHOWN = 4000
 """Characters of a call's input a permission question quotes."""
 
 _PERMISSION_WORDS: dict[str, PermissionAnswer] = {"yes": "once", "y": "once", "once": "once", "always": "always", "no": "no", "n": "no"}

@@ -14,6 +14,7 @@ a completed command name (which ends with its own) is not doubled.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncGenerator, Callable, Iterable
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.utils import get_cwidth
 
 from .._escape import escape, one_line
 from .._seam import Driver
@@ -39,6 +41,10 @@ _COMPLETE_CAP = 10.0
 (shorter) deadline to plugin commands."""
 
 _PERMISSION_KEYS = {"y": "once", "1": "once", "a": "always", "2": "always", "n": "no", "3": "no"}
+
+_QUESTION_SHOWN = 4000
+"""Characters of a call's input a permission question shows: the whole of any command a
+person reads before allowing it, not the one line a finished call gets."""
 
 
 class CommandCompleter(Completer):
@@ -139,6 +145,22 @@ async def answer(question: Question) -> str:
             return text
 
 
+def _wrapped(text: str, width: int) -> list[str]:
+    """`text` (one line) in rows of at most `width` terminal cells."""
+    rows: list[str] = []
+    row: list[str] = []
+    used = 0
+    for char in text:
+        cells = get_cwidth(char)
+        if used + cells > width and row:
+            rows.append("".join(row))
+            row, used = [], 0
+        row.append(char)
+        used += cells
+    rows.append("".join(row))
+    return rows
+
+
 async def _permission(question: Question) -> str:
     keys = KeyBindings()
     for key, said in _PERMISSION_KEYS.items():
@@ -152,9 +174,13 @@ async def _permission(question: Question) -> str:
         event.app.exit(result="no")  # Esc turns the question away, as n does
 
     always = f"yes, always: {one_line(question.always)}" if question.always else "yes, always"
+    # The lines above a prompt's last are not wrapped by prompt_toolkit but cut at the
+    # window's edge: the input is wrapped here, so no part of a command is out of sight.
+    width = max(shutil.get_terminal_size().columns - 3, 20)
+    rows = _wrapped(short(question.input, _QUESTION_SHOWN), width)
     message: list[tuple[str, str]] = [
         ("bold", escape(question.text) + "\n"),
-        ("", f"  {short(question.input, 300)}\n"),
+        *(("", f"  {row}\n") for row in rows),
         ("", f"  [y] yes, once   [a] {always}   [n] no (Esc) "),
     ]
     session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys)
