@@ -155,3 +155,33 @@ def test_a_variable_that_is_listed_but_unset_leaves_the_server_out_naming_it(tmp
     # With a default, the server runs with it (here: tried at the URL it gives, where nothing listens).
     [dflt] = [line for line in result.stderr.splitlines() if line.startswith("dflt:")]
     assert "cannot be reached at http://127.0.0.1:9/mcp:" in dflt
+
+
+def test_on_a_terminal_the_trust_question_shows_each_servers_command_line_and_variables_escaped(tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.e2e.test_trust import WAIT, _Screen, _terminal
+
+    box = Sandbox(tmp_path)
+    _mcp_json(
+        box,
+        {
+            "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", ".", "\x1b]0;pwned\x07"]},
+            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}},
+        },
+    )
+    child = _terminal(box)
+    screen = _Screen(child)
+    try:
+        screen.shown(r"  \.mcp\.json: servers git, remote \(new\)\n")
+        screen.shown(r"    git: uvx mcp-server-git --repository \. '\\x1b\]0;pwned\\x07'\n")
+        # (the terminal is 120 columns wide: the line wraps near its end)
+        screen.shown(r"    remote: https://example\.com/mcp; reads \$\{ANTHROPIC_API_KEY\} \(\$\{ANTHROPIC_API_KEY\} not in your mcpVariables")
+        screen.shown(r"Trust them and use them\?")
+        child.send("no\r")
+        screen.shown(">")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF, timeout=WAIT)
+    finally:
+        child.close(force=True)
+    assert "\x1b]0;pwned" not in screen.raw
