@@ -31,7 +31,9 @@ def asked_by(kind: str, name: str, question: str) -> str:
     can close the quotes or start a line), and every further line set off by `  │ `, so no
     line of the asker's text can pass for bingo's own words (ADR-0029). Each surface escapes
     the whole as it escapes any foreign text (INTERFACE.md §8)."""
-    lines = question.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    # Every line break a display may honour (str.splitlines': CR, LF, VT, FF, NEL, U+2028,
+    # U+2029, ...), not only "\n": a client that breaks at U+2028 must see the mark too.
+    lines = question.splitlines() or [""]
     return f"{kind} {json.dumps(name, ensure_ascii=False)} asks: " + _QUOTED_LINE.join(lines)
 
 
