@@ -608,21 +608,26 @@ def seccomp_filter(machine: str) -> Any:
     return fprog
 
 
-def _drop_capabilities(last: int) -> None:
+def _drop_capabilities(last: int, bounding: bool) -> None:
     """No capability survives into exec: securebits locked so that root (in the namespace,
-    or bingo run as root) gains none back at exec, the bounding set emptied, the ambient set
-    cleared, the effective/permitted/inheritable sets zeroed. A step refused for want of
-    CAP_SETPCAP (an unprivileged process without a namespace has nothing to drop) is skipped."""
+    or bingo run as root) gains none back at exec, the ambient set cleared, the
+    effective/permitted/inheritable sets zeroed, and (`bounding`: outside a namespace of our
+    own, where a process may be the machine's root) the bounding set emptied too. Inside
+    the run's user namespace the bounding set is left: what it holds could only be regained
+    at exec, which no_new_privs and the locked securebits refuse, and emptying it is 41
+    system calls on every spawn's path. A step refused for want of CAP_SETPCAP (an
+    unprivileged process without a namespace has nothing to drop) is skipped."""
     ctypes = _lib()[0]
     try:
         _prctl(_PR_SET_SECUREBITS, _SECUREBITS)
     except OSError:
         pass
-    for cap in range(last + 1):
-        try:
-            _prctl(_PR_CAPBSET_DROP, cap)
-        except OSError:
-            break
+    if bounding:
+        for cap in range(last + 1):
+            try:
+                _prctl(_PR_CAPBSET_DROP, cap)
+            except OSError:
+                break
     try:
         _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
     except OSError:
@@ -652,7 +657,7 @@ def enter(plan: Plan, parent: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, plan.nofile)
     except (OSError, ValueError):
         pass
-    _drop_capabilities(plan.last_cap)
+    _drop_capabilities(plan.last_cap, bounding=plan.netns is None)
     ctypes = _lib()[0]
     _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(plan.filter))
     _prctl(_PR_SET_PDEATHSIG, 9)
