@@ -515,3 +515,85 @@ def test_killing_the_group_ends_a_confined_process(world: World) -> None:
 
     child, _code = asyncio.run(go())
     assert not procfs.alive(child)
+
+
+# --- unprivileged, as on a person's laptop -----------------------------------------------
+
+_AS_NOBODY = """
+import asyncio, os, socket, sys, tempfile, pathlib
+from bingo.sandbox import Policy, _run, proxy_listener, spawn
+
+async def main(degraded):
+    _run._NO_USERNS = degraded
+    home = pathlib.Path(tempfile.mkdtemp()).resolve()
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("PLANTED-PRIVATE-KEY")
+    project = home / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]")
+    (project / "src").mkdir()
+    listener, _why = await proxy_listener()
+    if listener is None:
+        listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    policy = Policy((home / ".ssh",), (project,), (project / ".git" / "config",), ("127.0.0.1", port))
+    command = (
+        f"cat {home}/.ssh/id_rsa; echo evil >> .git/config; echo ok > src/made; echo evil > {home}/planted; "
+        f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo proxy-reached"
+    )
+    spawned = await spawn("/bin/bash", ["/bin/bash", "-c", command], {"PATH": "/usr/bin:/bin"}, project, grace=1.0, policy=policy, merged=True)
+    out = b""
+    while chunk := os.read(spawned.stdout, 65536):
+        out += chunk
+    await spawned.ended
+    try:
+        listener.accept()[0].close()
+        seen = "proxy-saw-it"
+    except BlockingIOError:
+        seen = "proxy-saw-nothing"
+    print(os.getuid(), home, seen, "\\n" + out.decode())
+
+asyncio.run(main(sys.argv[1] == "degraded"))
+"""
+
+
+def _as_nobody() -> list[str] | None:
+    """How to run a Python with bingo importable as an unprivileged user (uid 65534), or None."""
+    import shutil
+
+    if os.getuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    src = str(Path(__file__).resolve().parents[3] / "src")
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    env = ["env", "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", f"PYTHONPATH={src}:{site}"]
+    version = "%d.%d" % sys.version_info[:2]
+    for python in (sys.executable, shutil.which(f"python{version}") or "", "/usr/bin/python3"):
+        if not python:
+            continue
+        probe_run = subprocess.run([*drop, *env, python, "-c", "import sys, msgspec, bingo.sandbox; print('%d.%d' % sys.version_info[:2])"],
+                                   capture_output=True, text=True, timeout=30)
+        if probe_run.returncode == 0 and probe_run.stdout.strip() == version:
+            return [*drop, *env, python]
+    return None
+
+
+@pytest.mark.parametrize("path", ["netns", "degraded"])
+def test_an_unprivileged_user_is_confined_the_same(path: str) -> None:
+    if path == "netns" and not SUPPORT.userns:
+        pytest.skip("no user namespaces here")
+    command = _as_nobody()
+    if command is None:
+        pytest.skip("needs root, setpriv and a Python that uid 65534 can run with bingo")
+    done = subprocess.run([*command, "-c", _AS_NOBODY, path], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, _newline, out = done.stdout.partition("\n")
+    uid, home, seen = first.split()
+    assert uid == "65534"
+    assert "PLANTED" not in out
+    assert (Path(home) / "project" / ".git" / "config").read_text() == "[core]"
+    assert (Path(home) / "project" / "src" / "made").read_text() == "ok\n"
+    assert not (Path(home) / "planted").exists()
+    assert "proxy-reached" in out and seen == "proxy-saw-it", out
+    subprocess.run(["rm", "-rf", home], check=False)
