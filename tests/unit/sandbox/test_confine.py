@@ -597,3 +597,51 @@ def test_an_unprivileged_user_is_confined_the_same(path: str) -> None:
     assert not (Path(home) / "planted").exists()
     assert "proxy-reached" in out and seen == "proxy-saw-it", out
     subprocess.run(["rm", "-rf", home], check=False)
+
+
+_TRY_PORTS = """
+import socket, sys
+for port in sys.argv[1:]:
+    try:
+        socket.create_connection(("127.0.0.1", int(port)), timeout=3).close()
+        print(port, "reached")
+    except OSError as exc:
+        print(port, "refused:", exc)
+"""
+
+
+def test_each_process_reaches_its_own_proxy_port_and_not_anothers(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A listener per process (ADR-0031) tells the proxy who asks only if a process cannot
+    # reach another's: each spawn's TCP is bounded to its own Policy.proxy, also for the
+    # `bash` tool's commands, which the janitor forks and confines ahead of their call.
+    monkeypatch.setattr(_run, "_NO_USERNS", True)
+    if SUPPORT.landlock < 4:
+        pytest.skip("Landlock ABI < 4 has no TCP rules")
+    first, second = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    ports = [str(listener.getsockname()[1]) for listener in (first, second)]
+
+    async def run(port: str) -> str:
+        policy = Policy(world.policy.denied, world.policy.writable, world.policy.protected, ("127.0.0.1", int(port)))
+        argv = [sys.executable, "-I", "-S", "-c", _TRY_PORTS, *ports]
+        spawned = await spawn(argv[0], argv, dict(os.environ), world.project, grace=1.0, policy=policy, merged=True, warden=False)
+        out = await asyncio.to_thread(lambda: b"".join(iter(lambda: os.read(spawned.stdout, 65536), b"")))
+        os.close(spawned.stdout)
+        async with asyncio.timeout(WAIT):
+            await spawned.ended
+        return out.decode()
+
+    async def go() -> list[tuple[str, bool, bool]]:
+        seen: list[tuple[str, bool, bool]] = []
+        for port in (ports[0], ports[1], ports[0], ports[1]):  # the later ones in processes parked ahead
+            out = await run(port)
+            seen.append((out, _never_contacted(first), _never_contacted(second)))
+        return seen
+
+    with first, second:
+        first.setblocking(False)
+        second.setblocking(False)
+        seen = asyncio.run(go())
+    for index, (out, first_quiet, second_quiet) in enumerate(seen):
+        mine, other = (ports[0], ports[1]) if index % 2 == 0 else (ports[1], ports[0])
+        assert f"{mine} reached" in out and f"{other} refused" in out, out
+        assert (first_quiet, second_quiet) == ((False, True) if index % 2 == 0 else (True, False))

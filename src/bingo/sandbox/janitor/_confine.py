@@ -36,6 +36,7 @@ __all__ = [
     "examine",
     "make_network",
     "remove_tree",
+    "restrict_tcp",
     "ruleset",
 ]
 
@@ -390,6 +391,29 @@ def ruleset(abi: int, rules: list[Rules], tmpdir: str, tcp_port: int | None) -> 
     return fd
 
 
+def restrict_tcp(abi: int, port: int) -> None:
+    """In the child, a Landlock layer of its own over the one `ruleset` made: TCP connect
+    refused but to `port` (-1: to none). A layer stacks (Landlock intersects them), so the
+    walked ruleset, made ahead, holds no port, and each process gets its proxy's. Nothing
+    where Landlock has no TCP rules (ABI < 4: `Support.weaker` says so).
+
+    Raises:
+        OSError: Landlock refused it.
+    """
+    if abi < 4:
+        return
+    ctypes = _lib()[0]
+    attr = (ctypes.c_uint64 * 3)(0, _CONNECT_TCP, 0)
+    fd = _sys(_LANDLOCK_CREATE, ctypes.addressof(attr), 16, 0)
+    try:
+        if port > 0:
+            rule = (ctypes.c_uint64 * 2)(_CONNECT_TCP, port)
+            _sys(_LANDLOCK_ADD, fd, _RULE_NET_PORT, ctypes.addressof(rule), 0)
+        _sys(_LANDLOCK_RESTRICT, fd, 0)
+    finally:
+        os.close(fd)
+
+
 # --- seccomp --------------------------------------------------------------------------------
 
 _LD_W_ABS = 0x20
@@ -582,10 +606,16 @@ def make_network() -> Netns | str:
 class Plan:
     """What `enter` does in one child: all made beforehand, in the janitor."""
 
-    __slots__ = ("filter", "last_cap", "netns", "nofile", "ruleset")
+    __slots__ = ("abi", "filter", "last_cap", "netns", "nofile", "port", "ruleset")
 
-    def __init__(self, ruleset: int, netns: Netns | None, program: Any, nofile: tuple[int, int], last_cap: int) -> None:
+    def __init__(
+        self, ruleset: int, netns: Netns | None, program: Any, nofile: tuple[int, int], last_cap: int, abi: int, port: int | None
+    ) -> None:
         self.ruleset = ruleset
+        self.abi = abi
+        self.port = port
+        """The proxy's port, the one TCP connect may reach (-1: none); None: not yet known
+        (a process parked ahead gets its layer with its order, `restrict_tcp`)."""
         self.last_cap = last_cap
         """The highest capability this kernel knows (/proc/sys/kernel/cap_last_cap)."""
         self.netns = netns
@@ -651,6 +681,8 @@ def enter(plan: Plan, parent: int) -> None:
         _sys(table["setns"], plan.netns.net, _CLONE_NEWNET)
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     _sys(_LANDLOCK_RESTRICT, plan.ruleset, 0)
+    if plan.port is not None:
+        restrict_tcp(plan.abi, plan.port)
     import resource
 
     try:

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do wit
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Sandbox"]
+__all__ = ["Sandbox", "key"]
 
 _NOFILE = 1 << 16
 """The janitor's soft limit on open files once it holds rules (each walked entry is an
@@ -88,9 +88,9 @@ class Sandbox:
             OSError: it cannot be confined as asked.
         """
         confine = spawn.confine
-        key = _key(confine)
+        wanted = key(confine)
         netns = self._netns(confine)
-        spare = self.spares.pop(key, None)
+        spare = self.spares.pop(wanted, None)
         if spare is not None and spare[2] != self._rules(confine.denied, confine.writable, confine.protected):
             os.close(spare[1])  # a directory on the walk changed since: walk again
             _confine.remove_tree(spare[0])
@@ -100,16 +100,32 @@ class Sandbox:
         env["TMPDIR"] = tmpdir
         spawn.env = env
         spawn.tmpdir = tmpdir
-        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap)
+        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, confine.port)
+
+    def current(self, confine: Any) -> list[_confine.Rules]:
+        """The rules that hold now for `confine`'s paths (walked again where stale): a plan
+        made with others is out of date."""
+        return self._rules(confine.denied, confine.writable, confine.protected)
+
+    def plan_ahead(self, confine: Any) -> tuple[str, _confine.Plan, list[_confine.Rules]]:
+        """A TMPDIR and a plan for a process parked ahead of its spawn (the caller closes the
+        ruleset after the fork).
+
+        Raises:
+            OSError: it cannot be confined as asked.
+        """
+        netns = self._netns(confine)
+        tmpdir, ruleset, rules = self._arm(confine)
+        return tmpdir, _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, None), rules
 
     def rearm(self, spawn: Any) -> None:
         """Make, while nothing waits, the TMPDIR and ruleset the next spawn with `spawn`'s
         policy will take (a `bash` call after a `bash` call)."""
-        key = _key(spawn.confine)
-        if key in self.spares:
+        wanted = key(spawn.confine)
+        if wanted in self.spares:
             return
         try:
-            self.spares[key] = self._arm(spawn.confine)
+            self.spares[wanted] = self._arm(spawn.confine)
         except OSError:
             pass  # the next spawn makes its own, and says why if it cannot
 
@@ -128,9 +144,9 @@ class Sandbox:
         os.mkdir(tmpdir, 0o700)
         try:
             rules = self._rules(confine.denied, confine.writable, confine.protected)
-            # TCP connects to the proxy's port alone (-1: to none), in the namespace too:
-            # there, other processes' proxy listeners and servers share the loopback.
-            ruleset = _confine.ruleset(self.abi, rules, tmpdir, confine.port)
+            # TCP is bounded by a layer of each process's own, with its proxy's port
+            # (`_confine.restrict_tcp`): this ruleset is made ahead and the port may differ.
+            ruleset = _confine.ruleset(self.abi, rules, tmpdir, None)
         except BaseException:
             os.rmdir(tmpdir)
             raise
@@ -144,5 +160,6 @@ class Sandbox:
         self.spares.clear()
 
 
-def _key(confine: Any) -> tuple[object, ...]:
-    return (tuple(confine.denied), tuple(confine.writable), tuple(confine.protected), confine.port, confine.netns)
+def key(confine: Any) -> tuple[object, ...]:
+    """What makes two spawns' confinements the same."""
+    return (tuple(confine.denied), tuple(confine.writable), tuple(confine.protected), confine.netns)

@@ -51,6 +51,7 @@ only. It does not own bingo's end (`_client.py`).
 from __future__ import annotations
 
 import _socket
+import marshal
 import os
 import select
 import sys
@@ -292,6 +293,53 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
     return status
 
 
+class _Parked:
+    """A confined process forked ahead of its spawn (the `bash` tool's next command): in the
+    sandbox already, its TMPDIR made, waiting on `sock` for what to run."""
+
+    __slots__ = ("pid", "rules", "sock", "tmpdir")
+
+    def __init__(self, pid: int, sock: _socket.socket, tmpdir: str, rules: list[Any]) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.tmpdir = tmpdir
+        self.rules = rules
+
+
+def _parked(plan: Any, orders: int, janitor: int, theirs: list[int]) -> None:
+    """In a child forked ahead of its spawn: a session of its own, confined (`plan`), then
+    wait for the order (`marshal`led path, argv, env, cwd, cpus and the proxy's port, with the
+    three fds), bound its TCP to that port and run it. Never returns; without an order (the janitor let go of it), it exits."""
+    try:
+        _signal.set_wakeup_fd(-1)
+        for fd in theirs:
+            os.close(fd)
+        os.setsid()
+        prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        if os.getppid() != janitor:
+            os._exit(1)
+        for signum in (*_ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
+            _signal.signal(signum, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+        from . import _confine
+
+        _confine.enter(plan, janitor)
+        sock = _socket.socket(fileno=orders)
+        data, ancillary, _flags, _address = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(_FDS * 4))
+        fds: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                fds.extend(memoryview(payload)[: len(payload) - len(payload) % 4].cast("i"))
+        if not data or len(fds) != _FDS:
+            os._exit(0)
+        path, argv, env, cwd, cpus, port = marshal.loads(data)
+        _confine.restrict_tcp(plan.abi, port)
+        _exec_plugin(_Spawn(0, path, argv, env, cwd, 0.0, cpus), fds, janitor)
+    except BaseException:
+        pass
+    os._exit(127)
+
+
 def _bare(spawn: _Spawn, fds: list[int], janitor: int) -> None:
     """In a child forked straight from the janitor (no warden): a session of its own, then
     the command; it dies with the janitor, which reports its exit and, being a subreaper,
@@ -368,6 +416,9 @@ class JanitorServer:
         """`_Sandbox`, made at the first confined spawn or network request."""
         self.tmpdirs: dict[int, str] = {}
         self.confined: dict[int, _Spawn] = {}
+        self.parked: dict[tuple[object, ...], _Parked] = {}
+        """Per policy, the process forked and confined ahead of the next spawn without a
+        warden (the `bash` tool's next command)."""
         """Each confined warden's spawn, for the spare made when it ends."""
         """Each confined warden's TMPDIR, removed when the warden is reaped."""
 
@@ -434,6 +485,8 @@ class JanitorServer:
                 os.close(fd)
             self.send(("failed", spawn.request_id, 9, "the plugin's pipes did not arrive"))
             return
+        if spawn.confine is not None and not spawn.warden and self._unpark(spawn, fds):
+            return
         if spawn.confine is not None:
             try:
                 self._sandbox().prepare(spawn)
@@ -471,6 +524,77 @@ class JanitorServer:
         elif spawn.tmpdir:
             os.rmdir(spawn.tmpdir)
 
+    def _unpark(self, spawn: _Spawn, fds: list[int]) -> bool:
+        """Run `spawn` in the process parked for its policy, if there is one still good: no
+        fork and no confinement on its path. False: spawn it the usual way."""
+        from ._sandbox import key
+
+        parked = self.parked.pop(key(spawn.confine), None)
+        if parked is None:
+            return False
+        env = dict(spawn.env)
+        env["TMPDIR"] = parked.tmpdir
+        assert spawn.confine is not None
+        order = marshal.dumps((spawn.path, spawn.argv, env, spawn.cwd, spawn.cpus, spawn.confine.port))
+        payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+        try:
+            if parked.rules != self.sandbox.current(spawn.confine):
+                raise OSError("a directory on its walk changed since it was parked")
+            parked.sock.sendmsg([order], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, payload)])
+        except OSError:
+            self._drop(parked)
+            return False
+        parked.sock.close()
+        for fd in fds:
+            os.close(fd)
+        self.wardens.add(parked.pid)
+        self.tmpdirs[parked.pid] = parked.tmpdir
+        self.confined[parked.pid] = spawn
+        self.send(("spawned", spawn.request_id, parked.pid))
+        return True
+
+    def _park(self, spawn: _Spawn) -> None:
+        """Fork and confine, now that nothing waits, the process the next spawn like `spawn`
+        (no warden, the same policy) will run in."""
+        from ._sandbox import key
+
+        wanted = key(spawn.confine)
+        if wanted in self.parked:
+            return
+        try:
+            tmpdir, plan, rules = self.sandbox.plan_ahead(spawn.confine)
+        except OSError:
+            return  # the next spawn prepares its own, and says why if it cannot
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        janitor = os.getpid()
+        previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, _ENDINGS)
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            ours.close()
+            _parked(plan, theirs.detach(), janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds])
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
+        theirs.close()
+        os.close(plan.ruleset)
+        if pid < 0:
+            ours.close()
+            os.rmdir(tmpdir)
+            return
+        self.parked[wanted] = _Parked(pid, ours, tmpdir, rules)
+
+    def _drop(self, parked: _Parked) -> None:
+        """Let a parked process go (it exits on EOF; SIGKILL makes sure), and its TMPDIR."""
+        parked.sock.close()
+        try:
+            os.kill(parked.pid, _signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        from ._confine import remove_tree
+
+        remove_tree(parked.tmpdir)
+
     def reap(self) -> None:
         for pid, status in _reap_all(frozenset(self.wardens)):
             self.wardens.discard(pid)
@@ -482,8 +606,12 @@ class JanitorServer:
             self._remove_tmpdir(pid)
             confined = self.confined.pop(pid, None)
             if confined is not None:
-                # Once it has ended, nothing waits: make the next one's TMPDIR and ruleset.
-                self.sandbox.rearm(confined)
+                # Once it has ended, nothing waits: make the next one's TMPDIR and ruleset
+                # (without a warden: the next process itself, confined and waiting).
+                if confined.warden:
+                    self.sandbox.rearm(confined)
+                else:
+                    self._park(confined)
 
     def _remove_tmpdir(self, warden: int) -> None:
         tmpdir = self.tmpdirs.pop(warden, "")
@@ -530,6 +658,9 @@ class JanitorServer:
         _sweep()
         for pid in list(self.tmpdirs):
             self._remove_tmpdir(pid)
+        for parked in list(self.parked.values()):
+            self._drop(parked)
+        self.parked.clear()
         if self.sandbox is not None:
             self.sandbox.close()
 
