@@ -615,6 +615,24 @@ def test_an_oversized_head_gets_431_and_nothing_is_sent_on() -> None:
     asyncio.run(main())
 
 
+def test_an_oversized_response_head_gets_502_and_nothing_of_it() -> None:
+    async def huge_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: Record) -> None:
+        record.heads.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Filler: " + b"a" * (70 * 1024) + b"\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async def main() -> bytes:
+        async with upstream(huge_head) as (port, _), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            return await exchange(proxy, f"GET http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n".encode())
+
+    response = asyncio.run(main())
+    assert split(response) == (
+        b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 53\r\nConnection: close",
+        b"bingo's proxy had a response head longer than 64 KiB\n",
+    )
+
+
 def test_a_silent_client_is_dropped_at_the_head_deadline() -> None:
     async def main() -> bytes:
         async with Proxy(listener(), granting(), limits=SHORT) as proxy:
