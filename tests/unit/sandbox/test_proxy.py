@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from bingo.sandbox._peer import BUFFER
 from bingo.sandbox._proxy import Limits, Proxy
+from tests.support.summary import record
 
 WAIT = 5.0
 """Every wait in these tests is bounded by this."""
@@ -420,6 +422,55 @@ def test_many_tunnels_at_once_each_get_their_own_bytes() -> None:
         assert record.connections == 100
 
     asyncio.run(main())
+
+
+@pytest.mark.skipif(not Path("/proc/sys/net/ipv4/tcp_rmem").exists(), reason="the kernel's socket buffer limits bound the test")
+def test_a_reader_that_does_not_keep_up_holds_the_writer_back() -> None:
+    # The invariant is checked at every read, so it needs no clock: what the server has
+    # written and the client not yet read is never more than the sockets on the way can hold
+    # (the proxy's two at their kernel maximum, the test's two set small) and one buffer of
+    # the proxy's. A proxy that read without waiting for its writes would let the server run
+    # ahead by the whole download.
+    rmem = int(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()[2])
+    wmem = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
+    small, piece = 64 * 1024, 1 << 20
+    slack = 4 * small + 2 * piece + 3 * small  # the test's sockets (the kernel doubles), the server's
+    #                                           transport, the client's stream reader
+    bound = rmem + wmem + BUFFER + slack
+    total = 2 * bound
+    written = 0
+
+    async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: Record) -> None:
+        nonlocal written
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, small)
+        while written < total:
+            writer.write(b"f" * piece)
+            await writer.drain()
+            written += piece
+
+    async def main() -> int:
+        async with upstream(flood) as (port, _), Proxy(listener(), granting("127.0.0.1")) as proxy:
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, small)
+            sock.connect(proxy.address)
+            reader, writer = await asyncio.open_connection(sock=sock)
+            writer.write(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+            received = -len(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            ahead = 0
+            async with asyncio.timeout(WAIT * 6):
+                while received < total:
+                    data = await reader.read(small)
+                    assert data, "the tunnel ended early"
+                    received += len(data)
+                    ahead = max(ahead, written - received)
+                    assert written - received <= bound
+                    for _ in range(8):  # a slow reader: everyone else runs meanwhile
+                        await asyncio.sleep(0)
+            writer.close()
+            return ahead
+
+    ahead = asyncio.run(main())
+    record("proxy", "bytes a stalled reader let the writer get ahead (max)", ahead)
 
 
 def test_leaving_the_proxy_closes_every_tunnel_and_leaves_no_task() -> None:
