@@ -630,9 +630,22 @@ def test_each_process_reaches_its_own_proxy_port_and_not_anothers(world: World, 
             await spawned.ended
         return out.decode()
 
+    async def parked() -> None:
+        # The janitor confines the next process once the last one ended; wait (bounded)
+        # until it has handed it over, so that the next spawn is sure to take it.
+        from bingo.sandbox.janitor import JanitorClient
+        from bingo.sandbox.janitor._client import _key  # pyright: ignore[reportPrivateUsage]
+
+        client = JanitorClient.running()
+        async with asyncio.timeout(WAIT):
+            while _key(world.policy, False) not in client.parked:
+                await asyncio.sleep(0.01)
+
     async def go() -> list[tuple[str, bool, bool]]:
         seen: list[tuple[str, bool, bool]] = []
-        for port in (ports[0], ports[1], ports[0], ports[1]):  # the later ones in processes parked ahead
+        for index, port in enumerate((ports[0], ports[1], ports[0], ports[1])):
+            if index:
+                await parked()  # the later ones run in processes confined ahead
             out = await run(port)
             seen.append((out, _never_contacted(first), _never_contacted(second)))
         return seen

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import marshal
 import os
 import signal
 import socket
@@ -26,6 +27,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 import msgspec
 
@@ -107,6 +109,47 @@ def spawn_janitor() -> tuple[int, socket.socket]:
     return pid, ours
 
 
+_PARKED_MAX = 4
+"""Processes confined ahead that bingo keeps at most (one per policy: the `bash` tool's, a
+subagent's); the janitor does not replace one let go."""
+
+
+@dataclass(slots=True)
+class _Parked:
+    """A process confined ahead, as the janitor handed it over: its pid, the socket it waits
+    on for its order, its TMPDIR, and the directories its rules were walked from (with their
+    mtimes): if one changed, its rules are out of date and it is let go."""
+
+    pid: int
+    sock: int
+    tmpdir: str
+    walked: list[tuple[str, int]]
+
+    def fresh(self) -> bool:
+        for path, mtime in self.walked:
+            try:
+                if os.stat(path).st_mtime_ns != mtime:
+                    return False
+            except OSError:
+                return False
+        return True
+
+
+_T = TypeVar("_T")
+
+
+def _items(value: object, kind: type[_T]) -> tuple[_T, ...]:
+    """The items of `value` (a list, as `marshal` made it) that are `kind`s."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in cast("list[object]", value) if isinstance(item, kind))
+
+
+def _key(policy: Policy, netns: bool) -> tuple[object, ...]:
+    """What a process parked ahead is parked for (the janitor's `_sandbox.key`)."""
+    return (tuple(str(p) for p in policy.denied), tuple(str(p) for p in policy.writable), tuple(str(p) for p in policy.protected), netns)
+
+
 class _Outgoing(msgspec.Struct):
     """A frame waiting to be written to the janitor, with the fds its first byte carries."""
 
@@ -137,6 +180,9 @@ class JanitorClient(msgspec.Struct):
     netns: bool = False
     """Whether bingo holds the listener of this janitor's network namespace (confined
     spawns join it)."""
+    parked: dict[tuple[object, ...], _Parked] = msgspec.field(default_factory=dict[tuple[object, ...], "_Parked"])
+    """Per policy, the process the janitor forked and confined ahead, waiting for an order
+    (the `bash` tool's next command): bingo sends it straight, no janitor on the path."""
     received: deque[int] = msgspec.field(default_factory=lambda: deque[int]())
     """Fds the janitor sent (a network namespace's listener), in the order they came."""
 
@@ -205,6 +251,12 @@ class JanitorClient(msgspec.Struct):
             OSError: the janitor could not start it (nor confine it as asked), or did not
                 answer within SPAWN_WAIT.
         """
+        if policy is not None and not warden:
+            parked = self.parked.pop(_key(policy, netns), None)
+            if parked is not None:
+                started = self._start_parked(parked, path, argv, env, cwd, policy, merged)
+                if started is not None:
+                    return started
         if merged:
             stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
             stdout_r, stdout_w = os.pipe()
@@ -235,6 +287,45 @@ class JanitorClient(msgspec.Struct):
                 os.close(fd)
             raise
         return Spawned(pid=pid, stdin=stdin_w, stdout=stdout_r, stderr=stderr_r, ended=ended)
+
+    def _start_parked(
+        self, parked: _Parked, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, policy: Policy, merged: bool
+    ) -> Spawned | None:
+        """Send `parked` its order (and the far ends of new pipes); None when it cannot take
+        it (its rules are out of date, or it is gone): it is let go, and the janitor parks
+        another once it has ended."""
+        sock = socket.socket(fileno=parked.sock)
+        try:
+            if not parked.fresh():
+                return None
+            loop = asyncio.get_running_loop()
+            self.attach(loop)
+            if merged:
+                stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
+                stdout_r, stdout_w = os.pipe()
+                stderr_r, stderr_w = -1, stdout_w
+            else:
+                stdin_r, stdin_w = os.pipe()
+                stdout_r, stdout_w = os.pipe()
+                stderr_r, stderr_w = os.pipe()
+            theirs = [stdin_r, stdout_w, stderr_w]
+            ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
+            port = policy.proxy[1] if policy.proxy is not None else -1
+            order = marshal.dumps((path, list(argv), {**env, "TMPDIR": parked.tmpdir}, str(cwd), sorted(os.sched_getaffinity(0)), port))
+            try:
+                sock.sendmsg([order], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
+            except OSError:
+                for fd in ours:
+                    os.close(fd)
+                return None
+            finally:
+                for fd in set(theirs):
+                    os.close(fd)
+            ended: asyncio.Future[int | None] = loop.create_future()
+            self.exits[parked.pid] = ended
+            return Spawned(pid=parked.pid, stdin=stdin_w, stdout=stdout_r, stderr=stderr_r, ended=ended)
+        finally:
+            sock.close()
 
     async def network(self) -> tuple[socket.socket, int] | str:
         """The TCP listener on 127.0.0.1 inside the run's network namespace (made by the
@@ -361,6 +452,17 @@ class JanitorClient(msgspec.Struct):
                 answer = self.answers.pop(request_id, None)
                 if answer is not None and not answer.done():
                     answer.set_exception(OSError(0, reason))
+            case ("parked", int(pid), str(tmpdir), object() as denied, object() as writable, object() as protected, int(netns), object() as paths, object() as mtimes):
+                fd = self.received.popleft() if self.received else -1
+                if fd >= 0:
+                    key: tuple[object, ...] = (_items(denied, str), _items(writable, str), _items(protected, str), bool(netns))
+                    previous = self.parked.pop(key, None)
+                    if previous is not None:
+                        os.close(previous.sock)
+                    walked = list(zip(_items(paths, str), _items(mtimes, int), strict=False))
+                    self.parked[key] = _Parked(pid, fd, tmpdir, walked)
+                    while len(self.parked) > _PARKED_MAX:  # the oldest policy's goes
+                        os.close(self.parked.pop(next(iter(self.parked))).sock)
             case ("exit", int(pid), int(status)):
                 waiting = self.exits.pop(pid, None)
                 if waiting is not None and not waiting.done():
@@ -390,6 +492,9 @@ class JanitorClient(msgspec.Struct):
         self.answers.clear()
         self.exits.clear()
         self.outgoing.clear()  # the fds they carry are their spawners' to close
+        for parked in self.parked.values():
+            os.close(parked.sock)
+        self.parked.clear()
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, os.WNOHANG)
         if _current is self:

@@ -82,6 +82,11 @@ _END_GRACE = 1.0
 gently and sweep (at least: the longest grace a spawn asked for), before SIGKILL."""
 _NO_WARDEN = 1
 """A spawn's flag: no warden (see `_Spawn.warden`)."""
+_RELEASED = 125
+"""How a process parked ahead exits when bingo lets it go unused (EOF on its order socket).
+A command that exits 125 is taken for one: the next is then not parked, only slower."""
+_PARK_WAIT = 5.0
+"""Seconds a process parked ahead has to say it is confined."""
 _MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
 """Where closing the descriptors a plugin must not inherit stops (close_range makes it cheap)."""
 
@@ -293,20 +298,7 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
     return status
 
 
-class _Parked:
-    """A confined process forked ahead of its spawn (the `bash` tool's next command): in the
-    sandbox already, its TMPDIR made, waiting on `sock` for what to run."""
-
-    __slots__ = ("pid", "rules", "sock", "tmpdir")
-
-    def __init__(self, pid: int, sock: _socket.socket, tmpdir: str, rules: list[Any]) -> None:
-        self.pid = pid
-        self.sock = sock
-        self.tmpdir = tmpdir
-        self.rules = rules
-
-
-def _parked(plan: Any, orders: int, janitor: int, theirs: list[int]) -> None:
+def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int]) -> None:
     """In a child forked ahead of its spawn: a session of its own, confined (`plan`), then
     wait for the order (`marshal`led path, argv, env, cwd, cpus and the proxy's port, with the
     three fds), bound its TCP to that port and run it. Never returns; without an order (the janitor let go of it), it exits."""
@@ -324,6 +316,8 @@ def _parked(plan: Any, orders: int, janitor: int, theirs: list[int]) -> None:
         from . import _confine
 
         _confine.enter(plan, janitor)
+        os.write(ready, b"r")
+        os.close(ready)
         sock = _socket.socket(fileno=orders)
         data, ancillary, _flags, _address = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(_FDS * 4))
         fds: list[int] = []
@@ -331,7 +325,7 @@ def _parked(plan: Any, orders: int, janitor: int, theirs: list[int]) -> None:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 fds.extend(memoryview(payload)[: len(payload) - len(payload) % 4].cast("i"))
         if not data or len(fds) != _FDS:
-            os._exit(0)
+            os._exit(_RELEASED)
         path, argv, env, cwd, cpus, port = marshal.loads(data)
         _confine.restrict_tcp(plan.abi, port)
         _exec_plugin(_Spawn(0, path, argv, env, cwd, 0.0, cpus), fds, janitor)
@@ -416,9 +410,9 @@ class JanitorServer:
         """`_Sandbox`, made at the first confined spawn or network request."""
         self.tmpdirs: dict[int, str] = {}
         self.confined: dict[int, _Spawn] = {}
-        self.parked: dict[tuple[object, ...], _Parked] = {}
-        """Per policy, the process forked and confined ahead of the next spawn without a
-        warden (the `bash` tool's next command)."""
+        self.parked: dict[int, tuple[object, ...]] = {}
+        """The processes forked and confined ahead of the next spawn without a warden (the
+        `bash` tool's next command), handed to bingo, and their policy's key."""
         """Each confined warden's spawn, for the spare made when it ends."""
         """Each confined warden's TMPDIR, removed when the warden is reaped."""
 
@@ -485,8 +479,6 @@ class JanitorServer:
                 os.close(fd)
             self.send(("failed", spawn.request_id, 9, "the plugin's pipes did not arrive"))
             return
-        if spawn.confine is not None and not spawn.warden and self._unpark(spawn, fds):
-            return
         if spawn.confine is not None:
             try:
                 self._sandbox().prepare(spawn)
@@ -524,48 +516,26 @@ class JanitorServer:
         elif spawn.tmpdir:
             os.rmdir(spawn.tmpdir)
 
-    def _unpark(self, spawn: _Spawn, fds: list[int]) -> bool:
-        """Run `spawn` in the process parked for its policy, if there is one still good: no
-        fork and no confinement on its path. False: spawn it the usual way."""
-        from ._sandbox import key
-
-        parked = self.parked.pop(key(spawn.confine), None)
-        if parked is None:
-            return False
-        env = dict(spawn.env)
-        env["TMPDIR"] = parked.tmpdir
-        assert spawn.confine is not None
-        order = marshal.dumps((spawn.path, spawn.argv, env, spawn.cwd, spawn.cpus, spawn.confine.port))
-        payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
-        try:
-            if parked.rules != self.sandbox.current(spawn.confine):
-                raise OSError("a directory on its walk changed since it was parked")
-            parked.sock.sendmsg([order], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, payload)])
-        except OSError:
-            self._drop(parked)
-            return False
-        parked.sock.close()
-        for fd in fds:
-            os.close(fd)
-        self.wardens.add(parked.pid)
-        self.tmpdirs[parked.pid] = parked.tmpdir
-        self.confined[parked.pid] = spawn
-        self.send(("spawned", spawn.request_id, parked.pid))
-        return True
-
     def _park(self, spawn: _Spawn) -> None:
         """Fork and confine, now that nothing waits, the process the next spawn like `spawn`
-        (no warden, the same policy) will run in."""
+        (no warden, the same policy) will run in, and hand bingo its order socket
+        (`("parked", pid, tmpdir, denied, writable, protected, netns, paths, mtimes)`, the
+        socket attached; `paths` and `mtimes`: the walked directories, for bingo to see that
+        its rules still hold). bingo sends it the order itself; the janitor reports its exit
+        as a warden's, then parks the next. Nothing is handed over when it could not be
+        confined (the next spawn, made the usual way, says why)."""
+        from ._confine import remove_tree
         from ._sandbox import key
 
         wanted = key(spawn.confine)
-        if wanted in self.parked:
+        if wanted in self.parked.values():
             return
         try:
             tmpdir, plan, rules = self.sandbox.plan_ahead(spawn.confine)
         except OSError:
-            return  # the next spawn prepares its own, and says why if it cannot
+            return
         ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        ready_r, ready_w = os.pipe()
         janitor = os.getpid()
         previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, _ENDINGS)
         try:
@@ -574,30 +544,55 @@ class JanitorServer:
             pid = -1
         if pid == 0:
             ours.close()
-            _parked(plan, theirs.detach(), janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds])
+            os.close(ready_r)
+            _parked(plan, theirs.detach(), ready_w, janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds])
         _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
         theirs.close()
+        os.close(ready_w)
         os.close(plan.ruleset)
-        if pid < 0:
-            ours.close()
-            os.rmdir(tmpdir)
-            return
-        self.parked[wanted] = _Parked(pid, ours, tmpdir, rules)
-
-    def _drop(self, parked: _Parked) -> None:
-        """Let a parked process go (it exits on EOF; SIGKILL makes sure), and its TMPDIR."""
-        parked.sock.close()
         try:
-            os.kill(parked.pid, _signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        from ._confine import remove_tree
-
-        remove_tree(parked.tmpdir)
+            # poll, not select: the walk's fds push new ones past select's 1024.
+            waiting = select.poll()
+            waiting.register(ready_r, select.POLLIN)
+            ready = pid > 0 and bool(waiting.poll(_PARK_WAIT * 1000)) and os.read(ready_r, 1) == b"r"
+        except OSError:
+            ready = False
+        os.close(ready_r)
+        if not ready:
+            ours.close()
+            if pid > 0:
+                try:
+                    os.kill(pid, _signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+            remove_tree(tmpdir)
+            return
+        self.wardens.add(pid)
+        self.tmpdirs[pid] = tmpdir
+        self.confined[pid] = spawn
+        self.parked[pid] = wanted
+        confine = spawn.confine
+        assert confine is not None
+        walked = [each for rule in rules for each in rule.walked]
+        message: Message = (
+            "parked", pid, tmpdir, confine.denied, confine.writable, confine.protected, int(confine.netns),
+            [path for path, _mtime in walked], [mtime for _path, mtime in walked],
+        )
+        data = encode(message)
+        try:
+            sent = self.control.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ours.fileno().to_bytes(4, sys.byteorder))])
+            if sent < len(data):
+                self.control.sendall(data[sent:])
+        except OSError:
+            self.ending = True
+        ours.close()
 
     def reap(self) -> None:
         for pid, status in _reap_all(frozenset(self.wardens)):
             self.wardens.discard(pid)
+            # One bingo let go unused (out of date, or one too many) is not replaced.
+            released = self.parked.pop(pid, None) is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _RELEASED
             self.send(("exit", pid, status))
             if os.WIFSIGNALED(status):
                 # It may have died before its sweep (SIGKILLed with its group): what it
@@ -610,7 +605,7 @@ class JanitorServer:
                 # (without a warden: the next process itself, confined and waiting).
                 if confined.warden:
                     self.sandbox.rearm(confined)
-                else:
+                elif not released:
                     self._park(confined)
 
     def _remove_tmpdir(self, warden: int) -> None:
@@ -658,9 +653,6 @@ class JanitorServer:
         _sweep()
         for pid in list(self.tmpdirs):
             self._remove_tmpdir(pid)
-        for parked in list(self.parked.values()):
-            self._drop(parked)
-        self.parked.clear()
         if self.sandbox is not None:
             self.sandbox.close()
 
