@@ -44,7 +44,9 @@ the `bash` tool's); the five fields after it: the `Policy` to confine it by (ADR
 the run's network namespace; `("network", id)`: the listener of that namespace (made on first
 asking). janitor → bingo: `("spawned", id, pid)`, `("failed", id, errno, text)`, `("exit",
 pid, wait_status)`, `("network", id, port)` with the listener's fd attached, `("nonetwork",
-id, reason)`. It never touches the plugin's pipes otherwise, and speaks no JSON-RPC. Linux
+id, reason)`, `("parked", pid, tmpdir, denied, writable, protected, netns, paths, mtimes)`
+with the order socket of a process confined ahead (`JanitorServer._park`; bingo sends it
+its command itself, and hears its exit as a warden's). It never touches the plugin's pipes otherwise, and speaks no JSON-RPC. Linux
 only. It does not own bingo's end (`_client.py`).
 """
 
