@@ -35,7 +35,9 @@ tests/unit/sandbox/):
   and stdio MCP servers; `tools.BashTool(policy=...)` (or its `policy` attribute, or its
   `policy_for(call)` overridden) for the `bash` tool; both through `spawn(...)` here, which
   raises OSError (one line: what was refused) when the process cannot be confined as asked:
-  never silently unconfined. None: today's unconfined spawn, unchanged.
+  never silently unconfined. None: today's unconfined spawn, unchanged. The `bash` tool's
+  commands (`spawn(..., warden=False)`) run in a process the janitor confined ahead, one
+  per policy (at most four), waiting from the end of the previous command of that policy.
 
 What a confined process gets, whatever it does (ADR-0030): reads everywhere but
 `Policy.denied` (names stay listable; contents are refused); writes only beneath
