@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TypeGuard, TypeVar
 
 import msgspec
 
@@ -138,11 +138,15 @@ class _Parked:
 _T = TypeVar("_T")
 
 
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
+
+
 def _items(value: object, kind: type[_T]) -> tuple[_T, ...]:
     """The items of `value` (a list, as `marshal` made it) that are `kind`s."""
-    if not isinstance(value, list):
+    if not _is_list(value):
         return ()
-    return tuple(item for item in cast("list[object]", value) if isinstance(item, kind))
+    return tuple(item for item in value if isinstance(item, kind))
 
 
 def _key(policy: Policy, netns: bool) -> tuple[object, ...]:
