@@ -24,6 +24,12 @@ so that the degraded path (Landlock TCP rules, no network namespace) is tested o
 that has them. Never set by bingo itself."""
 
 
+refused = ""
+"""Why the run's network namespace could not be made, once `proxy_listener` found out (the
+kernel's settings may allow user namespaces while a container's seccomp profile or a
+security module refuses them): `probe()` says it from then on."""
+
+
 async def proxy_listener() -> tuple[socket.socket | None, str]:
     """The TCP socket listening on 127.0.0.1:PORT inside the run's network namespace, for
     bingo's proxy to accept on (the caller owns it; `getsockname()` names the port that
@@ -34,9 +40,11 @@ async def proxy_listener() -> tuple[socket.socket | None, str]:
         return None, "network namespaces are Linux's"
     if _NO_USERNS:
         return None, "unprivileged user namespaces are refused (forced by a test)"
+    global refused
     client = JanitorClient.running()
     got = await client.network()
     if isinstance(got, str):
+        refused = got
         return None, got
     client.netns = True
     return got[0], ""

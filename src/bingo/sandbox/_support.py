@@ -71,14 +71,23 @@ def weaknesses(landlock: int, userns: bool) -> tuple[str, ...]:
 
 def probe() -> Support:
     """What this kernel offers (Landlock's ABI, user + network namespaces, seccomp), read
-    without changing anything; about a millisecond (it loads `ctypes`)."""
+    without changing anything; about two milliseconds the first time (it loads `ctypes`).
+    Whether a user namespace can really be made is known once `proxy_listener()` tried:
+    if it failed, the reason is among `missing` and the degraded path among `weaker`."""
+    from ._run import refused
     from .janitor._confine import examine
 
     found = examine()
+    userns, missing = found.userns, list(found.missing)
+    if userns and refused:
+        # Allowed by the kernel's settings, refused when made (a container's seccomp
+        # profile, a security module): said from then on.
+        userns = False
+        missing.append(refused)
     return Support(
         landlock=found.landlock,
-        userns=found.userns,
+        userns=userns,
         seccomp=found.seccomp,
-        missing=tuple(found.missing),
-        weaker=weaknesses(found.landlock, found.userns) if found.landlock and found.seccomp else (),
+        missing=tuple(missing),
+        weaker=weaknesses(found.landlock, userns) if found.landlock and found.seccomp else (),
     )

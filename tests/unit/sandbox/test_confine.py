@@ -658,3 +658,13 @@ def test_each_process_reaches_its_own_proxy_port_and_not_anothers(world: World, 
         mine, other = (ports[0], ports[1]) if index % 2 == 0 else (ports[1], ports[0])
         assert f"{mine} reached" in out and f"{other} refused" in out, out
         assert (first_quiet, second_quiet) == ((False, True) if index % 2 == 0 else (True, False))
+
+
+def test_a_namespace_refused_when_made_is_said_by_the_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kernel's settings may allow user namespaces while a container's seccomp profile
+    # refuses them: once proxy_listener() found out, probe() says so, never silently.
+    monkeypatch.setattr(_run, "refused", "a user namespace could not be used (making a user namespace: Operation not permitted)")
+    support = probe()
+    assert not support.userns
+    assert any("Operation not permitted" in line for line in support.missing)
+    assert any("proxy's port" in line or "directly" in line for line in support.weaker)
