@@ -42,6 +42,8 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     "hook-allow": [("behaviour.hook.gatekeeper.before", "fail", "answered hook/decide with outcome 'allow', which decides nothing")],
     # A redirect is wire the host reads; that it names another tool is worth a warning.
     "hook-redirect": [("behaviour.hook.gatekeeper.before", "warn", "redirected a call of bingo-check to 'bash'")],
+    # Its 20 MiB answer fails the call at once (issue 23 item 9), never a wait for the deadline.
+    "huge-answer": [("call.poke.answer", "fail", "past the 16 MiB bingo keeps of one message")],
     "huge-line": [("behaviour.stdout", "fail", "line longer than the limit")],
     # A flood: its answer to an 8 MiB id comes after 180 MiB of methods, past the call's
     # deadline on a loaded machine, so only the methods are sure to be read before it stops.
@@ -70,6 +72,8 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
 PASSING: dict[str, str] = {
     "partial-lines": "a message written in pieces is one line all the same: bingo reads to the newline",
     "dies-streaming": "its fault is in provider/stream, which the checker never calls (a model call may cost money)",
+    "mcp-huge-result": "an MCP server: the checker does not speak MCP to it (tests/e2e/test_hostile_peers.py does)",
+    "mcp-list-flood": "an MCP server: the checker does not speak MCP to it (tests/e2e/test_hostile_peers.py does)",
 }
 """Members whose fault is no rule of the wire the checker can see, and why."""
 
