@@ -78,8 +78,10 @@ def network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return str(request.param)
 
 
-async def _run_confined(argv: list[str], policy: Policy, cwd: Path, env: dict[str, str] | None = None) -> tuple[str, int | None]:
-    spawned = await spawn(argv[0], argv, env if env is not None else dict(os.environ), cwd, grace=1.0, policy=policy, merged=True)
+async def _run_confined(
+    argv: list[str], policy: Policy, cwd: Path, env: dict[str, str] | None = None, *, warden: bool = True
+) -> tuple[str, int | None]:
+    spawned = await spawn(argv[0], argv, env if env is not None else dict(os.environ), cwd, grace=1.0, policy=policy, merged=True, warden=warden)
 
     def read() -> bytes:
         chunks: list[bytes] = []
@@ -175,7 +177,35 @@ def test_each_process_has_a_tmpdir_of_its_own_removed_when_it_ends(world: World)
     tmpdir, mode, content = first
     assert (mode, content) == ("700", "x")
     assert second[0] != tmpdir
-    assert not Path(tmpdir).exists()  # removed once its warden ended, before the exit was told
+    # Removed when the janitor reaped its warden, before it read the next spawn.
+    assert not Path(tmpdir).exists()
+
+
+def test_a_process_confined_ahead_has_its_own_tmpdir_removed_when_it_ends(world: World) -> None:
+    # The bash tool's commands: the first forked at its call, the next ones confined ahead.
+    from bingo.sandbox.janitor import JanitorClient
+    from bingo.sandbox.janitor._client import _key  # pyright: ignore[reportPrivateUsage]
+
+    command = ["/bin/bash", "-c", 'echo $TMPDIR; stat -c %a "$TMPDIR"; echo x > "$TMPDIR/f" && cat "$TMPDIR/f"']
+
+    async def go() -> list[list[str]]:
+        seen: list[list[str]] = []
+        client = JanitorClient.running()
+        for index in range(3):
+            if index:
+                netns = client.netns and not _run._NO_USERNS  # pyright: ignore[reportPrivateUsage]
+                async with asyncio.timeout(WAIT):
+                    while _key(world.policy, netns) not in client.parked:
+                        await asyncio.sleep(0.01)
+            out, _code = await _run_confined(command, world.policy, world.project, warden=False)
+            seen.append(out.split())
+        return seen
+
+    seen = asyncio.run(go())
+    tmpdirs = [each[0] for each in seen]
+    assert all(each[1:] == ["700", "x"] for each in seen), seen
+    assert len(set(tmpdirs)) == 3
+    assert not any(Path(tmpdir).exists() for tmpdir in tmpdirs[:2])
 
 
 # --- other processes ------------------------------------------------------------------------
