@@ -456,7 +456,10 @@ class JanitorClient(msgspec.Struct):
                 answer = self.answers.pop(request_id, None)
                 if answer is not None and not answer.done():
                     answer.set_exception(OSError(0, reason))
-            case ("parked", int(pid), str(tmpdir), object() as denied, object() as writable, object() as protected, int(netns), object() as paths, object() as mtimes):
+            case (
+                "parked", int(pid), str(tmpdir), object() as denied, object() as writable, object() as protected,
+                int(netns), object() as paths, object() as mtimes,
+            ):
                 fd = self.received.popleft() if self.received else -1
                 if fd >= 0:
                     key: tuple[object, ...] = (_items(denied, str), _items(writable, str), _items(protected, str), bool(netns))

@@ -430,10 +430,11 @@ _ERRNO = 0x00050000
 def seccomp_program(machine: str) -> bytes:
     """The filter every confined process runs under (BPF, as `struct sock_filter[]`): no
     socket but TCP over IPv4/IPv6 (no UDP, raw, packet, netlink, nor AF_UNIX: socketpair
-    stays), no TCP Fast Open (a connect inside sendto/sendmsg), no new namespaces (unshare, clone's CLONE_NEW*, clone3 answered ENOSYS so that
-    libc falls back to clone), no setns, no mounts, no io_uring (its operations would pass
-    the socket check), no keyrings, modules, kexec, bpf, perf, userfaultfd or file handles.
-    Another ABI's system calls (x32, i386) kill the process."""
+    stays), no TCP Fast Open (a connect inside sendto/sendmsg), no new namespaces (unshare,
+    clone's CLONE_NEW*, clone3 answered ENOSYS so that libc falls back to clone), no setns,
+    no mounts, no io_uring (its operations would pass the socket check), no keyrings,
+    modules, kexec, bpf, perf, userfaultfd or file handles. Another ABI's system calls (x32,
+    i386) kill the process."""
     table = _MACHINES[machine]
     code: list[tuple[int, int, int, Any]] = []  # (op, jt label, jf label, k); labels resolved below
     eperm = _ERRNO | _EPERM

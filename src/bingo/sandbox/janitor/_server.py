@@ -302,8 +302,9 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
 
 def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int]) -> None:
     """In a child forked ahead of its spawn: a session of its own, confined (`plan`), then
-    wait for the order (`marshal`led path, argv, env, cwd, cpus and the proxy's port, with the
-    three fds), bound its TCP to that port and run it. Never returns; without an order (the janitor let go of it), it exits."""
+    wait for the order (`marshal`led path, argv, env, cwd, cpus and the proxy's port, with
+    the three fds), bound its TCP to that port and run it. Never returns; without an order
+    (bingo let go of it) it exits `_RELEASED`."""
     try:
         _signal.set_wakeup_fd(-1)
         for fd in theirs:
@@ -329,7 +330,11 @@ def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int])
         if not data or len(fds) != _FDS:
             os._exit(_RELEASED)
         path, argv, env, cwd, cpus, port = marshal.loads(data)
-        _confine.restrict_tcp(plan.abi, port)
+        try:
+            _confine.restrict_tcp(plan.abi, port)
+        except OSError as exc:
+            os.write(fds[2], ("cannot run %s: its network could not be bounded: %s\n" % (path, exc.strerror)).encode())
+            os._exit(127)
         _exec_plugin(_Spawn(0, path, argv, env, cwd, 0.0, cpus), fds, janitor)
     except BaseException:
         pass
@@ -583,7 +588,8 @@ class JanitorServer:
         )
         data = encode(message)
         try:
-            sent = self.control.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ours.fileno().to_bytes(4, sys.byteorder))])
+            attached = ours.fileno().to_bytes(4, sys.byteorder)
+            sent = self.control.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, attached)])
             if sent < len(data):
                 self.control.sendall(data[sent:])
         except OSError:
