@@ -698,3 +698,29 @@ def test_a_namespace_refused_when_made_is_said_by_the_probe(monkeypatch: pytest.
     assert not support.userns
     assert any("Operation not permitted" in line for line in support.missing)
     assert any("proxy's port" in line or "directly" in line for line in support.weaker)
+
+
+def test_the_tmpdirs_of_a_killed_janitor_are_removed_by_the_next(world: World) -> None:
+    # A janitor SIGKILLed cannot remove the TMPDIRs it made (here: the one of the process it
+    # confined ahead); the next janitor's first confined spawn does.
+    from bingo.sandbox.janitor import JanitorClient
+    from bingo.sandbox.janitor._client import _key  # pyright: ignore[reportPrivateUsage]
+
+    async def go() -> tuple[str, str]:
+        client = JanitorClient.running()
+        await _run_confined(["/bin/true"], world.policy, world.project, warden=False)
+        wanted = _key(world.policy, client.netns and not _run._NO_USERNS)  # pyright: ignore[reportPrivateUsage]
+        async with asyncio.timeout(WAIT):
+            while wanted not in client.parked:
+                await asyncio.sleep(0.01)
+        left = client.parked[wanted].tmpdir
+        os.kill(client.pid, signal.SIGKILL)
+        async with asyncio.timeout(WAIT):
+            while client.alive:  # it reads EOF on the janitor's socket
+                await asyncio.sleep(0.01)
+        out, _code = await _run_confined(["/bin/sh", "-c", "echo $TMPDIR"], world.policy, world.project)
+        return left, out.strip()
+
+    left, fresh = asyncio.run(go())
+    assert Path(left).parent == Path(fresh).parent
+    assert not Path(left).exists()

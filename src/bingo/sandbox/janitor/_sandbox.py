@@ -43,6 +43,9 @@ class Sandbox:
         self.spares: dict[tuple[object, ...], tuple[str, int, list[_confine.Rules]]] = {}
         """Per policy, the TMPDIR and ruleset made ahead for its next spawn."""
         self.last_cap = int(_confine.read("/proc/sys/kernel/cap_last_cap") or "40")
+        self.base = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+        """Where each process's TMPDIR is made: `bingo-<janitor's pid>-<random>`."""
+        _remove_orphans(self.base)
         import resource
 
         self.nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -139,8 +142,7 @@ class Sandbox:
 
     def _arm(self, confine: Any) -> tuple[str, int, list[_confine.Rules]]:
         """A new TMPDIR (0700) and a ruleset holding the policy's rules and that TMPDIR."""
-        base = os.environ.get("TMPDIR") or "/tmp"
-        tmpdir = os.path.join(os.path.realpath(base), "bingo-" + os.urandom(6).hex())
+        tmpdir = os.path.join(self.base, f"bingo-{os.getpid()}-{os.urandom(6).hex()}")
         os.mkdir(tmpdir, 0o700)
         try:
             rules = self._rules(confine.denied, confine.writable, confine.protected)
@@ -158,6 +160,29 @@ class Sandbox:
             os.close(ruleset)
             _confine.remove_tree(tmpdir)
         self.spares.clear()
+
+
+def _remove_orphans(base: str) -> None:
+    """Remove the TMPDIRs a janitor that is gone left behind (one SIGKILLed cannot clean up):
+    ours (same owner), named for a pid that is not running."""
+    from .proc import alive
+
+    me = os.geteuid()
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for entry in entries:
+        parts = entry.name.split("-")
+        if len(parts) != 3 or parts[0] != "bingo" or not parts[1].isdigit():
+            continue
+        try:
+            if entry.is_symlink() or not entry.is_dir() or entry.stat().st_uid != me:
+                continue
+        except OSError:
+            continue
+        if not alive(int(parts[1])):
+            _confine.remove_tree(entry.path)
 
 
 def key(confine: Any) -> tuple[object, ...]:
