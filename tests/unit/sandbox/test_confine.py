@@ -724,3 +724,27 @@ def test_the_tmpdirs_of_a_killed_janitor_are_removed_by_the_next(world: World) -
     left, fresh = asyncio.run(go())
     assert Path(left).parent == Path(fresh).parent
     assert not Path(left).exists()
+
+
+# --- what the janitor keeps -------------------------------------------------------------
+
+
+def test_many_policies_beside_a_crowded_directory_never_run_the_janitor_out_of_files(tmp_path: Path) -> None:
+    # Each policy's walk holds an O_PATH fd per entry of every directory above a denied path:
+    # 30 policies beside 3,000 entries are 90,000 fds, past the janitor's 65,536, unless the
+    # walks it keeps are bounded (the full suite met this: every test is its own policy).
+    crowded = (tmp_path / "crowded").resolve()
+    crowded.mkdir()
+    for index in range(3000):
+        (crowded / f"f{index}").touch()
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    out = ""
+    for index in range(30):
+        secret = crowded / f"secret{index}"
+        secret.mkdir()
+        (secret / "key").write_text("PLANTED\n")
+        policy = Policy(denied=(secret,), writable=(project,), protected=(), proxy=None)
+        out, code = confined(["/bin/bash", "-c", f"cat {secret}/key; echo ran {index}"], policy, project)
+        assert code == 0, out
+    assert out.endswith("ran 29\n") and "PLANTED" not in out

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Sandbox", "key"]
 
+_KEPT_RULES = 8
+"""Walked rules kept at once, the least recently used let go past it: each holds an O_PATH
+fd for every entry of every directory on its walk (thousands beside a busy /tmp), and a run
+has a few policies (bash's, one per plugin) while a long-lived process may meet many."""
+
 _NOFILE = 1 << 16
 """The janitor's soft limit on open files once it holds rules (each walked entry is an
 O_PATH fd); a confined process gets the limit the janitor started with."""
@@ -69,7 +74,7 @@ class Sandbox:
         keys = ((tuple(denied), (), ()), (tuple(denied), tuple(writable), tuple(protected)))
         found: list[_confine.Rules] = []
         for index, key in enumerate(keys):
-            rules = self.rules.get(key)
+            rules = self.rules.pop(key, None)
             if rules is not None and rules.stale():
                 rules.close()
                 rules = None
@@ -78,8 +83,13 @@ class Sandbox:
                     rules = _confine.Rules.reading(denied)
                 else:
                     rules = _confine.Rules.writing(writable, protected, denied)
-                self.rules[key] = rules
+            self.rules[key] = rules  # the most recently used last
             found.append(rules)
+        while len(self.rules) > _KEPT_RULES:
+            oldest = next(iter(self.rules))
+            if any(oldest == wanted for wanted in keys):
+                break
+            self.rules.pop(oldest).close()  # a ruleset made from it holds what it needs
         return found
 
     def prepare(self, spawn: Any) -> None:
