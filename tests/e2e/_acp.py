@@ -49,6 +49,8 @@ class Recorder:
     updates: list[tuple[str, Any]] = field(default_factory=lambda: [])
     asked: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=lambda: [])
     asked_event: asyncio.Event = field(default_factory=asyncio.Event)
+    updated: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set at each update."""
     hold: asyncio.Event | None = None
     """When set, a permission request waits for this before it is answered."""
     declined: frozenset[str] = frozenset()
@@ -68,6 +70,14 @@ class Recorder:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
+        self.updated.set()
+
+    async def agent_said(self, words: str) -> None:
+        """Return once the agent's text holds `words` (an update may be handled after the
+        answer to the request that caused it); the caller bounds the wait."""
+        while words not in self.agent_text():
+            self.updated.clear()
+            await self.updated.wait()
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse | None:
         assert self.files is not None

@@ -96,7 +96,9 @@ def test_an_editor_loads_a_session_by_its_whole_id_only(tmp_path: Path) -> None:
                 await conn.load_session(cwd=str(box.project), session_id=session[:-2])
             assert f"no session {session[:-2]}: a session is loaded by its whole id" in str(partial.value)
             await conn.load_session(cwd=str(box.project), session_id=session)
+            await asyncio.wait_for(client.agent_said(said), 10)
 
+    said = f"bingo: session {session} belongs to another project, {other}; it continues here, in {box.project}"
     asyncio.run(asyncio.wait_for(load(), 60))
     assert client.user_text() == "the secret word is kumquat"  # the whole id loads it
-    assert f"bingo: session {session} belongs to another project, {other}; it continues here, in {box.project}" in client.agent_text()
+    assert said in client.agent_text()
