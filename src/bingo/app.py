@@ -47,6 +47,7 @@ from .kernel.registry import BUILTIN, Registry
 from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, left_out_of, load_settings, unsafe_layers
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
+from .sandbox import Sandbox, SandboxCommand
 from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
 from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, is_array, is_object, too_deep
 
@@ -87,6 +88,8 @@ class Options(msgspec.Struct, frozen=True):
     """`--call`: the check calls each tool too."""
     check_json: bool = False
     """`--json`: the check's report as one JSON document."""
+    no_sandbox: bool = False
+    """`--no-sandbox`: this run without the sandbox (INTERFACE.md §9)."""
 
 
 class _LazySession(msgspec.Struct):
@@ -163,6 +166,8 @@ def _overrides(options: Options) -> dict[str, Json]:
         out["provider"] = options.provider
     if options.model:
         out["model"] = options.model
+    if options.no_sandbox:
+        out["sandbox"] = {"mode": "off"}
     return out
 
 
@@ -232,12 +237,16 @@ async def run_app(options: Options) -> int:
     if state.pending:
         notices.say("bingo", left_out_notice(state, sources), "warning")
     run_sources, listed = admitted(sources, state)
+    for line in settings.sandbox.problems:
+        notices.say("bingo", line, "warning")
+    sandbox = Sandbox(settings.sandbox, home=user_home, bingo_home=home, project=project, environ=environ, notices=notices, matrix_token=settings.matrix.access_token_env)
+    sandbox.start()  # SettingsError (exit 2) when it is required and cannot be in force
     registry = Registry(notices)
-    for tool in builtin_tools(str(project)):
+    for tool in builtin_tools(str(project), sandbox=sandbox):
         # By name: reading a built-in's spec would import its module, which only a model
         # turn needs.
         registry.add_tool(tool, name=tool.name)
-    gate = Gate(settings.permissions, project=str(project))
+    gate = Gate(settings.permissions, project=str(project), sandboxed=sandbox.in_force)
     session = _LazySession(data_dir / "sessions.db", str(project))
     try:
         messages: list[Message] = []
@@ -249,7 +258,7 @@ async def run_app(options: Options) -> int:
         if session.id is not None:
             messages = history(session.store.frames(session.id))
         notices.listen(session.notice)
-        async with PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd, choose_model=_model_chooser(settings, registry, environ)) as plugins:
+        async with sandbox, PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd, choose_model=_model_chooser(settings, registry, environ), sandbox=sandbox) as plugins:
             await plugins.start()
             # Once the tools are known (registered from the handshakes or the cache): the
             # rules that can match none of them, and failClosed names that are no plugin.
@@ -263,16 +272,16 @@ async def run_app(options: Options) -> int:
                 if options.channel is not None:
                     from .surfaces.channel import serve_matrix
 
-                    make_room = _rooms(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, cwd=cwd, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
+                    make_room = _rooms(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, cwd=cwd, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox), sandbox_command=SandboxCommand(sandbox))
                     return await serve_matrix(settings.matrix, environ=environ, data_dir=data_dir, make_room=make_room)
                 if options.acp:
                     from . import __version__
                     from .surfaces.acp import AcpLog, serve_acp
 
                     assert isinstance(surface, AcpLog)  # chosen above for --acp
-                    make_session = _editor_sessions(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state)))
+                    make_session = _editor_sessions(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox), sandbox_command=SandboxCommand(sandbox))
                     async with contextlib.AsyncExitStack() as editor_plugins:  # the editor's MCP servers, gone on return
-                        host_mcp = _editor_mcp(editor_plugins, registry=registry, notices=notices, settings=settings, data_dir=data_dir, plugins={source.name for source in sources})
+                        host_mcp = _editor_mcp(editor_plugins, registry=registry, notices=notices, settings=settings, data_dir=data_dir, plugins={source.name for source in sources}, sandbox=sandbox)
                         return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
                 conversation = Conversation(
                     registry=registry,
@@ -292,7 +301,7 @@ async def run_app(options: Options) -> int:
                 choose_model = _model_chooser(settings, registry, environ)
 
                 chosen, compact = _before_a_turn(lambda: conversation, choose_model)
-                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state))):
+                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state), sandbox), SandboxCommand(sandbox)):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
                 registry.add_command(UsageCommand(lambda: conversation.used, lambda: spent(session.store.frames(session.id)) if session.id else None))
@@ -310,6 +319,7 @@ async def run_app(options: Options) -> int:
                     for command in terminal_commands(run):
                         registry.add_command(command)
                     conversation.on_always = run.remember
+                    sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
                     opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages)
                     return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used)
                 finally:
@@ -409,7 +419,7 @@ class _RoomContext(msgspec.Struct):
         return []
 
 
-def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, cwd: Path, environ: dict[str, str], plugins_command: Command) -> MakeRoom:
+def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, cwd: Path, environ: dict[str, str], plugins_command: Command, sandbox_command: Command) -> MakeRoom:
     """The maker of each channel room's run: its own session and conversation over the
     run's one registry, gate, hooks and plugins. The commands that act on "this session"
     find the room's through a context variable its worker sets when it makes the room."""
@@ -420,7 +430,7 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     choose = _model_chooser(settings, registry, environ)
 
     chosen, compact = _before_a_turn(lambda: current.get()[0], choose)
-    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), _RoomContext(lambda: current.get()[0], chosen), plugins_command):
+    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), _RoomContext(lambda: current.get()[0], chosen), plugins_command, sandbox_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
 
@@ -475,7 +485,7 @@ def _system_prompt(notices: Notices, said: set[str], *, cwd: Path, project: Path
     return prompt.text
 
 
-def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, environ: dict[str, str], plugins_command: Command) -> MakeSession:
+def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, environ: dict[str, str], plugins_command: Command, sandbox_command: Command) -> MakeSession:
     """The maker of each ACP session's run, as `_rooms` makes a room's: its own session (stored
     under the id the editor was given) and conversation, in the cwd the editor named, over the
     run's one registry, gate, hooks and plugins. There is no /exit: the editor ends a session."""
@@ -483,7 +493,7 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
 
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_acp_run")
     said: set[str] = set()  # the instruction files left out, named once a run however many sessions
-    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command):
+    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command, sandbox_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
     choose = _model_chooser(settings, registry, environ)
@@ -525,7 +535,7 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
     return make
 
 
-def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path, plugins: set[str]) -> HostMcp:
+def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path, plugins: set[str], sandbox: Sandbox) -> HostMcp:
     """The host of the MCP servers an editor passes with its sessions: each a plugin of this
     run (the user's own, as the editor's settings are), its tools untrusted and under the
     gate like every plugin's, started once however many sessions pass it, and stopped when
@@ -563,7 +573,7 @@ def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices
             server = McpServer(command=spec.command, args=list(spec.args), env=dict(spec.env), url=spec.url, headers=dict(spec.headers), type="http" if spec.url else None)
             fresh.append(PluginSource(name=spec.name, layer="user", root=Path(cwd), manifest=mcp_manifest(spec.name, server), problem=None, base=Path(cwd)))
         if fresh:
-            plugins_host = await stack.enter_async_context(PluginHost(sources=fresh, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=Path(cwd), cache=False))
+            plugins_host = await stack.enter_async_context(PluginHost(sources=fresh, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=Path(cwd), cache=False, sandbox=sandbox))
             await plugins_host.start()
 
     return host
@@ -646,6 +656,17 @@ class Run(msgspec.Struct):
         """Append `rule` to `permissions.allow` in `<project>/.bingo/settings.local.json`
         (a "yes, always"), merged into what the file holds, written atomically, and kept
         trusted as written (`trust.keep_written`)."""
+        self._save_local(("permissions", "allow"), rule, rule)
+
+    def remember_host(self, who: str, host: str) -> None:
+        """Save the host an "always" answered for `who` (`bash`: `sandbox.network.allow`; a
+        plugin: `plugins.<who>.sandbox.network`) in `settings.local.json`, as `remember` does."""
+        keys = ("sandbox", "network", "allow") if who == "bash" else ("plugins", who, "sandbox", "network")
+        self._save_local(keys, host, f"the host {host} for {who}")
+
+    def _save_local(self, keys: tuple[str, ...], value: str, what: str) -> None:
+        """Append `value` to the list at `keys` in `<project>/.bingo/settings.local.json`,
+        merged into what the file holds, written atomically, kept trusted as written."""
         from .bridge import keep_written
 
         project = Path(self.session.project)
@@ -659,23 +680,25 @@ class Run(msgspec.Struct):
                 raise ValueError("not a JSON object")
             # What the file gave beyond deny and ask before bingo touched it: the person never saw it.
             untrusted = before is not None and bool(left_out_of(data))
-            permissions: Json = data.setdefault("permissions", {})
-            allow: Json = permissions.setdefault("allow", []) if is_object(permissions) else None
-            if not is_array(allow):
-                raise ValueError("permissions.allow is not a list")
-            if rule not in allow:
-                allow.append(rule)
+            here: Json = data
+            for key in keys[:-1]:
+                here = here.setdefault(key, {}) if is_object(here) else None
+            items: Json = here.setdefault(keys[-1], []) if is_object(here) else None
+            if not is_array(items):
+                raise ValueError(f"{'.'.join(keys)} is not a list")
+            if value not in items:
+                items.append(value)
             after = (json.dumps(data, indent=2) + "\n").encode("utf-8")
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, after, within=project)  # never through a link a repository planted
             if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
-                self.surface.notice(Notice(source="bingo", message=f"{one_line(rule)} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
+                self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
             else:
-                self.surface.notice(Notice(source="bingo", message=f"allowed {one_line(rule)} from now on: saved in {path}"))
+                self.surface.notice(Notice(source="bingo", message=f"allowed {one_line(what)} from now on: saved in {path}"))
         except OSError as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{one_line(rule)} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
+            self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
         except (ValueError, RecursionError, TrustError) as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{one_line(rule)} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
+            self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
 
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn, and show what became of it; the exit status."""

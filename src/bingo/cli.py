@@ -37,7 +37,7 @@ CHANNELS = ("matrix",)
 """The IM channels `--channel` takes (INTERFACE.md §7b)."""
 
 
-_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust", "--acp": "acp", "--call": "check_call", "--json": "check_json"}
+_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust", "--acp": "acp", "--call": "check_call", "--json": "check_json", "--no-sandbox": "no_sandbox"}
 """The switches the quick reader knows, by spelling, and the Options field each sets."""
 _VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow", "--channel": "channel", "--check-plugin": "check_plugin"}
 """The options taking a value (the next argument), and the Options field each sets."""
@@ -91,6 +91,7 @@ def _quick(argv: Sequence[str]) -> Options | None:
         check_plugin=values.get("check_plugin"),
         check_call="check_call" in switches,
         check_json="check_json" in switches,
+        no_sandbox="no_sandbox" in switches,
     )
 
 
@@ -140,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--call", dest="check_call", action="store_true", help="with --check-plugin: call each tool too, with an input made from its schema")
     p.add_argument("--json", dest="check_json", action="store_true", help="with --check-plugin: the report as one JSON document")
     p.add_argument("--acp", action="store_true", help="speak the Agent Client Protocol on stdio, for an editor, instead of drawing a terminal")
+    p.add_argument("--no-sandbox", dest="no_sandbox", action="store_true", help="run this once without the sandbox: bash and every plugin reach what you can (bash is asked about again)")
     p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
 
@@ -186,6 +188,7 @@ def _parsed(argv: Sequence[str]) -> Options:
         check_plugin=ns.check_plugin,
         check_call=ns.check_call,
         check_json=ns.check_json,
+        no_sandbox=ns.no_sandbox,
     )
 
 

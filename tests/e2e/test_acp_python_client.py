@@ -54,7 +54,7 @@ def test_a_prompt_streams_the_models_text_and_offers_the_commands(tmp_path: Path
 
 def test_a_tool_call_asks_and_allow_once_runs_it(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("done")]])
+    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("done")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["allow_once"])
 
     async def go() -> None:
@@ -76,7 +76,7 @@ def test_a_tool_call_asks_and_allow_once_runs_it(tmp_path: Path) -> None:
 
 def test_reject_does_not_run_the_call_and_the_model_is_told(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]])
+    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["reject_once"])
 
     async def go() -> None:
@@ -94,7 +94,7 @@ def test_reject_does_not_run_the_call_and_the_model_is_told(tmp_path: Path) -> N
 
 def test_a_cancelled_permission_request_is_a_no(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]])
+    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["cancelled"])
 
     async def go() -> None:
@@ -111,7 +111,7 @@ def test_a_cancelled_permission_request_is_a_no(tmp_path: Path) -> None:
 def test_allow_always_saves_the_terminals_narrow_rule_and_asks_no_more(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     call = {"command": "echo hi >> log.txt"}
-    use_scripted_model(box, [[tool("c1", "bash", call)], [tool("c2", "bash", call)], [say("twice")]])
+    use_scripted_model(box, [[tool("c1", "bash", call)], [tool("c2", "bash", call)], [say("twice")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["allow_always"])
 
     async def go() -> None:

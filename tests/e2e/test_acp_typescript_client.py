@@ -91,7 +91,7 @@ def test_a_prompt_is_streamed_and_a_slash_command_shows_its_view(tmp_path: Path,
 def test_permissions_answered_each_way(tmp_path: Path, sdk: Path) -> None:
     box = Sandbox(tmp_path)
     once, never, always = ({"command": f"echo {word} >> log.txt"} for word in ("once", "never", "always"))
-    use_scripted_model(box, [[tool("c1", "bash", once)], [tool("c2", "bash", never)], [tool("c3", "bash", always)], [tool("c4", "bash", always)], [say("done")]])
+    use_scripted_model(box, [[tool("c1", "bash", once)], [tool("c2", "bash", never)], [tool("c3", "bash", always)], [tool("c4", "bash", always)], [say("done")]], sandbox={"mode": "off"})  # without a sandbox, bash is asked about
     seen = drive(box, sdk, [{"do": "new"}, {"do": "prompt", "text": "log"}], answers=["allow_once", "reject_once", "allow_always"])
     assert (box.project / "log.txt").read_text() == "once\nalways\nalways\n"
     assert len(seen["asked"]) == 3  # c4 matched the rule "allow always" saved

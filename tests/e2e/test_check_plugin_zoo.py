@@ -74,6 +74,8 @@ PASSING: dict[str, str] = {
     "dies-streaming": "its fault is in provider/stream, which the checker never calls (a model call may cost money)",
     "mcp-huge-result": "an MCP server: the checker does not speak MCP to it (tests/e2e/test_hostile_peers.py does)",
     "mcp-list-flood": "an MCP server: the checker does not speak MCP to it (tests/e2e/test_hostile_peers.py does)",
+    "breaks-out": "its fault is what it reaches for when it starts, which the sandbox refuses (test_sandbox_plugins.py); on the wire it behaves",
+    "breaks-out-mcp": "the same, as an MCP server (test_sandbox_plugins.py)",
 }
 """Members whose fault is no rule of the wire the checker can see, and why."""
 

@@ -19,7 +19,7 @@ def test_help_lists_the_built_in_commands_grouped_by_family(tmp_path: Path) -> N
 def test_tools_shows_traits_and_what_the_gate_does(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.settings({"permissions": {"deny": ["grep"]}})
-    result = box.run("-p", "--allow", "bash", "/tools")
+    result = box.run("-p", "--no-sandbox", "--allow", "bash", "/tools")  # without a sandbox, a rule decides bash
     assert result.returncode == 0, result.stderr
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[3:]}
     assert rows["read"].endswith("runs")
@@ -29,10 +29,21 @@ def test_tools_shows_traits_and_what_the_gate_does(tmp_path: Path) -> None:
     assert rows["grep"].endswith("denied (grep)")
 
 
-def test_tools_without_a_rule_asks_for_bash(tmp_path: Path) -> None:
-    result = Sandbox(tmp_path).run("-p", "/tools")
+def test_tools_without_a_rule_asks_for_bash_without_a_sandbox(tmp_path: Path) -> None:
+    result = Sandbox(tmp_path).run("-p", "--no-sandbox", "/tools")
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[3:]}
     assert rows["bash"].endswith("asks")
+
+
+def test_tools_says_bash_runs_in_the_sandbox(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    result = box.run("-p", "/tools")
+    rows = {line.split()[0]: line for line in result.stdout.splitlines()[3:]}
+    assert rows["bash"].endswith("runs (in the sandbox)")
+    assert rows["write"].endswith("asks")  # write and edit are asked about as before
+    box.settings({"permissions": {"ask": ["bash"]}})
+    rows = {line.split()[0]: line for line in box.run("-p", "/tools").stdout.splitlines()[3:]}
+    assert rows["bash"].endswith("asks (bash)")  # an ask rule still asks
 
 
 def test_an_unknown_command_is_bad_usage(tmp_path: Path) -> None:

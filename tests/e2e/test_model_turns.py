@@ -67,7 +67,7 @@ def test_bash_is_refused_in_print_mode_and_the_model_is_told_why(tmp_path: Path,
     box = Sandbox(tmp_path)
     replies = [[("tool", "t1", "bash", {"command": "echo ran > proof.txt"})], [("text", "I could not run it.")]]
     with ModelServer(replies) as server:
-        result = box.run("-p", "make proof.txt", env=_env(provider, server))
+        result = box.run("-p", "--no-sandbox", "make proof.txt", env=_env(provider, server))  # without a sandbox, bash is asked about
         bodies = server.bodies
     assert result.returncode == 0, result.stderr
     [fed_back] = _tool_results(provider, bodies[1])
@@ -81,7 +81,7 @@ def test_bash_runs_with_allow(tmp_path: Path, provider: str) -> None:
     box = Sandbox(tmp_path)
     replies = [[("tool", "t1", "bash", {"command": "echo ran > proof.txt; echo done-marker"})], [("text", "Done.")]]
     with ModelServer(replies) as server:
-        result = box.run("-p", "--allow", "bash", "make proof.txt", env=_env(provider, server))
+        result = box.run("-p", "--no-sandbox", "--allow", "bash", "make proof.txt", env=_env(provider, server))  # a rule lets it run
         bodies = server.bodies
     assert result.returncode == 0, result.stderr
     assert (box.project / "proof.txt").read_text() == "ran\n"

@@ -23,7 +23,8 @@ def _shared_dir_with_a_layer(box: Sandbox) -> tuple[Path, Path]:
     (shared / ".bingo" / "settings.json").write_text('{"permissions": {"deny": ["read"], "allow": ["*"]}}', encoding="utf-8")
     work = shared / "work"
     work.mkdir()
-    use_scripted_model(box, [[tool("b1", "bash", {"command": "echo ran > ran.txt"})], [text("done")]])
+    # Without a sandbox, where bash runs only when a rule allows it: what the layer gives shows.
+    use_scripted_model(box, [[tool("b1", "bash", {"command": "echo ran > ran.txt"})], [text("done")]], sandbox={"mode": "off"})
     return shared, work
 
 

@@ -38,7 +38,7 @@ def _bingo_lines(stderr: str) -> list[str]:
 
 
 def test_a_call_no_rule_allows_is_a_line_on_stderr(tmp_path: Path) -> None:
-    box, result, marker = _run(tmp_path)
+    box, result, marker = _run(tmp_path, "--no-sandbox")  # without a sandbox, bash needs a rule
 
     line = "bash is not allowed here: add it to permissions.allow or pass --allow"
     assert _bingo_lines(result.stderr) == [f"bingo: {line}"]

@@ -33,7 +33,7 @@ def test_a_prefix_rule_runs_its_command_and_refuses_it_chained_with_another(tmp_
     calls = [tool("c1", "bash", {"command": "git status"}), tool("c2", "bash", {"command": "git status && touch X"})]
     use_scripted_model(box, [calls, [text("done.")]], permissions={"allow": ["bash(git status*)"]})
 
-    result = box.run("-p", "status please")
+    result = box.run("-p", "--no-sandbox", "status please")  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
@@ -61,7 +61,7 @@ def test_a_prefix_rule_from_the_command_line_refuses_a_substitution_and_a_redire
     ]
     use_scripted_model(box, [calls, [text("done.")]])
 
-    result = box.run("-p", "--allow", "bash(echo hi*)", "go")
+    result = box.run("-p", "--no-sandbox", "--allow", "bash(echo hi*)", "go")  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     results = _results(box)
@@ -113,7 +113,7 @@ def test_a_path_deny_rule_refuses_a_read_spelled_with_dot_dot(tmp_path: Path) ->
 def test_tools_names_the_pattern_rules_that_decide_some_calls(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.settings({"permissions": {"allow": ["bash(git status*)"], "deny": ["read(secret/*)"]}})
-    result = box.run("-p", "/tools")
+    result = box.run("-p", "--no-sandbox", "/tools")  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.split()}

@@ -177,6 +177,7 @@ def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: 
         [("text", "Both ran.")],
     ]
     box.settings({"permissions": {"allow": ["read"]}}, layer="local")
+    box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, bash is asked about
     assert box.run("--trust").returncode == 0  # the local file's allow is the project's: trust it
     with terminal(box, replies) as screen:
         screen.child.send("run two commands\r")

@@ -61,6 +61,7 @@ def test_prompts_typed_while_a_turn_runs_are_queued_and_run_after_it_in_order(tm
 
 def test_esc_at_a_permission_prompt_answers_no(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, bash is asked about
     served: list[ModelServer] = []
     with terminal(box, [[("tool", "t1", "bash", {"command": "echo hi"})], [("text", "Not run, then.")]], server=served) as screen:
         screen.child.send("say hi\r")
@@ -116,6 +117,7 @@ def test_tab_then_a_space_completes_the_argument_with_one_space(tmp_path: Path) 
 
 def test_yes_always_to_a_bash_command_offers_and_saves_the_narrow_rule_the_kernel_passes(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, bash is asked about
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": "git status -s"})], [("text", "Looked.")]]
     with terminal(box, replies) as screen:
         screen.child.send("what changed?\r")

@@ -16,7 +16,9 @@ MARKER = "ran.txt"
 
 
 def _asks_for_bash(box: Sandbox, **settings: Any) -> None:
-    """The model asks for `bash` to write MARKER, then says it is done."""
+    """The model asks for `bash` to write MARKER, then says it is done: without a sandbox,
+    where whether it runs is what the settings in force say."""
+    settings.setdefault("sandbox", {"mode": "off"})
     use_scripted_model(box, [[tool("b1", "bash", {"command": f"echo ran > {MARKER}"})], [text("done")]], **settings)
 
 

@@ -16,7 +16,8 @@ MARKER = "ran.txt"
 def _guarded(box: Sandbox) -> None:
     """The person's own guard denies bash; the model asks for bash to write MARKER."""
     box.install(TEST_PLUGINS / "zguard")
-    use_scripted_model(box, [[tool("b1", "bash", {"command": f"echo ran > {MARKER}"})], [text("done")]])
+    # Without a sandbox (where --allow bash runs it): only the guard stands in its way.
+    use_scripted_model(box, [[tool("b1", "bash", {"command": f"echo ran > {MARKER}"})], [text("done")]], sandbox={"mode": "off"})
 
 
 def _guard_starts(box: Sandbox) -> list[str]:

@@ -202,6 +202,7 @@ def test_a_hook_cannot_redirect_a_call_past_the_gate(tmp_path: Path) -> None:
         "hook-redirect",
         permissions={"allow": ["plugin__wordcount__count"]},
         plugins={"hook-redirect": {"target": str(target)}},
+        sandbox={"mode": "off"},  # without a sandbox, where bash runs only when a rule allows it
     )
     with fault("hook-redirect"):
         result = box.run("-p", "go")

@@ -31,6 +31,7 @@ from ..kernel.errors import ConnectionClosed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
+from ..sandbox import Policy, Sandbox
 from ..wire import InitializeResult
 from ..wire.rpc import RequestId
 from . import _problems as P
@@ -59,7 +60,7 @@ Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
 """Told every handshake's outcome: the accepted declaration, or the words refusing it."""
 
 
-async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog) -> PluginProcess:
+async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog, policy: Policy | None = None) -> PluginProcess:
     """Start a plugin's process: the spawn boundary, where an OSError (its command cannot be
     run, its directory is gone, the janitor failed) becomes bingo's, once.
 
@@ -67,7 +68,7 @@ async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: Plugin
         SpawnError: it could not be started (JanitorError, once the janitor says so itself).
     """
     try:
-        return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log)
+        return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log, policy=policy)
     except FileNotFoundError as exc:
         if exc.filename != argv[0]:  # the working directory, say
             raise SpawnError(str(exc)) from exc
@@ -91,6 +92,8 @@ class HostFacts(msgspec.Struct, frozen=True):
     environ: Mapping[str, str]
     choose_model: ChooseModel | None = None
     """The run's model, for an MCP server the person lets sample it."""
+    sandbox: Sandbox | None = None
+    """The run's sandbox: each process is started with its policy and environment."""
 
 
 class Plugin:
@@ -256,8 +259,15 @@ class Plugin:
             env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         data_dir = self._facts.data_dir / "plugins" / self.name
         data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
+        confined = None
+        if self._facts.sandbox is not None:
+            # Its own env, as the person wrote it (manifest or .mcp.json), is kept whole (§9).
+            own = {key: env[key] for key in self.manifest.entry.env if key in env}
+            confined = await self._facts.sandbox.for_plugin(self.name, argv=argv, env=env, own=own, root=self.source.root, data_dir=data_dir)
+            if confined is not None:
+                env = confined.env
         try:
-            proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log)
+            proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log, policy=confined.policy if confined is not None else None)
         except SpawnError as exc:
             self._stopped(f"could not be started: {exc.message}", say=True)
             return

@@ -37,6 +37,7 @@ from ..kernel.hooks import OBSERVE_POINTS, hook_problem
 from ..kernel.notices import Notices
 from ..kernel.registry import Places, Registry
 from ..kernel.settings import Settings
+from ..sandbox import Sandbox
 from ..wire import HOST_SERVICE_KEY, InitializeResult
 from ._backoff import Backoff
 from ._cache import DeclarationCache, Declared
@@ -164,8 +165,11 @@ class PluginHost:
         backoff: Backoff | None = None,
         cache: bool = True,
         choose_model: ChooseModel | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self._sources = sorted(sources, key=lambda source: source.name)
+        self._sandbox = sandbox
+        """The run's sandbox, which every plugin process is started in (None: never confined)."""
         self._listed = list(listed)
         self._digests = dict(digests or {})
         """Trust's content digest of each project plugin, by name, taken this run: the
@@ -207,7 +211,7 @@ class PluginHost:
         at once; then register what each contributes, in plugin-name order. Never raises
         for a plugin's fault: a plugin that fails is a notice and a `/plugins` line."""
         loop = asyncio.get_running_loop()
-        facts = HostFacts(version=__version__, cwd=self._cwd, data_dir=self._data_dir, environ=self._environ, choose_model=self._choose_model)
+        facts = HostFacts(version=__version__, cwd=self._cwd, data_dir=self._data_dir, environ=self._environ, choose_model=self._choose_model, sandbox=self._sandbox)
         if HOST_SERVICE_KEY not in self._registry.services:
             self._registry.add_service(HostService())
         for source in self._sources:

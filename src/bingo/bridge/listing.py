@@ -1,4 +1,5 @@
-"""`/plugins`: each plugin with its layer, path, version, state and what it contributes.
+"""`/plugins`: each plugin with its layer, path, version, state, what it contributes and its
+sandbox grants.
 
 Owns the command and its View; the facts come from `PluginHost.status()`.
 """
@@ -10,6 +11,7 @@ import msgspec
 
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
+from ..sandbox import Sandbox, plugin_sandbox_words
 from ..wire import CommandOutcome, CommandSpec, Completion, StackView, TableView, TextView, ViewOutcome
 from .host import PluginHost
 
@@ -22,6 +24,8 @@ class PluginsCommand(msgspec.Struct):
     host: PluginHost
     trust: str
     """One line on the project's trust (`trust.trust_summary`), shown above the table."""
+    sandbox: Sandbox | None = None
+    """The run's sandbox: each plugin's grants are named (INTERFACE.md §9)."""
     spec: CommandSpec = CommandSpec(name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo")
     source: str = BUILTIN
 
@@ -32,8 +36,8 @@ class PluginsCommand(msgspec.Struct):
         rows: list[list[str | int | float | None]] = []
         for s in statuses:
             state = s.state if not s.why else f"{s.state}: {s.why}"
-            rows.append([s.name, s.layer, s.version, state, ", ".join(s.contributes), str(s.path)])
-        table = TableView(title="plugins", columns=["plugin", "layer", "version", "state", "contributes", "path"], rows=rows)
+            rows.append([s.name, s.layer, s.version, state, ", ".join(s.contributes), plugin_sandbox_words(self.sandbox, s.name), str(s.path)])
+        table = TableView(title="plugins", columns=["plugin", "layer", "version", "state", "contributes", "sandbox", "path"], rows=rows)
         return ViewOutcome(view=StackView(children=[TextView(text=self.trust), table]))
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:

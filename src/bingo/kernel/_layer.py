@@ -14,14 +14,14 @@ import bisect
 import difflib
 import json
 from pathlib import Path
-from typing import Annotated, TypeAlias, get_args, get_origin
+from typing import Annotated, Literal, TypeAlias, get_args, get_origin
 
 import msgspec
 
 from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, too_deep
 from .errors import SettingsError
 
-__all__ = ["KeyPath", "Layer", "Source", "as_array", "as_object", "read_layer"]
+__all__ = ["KeyPath", "Layer", "PluginSandboxLayer", "SandboxLayer", "Source", "as_array", "as_object", "read_layer"]
 
 # --- finding and saying where a key is ----------------------------------------------
 
@@ -135,6 +135,32 @@ class _ChannelsLayer(msgspec.Struct, kw_only=True):
     matrix: _MatrixLayer = msgspec.field(default_factory=_MatrixLayer)
 
 
+class _SandboxNetworkLayer(msgspec.Struct, kw_only=True):
+    allow: list[str] = []
+
+
+class _SandboxEnvLayer(msgspec.Struct, kw_only=True):
+    keep: list[str] = []
+
+
+class SandboxLayer(msgspec.Struct, kw_only=True):
+    """`sandbox` of one layer (INTERFACE.md §9), as written; who may widen is settings.py's."""
+
+    mode: Literal["on", "off", "required"] | None = None
+    network: _SandboxNetworkLayer = msgspec.field(default_factory=_SandboxNetworkLayer)
+    write: list[str] = []
+    deny: list[str] = []
+    env: _SandboxEnvLayer = msgspec.field(default_factory=_SandboxEnvLayer)
+
+
+class PluginSandboxLayer(msgspec.Struct, kw_only=True):
+    """`plugins.<name>.sandbox` of one layer, as written."""
+
+    network: list[str] = []
+    write: list[str] = []
+    mode: Literal["on", "off"] | None = None
+
+
 class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """One settings document. Unknown keys are ignored by the decode (msgspec's default) and
     named by `Source.unknown`."""
@@ -157,6 +183,8 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     plugins: dict[str, Json] = {}
     channels: _ChannelsLayer = msgspec.field(default_factory=_ChannelsLayer)
     """The IM channels (INTERFACE.md §7b), read from the user's own settings only."""
+    sandbox: SandboxLayer = msgspec.field(default_factory=SandboxLayer)
+    """What the processes bingo starts may reach (INTERFACE.md §9)."""
 
 
 # What each known key must be, for the hint. Dict entries use "*" for the entry's key.
@@ -198,6 +226,24 @@ _EXPECTED: dict[KeyPath, str] = {
     ("channels", "matrix", "allowedUsers", 0): "a Matrix user id (a string)",
     ("channels", "matrix", "cwd"): "a string (the directory bingo works in)",
     ("channels", "matrix", "questionSeconds"): "a positive number of seconds",
+    ("sandbox",): "an object (mode, network, write, deny, env)",
+    ("sandbox", "mode"): '"on", "off" or "required"',
+    ("sandbox", "network"): "an object with an allow list",
+    ("sandbox", "network", "allow"): 'a list of hosts (strings, "pypi.org" or "*.npmjs.org")',
+    ("sandbox", "network", "allow", 0): 'a host (a string, "pypi.org" or "*.npmjs.org")',
+    ("sandbox", "write"): "a list of paths (strings)",
+    ("sandbox", "write", 0): "a path (a string)",
+    ("sandbox", "deny"): "a list of paths (strings)",
+    ("sandbox", "deny", 0): "a path (a string)",
+    ("sandbox", "env"): "an object with a keep list",
+    ("sandbox", "env", "keep"): "a list of environment variable names (strings)",
+    ("sandbox", "env", "keep", 0): "an environment variable name (a string)",
+    ("plugins", "*", "sandbox"): "an object (network, write, mode)",
+    ("plugins", "*", "sandbox", "network"): 'a list of hosts (strings, "pypi.org" or "*.npmjs.org")',
+    ("plugins", "*", "sandbox", "network", 0): 'a host (a string, "pypi.org" or "*.npmjs.org")',
+    ("plugins", "*", "sandbox", "write"): "a list of paths (strings)",
+    ("plugins", "*", "sandbox", "write", 0): "a path (a string)",
+    ("plugins", "*", "sandbox", "mode"): '"off" (or "on")',
 }
 
 def _first_wrong(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> KeyPath | None:
@@ -276,6 +322,8 @@ def _fits(value: Json, kind: object) -> bool:
 
 def _expected(path: KeyPath) -> str:
     general = tuple(0 if isinstance(step, int) else step for step in path)
+    if general[:1] == ("plugins",) and len(general) > 2:
+        general = ("plugins", "*", *general[2:])  # inside a plugin's slice, whatever its name
     if general in _EXPECTED:
         return _EXPECTED[general]
     return _EXPECTED.get((*path[:1], "*"), "a different type")
@@ -361,8 +409,13 @@ class Source:
             except msgspec.ValidationError as exc:
                 raise self.wrong(("deadlines", name)) from exc
         for name, slice_ in layer.plugins.items():
-            if as_object(slice_) is None:
+            fields = as_object(slice_)
+            if fields is None:
                 raise self.wrong(("plugins", name))
+            if "sandbox" in fields:  # the one key of a plugin's slice that is bingo's, not the plugin's
+                wrong = _first_wrong(fields["sandbox"], PluginSandboxLayer, ("plugins", name, "sandbox"))
+                if wrong is not None:
+                    raise self.wrong(wrong)
         return layer
 
 

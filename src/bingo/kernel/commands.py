@@ -84,6 +84,8 @@ class ToolsCommand(msgspec.Struct):
             gate = {Verdict.ALLOW: "runs", Verdict.ASK: "asks", Verdict.DENY: "denied"}[decision.verdict]
             if decision.rule:
                 gate += f" ({decision.rule})"
+            elif decision.verdict is Verdict.ALLOW and name == "bash" and self.gate.sandboxed:
+                gate += " (in the sandbox)"
             narrowed = self.gate.narrowed(name)
             if narrowed:
                 words = {Verdict.ALLOW: "allowed", Verdict.ASK: "asked", Verdict.DENY: "denied"}

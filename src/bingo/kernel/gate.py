@@ -45,6 +45,7 @@ __all__ = [
     "always_rule",
     "exact",
     "matches",
+    "outside_sandbox",
     "parse_rule",
     "refusal",
     "rule_problems",
@@ -96,6 +97,9 @@ class Decision(msgspec.Struct, frozen=True):
     verdict: Verdict
     rule: str | None
     near: tuple[str, ...] = ()
+    outside: bool = False
+    """A `bash` call asking to run outside the sandbox in force (`"outsideSandbox": true`):
+    always asked, with a question that says so; never allowed by a rule (INTERFACE.md §9)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,11 +370,14 @@ class Gate:
     """Decides each tool call from the permission rules of this run. Relative path
     patterns are read against `project` (the working directory when not given)."""
 
-    def __init__(self, permissions: Permissions, *, project: str | None = None) -> None:
+    def __init__(self, permissions: Permissions, *, project: str | None = None, sandboxed: bool = False) -> None:
         self._allow = list(permissions.allow)
         self._ask = list(permissions.ask)
         self._deny = list(permissions.deny)
         self._project = project or os.getcwd()
+        self.sandboxed = sandboxed
+        """The sandbox is in force for `bash` (INTERFACE.md §9): it is its bound, so a call no
+        deny or ask rule matches runs without asking."""
 
     def decide(
         self,
@@ -386,16 +393,20 @@ class Gate:
         `deny` beats `ask` beats `allow`; a tool whose traits are trusted and read-only
         runs without a rule unless a rule says otherwise; an untrusted tool with no rule is
         asked about. `hook_asks` (a hook answered `ask`) turns an ALLOW into ASK: a hook can
-        tighten, never widen."""
+        tighten, never widen. With the sandbox in force, `bash` runs without a rule, except a
+        call asking to run outside it, which is always asked (`Decision.outside`)."""
         call = _Call(name, input, cwd) if cwd is not None else None
         rule = self._first_tightening(self._deny, name, call)
         if rule is not None:
             return Decision(Verdict.DENY, rule)
+        outside = self.sandboxed and name == "bash" and call is not None and outside_sandbox(input)
         rule = self._first_tightening(self._ask, name, call)
         if rule is not None:
-            return Decision(Verdict.ASK, rule)
-        if hook_asks:
-            return Decision(Verdict.ASK, None)
+            return Decision(Verdict.ASK, rule, outside=outside)
+        if hook_asks or outside:
+            return Decision(Verdict.ASK, None, outside=outside)
+        if self.sandboxed and name == "bash":
+            return Decision(Verdict.ALLOW, None)  # the sandbox is its bound
         rule, near = self._allowing(name, call)
         if rule is not None:
             return Decision(Verdict.ALLOW, rule)
@@ -518,6 +529,11 @@ class Gate:
         tree = call.tool == "glob" or (call.tool == "grep" and os.path.isdir(forms[-1]))
         judge = _covers if tree else _argument_matches
         return all(any(judge(p, form) for p in patterns) for form in forms)
+
+
+def outside_sandbox(input: Json) -> bool:
+    """Whether a `bash` call's input asks to run outside the sandbox (`"outsideSandbox": true`)."""
+    return is_object(input) and input.get("outsideSandbox") is True
 
 
 # --- the narrow "always" ---------------------------------------------------------------

@@ -26,8 +26,9 @@ from typing import TypeAlias
 import msgspec
 
 from ..wire import DEFAULT_DEADLINES, Json, deadline_for
-from ._layer import KeyPath, Layer, Source, as_array, as_object, read_layer
+from ._layer import KeyPath, Layer, PluginSandboxLayer, SandboxLayer, Source, as_array, as_object, read_layer
 from .home import bingo_home
+from .sandboxing import LayerKind, SandboxGrants, SandboxSource, sandbox_grants
 
 __all__ = [
     "DEFAULT_DEADLINES",
@@ -147,6 +148,9 @@ class Settings(msgspec.Struct, frozen=True):
     """One finished line per unknown key of every layer read, trusted or not
     (`<file>: unknown key permissions.dney (did you mean permissions.deny?)`), for the
     caller to say once."""
+    sandbox: SandboxGrants = msgspec.field(default_factory=SandboxGrants)
+    """The sandbox's mode and grants, each with where it came from; who may widen is
+    applied (kernel.sandboxing): a project only narrows, adds hosts and paths inside it."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -280,6 +284,7 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
     matrix = MatrixChannel()
     unknown: list[str] = []
     rules: list[PlacedRule] = []
+    sandboxes: list[SandboxSource] = []
     for path, source in sources:
         layer = source.check()
         unknown += source.unknown()
@@ -300,11 +305,25 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
             if not project_trusted:
                 document = tight
         rules += _placed(document, str(path) if path is not None else None)
+        kind: LayerKind = "command line" if path is None else "user" if path == paths[0] else "project"
+        sandboxes.append(_sandbox_source(document, kind, str(path) if path is not None else "--no-sandbox"))
         _merge(merged, document)
     settings = _settings(msgspec.convert(merged, Layer), left_out)
+    grants = sandbox_grants(sandboxes, project=project, user_settings=str(paths[0]))
     return msgspec.structs.replace(
-        settings, fail_closed=fail_closed, mcp_variables=frozenset(variables), matrix=matrix, rules=tuple(rules), unknown=tuple(unknown)
+        settings, fail_closed=fail_closed, mcp_variables=frozenset(variables), matrix=matrix, rules=tuple(rules), unknown=tuple(unknown), sandbox=grants
     )
+
+
+def _sandbox_source(document: Mapping[str, Json], kind: LayerKind, where: str) -> SandboxSource:
+    """The sandbox settings of one checked layer's document (cut to what it gives)."""
+    sandbox = msgspec.convert(document.get("sandbox", {}), SandboxLayer)
+    plugins: dict[str, PluginSandboxLayer] = {}
+    for name, slice_ in (as_object(document.get("plugins")) or {}).items():
+        fields = as_object(slice_) or {}
+        if "sandbox" in fields:
+            plugins[name] = msgspec.convert(fields["sandbox"], PluginSandboxLayer)
+    return SandboxSource(kind=kind, where=where, sandbox=sandbox, plugins=plugins)
 
 
 def _placed(document: Mapping[str, Json], where: str | None) -> list[PlacedRule]:

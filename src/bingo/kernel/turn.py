@@ -53,6 +53,7 @@ from .frames import (
 from .gate import Gate, Verdict, refusal
 from .hooks import Hooks, HookVerdict, confirm
 from .interfaces import Asker, Compactor, ContextContributor, Hook, Provider, Tool, ToolCall, TurnEvents
+from .log import cut
 from .notices import Notices
 from .registry import BUILTIN, Registry
 from .settings import Settings
@@ -475,7 +476,16 @@ class Conversation(msgspec.Struct):
         if decision.verdict is Verdict.DENY:
             self._redirected_into_refusal(verdict, use.name, name)
             return self._refused(use.id, name, f"{name} is denied by the rule {decision.rule!r} in permissions.deny")
-        if decision.verdict is Verdict.ASK:
+        if decision.verdict is Verdict.ASK and decision.outside:
+            # No "always": no rule allows a call outside the sandbox.
+            try:
+                answer = await self.asker.ask(_outside_question(input), ["yes", "no"])
+            except GateError:
+                self._redirected_into_refusal(verdict, use.name, name)
+                return self._refused(use.id, name, _OUTSIDE_NOBODY)
+            if answer.strip().lower() not in ("yes", "y"):
+                return self._result(use.id, _error(f"the person declined to run {name} outside the sandbox"))
+        elif decision.verdict is Verdict.ASK:
             try:
                 always = self.gate.always_rule(name, input, self.cwd)
                 answer = await self.asker.permission(name, input, always)
@@ -489,6 +499,8 @@ class Conversation(msgspec.Struct):
                 if self.on_always is not None:
                     self.on_always(always)
         allowed_by = decision.rule if decision.verdict is Verdict.ALLOW else None
+        if allowed_by is None and decision.verdict is Verdict.ALLOW and name == "bash" and self.gate.sandboxed:
+            allowed_by = "the sandbox"  # nobody saw this command either: its bound is the sandbox
         return self._result(use.id, await self._execute(tool, use.id, name, input, allowed_by))
 
     def _refused(self, use_id: str, name: str, why: str) -> ToolResultBlock:
@@ -595,6 +607,24 @@ def _nobody_to_ask(name: str, rule: str | None, verdict: HookVerdict, near: tupl
     if verdict.asked_by is not None:
         return f"{_hook(verdict.asked_by)} asked to confirm {name}, and there is no person to ask"
     return refusal(name, near)
+
+
+_OUTSIDE_NOBODY = (
+    "bash was not run: it asked to run outside the sandbox, which only the person can allow (no rule does), "
+    "and there is no person to ask; run it without outsideSandbox, inside the sandbox"
+)
+
+
+def _outside_question(input: Json) -> str:
+    """The question for a `bash` call that asks to run outside the sandbox: it says so, with
+    the model's reason and the command."""
+    fields = input if is_object(input) else {}
+    command, reason = fields.get("command"), fields.get("reason")
+    why = reason if isinstance(reason, str) and reason.strip() else "no reason given"
+    return (
+        f"bash wants to run OUTSIDE the sandbox, with everything you can reach (your files, keys and network); "
+        f"reason: {cut(why, 300)}; command: {cut(command if isinstance(command, str) else '', 2000)}"
+    )
 
 
 def _error(text: str) -> ToolOutput:

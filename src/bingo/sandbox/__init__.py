@@ -57,6 +57,12 @@ does not exist still closes its parent. Entries made later by someone else (bing
 `write`, the person) become writable at the next spawn (the janitor walks a directory again
 when its mtime changed).
 
+The settings' side (ADR-0031): `Build` (`_build.py`) makes each process's `Policy` and
+environment from the grants (who may widen is `kernel.sandboxing`'s); `Hosts` (`_hosts.py`)
+decides each request the proxy asks about; `Sandbox` (`_runtime.py`) is the run's side: in
+force or not, the proxy's listeners, each process's confinement; `SandboxCommand` is
+`/sandbox`.
+
 Importing this package imports only `Policy`; the rest loads when first used (PEP 562), so a
 run that confines nothing pays nothing.
 """
@@ -68,12 +74,42 @@ from typing import TYPE_CHECKING
 from ._policy import Policy
 
 if TYPE_CHECKING:
+    from ._build import PROTECTED, SECRET_PATHS, Build, confined_environ, is_secret_name, launcher_grants
+    from ._command import SandboxCommand, plugin_sandbox_words
+    from ._hosts import Hosts
     from ._run import proxy_listener, spawn
+    from ._runtime import Confined, Sandbox
     from ._support import Support, probe
 
-__all__ = ["Policy", "Support", "probe", "proxy_listener", "spawn"]
+__all__ = [
+    "PROTECTED",
+    "SECRET_PATHS",
+    "Build",
+    "Confined",
+    "Hosts",
+    "Policy",
+    "Sandbox",
+    "SandboxCommand",
+    "Support",
+    "confined_environ",
+    "is_secret_name",
+    "launcher_grants",
+    "plugin_sandbox_words",
+    "probe",
+    "proxy_listener",
+    "spawn",
+]
 
-_LAZY = {"Support": "_support", "probe": "_support", "proxy_listener": "_run", "spawn": "_run"}
+_LAZY = {
+    "Support": "_support",
+    "probe": "_support",
+    "proxy_listener": "_run",
+    "spawn": "_run",
+    **dict.fromkeys(("PROTECTED", "SECRET_PATHS", "Build", "confined_environ", "is_secret_name", "launcher_grants"), "_build"),
+    **dict.fromkeys(("SandboxCommand", "plugin_sandbox_words"), "_command"),
+    "Hosts": "_hosts",
+    **dict.fromkeys(("Confined", "Sandbox"), "_runtime"),
+}
 
 
 def __getattr__(name: str) -> object:

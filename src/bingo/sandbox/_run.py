@@ -16,7 +16,7 @@ from pathlib import Path
 from ._policy import Policy
 from .janitor import USE_JANITOR, JanitorClient, Spawned
 
-__all__ = ["proxy_listener", "spawn"]
+__all__ = ["more_listener", "proxy_listener", "spawn"]
 
 _NO_USERNS = False
 """A private knob for tests (tests/unit/sandbox/): act as if user namespaces were refused,
@@ -47,6 +47,23 @@ async def proxy_listener() -> tuple[socket.socket | None, str]:
         refused = got
         return None, got
     client.netns = True
+    return got[0], ""
+
+
+async def more_listener() -> tuple[socket.socket | None, str]:
+    """Another TCP socket listening on 127.0.0.1 inside the run's network namespace (after
+    `proxy_listener()` made it), so that each confined process has a proxy of its own and every
+    request is decided for who made it (ADR-0031); or None and why, as `proxy_listener`."""
+    if not USE_JANITOR:
+        return None, "network namespaces are Linux's"
+    if _NO_USERNS:
+        return None, "unprivileged user namespaces are refused (forced by a test)"
+    client = JanitorClient.running()
+    if not client.netns:
+        return None, "the run has no network namespace"
+    got = await client.network(another=True)
+    if isinstance(got, str):
+        return None, got
     return got[0], ""
 
 

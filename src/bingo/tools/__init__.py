@@ -33,6 +33,7 @@ from ..wire import ToolSpec as _ToolSpec
 from ..wire import ToolTraits as _ToolTraits
 
 if _TYPE_CHECKING:
+    from ..sandbox import Sandbox
     from ._bash import BashTool
     from ._common import Seen
     from ._edit import EditTool
@@ -72,11 +73,13 @@ def __getattr__(name: str) -> object:
 class _Shared:
     """What the built-in tools of one `builtin_tools()` share, made on first use."""
 
-    __slots__ = ("_seen", "project")
+    __slots__ = ("_seen", "project", "sandbox")
 
-    def __init__(self, project: str | None) -> None:
+    def __init__(self, project: str | None, sandbox: Sandbox | None = None) -> None:
         self._seen: Seen | None = None
         self.project = project
+        self.sandbox = sandbox
+        """The run's sandbox, which `bash` runs its commands in (None: never confined)."""
 
     def seen(self) -> Seen:
         if self._seen is None:
@@ -103,6 +106,8 @@ class _Builtin:
             kind = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
             if self.name in _CHANGERS:
                 made: _Tool = kind(self._shared.seen(), project=self._shared.project)
+            elif self.name == "bash":
+                made = kind(sandbox=self._shared.sandbox)
             else:
                 made = kind(self._shared.seen()) if self.name in _SEEING else kind()
             self._impl = made
@@ -120,10 +125,11 @@ class _Builtin:
         return await self._tool().call(call)
 
 
-def builtin_tools(project: str | None = None) -> list[_Builtin]:
+def builtin_tools(project: str | None = None, *, sandbox: Sandbox | None = None) -> list[_Builtin]:
     """A fresh instance of every built-in tool: read, glob, grep, bash, write, edit (each
     imported on its first use), read, write and edit sharing one fresh `Seen` ledger, write
     and edit knowing the `project` root (none: each call's working directory is the only
-    root they keep to). Register them by `name`, which needs no import."""
-    shared = _Shared(project)
+    root they keep to), `bash` running its commands in `sandbox` when it is in force.
+    Register them by `name`, which needs no import."""
+    shared = _Shared(project, sandbox)
     return [_Builtin(name, shared) for name in _CLASSES]

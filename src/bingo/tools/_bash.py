@@ -25,8 +25,8 @@ from typing import Annotated, Protocol
 import msgspec
 
 from ..kernel.interfaces import ToolCall
-from ..sandbox import Policy
-from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ..sandbox import Policy, Sandbox
+from ..wire import TextPart, ToolOutput, ToolSpec, ToolTraits
 from ._common import BuiltinTool, Input, error_output, parse_input, schema_of, text_output
 from ._git import environment as git_environment
 
@@ -77,6 +77,17 @@ class BashInput(Input, frozen=True):
             ),
         ),
     ] = DEFAULT_TIMEOUT
+    outside_sandbox: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "Run outside bingo's sandbox, with everything the person can reach. The person is "
+                "always asked (no rule allows it), and where nobody can be asked it is refused: "
+                "use it only when the sandbox is why the command cannot work, and give `reason`."
+            )
+        ),
+    ] = False
+    reason: Annotated[str | None, msgspec.Meta(description="Why the command must run outside the sandbox (shown to the person).")] = None
 
 
 class _Capture:
@@ -142,18 +153,25 @@ class BashTool(BuiltinTool):
             f"{HEAD_CHARS + TAIL_CHARS} characters keeps its first and last "
             f"{HEAD_CHARS} and says how much was cut. The command is killed after `timeout` "
             f"seconds (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}); when it ends, "
-            "every process it started is ended too, so nothing keeps running in the background."
+            "every process it started is ended too, so nothing keeps running in the background. "
+            "When bingo's sandbox is in force the command runs confined: it writes only in the "
+            "project (not its .bingo/, .git/hooks or .git/config) and its own TMPDIR, cannot read "
+            "secrets (~/.ssh, cloud credentials, API keys in the environment), and reaches the "
+            "network only by HTTP(S) through bingo's proxy, to hosts the person grants."
         ),
         input_schema=schema_of(BashInput),
     )
     _traits = ToolTraits(trusted=False, read_only=False, concurrency_safe=False, interrupt="cancel")
 
-    def __init__(self, policy: Policy | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(self, policy: Policy | None = None, env: dict[str, str] | None = None, *, sandbox: Sandbox | None = None) -> None:
         self.policy = policy
         """What the command is confined to (None: unconfined, started directly)."""
         self.env = env
         """The confined command's environment (None: bingo's own); the direct path inherits
         bingo's."""
+        self.sandbox = sandbox
+        """The run's sandbox (ADR-0031): when given, it says each call's policy and
+        environment (none while it is not in force), and `policy` and `env` are not read."""
 
     def policy_for(self, call: ToolCall) -> Policy | None:
         """The policy `call`'s command runs under: `policy`, unless a subclass says otherwise."""
@@ -164,7 +182,7 @@ class BashTool(BuiltinTool):
         args = parse_input(BashInput, call.input, "bash")
         if isinstance(args, ToolOutput):
             return args
-        policy = self.policy_for(call)
+        policy, env = await self._confinement(call, args)
         # Allowed by a rule, nobody saw this command: git runs none of the repository's own
         # programs (tools/_git.py, ADR-0018).
         git = await git_environment(call.cwd) if call.allowed_by is not None else {}
@@ -182,7 +200,7 @@ class BashTool(BuiltinTool):
                     env={**os.environ, **git} if git else None,
                 )
             else:
-                proc = await _Confined.start(args.command, Path(call.cwd), {**(self.env or os.environ), **git}, policy)
+                proc = await _Confined.start(args.command, Path(call.cwd), {**(env or os.environ), **git}, policy)
         except FileNotFoundError as exc:
             return error_output(
                 f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. "
@@ -201,7 +219,36 @@ class BashTool(BuiltinTool):
         finally:
             # Runs on success, timeout and cancellation alike; a cancellation goes on after it.
             await _reap(proc, capture)
-        return _answer(capture, proc.returncode, args.timeout if timed_out else None)
+        answer = _answer(capture, proc.returncode, args.timeout if timed_out else None)
+        if policy is not None and answer.is_error:
+            return error_output(f"{_text(answer)}\n{SANDBOXED}")
+        return answer
+
+    async def _confinement(self, call: ToolCall, args: BashInput) -> tuple[Policy | None, dict[str, str] | None]:
+        """The policy and environment `call`'s command runs under: the run's sandbox's when
+        it has one (none for a call outside it, which the gate asked the person about),
+        else `policy_for` and `env`."""
+        if self.sandbox is None:
+            return self.policy_for(call), self.env
+        if args.outside_sandbox:
+            return None, None
+        confined = await self.sandbox.for_bash()
+        return (confined.policy, confined.env) if confined is not None else (None, None)
+
+
+SANDBOXED = (
+    "[this command ran in bingo's sandbox, which refuses: writing outside the project and its TMPDIR "
+    "(and to the project's .bingo/, .mcp.json, .git/hooks, .git/config, or a new entry beside them), "
+    "reading secrets (~/.ssh, ~/.aws, ~/.bingo and the like), any network but HTTP(S) through bingo's "
+    "proxy to granted hosts, and signals to processes outside it; if that is why it failed, tell the "
+    "person what it needs (a host for sandbox.network.allow, a path for sandbox.write), or retry with "
+    "outsideSandbox: true and a reason, which the person is asked about]"
+)
+"""The line a sandboxed command's failure gets, so the model can explain or ask (§9)."""
+
+
+def _text(output: ToolOutput) -> str:
+    return "".join(part.text for part in output.parts if isinstance(part, TextPart))
 
 
 class _Process(Protocol):

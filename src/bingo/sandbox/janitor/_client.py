@@ -331,15 +331,16 @@ class JanitorClient(msgspec.Struct):
         finally:
             sock.close()
 
-    async def network(self) -> tuple[socket.socket, int] | str:
+    async def network(self, *, another: bool = False) -> tuple[socket.socket, int] | str:
         """The TCP listener on 127.0.0.1 inside the run's network namespace (made by the
-        janitor on first asking) and its port; or why there is none, in words."""
+        janitor on first asking) and its port, or (`another`) one more listener made in it;
+        or why there is none, in words."""
         loop = asyncio.get_running_loop()
         self.attach(loop)
         request_id = next(self.ids)
         answer: asyncio.Future[tuple[int, asyncio.Future[int | None]]] = loop.create_future()
         self.answers[request_id] = answer
-        self.outgoing.append(_Outgoing(encode(("network", request_id)), []))
+        self.outgoing.append(_Outgoing(encode(("listener" if another else "network", request_id)), []))
         self._flush()
         try:
             fd, _unused = await self._answer(request_id)

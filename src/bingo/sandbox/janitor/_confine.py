@@ -32,6 +32,7 @@ __all__ = [
     "Netns",
     "Plan",
     "Rules",
+    "another_listener",
     "enter",
     "examine",
     "make_network",
@@ -599,6 +600,64 @@ def make_network() -> Netns | str:
             return f"a user namespace could not be used ({reason}); unprivileged user namespaces are refused here"
         return f"the network namespace could not be made ({reason})"
     return Netns(fds[0], fds[1], fds[2], int(text[3:]))
+
+
+def _listening_in(netns: Netns, report: int) -> None:
+    """In a forked child: join the run's namespaces, listen on 127.0.0.1 there, and send the
+    listener's fd and its port back. Never returns."""
+    import _socket
+
+    try:
+        table = _MACHINES[MACHINE]
+        _sys(table["setns"], netns.user, _CLONE_NEWUSER)
+        _sys(table["setns"], netns.net, _CLONE_NEWNET)
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(512)
+        port = listener.getsockname()[1]
+        sock = _socket.socket(fileno=report)
+        sock.sendmsg([b"ok %d" % port], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, listener.fileno().to_bytes(4, sys.byteorder))])
+    except OSError as exc:
+        try:
+            os.write(report, f"no listener: {exc.strerror or exc}".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(0)
+
+
+def another_listener(netns: Netns) -> tuple[int, int] | str:
+    """One more TCP listener on 127.0.0.1 inside the run's namespaces (made in a forked child
+    that joins them), and its port: a proxy of its own for each confined process, so that each
+    request is decided for who made it (ADR-0031); or why not, in words."""
+    import _socket
+
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _listening_in(netns, theirs.detach())
+        theirs.close()
+        ours.settimeout(5.0)
+        try:
+            data, ancillary, _flags, _address = ours.recvmsg(256, _socket.CMSG_SPACE(4))
+        except OSError as exc:
+            data, ancillary = f"no answer: {exc}".encode(), []
+        finally:
+            os.waitpid(pid, 0)
+    finally:
+        ours.close()
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds.extend(memoryview(payload)[: len(payload) - len(payload) % 4].cast("i"))
+    text = data.decode("utf-8", "replace")
+    if not text.startswith("ok ") or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        return f"another listener could not be made in the network namespace ({text.removeprefix('no ')})"
+    return fds[0], int(text[3:])
 
 
 # --- in the forked child, just before exec -----------------------------------------------------

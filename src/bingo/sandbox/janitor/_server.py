@@ -447,6 +447,8 @@ class JanitorServer:
             match message:
                 case ("network", int(request_id)):
                     self.network(request_id)
+                case ("listener", int(request_id)):
+                    self.network(request_id, another=True)
                 case _:
                     spawn = _read_spawn(message)
                     if spawn is not None:
@@ -459,10 +461,10 @@ class JanitorServer:
             self.sandbox = Sandbox()
         return self.sandbox
 
-    def network(self, request_id: int) -> None:
+    def network(self, request_id: int, *, another: bool = False) -> None:
         """Answer bingo's request for the listener in the run's network namespace (made now
-        if it is not yet): `("network", id, port)` with the listener's fd, or
-        `("nonetwork", id, reason)`."""
+        if it is not yet), or (`another`) one more listener made in it:
+        `("network", id, port)` with the listener's fd, or `("nonetwork", id, reason)`."""
         try:
             netns = self._sandbox().network()
         except OSError as exc:
@@ -470,14 +472,26 @@ class JanitorServer:
         if isinstance(netns, str):
             self.send(("nonetwork", request_id, netns))
             return
-        data = encode(("network", request_id, netns.port))
-        payload = netns.listener.to_bytes(4, sys.byteorder)
+        listener, port = netns.listener, netns.port
+        if another:
+            from ._confine import another_listener
+
+            made = another_listener(netns)
+            if isinstance(made, str):
+                self.send(("nonetwork", request_id, made))
+                return
+            listener, port = made
+        data = encode(("network", request_id, port))
+        payload = listener.to_bytes(4, sys.byteorder)
         try:
             sent = self.control.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, payload)])
             if sent < len(data):
                 self.control.sendall(data[sent:])
         except OSError:
             self.ending = True
+        finally:
+            if another:
+                os.close(listener)  # bingo holds its own copy now
 
     def spawn(self, spawn: _Spawn) -> None:
         fds, self.fds = self.fds[:_FDS], self.fds[_FDS:]

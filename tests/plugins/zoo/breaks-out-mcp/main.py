@@ -1,0 +1,1 @@
+../_breakout.py
