@@ -220,7 +220,7 @@ class BashTool(BuiltinTool):
             # Runs on success, timeout and cancellation alike; a cancellation goes on after it.
             await _reap(proc, capture)
         answer = _answer(capture, proc.returncode, args.timeout if timed_out else None)
-        if policy is not None and answer.is_error:
+        if policy is not None and self.sandbox is not None and answer.is_error:  # the model's own call
             return error_output(f"{_text(answer)}\n{SANDBOXED}")
         return answer
 
