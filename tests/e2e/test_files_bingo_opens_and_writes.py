@@ -143,7 +143,7 @@ def test_an_always_answer_saves_settings_without_following_planted_links(tmp_pat
     outside = _outside(tmp_path)
     (box.project / ".bingo").mkdir()
     call = {"command": "echo hi >> log.txt"}
-    use_scripted_model(box, [[tool("c1", "bash", call)], [tool("c2", "bash", call)], [say("twice")]])
+    use_scripted_model(box, [[tool("c1", "bash", call)], [tool("c2", "bash", call)], [say("twice")]], sandbox={"mode": "off"})  # without a sandbox, bash is asked about
     client = Recorder(answers=["allow_always"])
     spec = {"umask": "077", "links": [[str(box.project / ".bingo"), ".settings.local.json.{pid}.tmp", str(outside)]]}
 
@@ -167,7 +167,7 @@ def test_an_always_answer_does_not_save_through_a_settings_file_linked_out(tmp_p
     outside.write_text('{"model": "from outside"}\n')
     (box.project / ".bingo").mkdir()
     (box.project / ".bingo" / "settings.local.json").symlink_to(outside)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi"})], [say("ok")]])
+    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi"})], [say("ok")]], sandbox={"mode": "off"})  # without a sandbox, bash is asked about
     client = Recorder(answers=["allow_always"])
 
     async def go() -> None:

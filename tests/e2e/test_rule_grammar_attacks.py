@@ -49,7 +49,7 @@ def test_a_comment_does_not_hide_a_newline_from_a_prefix_rule(tmp_path: Path) ->
     ]
     use_scripted_model(box, [calls, [text("done.")]])
 
-    result = box.run("-p", "--allow", "bash(ls*)", "list")
+    result = box.run("-p", "--no-sandbox", "--allow", "bash(ls*)", "list")  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
@@ -61,6 +61,7 @@ def test_a_comment_does_not_hide_a_newline_from_a_prefix_rule(tmp_path: Path) ->
 
 def test_the_terminal_question_shows_a_commands_newline(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, where rules and questions decide bash
     served: list[ModelServer] = []
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": "ls -la #'\ntouch pwned #'"})], [("text", "Not run.")]]
     with terminal(box, replies, server=served) as screen:
@@ -78,6 +79,7 @@ def test_the_terminal_question_shows_a_commands_newline(tmp_path: Path) -> None:
 def test_the_terminal_question_shows_the_tail_of_a_long_command(tmp_path: Path) -> None:
     # Past the 300 characters a question used to show, a newline was out of sight.
     box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, where rules and questions decide bash
     command = "echo " + "a" * 400 + "\ntouch pwned"
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": command})], [("text", "Not run.")]]
     with terminal(box, replies) as screen:
@@ -96,6 +98,7 @@ def test_the_terminal_question_shows_the_tail_of_a_long_command(tmp_path: Path) 
 
 def test_always_to_a_command_with_a_star_saves_the_star_as_a_character(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, where rules and questions decide bash
     (box.project / "build").mkdir()
     (box.project / "build" / "out.o").write_text("x", encoding="utf-8")
     victim = tmp_path / "victim"
@@ -134,7 +137,7 @@ def test_an_exact_rule_with_an_escaped_star_runs_its_command_and_nothing_wider(t
     calls = [tool("c1", "bash", {"command": "rm -rf build/*"}), tool("c2", "bash", {"command": "rm -rf build/ ../victim"})]
     use_scripted_model(box, [calls, [text("done.")]])
 
-    result = box.run("-p", "--allow", "bash(rm -rf build/\\*)", "clean")
+    result = box.run("-p", "--no-sandbox", "--allow", "bash(rm -rf build/\\*)", "clean")  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     assert _errors(box, "c1", "c2") == [False, True]
@@ -159,7 +162,7 @@ def test_a_star_glued_to_a_word_allows_that_word_alone(tmp_path: Path) -> None:
     ]
     use_scripted_model(box, [calls, [text("done.")]])
 
-    result = box.run("-p", "--allow", "bash(ls*)", "list")
+    result = box.run("-p", "--no-sandbox", "--allow", "bash(ls*)", "list")  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
@@ -190,7 +193,7 @@ def test_git_under_its_always_rule_runs_none_of_the_repositorys_programs(tmp_pat
     calls = [tool("c1", "bash", {"command": "git status"}), tool("c2", "bash", {"command": "git st"})]
     use_scripted_model(box, [calls, [text("done.")]], permissions={"allow": ["bash(git status*)", "bash(git st*)"]})
 
-    result = box.run("-p", "status please")
+    result = box.run("-p", "--no-sandbox", "status please")  # without a sandbox, where a rule lets git run unseen
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 from types import MappingProxyType
 from typing import Literal
 
@@ -41,8 +42,7 @@ Mode = Literal["on", "off", "required"]
 _STRICTNESS: dict[str, int] = {"off": 0, "on": 1, "required": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Grant:
+class Grant(msgspec.Struct, frozen=True):
     """One thing granted (a host pattern, an absolute path, a variable's name) and where it
     was written: a settings file's path, or the command line's flag."""
 
@@ -52,8 +52,7 @@ class Grant:
     """The key it was written under (`sandbox.network.allow`), for a line about it."""
 
 
-@dataclass(frozen=True, slots=True)
-class PluginGrants:
+class PluginGrants(msgspec.Struct, frozen=True):
     """What `plugins.<name>.sandbox` grants one plugin, beyond what every process gets."""
 
     hosts: tuple[Grant, ...] = ()
@@ -66,8 +65,7 @@ def _no_plugins() -> Mapping[str, PluginGrants]:
     return MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxGrants:
+class SandboxGrants(msgspec.Struct, frozen=True):
     """The sandbox settings in force this run, each grant with where it came from."""
 
     mode: Mode = "on"
@@ -77,7 +75,7 @@ class SandboxGrants:
     write: tuple[Grant, ...] = ()
     deny: tuple[Grant, ...] = ()
     keep: tuple[Grant, ...] = ()
-    plugins: Mapping[str, PluginGrants] = field(default_factory=_no_plugins)
+    plugins: Mapping[str, PluginGrants] = msgspec.field(default_factory=_no_plugins)
     problems: tuple[str, ...] = ()
     """One finished line per grant left out (a widening a project may not give, a path that
     does not exist, a host pattern that is no host), for the run to say once."""
@@ -86,8 +84,7 @@ class SandboxGrants:
         return self.plugins.get(name, PluginGrants())
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxSource:
+class SandboxSource(msgspec.Struct, frozen=True):
     """One layer's sandbox settings as written: who wrote it (`kind`), where (`where`), its
     `sandbox` and its `plugins.<name>.sandbox` slices."""
 

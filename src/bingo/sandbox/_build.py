@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ..kernel.sandboxing import Grant, SandboxGrants
 from ._policy import Policy
@@ -107,8 +108,7 @@ def confined_environ(
     return env
 
 
-@dataclass(frozen=True, slots=True)
-class Launched:
+class Launched(msgspec.Struct, frozen=True):
     """What a package manager that launches a server is granted for that server alone."""
 
     write: tuple[Path, ...]
@@ -178,8 +178,7 @@ def _around(keep: Path, top: Path) -> list[Path]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Build:
+class Build(msgspec.Struct, frozen=True):
     """What every policy of this run is built from: the grants, the person's home, bingo's
     home (`~/.bingo`), the project, and the proxy's address."""
 

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from ..kernel.errors import GateError
 from ..kernel.notices import Notices
-from ._pattern import host_matches, parse_host, shown
 
 __all__ = ["Hosts", "AskHost"]
 
@@ -57,6 +56,8 @@ class Hosts:
     def granted(self, who: str, host: str) -> bool:
         """Whether `host` is granted to `who` (patterns canonical, as `_pattern.parse_pattern`
         gives them)."""
+        from ._pattern import host_matches, parse_host  # when a process first reaches out
+
         try:
             canonical = parse_host(host)
         except ValueError:
@@ -67,6 +68,8 @@ class Hosts:
         """The line the proxy answers a refused request of `who`'s with (its 403)."""
 
         def line(host: str, port: int) -> str:
+            from ._pattern import shown
+
             return f"bingo's sandbox refused {who} a connection to {shown(host)}:{port}: grant it in {self._setting(who)}"
 
         return line
@@ -111,6 +114,8 @@ class Hosts:
         if self.ask is None:
             self._refused(who, host, port, setting)
             return False
+        from ._pattern import shown
+
         question = (
             f"{who} wants to reach {shown(host)}:{port} — [y] once, [a] always (saved in {self._local_settings}), [n] no"
         )
@@ -135,6 +140,8 @@ class Hosts:
             self.remember(who, host.lower())
 
     def _refused(self, who: str, host: str, port: int, setting: str) -> None:
+        from ._pattern import shown
+
         self._answered[(who, host.lower())] = False
         self._notices.say_once(
             "bingo",

@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ..kernel.errors import SettingsError
 from ..kernel.notices import Notices
@@ -27,8 +28,7 @@ from ._policy import Policy
 __all__ = ["Confined", "Sandbox"]
 
 
-@dataclass(frozen=True, slots=True)
-class Confined:
+class Confined(msgspec.Struct, frozen=True):
     """What one process is started with under the sandbox: its policy and environment."""
 
     policy: Policy
@@ -36,8 +36,7 @@ class Confined:
     who: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Plugin:
+class _Plugin(msgspec.Struct, frozen=True):
     """A plugin's grants as this run applies them (for `/sandbox` and `/plugins`)."""
 
     hosts: tuple[Grant, ...]
@@ -91,9 +90,11 @@ class Sandbox:
 
     def _hosts(self, written: Sequence[Grant]) -> list[str]:
         """The canonical patterns of host grants; each that is no host named in one notice."""
-        from ._pattern import parse_pattern
-
         patterns: list[str] = []
+        if not written:
+            return patterns
+        from ._pattern import parse_pattern  # only when something is granted
+
         for grant in written:
             try:
                 patterns.append(parse_pattern(grant.value))

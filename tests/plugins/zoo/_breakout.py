@@ -126,9 +126,9 @@ def serve_mcp():
 def main():
     targets_path, report_path = sys.argv[1], sys.argv[2]
     role = sys.argv[3] if len(sys.argv) > 3 else "bash"
-    if os.path.exists(targets_path):  # pointed at nothing (bingo --check-plugin): only behaves
-        with open(targets_path, encoding="utf-8") as file:
-            targets = json.load(file)
+    with open(targets_path, encoding="utf-8") as file:
+        targets = json.load(file)
+    if targets:  # pointed at nothing (as shipped: `bingo --check-plugin`), it only behaves
         report = attack(targets)
         with open(report_path + ".part", "w", encoding="utf-8") as file:
             json.dump(report, file)
