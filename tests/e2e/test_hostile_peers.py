@@ -43,7 +43,10 @@ def _records(path: Path, key: str, count: int = 1) -> list[dict[str, Any]]:
 
 
 def _one_turn(box: Sandbox, tool_name: str) -> None:
-    use_scripted_model(box, [[tool("p1", tool_name, {})], [text("done")]], permissions={"allow": ["plugin__*"]})
+    # The server records what it saw in its own directory, which a confined server only
+    # reads: the person runs it without a sandbox.
+    plugin = tool_name.split("__")[1]
+    use_scripted_model(box, [[tool("p1", tool_name, {})], [text("done")]], permissions={"allow": ["plugin__*"]}, plugins={plugin: {"sandbox": {"mode": "off"}}})
 
 
 # --- MCP over stdio ------------------------------------------------------------------

@@ -40,7 +40,8 @@ def _project_server(box: Sandbox, record: Path) -> Path:
     (box.project / "data").mkdir()
     (box.project / "data" / "notes.txt").write_text("first\n", encoding="utf-8")
     _mcp_json(box, {"srv": {"command": "python3", "args": ["srv/main.py", "mcp-plain", str(record), "data"]}})
-    use_scripted_model(box, [[tool("p1", "plugin__srv__poke", {})], [text("done")]], permissions={"allow": ["plugin__srv__*"]})
+    # The server records what it was asked outside the project: the person runs it without a sandbox.
+    use_scripted_model(box, [[tool("p1", "plugin__srv__poke", {})], [text("done")]], permissions={"allow": ["plugin__srv__*"]}, plugins={"srv": {"sandbox": {"mode": "off"}}})
     return helper
 
 

@@ -131,7 +131,8 @@ def test_an_interrupted_call_sends_notifications_cancelled_and_ends_at_once(tmp_
     marks = tmp_path / "marks"
     marks.mkdir()
     box.env["MCP_SDK_MARKS"] = str(marks)
-    use_scripted_model(box, [[tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})], [text("after")]], permissions={"allow": ["plugin__mcp-sdk__wait"]})
+    # The server marks in a directory outside the project: the person grants it that one.
+    use_scripted_model(box, [[tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})], [text("after")]], permissions={"allow": ["plugin__mcp-sdk__wait"]}, plugins={"mcp-sdk": {"sandbox": {"write": [str(marks)]}}})
     mark = marks / "w1"
     with box.popen("-p", "wait for it") as proc:
         deadline = time.monotonic() + 20
@@ -151,7 +152,8 @@ def test_progress_is_the_calls_live_line_and_ctrl_c_cancels_it(tmp_path: Path) -
     marks = tmp_path / "marks"
     marks.mkdir()
     box.env["MCP_SDK_MARKS"] = str(marks)
-    box.settings({"permissions": {"allow": ["plugin__mcp-sdk__wait"]}})
+    # The server marks in a directory outside the project: the person grants it that one.
+    box.settings({"permissions": {"allow": ["plugin__mcp-sdk__wait"]}, "plugins": {"mcp-sdk": {"sandbox": {"write": [str(marks)]}}}})
     with terminal(box, [[("tool", "t1", "plugin__mcp-sdk__wait", {"marker": "t1"})], [("text", "not reached")]]) as screen:
         screen.child.send("wait for me\r")
         screen.expect(r"⋯ plugin__mcp-sdk__wait")
@@ -278,6 +280,7 @@ def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_ch
         ],
         permissions={"allow": ["plugin__mcp-raw__*", "plugin__mcp-sdk__*"]},
         deadlines={"tool/call": 1.0},
+        plugins={"mcp-sdk": {"sandbox": {"write": [str(marks)]}}},  # it marks outside the project: granted that directory
     )
     result = box.run("-p", "junk")
     assert result.returncode == 0, result.stderr

@@ -51,6 +51,9 @@ def _install_marking(box: Sandbox, *, layer: str = "user") -> Path:
     manifest = json.loads((root / "plugin.json").read_text(encoding="utf-8"))
     manifest["entry"] = {"command": "sh", "args": ["${PLUGIN_ROOT}/marking.sh"]}
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    # It marks each start in its own directory, which a confined plugin only reads: the person
+    # runs it without a sandbox.
+    box.settings({"plugins": {"renamable": {"sandbox": {"mode": "off"}}}})
     return root
 
 

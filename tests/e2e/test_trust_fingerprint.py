@@ -51,6 +51,8 @@ class _Probe:
         self.root = box.project / ".bingo" / "plugins" / NAME
         self.root.mkdir(parents=True)
         self.marker = box.root / "ran.txt"
+        # Its evidence is written outside the project: the person runs it without a sandbox.
+        box.settings({"plugins": {NAME: {"sandbox": {"mode": "off"}}}})
         entry = {"command": sys.executable, "args": args, "env": env or {}}
         (self.root / "plugin.json").write_text(json.dumps({"name": NAME, "version": "1", "entry": entry}), encoding="utf-8")
 
