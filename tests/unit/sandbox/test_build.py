@@ -146,3 +146,25 @@ def test_a_host_grant_that_is_no_host_is_one_notice_when_the_sandbox_is_made(tmp
     assert box.hosts.granted("bash", "pypi.org")
     assert len(said.lines) == 1
     assert said.lines[0].startswith("~/.bingo/settings.json: sandbox.network.allow holds 'pypi.org:443', which names a port")
+
+
+def test_where_it_cannot_confine_on_says_so_once_and_required_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bingo.kernel.errors import SettingsError
+    from bingo.sandbox import Sandbox, _runtime  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_runtime, "probe", lambda: (None, "Landlock is not enabled in this kernel", ()))
+    said = _Said()
+    box = Sandbox(SandboxGrants(), home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=said.notices)
+    box.start()
+    assert not box.in_force
+    assert said.lines == [
+        'the sandbox is not in force: Landlock is not enabled in this kernel; bash is asked about every call and plugins run unconfined (sandbox.mode "required" makes this an error)'
+    ]
+    required = Sandbox(SandboxGrants(mode="required", mode_from="~/.bingo/settings.json"), home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=said.notices)
+    with pytest.raises(SettingsError) as caught:
+        required.start()
+    assert caught.value.exit_code == 2
+    assert "the sandbox is required (sandbox.mode in ~/.bingo/settings.json) and this system cannot confine: Landlock is not enabled" in caught.value.line()
+    off = Sandbox(SandboxGrants(mode="off", mode_from="--no-sandbox"), home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=said.notices)
+    off.start()
+    assert not off.in_force and len(said.lines) == 1  # off: nothing to say
