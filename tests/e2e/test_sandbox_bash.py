@@ -123,3 +123,27 @@ def test_on_a_terminal_a_host_nobody_granted_is_asked_about_and_always_is_saved(
         saved = json.loads((box.project / ".bingo" / "settings.local.json").read_text(encoding="utf-8"))
         assert saved == {"sandbox": {"network": {"allow": ["localhost"]}}}
         assert held(found, attempted(box, REPORT)) == []
+
+
+def test_on_a_terminal_outside_the_sandbox_is_asked_with_a_question_that_says_so(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal import terminal
+
+    box = Sandbox(tmp_path)
+    outside = tmp_path / "outside-marker"
+    call = {"command": f"touch {outside}", "outsideSandbox": True, "reason": "it writes beside the project"}
+    replies: list[Any] = [[("tool", "t1", "bash", call)], [("tool", "t2", "bash", call)], [("text", "Done.")]]
+    box.settings({"permissions": {"allow": ["bash"]}})  # no rule allows a call outside
+    with terminal(box, replies) as screen:
+        screen.child.send("touch it\r")
+        screen.expect(r"bash wants to run OUTSIDE the sandbox, with everything you can reach.*\n +reason: it writes beside the project\n +command: touch ")
+        screen.expect("answer>")
+        screen.child.send("no\r")
+        screen.expect(r"bash wants to run OUTSIDE the sandbox")
+        screen.expect("answer>")
+        assert not outside.exists()  # the first, declined, never ran
+        screen.child.send("yes\r")
+        screen.expect(r"Done\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert outside.exists()  # the second ran outside: the sandbox would have refused it

@@ -79,3 +79,31 @@ def test_a_trusted_projects_plugin_cannot_turn_its_sandbox_off(tmp_path: Path) -
         report = attempted(box, "breakout-plugin.json")
         assert report and held(found, report) == []
         assert "widens the sandbox" in result.stderr
+
+
+def test_an_npx_server_gets_its_package_managers_cache_and_registry_alone(tmp_path: Path) -> None:
+    """An MCP server launched through `npx` writes npm's cache (`~/.npm`) under the defaults;
+    another plugin does not, and /sandbox names the grant as the launcher's."""
+    box = Sandbox(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    # A stand-in for npx: it fills its cache as npx would, then serves as the zoo's MCP server.
+    npx.write_text(
+        "#!/bin/sh\n"
+        'mkdir -p "$HOME/.npm/_cacache" && echo cached > "$HOME/.npm/_cacache/entry"\n'
+        f'exec python3 {ZOO / "_breakout.py"} {ZOO / "breaks-out" / "targets.json"} unused mcp\n',
+        encoding="utf-8",
+    )
+    npx.chmod(0o755)
+    server = box.bingo_home / "plugins" / "npm-server"
+    server.mkdir(parents=True)
+    (server / "plugin.json").write_text(
+        '{"name": "npm-server", "version": "1", "mcp": {"command": "npx", "args": ["-y", "@example/server"]}}', encoding="utf-8"
+    )
+    result = box.run("-p", "/sandbox", env={"PATH": f"{bin_dir}:{box.env['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    assert (box.home / ".npm" / "_cacache" / "entry").read_text() == "cached\n"  # written from inside
+    rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert f"plugin npm-server network registry.npmjs.org its launcher (npx, uvx, pipx)" in rows, result.stdout
+    assert any(row.startswith(f"plugin npm-server write {(box.home / '.npm').resolve()}") for row in rows)

@@ -622,9 +622,15 @@ def _outside_question(input: Json) -> str:
     command, reason = fields.get("command"), fields.get("reason")
     why = reason if isinstance(reason, str) and reason.strip() else "no reason given"
     return (
-        f"bash wants to run OUTSIDE the sandbox, with everything you can reach (your files, keys and network); "
-        f"reason: {cut(why, 300)}; command: {cut(command if isinstance(command, str) else '', 2000)}"
+        "bash wants to run OUTSIDE the sandbox, with everything you can reach (your files, keys and network)\n"
+        f"  reason: {_one_line(cut(why, 300))}\n"
+        f"  command: {_one_line(cut(command if isinstance(command, str) else '', 2000))}"
     )
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: its line breaks shown, so none of it passes for a line of bingo's."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _error(text: str) -> ToolOutput:
