@@ -749,6 +749,15 @@ async def _check_plugin(options: Options, where: str, *, settings: Settings, hom
     if not directory.is_dir():
         raise UsageError(f"{where} is not a directory", "pass the plugin's directory, the one holding its plugin.json")
     directory = directory.absolute()
-    report = await check_plugin(directory, call=options.check_call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ)
+    # Run as bingo would run it: confined, where the sandbox is in force.
+    notices = Notices()
+    notices.listen(lambda notice: print(escape(f"bingo: {notice.message}"), file=sys.stderr))
+    for problem in settings.sandbox.problems:
+        notices.say("bingo", problem, "warning")
+    user_home = Path(environ.get("HOME") or Path.home())
+    sandbox = Sandbox(settings.sandbox, home=user_home, bingo_home=home, project=project, environ=environ, notices=notices, matrix_token=settings.matrix.access_token_env)
+    sandbox.start()  # SettingsError (exit 2) when it is required and cannot be in force
+    async with sandbox:
+        report = await check_plugin(directory, call=options.check_call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox)
     sys.stdout.write(report.json() if options.check_json else escape(report.text()))
     return 0 if report.ok else 1

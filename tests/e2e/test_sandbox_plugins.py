@@ -107,3 +107,15 @@ def test_an_npx_server_gets_its_package_managers_cache_and_registry_alone(tmp_pa
     rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert f"plugin npm-server network registry.npmjs.org its launcher (npx, uvx, pipx)" in rows, result.stdout
     assert any(row.startswith(f"plugin npm-server write {(box.home / '.npm').resolve()}") for row in rows)
+
+
+def test_check_plugin_runs_the_plugin_confined_as_bingo_would(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path, env=dict(SECRET_ENV))
+    with targets(box) as found:
+        copy = tmp_path / "to-check" / "breaks-out"
+        shutil.copytree(ZOO / "breaks-out", copy)
+        found.write(copy / "targets.json")
+        result = box.run("--check-plugin", str(copy))
+        assert result.returncode == 0, result.stdout + result.stderr
+        report = attempted(box, "breakout-plugin.json")
+        assert report and held(found, report) == []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ...kernel.settings import Settings
 from ._manifest import check_manifest
+from ...sandbox import Sandbox
 from ._report import Check, Report
 from ._run import run_plugin
 
@@ -28,10 +29,11 @@ async def check_plugin(
     cwd: Path,
     data_dir: Path,
     environ: Mapping[str, str],
+    sandbox: Sandbox | None = None,
 ) -> Report:
-    """Check the plugin in `directory` as a run of bingo in `cwd` would start it: the report
-    of every check (with `call`, each tool called once as bingo calls it, and once
-    cancelled)."""
+    """Check the plugin in `directory` as a run of bingo in `cwd` would start it (confined by
+    `sandbox` when it is in force): the report of every check (with `call`, each tool called
+    once as bingo calls it, and once cancelled)."""
     started = time.monotonic()
     report = Report(plugin=directory.name, directory=str(directory), called=call)
     checks, manifest = check_manifest(directory, cwd=cwd, environ=environ)
@@ -44,7 +46,7 @@ async def check_plugin(
     else:
         report.plugin = manifest.name
         live = await run_plugin(
-            directory, manifest, call=call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ
+            directory, manifest, call=call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox
         )
         for check in live.all():
             report.add(check)

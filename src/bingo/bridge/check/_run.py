@@ -31,6 +31,7 @@ from ...kernel.log import cut
 from ...kernel.notices import Notices
 from ...kernel.registry import Registry
 from ...kernel.settings import Settings
+from ...sandbox import Sandbox
 from ...wire import (
     InitializeResult,
     ToolSpec,
@@ -91,6 +92,7 @@ async def run_plugin(
     cwd: Path,
     data_dir: Path,
     environ: Mapping[str, str],
+    sandbox: Sandbox | None = None,
 ) -> Live:
     """Start the plugin in `directory` as bingo would, probe it (and with `call`, call each
     tool), stop it; every check made."""
@@ -101,7 +103,7 @@ async def run_plugin(
     registry.add_service(HostService())
     books: dict[str, Any] = {}
     router = Router(registry, notices, books, watch)
-    facts = HostFacts(version=__version__, cwd=cwd, data_dir=data_dir, environ=dict(environ))
+    facts = HostFacts(version=__version__, cwd=cwd, data_dir=data_dir, environ=dict(environ), sandbox=sandbox)
     loop = asyncio.get_running_loop()
     async with asyncio.TaskGroup() as group:
         plugin = Checked(
