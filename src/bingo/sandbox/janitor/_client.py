@@ -117,8 +117,9 @@ subagent's); the janitor does not replace one let go."""
 @dataclass(slots=True)
 class _Parked:
     """A process confined ahead, as the janitor handed it over: its pid, the socket it waits
-    on for its order, its TMPDIR, and the directories its rules were walked from (with their
-    mtimes): if one changed, its rules are out of date and it is let go."""
+    on for its order, its TMPDIR, and the directories its rules were walked from and its
+    protected paths (with their mtimes, -1 for one missing): if one changed, its rules are
+    out of date and it is let go."""
 
     pid: int
     sock: int
@@ -128,9 +129,10 @@ class _Parked:
     def fresh(self) -> bool:
         for path, mtime in self.walked:
             try:
-                if os.stat(path).st_mtime_ns != mtime:
-                    return False
+                now = os.stat(path).st_mtime_ns
             except OSError:
+                now = -1  # -1 recorded: a protected path that was missing, and must still be
+            if now != mtime:
                 return False
         return True
 

@@ -29,13 +29,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Examined",
+    "Mounts",
     "Netns",
     "Plan",
     "Rules",
     "another_listener",
     "enter",
     "examine",
+    "fresh",
     "make_network",
+    "own_mounts",
     "remove_tree",
     "restrict_tcp",
     "ruleset",
@@ -117,8 +120,14 @@ _MACHINES: dict[str, dict[str, Any]] = {
 }
 _LANDLOCK_CREATE, _LANDLOCK_ADD, _LANDLOCK_RESTRICT = 444, 445, 446  # the same on both
 _CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNS = 0x00020000
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEW_ANY = 0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_LOCKED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+"""The flags a bind mount keeps from its source in a user namespace (the kernel locks them:
+a remount that drops one is refused); statvfs's ST_ values are the same bits."""
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
@@ -266,13 +275,21 @@ class Rules:
     so a directory above an exception gets no rule: each of its entries does (the walk),
     but the one leading to the exception, which is walked in turn. Entries made in such a
     directory after the walk have no rule (refused) until the walk is made again: `stale`
-    says when a walked directory changed."""
+    says when a walked directory changed.
 
-    __slots__ = ("fds", "walked")
+    In a mount namespace of the process's own (`mounting`: the run's user namespace is in
+    force), a protected path that exists is not walked around: it is bound read-only onto
+    itself (`mounts`), and each writable root is granted whole, so that new entries beside
+    a protected path (a new file at the project's root, `.git/index.lock`) are allowed."""
+
+    __slots__ = ("fds", "mounts", "walked")
 
     def __init__(self) -> None:
         self.fds: list[tuple[int, int]] = []
         self.walked: list[tuple[str, int]] = []
+        """The paths whose change makes these rules out of date, with their mtime (-1: the
+        path did not exist, and must not appear)."""
+        self.mounts: Mounts | None = None
 
     @classmethod
     def reading(cls, denied: list[str]) -> Rules:
@@ -282,12 +299,72 @@ class Rules:
         return rules
 
     @classmethod
-    def writing(cls, writable: list[str], protected: list[str], denied: list[str]) -> Rules:
-        """Read and write beneath each of `writable` but `protected` and `denied`."""
+    def writing(cls, writable: list[str], protected: list[str], denied: list[str], mounting: bool = False) -> Rules:
+        """Read and write beneath each of `writable` but `protected` and `denied`; with
+        `mounting`, the protected paths that exist are left to `mounts` (the walk stays for
+        the rest: `denied`, a protected path that is a symbolic link or missing beneath a
+        directory other than a writable root)."""
         rules = cls()
+        walked = rules._mounted(writable, protected) if mounting else protected
         for root in writable:
-            rules._grant(root, [*protected, *denied, *ALWAYS_DENIED], READ | WRITE)
+            rules._grant(root, [*walked, *denied, *ALWAYS_DENIED], READ | WRITE)
         return rules
+
+    def _mounted(self, writable: list[str], protected: list[str]) -> list[str]:
+        """Sort `protected` (ADR-0030, 2026-12-04): each that exists is bound read-only
+        (`mounts`), with each directory between it and its writable root bound onto itself
+        (read and write: a mount point cannot be renamed or removed, so `.git` cannot be
+        moved aside and remade). A missing `.git/hooks` under an existing `.git` is made
+        (empty) first: git's own init makes it, and a missing one is where a planted hook
+        would go. Another missing one is left creatable when its nearest existing
+        directory is a writable root (the project's `.bingo/`, `.mcp.json`: under trust),
+        else walked around as without a namespace. Returns those still walked."""
+        import stat
+
+        walk: list[str] = []
+        binds: list[str] = []
+        for path in sorted(protected):
+            if not any(_under(path, root) for root in writable) or any(_under(path, bound) for bound in binds):
+                continue  # nothing writes there anyway, or it is inside one bound already
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                mode = None
+            except OSError:
+                walk.append(path)
+                continue
+            parent = os.path.dirname(path)
+            if mode is None and os.path.basename(path) == "hooks" and os.path.basename(parent) == ".git":
+                try:
+                    os.mkdir(path, 0o755)
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    pass
+            if mode is None:
+                self.walked.append((path, -1))
+                nearest: str = parent
+                while not os.path.lexists(nearest) and nearest != "/":
+                    nearest = os.path.dirname(nearest)
+                if nearest not in writable:
+                    walk.append(path)
+                continue
+            if stat.S_ISLNK(mode):
+                walk.append(path)
+                continue
+            try:
+                self.walked.append((path, os.stat(path).st_mtime_ns))
+            except OSError:
+                walk.append(path)
+                continue
+            binds.append(path)
+        pins: set[str] = set()
+        for path in binds:
+            above = os.path.dirname(path)
+            while above != "/" and any(_under(os.path.dirname(above), root) for root in writable):
+                pins.add(above)
+                above = os.path.dirname(above)
+        self.mounts = Mounts(sorted(pins, key=lambda p: p.count("/")), binds)
+        return walk
 
     def _grant(self, path: str, excluded: list[str], access: int) -> None:
         inside = [other for other in excluded if _under(other, path)]
@@ -315,13 +392,7 @@ class Rules:
         self.fds.append((fd, access if directory else access & _FILE_ONLY))
 
     def stale(self) -> bool:
-        for path, mtime in self.walked:
-            try:
-                if os.stat(path).st_mtime_ns != mtime:
-                    return True
-            except OSError:
-                return True
-        return False
+        return not fresh(self.walked)
 
     def close(self) -> None:
         for fd, _access in self.fds:
@@ -330,6 +401,81 @@ class Rules:
             except OSError:
                 pass
         self.fds = []
+
+
+def fresh(walked: list[tuple[str, int]]) -> bool:
+    """Whether each path still has the mtime it was walked with (-1: still missing)."""
+    for path, mtime in walked:
+        try:
+            now = os.stat(path).st_mtime_ns
+        except OSError:
+            now = -1
+        if now != mtime:
+            return False
+    return True
+
+
+class Mounts:
+    """A process's own mount namespace, made in the child (`own_mounts`) before Landlock:
+    `pins` bound onto themselves (outermost first), then each of `binds` bound onto itself
+    and remounted read-only (keeping the flags the kernel locks), then a devpts of its own
+    over /dev/pts. The paths are held as C strings, made here, in the janitor."""
+
+    __slots__ = ("binds", "devpts", "options", "pins", "pts", "root", "strings")
+
+    def __init__(self, pins: list[str], binds: list[str]) -> None:
+        ctypes = _lib()[0]
+        self.strings: list[Any] = []
+
+        def c(text: str) -> int:
+            buffer = ctypes.create_string_buffer(os.fsencode(text))
+            self.strings.append(buffer)
+            return ctypes.addressof(buffer)
+
+        self.pins = [c(path) for path in pins]
+        self.binds: list[tuple[int, int]] = []
+        for path in binds:
+            try:
+                locked = os.statvfs(path).f_flag & _LOCKED
+            except OSError:
+                locked = _LOCKED
+            self.binds.append((c(path), locked))
+        self.root = c("/")
+        self.devpts = c("devpts")
+        self.pts = c("/dev/pts")
+        self.options = c("newinstance,ptmxmode=0666,mode=0620")
+
+
+def own_mounts(mounts: Mounts, ruleset: int, abi: int) -> None:
+    """In the child, in the run's user namespace, before Landlock: a mount namespace of its
+    own (`Mounts`), nothing in it propagating back; then the new /dev/pts allowed in
+    `ruleset` (the person's terminals are not even there). A devpts that cannot be mounted
+    leaves /dev/pts refused (no pseudo-terminal inside, nothing weaker).
+
+    Raises:
+        OSError: a step was refused (the child must not exec then).
+    """
+    table = _MACHINES[MACHINE]
+    mount = table["refused"]["mount"]
+    _sys(table["unshare"], _CLONE_NEWNS)
+    _sys(mount, 0, mounts.root, 0, _MS_REC | _MS_PRIVATE, 0)
+    for path in mounts.pins:
+        _sys(mount, path, path, 0, _MS_BIND | _MS_REC, 0)
+    for path, locked in mounts.binds:
+        _sys(mount, path, path, 0, _MS_BIND | _MS_REC, 0)
+        _sys(mount, 0, path, 0, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | locked, 0)
+    try:
+        _sys(mount, mounts.devpts, mounts.pts, mounts.devpts, _MS_NOSUID | _MS_NOEXEC, mounts.options)
+    except OSError:
+        return
+    ctypes = _lib()[0]
+    handled = _HANDLED_FS & ~(_REFER if abi < 2 else 0) & ~(_TRUNCATE if abi < 3 else 0)
+    fd = os.open("/dev/pts", os.O_PATH | os.O_CLOEXEC)
+    try:
+        beneath = ctypes.create_string_buffer(((READ | WRITE) & handled).to_bytes(8, "little") + fd.to_bytes(4, "little"), 12)
+        _sys(_LANDLOCK_ADD, ruleset, _RULE_PATH_BENEATH, ctypes.addressof(beneath), 0)
+    finally:
+        os.close(fd)
 
 
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
@@ -666,12 +812,23 @@ def another_listener(netns: Netns) -> tuple[int, int] | str:
 class Plan:
     """What `enter` does in one child: all made beforehand, in the janitor."""
 
-    __slots__ = ("abi", "filter", "last_cap", "netns", "nofile", "port", "ruleset")
+    __slots__ = ("abi", "filter", "last_cap", "mounts", "netns", "nofile", "port", "ruleset")
 
     def __init__(
-        self, ruleset: int, netns: Netns | None, program: Any, nofile: tuple[int, int], last_cap: int, abi: int, port: int | None
+        self,
+        ruleset: int,
+        netns: Netns | None,
+        program: Any,
+        nofile: tuple[int, int],
+        last_cap: int,
+        abi: int,
+        port: int | None,
+        mounts: Mounts | None = None,
     ) -> None:
         self.ruleset = ruleset
+        self.mounts = mounts
+        """The process's own mount namespace (only in the run's user namespace: None
+        without one, where the walk keeps the protected paths)."""
         self.abi = abi
         self.port = port
         """The proxy's port, the one TCP connect may reach (-1: none); None: not yet known
@@ -728,9 +885,10 @@ def _drop_capabilities(last: int, bounding: bool) -> None:
 
 
 def enter(plan: Plan, parent: int) -> None:
-    """In the forked child, just before exec: join the run's namespaces, no new privileges,
-    Landlock, no capabilities, seccomp; then die with `parent` again (joining a user
-    namespace clears the parent-death signal).
+    """In the forked child, just before exec: join the run's namespaces (and make a mount
+    namespace of its own: `own_mounts`), no new privileges, Landlock, no capabilities,
+    seccomp; then die with `parent` again (joining a user namespace clears the
+    parent-death signal).
 
     Raises:
         OSError: a step was refused (the child must not exec then).
@@ -739,6 +897,8 @@ def enter(plan: Plan, parent: int) -> None:
     if plan.netns is not None:
         _sys(table["setns"], plan.netns.user, _CLONE_NEWUSER)
         _sys(table["setns"], plan.netns.net, _CLONE_NEWNET)
+        if plan.mounts is not None:
+            own_mounts(plan.mounts, plan.ruleset, plan.abi)
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     _sys(_LANDLOCK_RESTRICT, plan.ruleset, 0)
     if plan.port is not None:

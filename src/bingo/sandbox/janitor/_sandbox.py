@@ -44,7 +44,7 @@ class Sandbox:
         self.abi = abi
         self.filter = _confine.seccomp_filter(_confine.MACHINE)
         self.netns: _confine.Netns | str | None = None
-        self.rules: dict[tuple[tuple[str, ...], ...], _confine.Rules] = {}
+        self.rules: dict[tuple[object, ...], _confine.Rules] = {}
         self.spares: dict[tuple[object, ...], tuple[str, int, list[_confine.Rules]]] = {}
         """Per policy, the TMPDIR and ruleset made ahead for its next spawn."""
         self.last_cap = int(_confine.read("/proc/sys/kernel/cap_last_cap") or "40")
@@ -68,10 +68,12 @@ class Sandbox:
             self.netns = _confine.make_network()
         return self.netns
 
-    def _rules(self, denied: list[str], writable: list[str], protected: list[str]) -> list[_confine.Rules]:
+    def _rules(self, denied: list[str], writable: list[str], protected: list[str], mounting: bool) -> list[_confine.Rules]:
         """The walked rules for these paths: reading (shared by every policy with the same
-        `denied`) and writing; walked again where a walked directory changed."""
-        keys = ((tuple(denied), (), ()), (tuple(denied), tuple(writable), tuple(protected)))
+        `denied`) and writing (`mounting`: in a mount namespace of the process's own, the
+        protected paths bound read-only rather than walked around); walked again where a
+        walked directory changed."""
+        keys = ((tuple(denied), (), (), False), (tuple(denied), tuple(writable), tuple(protected), mounting))
         found: list[_confine.Rules] = []
         for index, key in enumerate(keys):
             rules = self.rules.pop(key, None)
@@ -82,7 +84,7 @@ class Sandbox:
                 if index == 0:
                     rules = _confine.Rules.reading(denied)
                 else:
-                    rules = _confine.Rules.writing(writable, protected, denied)
+                    rules = _confine.Rules.writing(writable, protected, denied, mounting)
             self.rules[key] = rules  # the most recently used last
             found.append(rules)
         while len(self.rules) > _KEPT_RULES:
@@ -104,21 +106,21 @@ class Sandbox:
         wanted = key(confine)
         netns = self._netns(confine)
         spare = self.spares.pop(wanted, None)
-        if spare is not None and spare[2] != self._rules(confine.denied, confine.writable, confine.protected):
+        if spare is not None and spare[2] != self.current(confine):
             os.close(spare[1])  # a directory on the walk changed since: walk again
             _confine.remove_tree(spare[0])
             spare = None
-        tmpdir, ruleset, _unused = spare if spare is not None else self._arm(confine)
+        tmpdir, ruleset, rules = spare if spare is not None else self._arm(confine)
         env = dict(spawn.env)
         env["TMPDIR"] = tmpdir
         spawn.env = env
         spawn.tmpdir = tmpdir
-        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, confine.port)
+        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, confine.port, _mounts(rules, netns))
 
     def current(self, confine: Any) -> list[_confine.Rules]:
         """The rules that hold now for `confine`'s paths (walked again where stale): a plan
         made with others is out of date."""
-        return self._rules(confine.denied, confine.writable, confine.protected)
+        return self._rules(confine.denied, confine.writable, confine.protected, bool(confine.netns))
 
     def plan_ahead(self, confine: Any) -> tuple[str, _confine.Plan, list[_confine.Rules]]:
         """A TMPDIR and a plan for a process parked ahead of its spawn (the caller closes the
@@ -129,7 +131,8 @@ class Sandbox:
         """
         netns = self._netns(confine)
         tmpdir, ruleset, rules = self._arm(confine)
-        return tmpdir, _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, None), rules
+        plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, None, _mounts(rules, netns))
+        return tmpdir, plan, rules
 
     def rearm(self, spawn: Any) -> None:
         """Make, while nothing waits, the TMPDIR and ruleset the next spawn with `spawn`'s
@@ -155,7 +158,7 @@ class Sandbox:
         tmpdir = os.path.join(self.base, f"bingo-{os.getpid()}-{os.urandom(6).hex()}")
         os.mkdir(tmpdir, 0o700)
         try:
-            rules = self._rules(confine.denied, confine.writable, confine.protected)
+            rules = self.current(confine)
             # TCP is bounded by a layer of each process's own, with its proxy's port
             # (`_confine.restrict_tcp`): this ruleset is made ahead and the port may differ.
             ruleset = _confine.ruleset(self.abi, rules, tmpdir, None)
@@ -170,6 +173,11 @@ class Sandbox:
             os.close(ruleset)
             _confine.remove_tree(tmpdir)
         self.spares.clear()
+
+
+def _mounts(rules: list[_confine.Rules], netns: _confine.Netns | None) -> _confine.Mounts | None:
+    """The mount namespace a process of these rules makes, in the run's user namespace."""
+    return rules[1].mounts if netns is not None else None
 
 
 def _remove_orphans(base: str) -> None:
