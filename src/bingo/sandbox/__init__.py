@@ -13,8 +13,9 @@ tests/unit/sandbox/):
   own (made 0700 under the janitor's TMPDIR or /tmp, readable and writable, set as `TMPDIR`
   in its environment over whatever the given env said, removed with everything in it when
   its warden ends) and the devices `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty`,
-  `/dev/ptmx`, `/dev/pts` (read and write). Everything else of the environment is taken as
-  given: removing secrets and adding the proxy's variables is the caller's.
+  `/dev/ptmx` and, in the run's network namespace, `/dev/pts` (its own devpts: below).
+  Everything else of the environment is taken as given: removing secrets and adding the
+  proxy's variables is the caller's.
 - `probe() -> Support`: what this kernel offers, read without changing anything (~1 ms;
   loads `ctypes`, so call it when the answer is needed). `Support.confines` False: nothing
   can be confined, `Support.missing` says why in words a person can act on. `Support.weaker`:
@@ -41,21 +42,34 @@ tests/unit/sandbox/):
 
 What a confined process gets, whatever it does (ADR-0030): reads everywhere but
 `Policy.denied` (names stay listable; contents are refused); writes only beneath
-`Policy.writable` and its TMPDIR, never beneath `Policy.protected`; no new entries in a
-directory that holds a protected or denied path (e.g. the project's root, `.git/`) other
-than those present when the janitor last walked it; no socket but TCP (no UDP, raw, packet,
-netlink, nor unix sockets other than socketpair); no new namespaces, mounts, setns,
-io_uring, keyrings; no capabilities; no signal, ptrace or /proc/PID/environ of a process
-outside its own sandbox (Landlock ABI 6 for signals).
+`Policy.writable` and its TMPDIR, never beneath `Policy.protected`; no socket but TCP (no
+UDP, raw, packet, netlink, nor unix sockets other than socketpair); no new namespaces,
+mounts, setns, io_uring, keyrings; no capabilities; no signal, ptrace or /proc/PID/environ
+of a process outside its own sandbox (Landlock ABI 6 for signals).
 
-For the one who builds a `Policy`: a protected or denied path makes each directory above it
-(up to the writable or "/" root) closed to new entries, because Landlock can only allow
-(ADR-0030): a protected `<project>/.mcp.json` closes the project's root to new files and
-directories (existing entries, and everything beneath them, stay writable), `.git/hooks`
-closes `.git/` (so `git commit`, which makes `.git/index.lock`, fails inside). A path that
-does not exist still closes its parent. Entries made later by someone else (bingo's own
-`write`, the person) become writable at the next spawn (the janitor walks a directory again
-when its mtime changed).
+Protected paths, on the two paths (ADR-0030, 2026-12-04):
+- In the run's network namespace (once `proxy_listener()` made it; the normal path), each
+  confined process has a mount namespace of its own where each protected path that exists
+  is bound read-only onto itself, and each directory between it and its writable root is
+  bound onto itself (a mount point cannot be renamed or removed: `.git` cannot be moved
+  aside and remade). Everything else in a writable root is writable, new entries included:
+  a new file at the project's root, `node_modules/`, `git add` and `git commit` work. A
+  missing `<project>/.git/hooks` under an existing `.git` is made empty before the spawn;
+  another protected path that is missing is left creatable when its nearest existing
+  directory is a writable root (`.bingo/`, `.mcp.json`: what a project brings there is under
+  trust, INTERFACE.md section 1), else its directory is closed to new entries as below.
+  `/dev/pts` there is a devpts instance of the process's own: it can make pseudo-terminals
+  (`script`, `expect`), and the person's are not there.
+- On the degraded path (no user namespace), Landlock alone: a protected or denied path makes
+  each directory above it (up to the writable or "/" root) closed to new entries, because
+  Landlock can only allow. A protected `<project>/.mcp.json`, even missing, closes the
+  project's root to new files and directories (existing entries, and everything beneath
+  them, stay writable); `.git/hooks` closes `.git/` (so `git commit`, which makes
+  `.git/index.lock`, fails inside); `/dev/pts` is refused (no pseudo-terminal). Entries made
+  later by someone else (bingo's own `write`, the person) become writable at the next spawn
+  (the janitor walks a directory again when its mtime changed). `Support.weaker` says so.
+- On both, a denied path inside a writable root (a person's `sandbox.deny`) closes the
+  directories above it to new entries.
 
 The settings' side (ADR-0031): `Build` (`_build.py`) makes each process's `Policy` and
 environment from the grants (who may widen is `kernel.sandboxing`'s); `Hosts` (`_hosts.py`)

@@ -48,6 +48,11 @@ def weaknesses(landlock: int, userns: bool) -> tuple[str, ...]:
     """What the sandbox cannot hold with this Landlock ABI and these namespaces, in words."""
     weaker: list[str] = []
     if not userns:
+        weaker.append(
+            "without a user namespace, protected paths are kept by closing each directory above one to new "
+            "entries: no new file or directory at the project's root (touch new.py, npm install) nor in .git/ "
+            "(git add and git commit fail), and no pseudo-terminal inside"
+        )
         if landlock >= 4:
             weaker.append(
                 "without a network namespace, TCP is bounded by Landlock to the proxy's port: a confined "

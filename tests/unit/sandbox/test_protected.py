@@ -402,3 +402,13 @@ def test_an_unprivileged_user_works_beside_the_protected_paths(way: str) -> None
             assert not (root / "new.py").exists(), out
     finally:
         subprocess.run(["rm", "-rf", home], check=False)
+
+
+def test_the_degraded_path_says_what_it_costs() -> None:
+    # Never silently weaker: without a user namespace, probe() says what the walk costs.
+    from bingo.sandbox._support import weaknesses
+
+    degraded = " ".join(weaknesses(6, userns=False))
+    assert "no new file or directory at the project's root" in degraded
+    assert "git commit" in degraded and "pseudo-terminal" in degraded
+    assert not any("project's root" in line for line in weaknesses(6, userns=True))

@@ -1,16 +1,18 @@
-"""The kernel's confinement, reached from Python: Landlock, seccomp, capabilities and the run's
-user and network namespaces (ADR-0030).
+"""The kernel's confinement, reached from Python: Landlock, seccomp, capabilities, the run's
+user and network namespaces and each process's own mount namespace (ADR-0030).
 
 Owns every system call the sandbox makes and what the kernel offers (`examine`, in words a
 person can act on). Three parts, by where they run:
   - in the janitor, before any fork: `Rules` (the walk that turns "read everything but X"
     into Landlock's allow-only rules, cached per policy and rebuilt when a directory on the
-    walk changes), `ruleset` (a fresh Landlock ruleset for one process: the cached rules, its
+    walk changes; in the run's user namespace, the protected paths' read-only bind mounts,
+    `Mounts`, rather than a walk around them), `ruleset` (a fresh Landlock ruleset for one process: the cached rules, its
     own TMPDIR, the devices, the proxy's port), `make_network` (the run's user + network
     namespace, held by fd, its loopback up and a TCP listener on 127.0.0.1 made inside it);
   - in the forked child, just before `exec` (single-threaded, no allocation worth naming):
-    `enter` joins the namespaces, sets no_new_privs, enforces the ruleset, drops every
-    capability and installs the seccomp filter;
+    `enter` joins the namespaces (and makes a mount namespace of its own: `own_mounts`),
+    sets no_new_privs, enforces the ruleset, drops every capability and installs the
+    seccomp filter;
   - in bingo's process: `examine`, for `bingo.sandbox.probe()`.
 
 It imports only the standard library (the janitor's process imports nothing of bingo's,
@@ -418,8 +420,10 @@ def fresh(walked: list[tuple[str, int]]) -> bool:
 class Mounts:
     """A process's own mount namespace, made in the child (`own_mounts`) before Landlock:
     `pins` bound onto themselves (outermost first), then each of `binds` bound onto itself
-    and remounted read-only (keeping the flags the kernel locks), then a devpts of its own
-    over /dev/pts. The paths are held as C strings, made here, in the janitor."""
+    and remounted read-only (keeping the flags the kernel locks in a user namespace:
+    nosuid, nodev, noexec as the source has them; atime is kept by the remount), then a
+    devpts of its own over /dev/pts (/dev/ptmx opens the devpts mounted beside it, Linux
+    4.7+, so it needs no bind). The paths are held as C strings, made here, in the janitor."""
 
     __slots__ = ("binds", "devpts", "options", "pins", "pts", "root", "strings")
 
@@ -485,7 +489,8 @@ confined process has none: the janitor and each warden lead sessions of their ow
 ALWAYS_DENIED = ("/dev/pts",)
 """Never read nor written, whatever the policy: the pseudo-terminals there are the person's
 (bingo's own terminal among them), where a confined process could read keystrokes or write
-what passes for bingo's words."""
+what passes for bingo's words. In a mount namespace of the process's own, a devpts instance
+of its own covers it and is allowed (`own_mounts`): the person's are not there at all."""
 
 
 def ruleset(abi: int, rules: list[Rules], tmpdir: str, tcp_port: int | None) -> int:

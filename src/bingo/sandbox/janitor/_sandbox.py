@@ -2,7 +2,8 @@
 
 Owns, in the janitor's process, the run's network namespace (made once, on bingo's first
 request for its listener), the Landlock rules of each policy (walked once, walked again when
-a directory on the walk changed), the seccomp filter, and for each confined spawn its
+a directory on the walk or a protected path changed; with the run's namespace, its
+protected paths' mounts), the seccomp filter, and for each confined spawn its
 TMPDIR (made here, 0700; removed by the janitor when the warden ends) and its `Plan` (a
 fresh ruleset with that TMPDIR in it). What the plan does in the child is `_confine.enter`.
 
