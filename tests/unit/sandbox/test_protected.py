@@ -412,3 +412,17 @@ def test_the_degraded_path_says_what_it_costs() -> None:
     assert "no new file or directory at the project's root" in degraded
     assert "git commit" in degraded and "pseudo-terminal" in degraded
     assert not any("project's root" in line for line in weaknesses(6, userns=True))
+
+
+def test_a_planted_link_does_not_make_bingo_create_hooks_elsewhere(tmp_path: Path, path: str) -> None:
+    # A project whose `.git` a process made a link to a directory outside: the missing
+    # `.git/hooks` is made beneath the project only, never through the link.
+    elsewhere = (tmp_path / "elsewhere").resolve()
+    elsewhere.mkdir()
+    root = (tmp_path / "project").resolve()
+    root.mkdir()
+    (root / ".git").symlink_to(elsewhere)
+    policy = Policy(denied=(), writable=(root,), protected=tuple(root / name for name in PROTECTED), proxy=None)
+    out = asyncio.run(_run_confined(["/bin/bash", "-c", "touch new.py; echo done"], policy, root))
+    assert out.rstrip().endswith("done"), out
+    assert not (elsewhere / "hooks").exists()

@@ -337,11 +337,8 @@ class Rules:
                 continue
             parent = os.path.dirname(path)
             if mode is None and os.path.basename(path) == "hooks" and os.path.basename(parent) == ".git":
-                try:
-                    os.mkdir(path, 0o755)
+                if _make_beneath(writable, path):
                     mode = os.lstat(path).st_mode
-                except OSError:
-                    pass
             if mode is None:
                 self.walked.append((path, -1))
                 nearest: str = parent
@@ -403,6 +400,31 @@ class Rules:
             except OSError:
                 pass
         self.fds = []
+
+
+def _make_beneath(writable: list[str], path: str) -> bool:
+    """Make the directory `path` (0755) beneath its writable root, never following a link
+    on the way (an earlier process could have planted one, to have the janitor make a
+    directory elsewhere); whether it was made."""
+    root = next((root for root in writable if root != "/" and _under(path, root) and path != root), "")
+    if not root:
+        return False
+    *middle, name = os.path.relpath(path, root).split("/")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        for part in middle:
+            below = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.mkdir(name, 0o755, dir_fd=fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def fresh(walked: list[tuple[str, int]]) -> bool:
