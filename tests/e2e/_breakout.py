@@ -148,6 +148,10 @@ def targets(box: Sandbox) -> Iterator[Targets]:
     (ssh / "id_rsa").write_text(SECRET, encoding="utf-8")
     (box.home / ".bashrc").write_text("# the person's\n", encoding="utf-8")
     (box.project / ".bingo").mkdir(exist_ok=True)
+    # Each protected path exists, as in a person's project: a missing .mcp.json is left
+    # creatable inside (ADR-0030, 2026-12-04; tested in tests/unit/sandbox/test_protected.py).
+    if not (box.project / ".mcp.json").exists():
+        (box.project / ".mcp.json").write_text('{"mcpServers": {}}\n', encoding="utf-8")
     (box.project / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
     (box.project / ".git" / "config").write_text("[core]\n", encoding="utf-8")
     (box.project / ".claude" / "skills" / "x").mkdir(parents=True, exist_ok=True)

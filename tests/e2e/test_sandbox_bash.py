@@ -103,6 +103,7 @@ def test_on_a_terminal_a_host_nobody_granted_is_asked_about_and_always_is_saved(
 
     box = Sandbox(tmp_path)
     with targets(box) as found:
+        assert box.run("--trust").returncode == 0  # the project's .mcp.json: not asked about here
         command = f"python3 {BREAKOUT} {found.write(tmp_path / 'targets.json')} out/{REPORT} bash"
         replies: list[Any] = [[("tool", "t1", "bash", {"command": command})], [("text", "Done.")]]
         with terminal(box, replies) as screen:

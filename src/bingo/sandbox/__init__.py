@@ -55,9 +55,10 @@ Protected paths, on the two paths (ADR-0030, 2026-12-04):
   aside and remade). Everything else in a writable root is writable, new entries included:
   a new file at the project's root, `node_modules/`, `git add` and `git commit` work. A
   missing `<project>/.git/hooks` under an existing `.git` is made empty before the spawn;
-  another protected path that is missing is left creatable when its nearest existing
-  directory is a writable root (`.bingo/`, `.mcp.json`: what a project brings there is under
-  trust, INTERFACE.md section 1), else its directory is closed to new entries as below.
+  another protected path that is missing is left creatable (`.bingo/`, `.mcp.json`: what a
+  project brings there is under trust, INTERFACE.md section 1; ADR-0030 says what else) and
+  is bound from the next spawn on. A protected path that is a symbolic link keeps the walk
+  below (its directories closed to new entries).
   `/dev/pts` there is a devpts instance of the process's own: it can make pseudo-terminals
   (`script`, `expect`), and the person's are not there.
 - On the degraded path (no user namespace), Landlock alone: a protected or denied path makes

@@ -238,8 +238,8 @@ class BashTool(BuiltinTool):
 
 SANDBOXED = (
     "[this command ran in bingo's sandbox, which refuses: writing outside the project and its TMPDIR, "
-    "to the project's .bingo/, .mcp.json, .git/hooks and .git/config, and a new file or directory at the "
-    "project's root or in .git/ (so git commit fails: existing files below the root are writable); "
+    "to the project's .bingo/, .mcp.json, .git/hooks and .git/config (and, where the kernel refuses user "
+    "namespaces, a new file or directory at the project's root or in .git/, so git commit fails there); "
     "reading secrets (~/.ssh, ~/.aws, ~/.bingo and the like), any network but HTTP(S) through bingo's "
     "proxy to granted hosts, and signals to processes outside it; if that is why it failed, tell the "
     "person what it needs (a host for sandbox.network.allow, a path for sandbox.write), or retry with "

@@ -426,3 +426,23 @@ def test_a_planted_link_does_not_make_bingo_create_hooks_elsewhere(tmp_path: Pat
     out = asyncio.run(_run_confined(["/bin/bash", "-c", "touch new.py; echo done"], policy, root))
     assert out.rstrip().endswith("done"), out
     assert not (elsewhere / "hooks").exists()
+
+
+def test_a_missing_protected_path_deeper_down_leaves_the_root_open(tmp_path: Path, path: str) -> None:
+    # An empty `.git` (no config yet) and a `.claude/` without `skills/`: walking around the
+    # missing paths would close the project's root again; in the namespace they are left
+    # creatable (ADR-0030), the root stays open and .git/hooks is made and kept.
+    root = (tmp_path / "project").resolve()
+    (root / ".git").mkdir(parents=True)
+    (root / ".claude").mkdir()
+    protected = (*(root / name for name in PROTECTED), root / ".claude" / "skills")
+    policy = Policy(denied=(), writable=(root,), protected=protected, proxy=None)
+    command = "touch new.py && echo made; echo evil > .git/hooks/pre-commit; echo done"
+    out = asyncio.run(_run_confined(["/bin/bash", "-c", command], policy, root))
+    assert out.rstrip().endswith("done"), out
+    assert not (root / ".git" / "hooks" / "pre-commit").exists()
+    if path == "netns":
+        assert (root / "new.py").exists(), out
+        assert (root / ".git" / "hooks").is_dir()
+    else:
+        assert not (root / "new.py").exists(), out

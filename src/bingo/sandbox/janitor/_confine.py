@@ -303,9 +303,8 @@ class Rules:
     @classmethod
     def writing(cls, writable: list[str], protected: list[str], denied: list[str], mounting: bool = False) -> Rules:
         """Read and write beneath each of `writable` but `protected` and `denied`; with
-        `mounting`, the protected paths that exist are left to `mounts` (the walk stays for
-        the rest: `denied`, a protected path that is a symbolic link or missing beneath a
-        directory other than a writable root)."""
+        `mounting`, the protected paths are left to `mounts` (`_mounted`; the walk stays for
+        `denied` and for a protected path that is a symbolic link)."""
         rules = cls()
         walked = rules._mounted(writable, protected) if mounting else protected
         for root in writable:
@@ -318,9 +317,10 @@ class Rules:
         (read and write: a mount point cannot be renamed or removed, so `.git` cannot be
         moved aside and remade). A missing `.git/hooks` under an existing `.git` is made
         (empty) first: git's own init makes it, and a missing one is where a planted hook
-        would go. Another missing one is left creatable when its nearest existing
-        directory is a writable root (the project's `.bingo/`, `.mcp.json`: under trust),
-        else walked around as without a namespace. Returns those still walked."""
+        would go. Another missing one is left creatable (the project's `.bingo/` and
+        `.mcp.json` are under trust; walking around it would close every directory above
+        it, the project's root first). A symbolic link keeps the walk (a mount would land on
+        its target, and the link itself could be replaced). Returns those still walked."""
         import stat
 
         walk: list[str] = []
@@ -340,12 +340,7 @@ class Rules:
                 if _make_beneath(writable, path):
                     mode = os.lstat(path).st_mode
             if mode is None:
-                self.walked.append((path, -1))
-                nearest: str = parent
-                while not os.path.lexists(nearest) and nearest != "/":
-                    nearest = os.path.dirname(nearest)
-                if nearest not in writable:
-                    walk.append(path)
+                self.walked.append((path, -1))  # left creatable; one that appears is bound next time
                 continue
             if stat.S_ISLNK(mode):
                 walk.append(path)
