@@ -478,13 +478,16 @@ def own_mounts(mounts: Mounts, ruleset: int, abi: int) -> None:
     """
     table = _MACHINES[MACHINE]
     mount = table["refused"]["mount"]
-    _sys(table["unshare"], _CLONE_NEWNS)
-    _sys(mount, 0, mounts.root, 0, _MS_REC | _MS_PRIVATE, 0)
-    for path in mounts.pins:
-        _sys(mount, path, path, 0, _MS_BIND | _MS_REC, 0)
-    for path, locked in mounts.binds:
-        _sys(mount, path, path, 0, _MS_BIND | _MS_REC, 0)
-        _sys(mount, 0, path, 0, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | locked, 0)
+    try:
+        _sys(table["unshare"], _CLONE_NEWNS)
+        _sys(mount, 0, mounts.root, 0, _MS_REC | _MS_PRIVATE, 0)
+        for path in mounts.pins:
+            _sys(mount, path, path, 0, _MS_BIND | _MS_REC, 0)
+        for path, locked in mounts.binds:
+            _sys(mount, path, path, 0, _MS_BIND | _MS_REC, 0)
+            _sys(mount, 0, path, 0, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | locked, 0)
+    except OSError as exc:
+        raise OSError(exc.errno, f"its protected paths could not be made read-only ({exc.strerror})") from None
     try:
         _sys(mount, mounts.devpts, mounts.pts, mounts.devpts, _MS_NOSUID | _MS_NOEXEC, mounts.options)
     except OSError:
