@@ -383,10 +383,17 @@ class Source:
 
     def unknown(self) -> tuple[str, ...]:
         """One finished line per unknown key of the document (`plugins.<name>` slices are
-        the plugins' own: not looked into), with the closest known key of its level."""
+        the plugins' own: not looked into, but for their `sandbox`, which is bingo's), with
+        the closest known key of its level."""
         where = "the command line" if self.text is None else self.label
         lines: list[str] = []
-        for path, known in _unknown(self.data, Layer, ()):
+        found = _unknown(self.data, Layer, ())
+        plugins = as_object((as_object(self.data) or {}).get("plugins")) or {}
+        for name, slice_ in plugins.items():
+            sandbox = (as_object(slice_) or {}).get("sandbox")
+            if sandbox is not None:
+                found += _unknown(sandbox, PluginSandboxLayer, ("plugins", name, "sandbox"))
+        for path, known in found:
             line = f"{where}: unknown key {_dotted(path)}"
             close = difflib.get_close_matches(str(path[-1]), known, n=1)
             if close:

@@ -126,3 +126,9 @@ def test_a_missing_path_is_one_problem_and_hosts_are_kept_as_written(home: Path,
     assert [(g.value, g.key) for g in grants.hosts] == [("https://pypi.org/simple", "sandbox.network.allow"), ("pypi.org", "sandbox.network.allow")]
     assert grants.write == ()
     assert len(grants.problems) == 1 and "'/no/such/dir' does not exist" in grants.problems[0]
+
+
+def test_an_unknown_key_in_a_plugins_sandbox_is_named(home: Path, project: Path) -> None:
+    _write(home / "settings.json", {"plugins": {"wc": {"sandbox": {"netwrok": ["pypi.org"]}, "mine": 1}}})
+    unknown = load_settings(home=home, project=project, project_trusted=True).unknown
+    assert unknown == (f"{home / 'settings.json'}: unknown key plugins.wc.sandbox.netwrok (did you mean plugins.wc.sandbox.network?)",)
