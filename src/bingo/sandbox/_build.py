@@ -48,7 +48,7 @@ BROWSER_PROFILES: tuple[str, ...] = (
 """The browsers' profile directories (cookies, saved passwords, sessions) below the home."""
 
 PROTECTED: tuple[str, ...] = (
-    ".bingo", ".mcp.json", ".git/hooks", ".git/config",
+    ".bingo", ".mcp.json", ".git/hooks", ".git/config", ".git/commondir",
     ".claude/skills", ".claude/commands", ".claude/agents",
     ".agents/skills", ".agents/commands", ".agents/agents",
 )

@@ -446,3 +446,24 @@ def test_a_missing_protected_path_deeper_down_leaves_the_root_open(tmp_path: Pat
         assert (root / ".git" / "hooks").is_dir()
     else:
         assert not (root / "new.py").exists(), out
+
+
+def test_a_planted_commondir_is_gone_before_the_persons_git_runs(project: Project, path: str) -> None:
+    # git reads $GIT_DIR/commondir in every repository and takes hooks and config from the
+    # directory it names: one left behind would run a confined process's hook in the
+    # person's next commit, outside the sandbox. It cannot be bound read-only while missing,
+    # so the janitor removes it when the process that made it ends.
+    marker = project.root.parent / "hook-ran"
+    bash(
+        "mkdir -p evil/hooks evil/objects evil/refs && cp -r .git/objects .git/refs evil/ && "
+        "printf '[core]\\n\\trepositoryformatversion = 0\\n' > evil/config && "
+        f"printf '#!/bin/sh\\ntouch {marker}\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && "
+        "echo ../evil > .git/commondir; ls .git/commondir",
+        project,
+    )
+    assert not (project.root / ".git" / "commondir").exists()
+    (project.root / "after.txt").write_text("the person's own\n")
+    subprocess.run([*GIT, "-c", "safe.directory=*", "-C", str(project.root), "add", "after.txt"], check=True)
+    subprocess.run([*GIT, "-c", "safe.directory=*", "-C", str(project.root), "commit", "-qm", "person"], check=True)
+    assert not marker.exists()  # the planted hook never ran
+    assert "person" in _log(project.root)

@@ -56,6 +56,7 @@ import _socket
 import marshal
 import os
 import select
+import stat
 import sys
 import time
 
@@ -417,6 +418,9 @@ class JanitorServer:
         """`_Sandbox`, made at the first confined spawn or network request."""
         self.tmpdirs: dict[int, str] = {}
         self.confined: dict[int, _Spawn] = {}
+        self.swept: dict[int, list[str]] = {}
+        """Per confined process, the `.git/commondir` files that did not exist when it was
+        confined (`_missing_commondirs`): one there when it ends is removed."""
         self.parked: dict[int, tuple[object, ...]] = {}
         """The processes forked and confined ahead of the next spawn without a warden (the
         `bash` tool's next command), handed to bingo, and their policy's key."""
@@ -534,6 +538,7 @@ class JanitorServer:
             self.send(("spawned", spawn.request_id, pid))
             if spawn.plan is not None:
                 self.confined[pid] = spawn
+                self.swept[pid] = _missing_commondirs(spawn.confine)
         elif spawn.tmpdir:
             os.rmdir(spawn.tmpdir)
 
@@ -592,6 +597,7 @@ class JanitorServer:
         self.wardens.add(pid)
         self.tmpdirs[pid] = tmpdir
         self.confined[pid] = spawn
+        self.swept[pid] = _missing_commondirs(spawn.confine)
         self.parked[pid] = wanted
         confine = spawn.confine
         assert confine is not None
@@ -621,6 +627,7 @@ class JanitorServer:
                 # left is ours now.
                 _sweep(frozenset(self.wardens))
             self._remove_tmpdir(pid)
+            _sweep_commondirs(self.swept.pop(pid, []))
             confined = self.confined.pop(pid, None)
             if confined is not None:
                 # Once it has ended, nothing waits: make the next one's TMPDIR and ruleset
@@ -703,3 +710,37 @@ def main(args: list[str]) -> None:
     janitor.run()
     janitor.end()
     os._exit(0)
+
+
+def _missing_commondirs(confine: _Confine | None) -> list[str]:
+    """`<root>/.git/commondir` for each writable root whose `.git` is a directory without one.
+
+    git reads `$GIT_DIR/commondir` in every repository and takes its config and hooks from
+    the directory it names; a repository's own `.git` never has one (a linked worktree's
+    `.git` is a file). A missing file cannot be bound read-only, and `.git` must stay open to
+    new entries for git to work inside (ADR-0030), so one a confined process made is removed
+    when it ends, before the person's own git, outside the sandbox, can read it."""
+    if confine is None:
+        return []
+    missing: list[str] = []
+    for root in confine.writable:
+        git = os.path.join(root, ".git")
+        try:
+            if not stat.S_ISDIR(os.lstat(git).st_mode):
+                continue
+            os.lstat(os.path.join(git, "commondir"))
+        except FileNotFoundError:
+            missing.append(os.path.join(git, "commondir"))
+        except OSError:
+            continue
+    return missing
+
+
+def _sweep_commondirs(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
+                continue  # git reads a file there; a directory names no other repository
+            os.unlink(path)
+        except OSError:
+            pass
