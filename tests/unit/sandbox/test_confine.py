@@ -24,6 +24,7 @@ import pytest
 
 from bingo.sandbox import Policy, probe, proxy_listener, spawn
 from bingo.sandbox import _run
+from tests.unit.sandbox._nobody import as_nobody
 from bingo.sandbox.janitor import proc as procfs
 
 WAIT = 20.0
@@ -591,32 +592,11 @@ asyncio.run(main(sys.argv[1] == "degraded"))
 """
 
 
-def _as_nobody() -> list[str] | None:
-    """How to run a Python with bingo importable as an unprivileged user (uid 65534), or None."""
-    import shutil
-
-    if os.getuid() != 0 or shutil.which("setpriv") is None:
-        return None
-    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    src = str(Path(__file__).resolve().parents[3] / "src")
-    site = next(p for p in sys.path if p.endswith("site-packages"))
-    env = ["env", "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", f"PYTHONPATH={src}:{site}"]
-    version = "%d.%d" % sys.version_info[:2]
-    for python in (sys.executable, shutil.which(f"python{version}") or "", "/usr/bin/python3"):
-        if not python:
-            continue
-        probe_run = subprocess.run([*drop, *env, python, "-c", "import sys, msgspec, bingo.sandbox; print('%d.%d' % sys.version_info[:2])"],
-                                   capture_output=True, text=True, timeout=30)
-        if probe_run.returncode == 0 and probe_run.stdout.strip() == version:
-            return [*drop, *env, python]
-    return None
-
-
 @pytest.mark.parametrize("path", ["netns", "degraded"])
 def test_an_unprivileged_user_is_confined_the_same(path: str) -> None:
     if path == "netns" and not SUPPORT.userns:
         pytest.skip("no user namespaces here")
-    command = _as_nobody()
+    command = as_nobody()
     if command is None:
         pytest.skip("needs root, setpriv and a Python that uid 65534 can run with bingo")
     done = subprocess.run([*command, "-c", _AS_NOBODY, path], capture_output=True, text=True, timeout=60)

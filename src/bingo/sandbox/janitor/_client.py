@@ -75,6 +75,21 @@ class Spawned:
     ended: asyncio.Future[int | None]
 
 
+def _pipes(merged: bool) -> tuple[list[int], tuple[int, int, int]]:
+    """The far ends (stdin, stdout, stderr) a process is given, and ours (stdin's writer,
+    stdout's and stderr's readers; -1 where there is none): merged, stdin is /dev/null and
+    stderr is stdout's pipe."""
+    if merged:
+        stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = -1, stdout_w
+    else:
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+    return [stdin_r, stdout_w, stderr_w], (stdin_w, stdout_r, stderr_r)
+
+
 def kill_warden(warden: int) -> None:
     """SIGKILL a plugin's group and its warden (which may not lead a group yet: then the
     plugin dies with it, by its parent-death signal, and the janitor sweeps the rest)."""
@@ -263,15 +278,7 @@ class JanitorClient(msgspec.Struct):
                 started = self._start_parked(parked, path, argv, env, cwd, policy, merged)
                 if started is not None:
                     return started
-        if merged:
-            stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
-            stdout_r, stdout_w = os.pipe()
-            stderr_r, stderr_w = -1, stdout_w
-        else:
-            stdin_r, stdin_w = os.pipe()
-            stdout_r, stdout_w = os.pipe()
-            stderr_r, stderr_w = os.pipe()
-        theirs = [stdin_r, stdout_w, stderr_w]
+        theirs, (stdin_w, stdout_r, stderr_r) = _pipes(merged)
         ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
         confine: tuple[list[str], list[str], list[str], int, int] | None = None
         if policy is not None:
@@ -306,15 +313,7 @@ class JanitorClient(msgspec.Struct):
                 return None
             loop = asyncio.get_running_loop()
             self.attach(loop)
-            if merged:
-                stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
-                stdout_r, stdout_w = os.pipe()
-                stderr_r, stderr_w = -1, stdout_w
-            else:
-                stdin_r, stdin_w = os.pipe()
-                stdout_r, stdout_w = os.pipe()
-                stderr_r, stderr_w = os.pipe()
-            theirs = [stdin_r, stdout_w, stderr_w]
+            theirs, (stdin_w, stdout_r, stderr_r) = _pipes(merged)
             ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
             port = policy.proxy[1] if policy.proxy is not None else -1
             order = marshal.dumps((path, list(argv), {**env, "TMPDIR": parked.tmpdir}, str(cwd), sorted(os.sched_getaffinity(0)), port))
