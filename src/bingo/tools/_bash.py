@@ -183,9 +183,10 @@ class BashTool(BuiltinTool):
         if isinstance(args, ToolOutput):
             return args
         policy, env = await self._confinement(call, args)
-        # Allowed by a rule, nobody saw this command: git runs none of the repository's own
-        # programs (tools/_git.py, ADR-0018).
-        git = await git_environment(call.cwd) if call.allowed_by is not None else {}
+        # Allowed by a rule, nobody saw this command: unconfined, git runs none of the
+        # repository's own programs (tools/_git.py, ADR-0018). Confined, what git would run
+        # is bounded as the command is, so nothing is listed (a `git config` child per call).
+        git = await git_environment(call.cwd) if call.allowed_by is not None and policy is None else {}
         try:
             if policy is None:
                 proc: _Process = await asyncio.create_subprocess_exec(
