@@ -40,23 +40,25 @@ def probe() -> tuple[str | None, str | None, tuple[str, ...]]:
     return support.mechanism, None, support.weaker
 
 
-async def _listener(first: bool) -> socket.socket:
-    """A listener for one process's proxy: in the run's network namespace where there is one,
-    else on the host's loopback (the degraded path)."""
+async def _listener(first: bool) -> tuple[socket.socket, str]:
+    """A listener for one process's proxy, in the run's network namespace where there is one
+    (and ""), else on the host's loopback, the degraded path (and why there is no namespace:
+    the kernel may allow user namespaces and a container's seccomp profile refuse them)."""
     from ._run import more_listener, proxy_listener
 
-    made, _why = await (proxy_listener() if first else more_listener())
+    made, why = await (proxy_listener() if first else more_listener())
     if made is not None:
-        return made
-    return socket.create_server(("127.0.0.1", 0))
+        return made, ""
+    return socket.create_server(("127.0.0.1", 0)), why or "the run has no network namespace"
 
 
-async def start_proxy(decide: Decide, refusal: Callable[[str, int], str], *, first: bool) -> Started:
+async def start_proxy(decide: Decide, refusal: Callable[[str, int], str], *, first: bool) -> tuple[Started, str]:
     """Start a proxy on a listener of its own whose every request is decided by `decide` (a
-    refused one is answered 403 with `refusal`'s line)."""
+    refused one is answered 403 with `refusal`'s line); with it, "" or why it listens on the
+    degraded path."""
     from ._proxy import Proxy
 
-    listener = await _listener(first)
+    listener, degraded = await _listener(first)
     proxy = Proxy(listener, decide, refusal=refusal)  # it owns the listener: it closes it
     await proxy.__aenter__()
 
@@ -64,4 +66,4 @@ async def start_proxy(decide: Decide, refusal: Callable[[str, int], str], *, fir
         with contextlib.suppress(Exception):
             await proxy.__aexit__(None, None, None)
 
-    return proxy.address, close
+    return (proxy.address, close), degraded

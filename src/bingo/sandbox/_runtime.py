@@ -149,14 +149,34 @@ class Sandbox:
             if who in self._listeners:
                 return self._listeners[who]
             try:
-                address, close = await start_proxy(self.hosts.decider(who), self.hosts.refusal(who), first=not self._listeners)
+                first = not self._listeners
+                (address, close), degraded = await start_proxy(self.hosts.decider(who), self.hosts.refusal(who), first=first)
             except OSError as exc:
                 # No listener, no network for it: confined all the same, never unconfined.
                 self._notices.say_once("bingo", f"proxy:{who}", f"the sandbox's proxy could not be started for {who} ({exc.strerror or exc}): it runs with no network", "warning")
                 return None
             self._listeners[who] = address
             self._closers.append(close)
+            if first and degraded:
+                self._degraded(degraded)
             return address
+
+    def _degraded(self, why: str) -> None:
+        """The run's network namespace could not be made: where the probe at start expected
+        one (a kernel that allows user namespaces, a container's seccomp profile that refuses
+        them), say so once with what is weaker, which the probe knows now; never silently."""
+        known = any("user namespace" in line for line in self.weaker)
+        mechanism, missing, weaker = probe()
+        if missing is None and mechanism is not None:
+            self.mechanism, self.weaker = mechanism, weaker
+        if known:
+            return  # the start's probe knew: /sandbox says it
+        self._notices.say_once(
+            "bingo", "sandbox:degraded",
+            f"the sandbox's network namespace could not be made ({why}): processes are confined without it; "
+            f"weaker here: {'; '.join(self.weaker) or 'each process can reach its proxy port on any address'}",
+            "warning",
+        )
 
     def _build(self, proxy: tuple[str, int] | None) -> Build:
         return Build(grants=self.grants, home=self._home, bingo_home=self._bingo_home, project=self._project, proxy=proxy)

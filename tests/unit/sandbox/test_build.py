@@ -168,3 +168,35 @@ def test_where_it_cannot_confine_on_says_so_once_and_required_is_exit_2(tmp_path
     off = Sandbox(SandboxGrants(mode="off", mode_from="--no-sandbox"), home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=said.notices)
     off.start()
     assert not off.in_force and len(said.lines) == 1  # off: nothing to say
+
+
+def test_a_network_namespace_refused_when_made_is_said_once_with_what_is_weaker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kernel's settings allow user namespaces, a container's seccomp profile refuses them
+    # when made: the probe at start cannot know, so the first proxy's listener says it.
+    import asyncio
+
+    from bingo.sandbox import Sandbox, _run, _runtime  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_runtime, "probe", lambda: ("Landlock ABI 7 + seccomp + a network namespace", None, ()))
+    said = _Said()
+    box = Sandbox(SandboxGrants(), home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=said.notices)
+    box.start()
+    assert box.in_force and said.lines == []
+
+    async def refused() -> tuple[None, str]:
+        return None, "unshare was refused (Operation not permitted)"
+
+    monkeypatch.setattr(_run, "proxy_listener", refused)
+    monkeypatch.setattr(_runtime, "probe", lambda: ("Landlock ABI 7 + seccomp + Landlock TCP rules", None, ("without a user namespace, protected paths are kept by ...",)))
+
+    async def twice() -> None:
+        async with box:
+            await box.for_bash()
+            await box.for_bash()
+
+    asyncio.run(twice())
+    assert said.lines == [
+        "the sandbox's network namespace could not be made (unshare was refused (Operation not permitted)): processes are "
+        "confined without it; weaker here: without a user namespace, protected paths are kept by ..."
+    ]
+    assert box.state() == "in force: Landlock ABI 7 + seccomp + Landlock TCP rules; weaker here: without a user namespace, protected paths are kept by ..."
