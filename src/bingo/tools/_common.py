@@ -23,7 +23,7 @@ from typing import ClassVar, Protocol, TypeVar
 
 import msgspec
 
-from ..kernel.files import inside
+from ..kernel.files import NotRegular, inside
 from ..kernel.interfaces import ToolCall
 from ..kernel.registry import BUILTIN
 from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
@@ -51,6 +51,7 @@ __all__ = [
     "root_of",
     "schema_of",
     "text_output",
+    "unopened",
     "walk_files",
 ]
 
@@ -71,6 +72,20 @@ _R = TypeVar("_R")
 class Input(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Base of every built-in tool's input: camelCase names, unknown fields ignored."""
 
+
+
+def unopened(exc: OSError, shown: str, *, only: str, directory: str = "") -> str:
+    """The model's words for a file that could not be opened (what `kernel.files.open_regular`
+    refuses: a directory, a FIFO, a device, a file of /proc; no permission; another error).
+    `only` ends the not-a-regular-file line ("read shows regular files only"); `directory`
+    follows the directory line (" Use glob to list its files.")."""
+    if isinstance(exc, IsADirectoryError) or (isinstance(exc, NotRegular) and exc.what == "a directory"):
+        return f"{shown} is a directory, not a file.{directory}"
+    if isinstance(exc, NotRegular):
+        return f"{shown} is {exc.what}, not a regular file; {only}."
+    if isinstance(exc, PermissionError):
+        return f"{shown} cannot be read: permission denied."
+    return f"{shown} cannot be read: {exc.strerror or exc}."
 
 def schema_of(kind: type[msgspec.Struct]) -> dict[str, Json]:
     """The JSON Schema of an input Struct, inlined (no `$ref`), as a ToolSpec wants it."""

@@ -23,7 +23,7 @@ from typing import Annotated
 import msgspec
 
 from ..kernel.atomic import write_atomic
-from ..kernel.files import NotRegular, open_regular
+from ..kernel.files import open_regular
 from ..kernel.interfaces import ToolCall
 from ..wire import CodeView, TextPart, ToolOutput, ToolSpec, ToolTraits
 from ._common import (
@@ -42,6 +42,7 @@ from ._common import (
     resolve,
     root_of,
     schema_of,
+    unopened,
 )
 from ._files import FILES, Declined
 from ._diff import Diff, Span, eol_of, to_eol, unified
@@ -164,16 +165,8 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
         fd, info = open_regular(target)
     except FileNotFoundError:
         fd, info = None, None
-    except NotRegular as exc:
-        if exc.what == "a directory":
-            raise Refusal(f"{shown} is a directory, not a file.") from None
-        raise Refusal(f"{shown} is {exc.what}, not a regular file; {verb} changes regular files only.") from None
-    except IsADirectoryError:
-        raise Refusal(f"{shown} is a directory, not a file.") from None
-    except PermissionError:
-        raise Refusal(f"{shown} cannot be read: permission denied.") from None
     except OSError as exc:
-        raise Refusal(f"{shown} cannot be read: {exc.strerror or exc}.") from None
+        raise Refusal(unopened(exc, shown, only=f"{verb} changes regular files only")) from None
     with contextlib.ExitStack() as closing:
         file = closing.enter_context(open(fd, "rb")) if fd is not None else None
         if info is not None:

@@ -20,7 +20,7 @@ from typing import Annotated, BinaryIO
 
 import msgspec
 
-from ..kernel.files import NotRegular, open_regular
+from ..kernel.files import open_regular
 from ..kernel.interfaces import ToolCall
 from ..wire import ToolOutput, ToolSpec, ToolTraits
 from ._common import (
@@ -39,6 +39,7 @@ from ._common import (
     resolve,
     schema_of,
     text_output,
+    unopened,
 )
 from ._files import FILES, Declined
 
@@ -141,16 +142,8 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
             f"{path} does not exist. Check the path (relative paths start at the working "
             "directory), or use glob to find the file."
         ) from None
-    except NotRegular as exc:
-        if exc.what == "a directory":
-            raise _Refusal(f"{path} is a directory, not a file. Use glob to list its files.") from None
-        raise _Refusal(f"{path} is {exc.what}, not a regular file; read shows regular files only.") from None
-    except IsADirectoryError:
-        raise _Refusal(f"{path} is a directory, not a file. Use glob to list its files.") from None
-    except PermissionError:
-        raise _Refusal(f"{path} cannot be read: permission denied.") from None
     except OSError as exc:
-        raise _Refusal(f"{path} cannot be read: {exc.strerror or exc}.") from None
+        raise _Refusal(unopened(exc, str(path), only="read shows regular files only", directory=" Use glob to list its files.")) from None
 
 
 def _source(path: Path) -> tuple[BinaryIO, int, int]:
