@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from ._layer import PluginSandboxLayer, SandboxLayer
+from .files import inside
 
 __all__ = [
     "Grant",
@@ -92,10 +93,6 @@ class SandboxSource(msgspec.Struct, frozen=True):
     where: str
     sandbox: SandboxLayer
     plugins: Mapping[str, PluginSandboxLayer]
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 def _path(written: str, project: Path) -> Path:
@@ -166,7 +163,7 @@ class _Reader:
         found: list[Grant] = []
         for text in written:
             path = _path(text, self.project)
-            if source.kind == "project" and not _inside(path, self.project):
+            if source.kind == "project" and not inside(path, self.project):
                 self.problems.append(
                     f"{source.where}: {key} {text[:200]!r} is outside the project, and a project's settings may only "
                     f"grant paths inside it: ignored (grant it in {self.user_settings})"

@@ -73,7 +73,6 @@ class Input(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Base of every built-in tool's input: camelCase names, unknown fields ignored."""
 
 
-
 def unopened(exc: OSError, shown: str, *, only: str, directory: str = "") -> str:
     """The model's words for a file that could not be opened (what `kernel.files.open_regular`
     refuses: a directory, a FIFO, a device, a file of /proc; no permission; another error).
