@@ -146,6 +146,21 @@ class _LazySession(msgspec.Struct):
         self.store.append(self.id, NoticeFrame(notice=notice, turn=self.turn))
 
 
+def _sandbox(
+    settings: Settings, *, user_home: Path, home: Path, project: Path, environ: dict[str, str], notices: Notices
+) -> Sandbox:
+    """The run's sandbox, its settings' problems said and its mechanism probed.
+
+    Raises:
+        SettingsError: it is required (`sandbox.mode`) and cannot be in force (exit 2).
+    """
+    for problem in settings.sandbox.problems:
+        notices.say("bingo", problem, "warning")
+    sandbox = Sandbox(settings.sandbox, home=user_home, bingo_home=home, project=project, environ=environ, notices=notices, matrix_token=settings.matrix.access_token_env)
+    sandbox.start()
+    return sandbox
+
+
 def _setup_logging(data_dir: Path) -> None:
     """bingo's own log, `<data_dir>/logs/bingo.log`, opened at the first record and set
     aside as `bingo.log.1` each time it passes LOG_BYTES (one old file kept)."""
@@ -237,10 +252,7 @@ async def run_app(options: Options) -> int:
     if state.pending:
         notices.say("bingo", left_out_notice(state, sources), "warning")
     run_sources, listed = admitted(sources, state)
-    for line in settings.sandbox.problems:
-        notices.say("bingo", line, "warning")
-    sandbox = Sandbox(settings.sandbox, home=user_home, bingo_home=home, project=project, environ=environ, notices=notices, matrix_token=settings.matrix.access_token_env)
-    sandbox.start()  # SettingsError (exit 2) when it is required and cannot be in force
+    sandbox = _sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
     registry = Registry(notices)
     for tool in builtin_tools(str(project), sandbox=sandbox):
         # By name: reading a built-in's spec would import its module, which only a model
@@ -752,11 +764,8 @@ async def _check_plugin(options: Options, where: str, *, settings: Settings, hom
     # Run as bingo would run it: confined, where the sandbox is in force.
     notices = Notices()
     notices.listen(lambda notice: print(escape(f"bingo: {notice.message}"), file=sys.stderr))
-    for problem in settings.sandbox.problems:
-        notices.say("bingo", problem, "warning")
     user_home = Path(environ.get("HOME") or Path.home())
-    sandbox = Sandbox(settings.sandbox, home=user_home, bingo_home=home, project=project, environ=environ, notices=notices, matrix_token=settings.matrix.access_token_env)
-    sandbox.start()  # SettingsError (exit 2) when it is required and cannot be in force
+    sandbox = _sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
     async with sandbox:
         report = await check_plugin(directory, call=options.check_call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox)
     sys.stdout.write(report.json() if options.check_json else escape(report.text()))
