@@ -629,6 +629,47 @@ def _read_own(path: Path) -> bytes | None:
         return file.read()
 
 
+_GITIGNORE_MAX = 1_000_000
+"""Bytes of a `.gitignore` bingo reads to add a line to it; a larger one is left alone."""
+
+
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    """`_read_own`, refusing a file larger than `limit` bytes.
+
+    Raises:
+        OSError: as `_read_own`.  ValueError: the file is larger than `limit`.
+    """
+    from .kernel.files import open_regular
+
+    try:
+        fd, info = open_regular(path, follow=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "it is a symbolic link, which bingo does not write through", str(path)) from None
+        raise
+    with open(fd, "rb") as file:
+        if info.st_size > limit:
+            raise ValueError(f"it is larger than the {limit:,} bytes bingo reads of one")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"it is larger than the {limit:,} bytes bingo reads of one")
+    return data
+
+
+def _ignoring(before: bytes | None, name: str) -> bytes | None:
+    """The `.gitignore` that names `name`, given the one there (`before`, None when there is
+    none); None when it names it already (as `name`, `/name`, or a `!` line: the person's
+    own decision about it)."""
+    if before is not None:
+        for line in before.decode("utf-8", errors="replace").splitlines():
+            if line.strip().lstrip("!").lstrip("/") == name:
+                return None
+        return before + (b"\n" if before and not before.endswith(b"\n") else b"") + name.encode() + b"\n"
+    return f"# This machine's own settings (bingo): not for the repository.\n{name}\n".encode()
+
+
 class Run(msgspec.Struct):
     """The run behind a surface (its `Driver`): what the person submits goes to the kernel's
     dispatcher, and what became of it is shown on the surface; plus what the terminal's own
@@ -703,6 +744,8 @@ class Run(msgspec.Struct):
             after = (json.dumps(data, indent=2) + "\n").encode("utf-8")
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, after, within=project)  # never through a link a repository planted
+            if before is None:
+                self._keep_out_of_git(path, project)
             if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
                 self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
             else:
@@ -711,6 +754,19 @@ class Run(msgspec.Struct):
             self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
         except (ValueError, RecursionError, TrustError) as exc:
             self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
+
+    def _keep_out_of_git(self, path: Path, project: Path) -> None:
+        """`settings.local.json` is this machine's (INTERFACE.md §2): when bingo has just
+        created it, `.gitignore` beside it names it, created with that line, or the line
+        appended to one that does not name it yet (never rewritten otherwise). It is not what
+        trust pins: git reads it, bingo never does (ADR-0033)."""
+        ignore = path.parent / ".gitignore"
+        try:
+            after = _ignoring(_read_bounded(ignore, _GITIGNORE_MAX), path.name)
+            if after is not None:
+                write_atomic(ignore, after, within=project)
+        except (OSError, ValueError) as exc:
+            self.surface.notice(Notice(source="bingo", message=f"{path.name} is not named in {ignore}, so git may commit it: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}; add the line {path.name} to it", level="warning"))
 
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn, and show what became of it; the exit status."""

@@ -122,4 +122,4 @@ def test_a_script_in_the_project_that_a_trusted_mcp_json_runs_is_pinned_with_it(
     script.write_text(script.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
     changed = box.run("-p", "/tools")
     assert "plugin__calc__add" not in changed.stdout
-    assert "changed since you trusted it (.mcp.json)" in changed.stderr
+    assert "changed since you trusted it (tools/server.py)" in changed.stderr  # the script, not .mcp.json, changed

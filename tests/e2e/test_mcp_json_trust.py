@@ -57,7 +57,7 @@ def test_changing_a_module_the_servers_script_imports_untrusts_the_project(tmp_p
     helper.write_text(helper.read_text(encoding="utf-8") + "\n# changed after --trust\n", encoding="utf-8")
     second = box.run("-p", "go")
     assert no_traceback(second)
-    assert "changed since you trusted it (.mcp.json)" in second.stderr
+    assert "changed since you trusted it (srv/helper.py)" in second.stderr  # the file that changed, not .mcp.json
     assert _calls(record) == 1, "the server ran changed code unasked"
     assert box.run("--trust").returncode == 0
     third = box.run("-p", "go")

@@ -87,7 +87,7 @@ def test_a_changed_plugin_is_skipped_until_trusted_again(tmp_path: Path) -> None
     result = box.run("-p", "/help")
     assert result.returncode == 0, result.stderr
     [line] = _notice_lines(result.stderr)
-    assert f"{box.project.resolve()} changed since you trusted it (plugin renamable), so" in line
+    assert f"{box.project.resolve()} changed since you trusted it (.bingo/plugins/renamable/main.py), so" in line
     assert line.endswith(" to trust it as it is now")
     assert _starts(box) == []
     assert box.run("--trust").returncode == 0

@@ -69,14 +69,15 @@ class _Probe:
         assert result.stdout == "probed\n", result.stderr
         assert self.ran() == ["v1"]
 
-    def refused_after_change(self) -> None:
+    def refused_after_change(self, changed: str) -> None:
+        """The changed code did not run, and the notice names `changed`, the file that did."""
         result = self.box.run("-p", "/probe")
         assert no_traceback(result)
         assert result.stdout == ""
         assert result.returncode == 2, result.stderr  # there is no /probe while it is left out
         assert self.ran() == ["v1"], "the changed code ran without a new question"
         [line] = [line for line in result.stderr.splitlines() if "left out" in line]
-        assert f"changed since you trusted it (plugin {NAME})" in line
+        assert f"changed since you trusted it ({changed})" in line
 
 
 def test_a_replaced_pyc_entry_is_a_change(tmp_path: Path) -> None:
@@ -88,7 +89,7 @@ def test_a_replaced_pyc_entry_is_a_change(tmp_path: Path) -> None:
     probe.trust_then_run()
     source.write_text(probe.body("v2"), encoding="utf-8")
     py_compile.compile(str(source), cfile=str(probe.root / "main.pyc"), doraise=True)
-    probe.refused_after_change()
+    probe.refused_after_change(".bingo/plugins/probe/main.pyc")
 
 
 def test_an_entry_reached_through_plugin_root_dot_dot_is_hashed_by_its_real_path(tmp_path: Path) -> None:
@@ -98,7 +99,7 @@ def test_an_entry_reached_through_plugin_root_dot_dot_is_hashed_by_its_real_path
     run.write_text(probe.body("v1"), encoding="utf-8")
     probe.trust_then_run()
     run.write_text(probe.body("v2"), encoding="utf-8")
-    probe.refused_after_change()
+    probe.refused_after_change("run.py")
 
 
 def test_an_entry_relative_to_the_working_directory_is_hashed(tmp_path: Path) -> None:
@@ -109,7 +110,7 @@ def test_an_entry_relative_to_the_working_directory_is_hashed(tmp_path: Path) ->
     run.write_text(probe.body("v1"), encoding="utf-8")
     probe.trust_then_run()
     run.write_text(probe.body("v2"), encoding="utf-8")
-    probe.refused_after_change()
+    probe.refused_after_change("tools/run.py")
 
 
 @pytest.mark.parametrize("skipped", [".git", ".mypy_cache", "__pycache__"])
@@ -121,7 +122,7 @@ def test_an_entry_inside_a_directory_other_tools_skip_is_hashed(tmp_path: Path, 
     run.write_text(probe.body("v1"), encoding="utf-8")
     probe.trust_then_run()
     run.write_text(probe.body("v2"), encoding="utf-8")
-    probe.refused_after_change()
+    probe.refused_after_change(f".bingo/plugins/probe/{skipped}/run.py")
 
 
 def test_a_compiled_cache_added_beside_a_trusted_module_is_a_change(tmp_path: Path) -> None:
@@ -144,7 +145,7 @@ def test_a_compiled_cache_added_beside_a_trusted_module_is_a_change(tmp_path: Pa
     os.utime(evil, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     cached = importlib.util.cache_from_source(str(helper))
     py_compile.compile(str(evil), cfile=cached, doraise=True)
-    probe.refused_after_change()
+    probe.refused_after_change(os.path.relpath(cached, box.project))
 
 
 def test_a_directory_link_is_followed_and_its_target_hashed(tmp_path: Path) -> None:
@@ -162,7 +163,7 @@ def test_a_directory_link_is_followed_and_its_target_hashed(tmp_path: Path) -> N
     (probe.root / "main.py").write_text(main + probe.body("v1").replace("'v1'", "helper.VERSION", 1), encoding="utf-8")
     probe.trust_then_run()
     (lib / "helper.py").write_text("VERSION = 'v2'\n", encoding="utf-8")
-    probe.refused_after_change()
+    probe.refused_after_change(".bingo/plugins/probe/lib/helper.py")
 
 
 def test_a_link_out_of_the_project_is_named_when_trusting(tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_an_edit_that_keeps_size_and_time_behind_a_large_file_is_a_change(tmp_pa
     main.write_text(probe.body("v2"), encoding="utf-8")
     os.utime(main, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert main.stat().st_size == stat.st_size
-    probe.refused_after_change()
+    probe.refused_after_change(".bingo/plugins/probe/main.py")
 
 
 def test_a_plugin_too_large_to_pin_is_never_trusted(tmp_path: Path) -> None:

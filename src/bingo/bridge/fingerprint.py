@@ -39,15 +39,21 @@ _CONTENT_BUDGET: Final = 512 * 1024 * 1024
 `node_modules/` hashes in well under a second, ADR-0016); past it, the plugin has no digest."""
 _ENTRY_BUDGET: Final = 200_000
 """Files, links and directories walked per plugin, for the same reason."""
+_SHORT: Final = 16
+"""Hex digits of a path's own digest in `Fingerprint.files`: enough to tell that a file
+changed (which is all they are for), not a ground for trust."""
 
 
 class Fingerprint(msgspec.Struct, frozen=True):
     """A plugin's digest (hex SHA-256), or None with `problem` saying why it has none;
-    `outside` names each link (or entry path) that leads out of the project."""
+    `outside` names each link (or entry path) that leads out of the project. `files` is a
+    short digest of what each path contributed (`./main.py`, `entry:srv/helper.py`), so that
+    trust can say which file changed; it decides nothing (the whole `digest` does)."""
 
     digest: str | None
     problem: str | None = None
     outside: tuple[str, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
 
 
 class _OverBudget(Exception):
@@ -171,6 +177,17 @@ class _Walk:
                 # A FIFO, socket or device is never opened: its kind is what it contributes.
                 self.records.append(f"special\0{label}\0{stat.S_IFMT(info.st_mode)}")
 
+    def files(self) -> tuple[tuple[str, str], ...]:
+        """Each path the walk met (its label) with a short digest of what it contributed: a
+        file's contents and executable bit, a link's target, a directory's count."""
+        by_label: dict[str, list[str]] = {}
+        for record in self.records:
+            by_label.setdefault(record.split("\0", 2)[1], []).append(record)
+        return tuple(
+            (label, hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:_SHORT])
+            for label, parts in sorted(by_label.items())
+        )
+
     def digest(self) -> str:
         digest = hashlib.sha256()
         for record in self.records:
@@ -259,4 +276,4 @@ def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fi
         return Fingerprint(digest=None, problem=f"it holds {exc} to hash", outside=tuple(walk.outside))
     if walk.unreadable:
         return Fingerprint(digest=None, problem=f"{walk.unreadable[0]} cannot be read", outside=tuple(walk.outside))
-    return Fingerprint(digest=walk.digest(), outside=tuple(walk.outside))
+    return Fingerprint(digest=walk.digest(), outside=tuple(walk.outside), files=walk.files())

@@ -16,7 +16,9 @@ of its servers' command line or URL as written and every `${VAR}` it reads (ADR-
 
 Owns the items, the record (written atomically under a lock), the verdict for a run
 (`TrustState`), which plugins a run starts (`admitted`), bingo's own writes staying trusted
-(`keep_written`), and the words: the notice, the terminal's question, `bingo --trust`'s line
+(`keep_written`; a record of those alone is not the person's trust, ADR-0033), which files
+changed since the person trusted it (`changed_paths`, from a bounded per-path record), and the
+words: the notice, the terminal's question, `bingo --trust`'s line
 and `/plugins`' summary. Trust lives in the user's data directory and nowhere else: no
 project file can trust its own project. It does not discover plugins (discovery.py), read
 settings (kernel/settings.py), start anything (host.py) or draw the question (a surface
@@ -30,6 +32,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import os
 import shlex
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
@@ -56,6 +59,7 @@ __all__ = [
     "TrustStatus",
     "admitted",
     "ask_trust",
+    "changed_paths",
     "keep_written",
     "left_out_notice",
     "remember",
@@ -80,6 +84,18 @@ _SHOWN_CHARS: Final = 300
 """Characters of one server's line in the question (a command line is cut past it)."""
 _FORMAT: Final = 2
 """Format 1 pinned plugins only, by a rule with holes (ADR-0010): its records trust nothing."""
+_FILES_KEPT: Final = 256
+"""Paths the record keeps per item, each with a short digest, to say which file changed
+(ADR-0033); an item with more is kept by directory (three levels, then two, then one), and
+past that by its digest alone."""
+_PATH_KEPT: Final = 512
+"""Characters of a path the record keeps; a longer one is not kept (its change names the item)."""
+_NAMED: Final = 3
+"""Changed files a notice or question names; the rest are counted."""
+_NAME_CHARS: Final = 120
+"""Characters of one named path (a longer one is cut)."""
+_SHORT: Final = 16
+"""Hex digits of a settings file's or `.mcp.json`'s short digest in the item's `files`."""
 
 TrustStatus = Literal["none", "trusted", "untrusted", "changed"]
 """How a project stands: see `TrustState`."""
@@ -105,6 +121,10 @@ class Item(msgspec.Struct, frozen=True):
     details: tuple[str, ...] = ()
     """Lines that say what it does, shown under its label (`.mcp.json`: each server's
     command line or URL and the variables it reads)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Each path it is made of, relative to the project (`.bingo/plugins/p/main.py`,
+    `srv/helper.py`, `.mcp.json`), with a short digest: what says which file changed. Bounded
+    (`_bounded`); it decides nothing, `digest` does."""
 
 
 def _bytes_digest(path: Path) -> tuple[bytes | None, str | None, str | None]:
@@ -179,6 +199,7 @@ def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: 
                 matters=True,
                 problem=print_.problem,
                 outside=print_.outside,
+                files=_bounded(_shown_files(print_.files, project, source.root)),
             )
         )
     for name in PROJECT_SETTINGS:
@@ -187,36 +208,94 @@ def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: 
             continue
         keys = settings.left_out.get(name, ())
         label = f".bingo/{name}" + (f": {', '.join(keys)}" if keys else "")
-        items.append(Item(key=name, kind="settings", label=label, digest=digest, matters=bool(keys), problem=problem))
+        files = ((f".bingo/{name}", digest[:_SHORT]),) if digest is not None else ()
+        items.append(Item(key=name, kind="settings", label=label, digest=digest, matters=bool(keys), problem=problem, files=files))
     data, digest, problem = _bytes_digest(project / MCP_FILE)
+    files: tuple[tuple[str, str], ...] = ()
     if digest is not None:
         # What its servers' commands and arguments name inside the project is pinned with
         # it, as a plugin's entry files are: a trusted `.mcp.json` runs no changed script.
-        digest, problem, outside = _with_entries(digest, [s for s in sources if s.declared_in is not None], cwd)
+        files = ((MCP_FILE, digest[:_SHORT]),)
+        digest, problem, outside, code = _with_entries(digest, [s for s in sources if s.declared_in is not None], cwd)
+        files = _bounded(files + _shown_files(code, project, project))
     else:
         outside = ()
     if data is not None or problem is not None:
         servers = _mcp_servers(data or b"")
         label = MCP_FILE + (f": servers {', '.join(servers)}" if servers else "")
         details = _server_lines(data or b"", settings.mcp_variables)
-        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem, outside=outside, details=details))
+        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem, outside=outside, details=details, files=files))
     return items
 
 
-def _with_entries(digest: str, servers: Sequence[PluginSource], cwd: Path) -> tuple[str | None, str | None, tuple[str, ...]]:
+def _with_entries(
+    digest: str, servers: Sequence[PluginSource], cwd: Path
+) -> tuple[str | None, str | None, tuple[str, ...], tuple[tuple[str, str], ...]]:
     """`.mcp.json`'s digest with the files each of its `servers` names folded in (their
-    fingerprints), why it has none, and the links that lead out of the project."""
+    fingerprints), why it has none, the links that lead out of the project, and the files
+    (their walk's labels, `Fingerprint.files`) that pinned."""
     whole = hashlib.sha256(digest.encode())
     outside: list[str] = []
+    code: dict[str, str] = {}
     for server in sorted(servers, key=lambda s: s.name):
         if server.manifest is None:
             continue
         print_ = fingerprint(server, cwd)
         if print_.digest is None:
-            return None, f"server {server.name}: {print_.problem}", tuple(outside)
+            return None, f"server {server.name}: {print_.problem}", tuple(outside), ()
         outside += print_.outside
+        code.update(print_.files)
         whole.update(f"\n{server.name}:{print_.digest}".encode())
-    return whole.hexdigest(), None, tuple(outside)
+    return whole.hexdigest(), None, tuple(outside), tuple(sorted(code.items()))
+
+
+def _shown_files(files: Sequence[tuple[str, str]], project: Path, root: Path) -> tuple[tuple[str, str], ...]:
+    """A walk's labels (`Fingerprint.files`: `./x` under the plugin's `root`, `entry:p` for
+    a path relative to the project, or absolute) as paths a person reads, relative to the
+    project where they lie in it."""
+    try:
+        base = os.path.relpath(root, project)
+    except ValueError:
+        base = str(root)
+    shown: list[tuple[str, str]] = []
+    for label, short in files:
+        if label.startswith("entry:"):
+            path = label.removeprefix("entry:")
+        elif label == ".":
+            path = base
+        else:
+            path = os.path.normpath(os.path.join(base, label.removeprefix("./")))
+        shown.append((path, short))
+    return tuple(shown)
+
+
+def _bounded(files: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """At most `_FILES_KEPT` paths: past it, what lies below the third level of directories
+    (counted from the directory all the paths share: a plugin's own) is kept as one entry per
+    directory there (then the second, the first), and past that nothing: the item is then
+    named whole when it changes."""
+    files = [(path, short) for path, short in files if len(path) <= _PATH_KEPT]
+    if len(files) <= _FILES_KEPT:
+        return tuple(files)
+    try:
+        common = os.path.commonpath([path for path, _ in files])
+    except ValueError:  # absolute and relative paths both: no common directory
+        common = ""
+    below = len(common.split("/")) if common else 0
+    for depth in (3, 2, 1):
+        grouped: dict[str, list[str]] = {}
+        for path, short in files:
+            grouped.setdefault("/".join(path.split("/")[: below + depth]), []).append(f"{path}\0{short}")
+        if len(grouped) <= _FILES_KEPT:
+            return tuple((path, hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:_SHORT]) for path, parts in sorted(grouped.items()))
+    return ()
+
+
+def _changed_files(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """The paths that differ between two of an item's `files` (changed, new or gone); a
+    directory is left out when a path below it is named."""
+    differ = sorted(path for path in {*before, *now} if before.get(path) != now.get(path))
+    return [path for path in differ if not any(other.startswith(path + "/") for other in differ)]
 
 
 # --- the record --------------------------------------------------------------------
@@ -225,6 +304,11 @@ def _with_entries(digest: str, servers: Sequence[PluginSource], cwd: Path) -> tu
 class _Project(msgspec.Struct, kw_only=True, rename="camel"):
     items: dict[str, str] = {}
     trusted_at: str = ""
+    files: dict[str, dict[str, str]] = {}
+    """Per item key, its paths' short digests (`Item.files`), to say which file changed."""
+    own: bool = False
+    """Only bingo's own writes are recorded (an "always" in a project never trusted): the
+    person has not trusted the project, so it reads as never trusted, not as changed."""
 
 
 class _Record(msgspec.Struct, kw_only=True):
@@ -273,8 +357,10 @@ def _locked(path: Path) -> Generator[None]:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def _update(data_dir: Path, project: Path, change: Mapping[str, str], *, replace: bool) -> None:
-    """Write `change` into the project's record: as all it trusts (`replace`), or over it.
+def _update(data_dir: Path, project: Path, change: Mapping[str, str], files: Mapping[str, Mapping[str, str]], *, replace: bool) -> None:
+    """Write `change` (digests by item key) and `files` (their paths' short digests) into the
+    project's record: as all it trusts (`replace`, the person's own trust), or over it (bingo's
+    own write, which leaves a project never trusted as never trusted).
 
     Raises:
         TrustError: the record cannot be written.
@@ -286,9 +372,16 @@ def _update(data_dir: Path, project: Path, change: Mapping[str, str], *, replace
             record = _read(path)
             stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
             known = record.projects.get(_key(project))
-            items = {} if replace or known is None else dict(known.items)
+            fresh = replace or known is None
+            items = {} if fresh or known is None else dict(known.items)
             items.update(change)
-            record.projects[_key(project)] = _Project(items=items, trusted_at=stamp)
+            kept = {} if fresh or known is None else dict(known.files)
+            kept.update({key: dict(paths) for key, paths in files.items()})
+            for key in change:
+                if key not in files:
+                    kept.pop(key, None)
+            own = not replace and (known is None or known.own)
+            record.projects[_key(project)] = _Project(items=items, trusted_at=stamp, files=kept, own=own)
             write_atomic(path, msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n")
     except OSError as exc:
         raise TrustError(
@@ -312,6 +405,9 @@ class TrustState(msgspec.Struct, frozen=True):
     pending: tuple[str, ...]
     known: tuple[str, ...] = ()
     """The keys the record trusted before, whatever their digest now."""
+    changed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per pending item the record knew (key), the paths that differ from what was trusted,
+    as far as the record can tell (empty: it cannot, and the item is named whole)."""
 
     @property
     def trusted(self) -> bool:
@@ -336,8 +432,15 @@ def trust_state(
     pending = tuple(
         item.key for item in items if item.matters and (item.digest is None or trusted.get(item.key) != item.digest)
     )
-    status: TrustStatus = "trusted" if not pending else "untrusted" if known is None else "changed"
-    return TrustState(project=project, status=status, items=tuple(items), pending=pending, known=tuple(trusted))
+    # A record of bingo's own writes alone is not the person's trust: never trusted, not changed.
+    status: TrustStatus = "trusted" if not pending else "untrusted" if known is None or known.own else "changed"
+    files = known.files if known is not None else {}
+    changed = tuple(
+        (item.key, tuple(_changed_files(files.get(item.key, {}), dict(item.files))) if item.key in files else ())
+        for item in items
+        if item.key in pending and item.key in trusted
+    )
+    return TrustState(project=project, status=status, items=tuple(items), pending=pending, known=tuple(trusted), changed=changed)
 
 
 def remember(state: TrustState, data_dir: Path) -> TrustState:
@@ -351,7 +454,8 @@ def remember(state: TrustState, data_dir: Path) -> TrustState:
     if state.status == "none":
         return state
     digests = {item.key: item.digest for item in state.items if item.digest is not None}
-    _update(data_dir, state.project, digests, replace=True)
+    files = {item.key: dict(item.files) for item in state.items if item.digest is not None and item.files}
+    _update(data_dir, state.project, digests, files, replace=True)
     left = tuple(item.key for item in state.items if item.matters and item.digest is None)
     return TrustState(
         project=state.project,
@@ -375,7 +479,8 @@ def keep_written(data_dir: Path, project: Path, name: str, before: bytes | None,
         known = _read(data_dir / TRUST_FILE).projects.get(_key(project))
         if known is None or known.items.get(name) != hashlib.sha256(before).hexdigest():
             return False
-    _update(data_dir, project, {name: hashlib.sha256(after).hexdigest()}, replace=False)
+    digest = hashlib.sha256(after).hexdigest()
+    _update(data_dir, project, {name: digest}, {name: {f".bingo/{name}": digest[:_SHORT]}}, replace=False)
     return True
 
 
@@ -419,8 +524,7 @@ def left_out_notice(state: TrustState, sources: Sequence[PluginSource]) -> str:
     """The one notice for a run that left out what an untrusted project brings."""
     what = "; ".join(_left_out(state, sources))
     if state.status == "changed":
-        changed = ", ".join(item.label.partition(":")[0] for item in state.items if item.key in state.pending)
-        why = f"{state.project} changed since you trusted it ({changed})"
+        why = f"{state.project} changed since you trusted it ({_named(changed_paths(state))})"
     else:
         why = f"{state.project} is not a trusted project"
     fix = f"run bingo --trust in {state.project} to trust it as it is now"
@@ -428,6 +532,28 @@ def left_out_notice(state: TrustState, sources: Sequence[PluginSource]) -> str:
     if cannot:
         fix += f" (never trusted: {'; '.join(cannot)})"
     return f"{why}, so bingo left out what it brings: {what}; {fix}"
+
+
+def changed_paths(state: TrustState) -> list[str]:
+    """What changed since the person trusted the project, as a person reads it: each file the
+    record can tell differs, and each pending item it cannot say more of, by name."""
+    said = dict(state.changed)
+    paths: list[str] = []
+    for item in state.items:
+        if item.key in state.pending:
+            paths += said.get(item.key) or [item.label.partition(":")[0]]
+    return paths
+
+
+def _cut(path: str) -> str:
+    return path if len(path) <= _NAME_CHARS else path[: _NAME_CHARS - 1] + "…"
+
+
+def _named(paths: Sequence[str]) -> str:
+    """The first `_NAMED` of `paths`, and how many more."""
+    shown = ", ".join(_cut(path) for path in paths[:_NAMED])
+    more = len(paths) - _NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def trust_question(state: TrustState) -> str:
@@ -442,6 +568,9 @@ def trust_question(state: TrustState) -> str:
         elif item.key in state.pending:
             mark = " (changed)" if item.key in state.known else " (new)"
         lines.append(f"  {item.label}{mark}")
+        files = dict(state.changed).get(item.key, ())
+        if files:
+            lines.append(f"    changed: {_named(files)}")
         lines += [f"    {detail}" for detail in item.details]
         lines += [f"    leads out of the project: {link}" for link in item.outside[:3]]
     verb = "Trust them as they are now" if state.status == "changed" else "Trust them"
@@ -456,8 +585,8 @@ def trust_summary(state: TrustState) -> str:
         return f"project {state.project}: brings nothing that needs trust"
     if state.trusted:
         return f"project {state.project}: trusted as it is ({', '.join(brought)})"
-    pending = [item.label.partition(":")[0] for item in state.items if item.key in state.pending]
-    return f"project {state.project}: not trusted ({', '.join(pending)} {'changed' if state.status == 'changed' else 'never trusted'}), so its plugins do not run and its settings only tighten; run bingo --trust"
+    pending = _named(changed_paths(state)) if state.status == "changed" else ", ".join(item.label.partition(":")[0] for item in state.items if item.key in state.pending)
+    return f"project {state.project}: not trusted ({pending} {'changed' if state.status == 'changed' else 'never trusted'}), so its plugins do not run and its settings only tighten; run bingo --trust"
 
 
 def trust_line(before: TrustState, after: TrustState) -> str:

@@ -387,3 +387,86 @@ def test_a_mcp_json_server_pins_the_directory_of_its_script_not_the_directory_it
         (world.project / changed).write_text("changed = True\n")
         assert world.state().pending == (".mcp.json",), changed
         world.trust()
+
+
+# --- which file changed (ADR-0033) ---------------------------------------------------
+
+
+def test_always_in_a_project_never_trusted_leaves_it_never_trusted(world: _World) -> None:
+    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    after = b'{"permissions": {"allow": ["bash"]}}\n'
+    (world.project / ".bingo" / "settings.local.json").write_bytes(after)
+    assert keep_written(world.data, world.project, "settings.local.json", None, after, untrusted_keys=False)
+    state = world.state()
+    assert state.status == "untrusted" and state.pending == (".mcp.json",)
+    # A second write keeps it bingo's own, still never trusted; the person's trust ends that.
+    again = b'{"permissions": {"allow": ["bash", "read"]}}\n'
+    (world.project / ".bingo" / "settings.local.json").write_bytes(again)
+    assert keep_written(world.data, world.project, "settings.local.json", after, again, untrusted_keys=True)
+    assert world.state().status == "untrusted"
+    world.trust()
+    (world.project / ".mcp.json").write_text("{}")
+    assert world.state().status == "changed"
+
+
+def test_a_change_is_named_by_file_new_and_gone_ones_too_and_directories_only_when_nothing_below_is(world: _World) -> None:
+    from bingo.bridge.trust import changed_paths, left_out_notice, trust_question, trust_summary
+
+    plugin = _install(world.project_plugins, "p")
+    (plugin / "lib").mkdir()
+    (plugin / "lib" / "a.py").write_text("a\n")
+    (plugin / "lib" / "gone.py").write_text("g\n")
+    world.trust()
+    (plugin / "lib" / "a.py").write_text("a, changed\n")
+    (plugin / "lib" / "gone.py").unlink()
+    (plugin / "lib" / "new.py").write_text("n\n")
+    (plugin / "empty").mkdir()
+    state = world.state()
+    assert state.status == "changed"
+    assert changed_paths(state) == [".bingo/plugins/p/empty", ".bingo/plugins/p/lib/a.py", ".bingo/plugins/p/lib/gone.py", ".bingo/plugins/p/lib/new.py"]
+    assert "changed since you trusted it (.bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more)" in left_out_notice(state, world.sources())
+    assert "    changed: .bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more" in trust_question(state).splitlines()
+    assert "(.bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more changed)" in trust_summary(state)
+
+
+def test_a_record_from_before_names_the_item_whole(world: _World) -> None:
+    from bingo.bridge.trust import changed_paths
+
+    _install(world.project_plugins, "p")
+    world.trust()
+    record = json.loads((world.data / TRUST_FILE).read_text())
+    for project in record["projects"].values():
+        del project["files"]
+    (world.data / TRUST_FILE).write_text(json.dumps(record))
+    (world.project_plugins / "p" / "main.py").write_text("changed\n")
+    assert changed_paths(world.state()) == ["plugin p"]
+
+
+def test_what_the_record_keeps_per_item_is_bounded_by_directory_then_not_at_all() -> None:
+    from bingo.bridge.trust import _FILES_KEPT, _bounded  # pyright: ignore[reportPrivateUsage]
+
+    few = [(f"p/{n}.py", "0" * 16) for n in range(_FILES_KEPT)]
+    assert _bounded(few) == tuple(few)
+    many = [(f"p/node_modules/m{n // 100}/sub/f{n}.js", f"{n:016x}") for n in range(20_000)]
+    kept = _bounded(many)
+    assert len(kept) == 200 and kept[0][0] == "p/node_modules/m0/sub"  # two levels below what all share
+    changed = list(many)
+    changed[150] = (changed[150][0], "f" * 16)
+    assert [path for (path, a), (_, b) in zip(kept, _bounded(changed)) if a != b] == ["p/node_modules/m1/sub"]
+    flat = [(f"f{n}.js", "0" * 16) for n in range(_FILES_KEPT + 1)]
+    assert _bounded(flat) == ()
+
+
+def test_a_large_plugin_is_named_by_directory_and_the_record_stays_small(world: _World) -> None:
+    from bingo.bridge.trust import changed_paths
+
+    plugin = _install(world.project_plugins, "big")
+    for package in range(40):
+        directory = plugin / "node_modules" / f"pkg{package}" / "lib"
+        directory.mkdir(parents=True)
+        for n in range(30):
+            (directory / f"f{n}.js").write_text(f"{package} {n}\n")
+    world.trust()
+    assert (world.data / TRUST_FILE).stat().st_size < 16_000
+    (plugin / "node_modules" / "pkg7" / "lib" / "f3.js").write_text("changed\n")
+    assert changed_paths(world.state()) == [".bingo/plugins/big/node_modules/pkg7/lib"]
