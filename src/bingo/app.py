@@ -48,7 +48,7 @@ from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_pr
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
 from .sandbox import Sandbox, SandboxCommand
-from .surfaces import EXIT_COMMANDS, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
+from .surfaces import EXIT_COMMANDS, ClearCommand, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
 from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
@@ -451,8 +451,9 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
         return spent(session.store.frames(session.id)) if session.id else None
 
     registry.add_command(UsageCommand(lambda: current.get()[0].used, room_spent))
-    for name in sorted(EXIT_COMMANDS):
-        registry.add_command(ExitCommand.named(name))
+    # /exit and /quit are not a room's (the bot runs on: the room says so); /clear is, over the room's run.
+    clear: contextvars.ContextVar[Callable[[], None]] = contextvars.ContextVar("bingo_room_clear")
+    registry.add_command(ClearCommand(lambda: clear.get()()))
     system = _system_prompt(notices, set(), cwd=cwd, project=project, home=bingo_home(environ))
 
     def make(surface: Surface, session_id: str | None) -> RoomRun:
@@ -472,6 +473,7 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
         run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
         conversation.on_always = run.remember
         current.set((conversation, session))
+        clear.set(run.clear)
         # The room's notices go into its session too, as a terminal run's do.
         notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
         hooks.observe("session", "start", {"session": session.id or ""})

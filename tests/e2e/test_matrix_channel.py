@@ -51,6 +51,22 @@ class Room:
     def bodies(self) -> list[str]:
         return [c.get("body", "") for c in self.said_by_bot()]
 
+    def final(self) -> list[dict[str, Any]]:
+        """The bot's messages as a client that knows edits shows them: each message once,
+        in the order sent, as its latest edit made it (`m.replace`)."""
+        events = [e for e in self.person.messages(self.id) if e["sender"] == self.bot.id]
+        shown: dict[str, dict[str, Any]] = {}
+        for event in events:
+            relates = event["content"].get("m.relates_to") or {}
+            if relates.get("rel_type") == "m.replace" and relates.get("event_id") in shown:
+                shown[relates["event_id"]] = event["content"]["m.new_content"]
+            else:
+                shown[event["event_id"]] = event["content"]
+        return list(shown.values())
+
+    def final_bodies(self) -> list[str]:
+        return [c.get("body", "") for c in self.final()]
+
     def wait_for_body(self, predicate: Any, what: str, timeout: float = 30.0) -> list[str]:
         return wait_for(lambda: (b := self.bodies()) and predicate(b) and b, what=what, timeout=timeout)
 
@@ -249,7 +265,8 @@ def test_the_gate_asks_in_the_room_and_each_answer_holds(tmp_path: Path, room: R
     assert bot.stop() == 0
     bodies = room.bodies()
     assert sum(b.startswith(f"bingo wants to run {COUNT}") for b in bodies) == 3  # "always" held
-    assert bodies.count(TABLE_TEXT) == 3  # yes, always, and the one not asked; not after "no"
+    counted = f"✓ {COUNT} notes.txt: notes.txt: 9 words, 3 lines, 44 characters"
+    assert room.final_bodies().count(counted) == 3  # yes, always, and the one not asked; not after "no"
     requests = model_requests(box)
     assert result_text(tool_results(requests[1])[-1]) == "notes.txt: 9 words, 3 lines, 44 characters"
     assert result_text(tool_results(requests[3])[-1]) == f"the person declined to run {COUNT}"
@@ -262,7 +279,7 @@ def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[
     _start(bots, box, room)
     room.person.say(room.id, "count the words")
     bodies = room.wait_for_body(lambda b: "Nobody answered." in b, "the turn to end")
-    assert "no answer in 1 s: taken as no" in bodies
+    assert "[notice] bingo: no answer in 1 s: taken as no" in bodies
     assert TABLE_TEXT not in bodies
     assert result_text(tool_results(model_requests(box)[1])[-1]) == f"the person declined to run {COUNT}"
 
@@ -334,7 +351,7 @@ def test_a_room_whose_session_another_run_writes_says_so_and_starts_a_new_one(tm
             wait_for(lambda: [f.text for f in store.frames(session) if isinstance(f, PromptFrame)][-1:] == ["from the terminal"], what="the terminal's run to hold the session")
         _script(box, room, [[text("Fresh.")]])
         again = _start(bots, box, room)
-        busy = f"bingo: session {session} is in use by another bingo run (pid {holder.pid}): one run writes a session at a time: wait for that one to end, or start a new session; this room starts a new session"
+        busy = f"[warning] bingo: session {session} is in use by another bingo run (pid {holder.pid}): one run writes a session at a time: wait for that one to end, or start a new session; this room starts a new session"
         room.wait_for_body(lambda b: busy in b, "the room to say its session is another run's")
         room.person.say(room.id, "second")
         room.wait_for_body(lambda b: "Fresh." in b, "the answer in the room's new session")
@@ -422,9 +439,10 @@ def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(t
     [question] = [b for b in bodies if b.startswith(ASKED)]
     assert "Answer yes, no." in question
     assert result_text(tool_results(model_requests(box)[1])[-1]) == "the person answered: yes"
-    notices = [c["body"] for c in said if c["msgtype"] == "m.notice"]
-    assert "running plugin__asker-node__confirm" in notices  # a tool call is a short notice
-    assert "asker-node: hello from asker" in notices
+    notices = [c["body"] for c in room.final() if c["msgtype"] == "m.notice"]
+    [status] = [n for n in notices if "plugin__asker-node__" in n]  # each call a line of the turn's one status message
+    assert status == "✓ plugin__asker-node__confirm: the person answered: yes\n✓ plugin__asker-node__notify: ok"
+    assert "[notice] asker-node: hello from asker" in notices  # a notice is bingo's, its level first
     [done] = [c for c in said if c["body"].startswith("done ")]
     assert done["body"] == "done \\x1b]52;c;aGk=\\x07 <b>not bold</b>"  # controls shown, never live
     assert "formatted_body" not in done  # plain text: nothing a client would take as HTML
@@ -570,7 +588,7 @@ def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, b
     room.wait_for_body(lambda b: any("/wordcount" in x for x in b), "the next message to run", timeout=15)
     assert any("/stop" in x and "interrupt the running turn" in x for x in room.bodies())  # /help lists it
     assert bot.stop() == 0
-    assert "bingo: the turn was interrupted" in room.bodies()
+    assert "[error] bingo: the turn was interrupted" in room.bodies()
     assert TABLE_TEXT not in room.bodies()
     assert len(model_requests(box)) == 1
 
@@ -597,7 +615,7 @@ def test_a_flood_of_plugin_notices_is_a_few_messages_and_one_line_saying_how_man
     room.wait_for_body(lambda b: "done." in b, "the turn to end", timeout=60)
     assert bot.stop() == 0
     notices = [c["body"] for c in room.said_by_bot() if c["msgtype"] == "m.notice"]
-    flood = [n for n in notices if n.startswith("notice-flood: ")]
+    flood = [n for n in notices if n.startswith("[notice] notice-flood: ")]
     assert 1 <= len(flood) <= NOTICE_BURST  # of 20 001 raised
-    assert any(re.fullmatch(r"\d+ more notices were left out here; they are in bingo's log", n) for n in notices), notices
+    assert any(re.fullmatch(r"\[notice\] bingo: \d+ more notices were left out here; they are in bingo's log", n) for n in notices), notices
     assert len(room.said_by_bot()) <= NOTICE_BURST + 5

@@ -1,9 +1,9 @@
 """Surfaces: where a person (or a pipe) meets bingo. `print` is plain text; the terminal
 surface (`surfaces.terminal`) is imported only when it is used, so --print stays fast."""
 
-from ._commands import EXIT_COMMANDS, ExitCommand, SessionsCommand, UsageCommand
+from ._commands import EXIT_COMMANDS, ClearCommand, ExitCommand, SessionsCommand, UsageCommand
 from ._escape import escape, escape_view, one_line
 from ._seam import Driver, Surface
 from .print import PrintSurface
 
-__all__ = ["EXIT_COMMANDS", "Driver", "ExitCommand", "PrintSurface", "SessionsCommand", "Surface", "UsageCommand", "escape", "escape_view", "one_line"]
+__all__ = ["EXIT_COMMANDS", "ClearCommand", "Driver", "ExitCommand", "PrintSurface", "SessionsCommand", "Surface", "UsageCommand", "escape", "escape_view", "one_line"]

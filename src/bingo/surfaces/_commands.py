@@ -1,6 +1,8 @@
 """The built-in slash commands every surface has that belong to none of the layers below:
 `/sessions` lists this project's sessions, `/usage` the tokens this run and this session
-spent (cache reads and writes apart), `/exit` and `/quit` end the session.
+spent (cache reads and writes apart), `/clear` starts a fresh conversation (each surface
+says what that is: a new session on the terminal and in a room), `/exit` and `/quit` end
+the session (where a surface has a session to end: not in a room, whose bot runs on).
 
 `/sessions` reads the store through the callable it is given, so the store (and sqlite3) is
 opened only when it runs. `/exit` and `/quit` do nothing as commands (under `--print` they
@@ -22,7 +24,7 @@ from ..wire import CommandOutcome, CommandSpec, Completion, NoneOutcome, StackVi
 if TYPE_CHECKING:
     from ..store import SessionInfo
 
-__all__ = ["EXIT_COMMANDS", "ExitCommand", "SessionsCommand", "UsageCommand"]
+__all__ = ["EXIT_COMMANDS", "ClearCommand", "ExitCommand", "SessionsCommand", "UsageCommand"]
 
 EXIT_COMMANDS = frozenset({"exit", "quit"})
 """The names that end a session on the terminal, as Ctrl-D does."""
@@ -72,6 +74,23 @@ class UsageCommand(msgspec.Struct):
 
 def _counts(usage: Usage) -> list[str | int | float | None]:
     return [usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens]
+
+
+class ClearCommand(msgspec.Struct):
+    """`/clear`: the next prompt starts a fresh conversation, which the model sees nothing
+    before; the one it leaves stays in the store (`/sessions`, `--resume`). `clear` is the
+    surface's way to do it (the terminal's and a room's: `Run.clear`)."""
+
+    clear: Callable[[], None]
+    spec: CommandSpec = CommandSpec(name="clear", hint="start a fresh conversation (this one stays in /sessions)", family="bingo")
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        self.clear()
+        return TextOutcome(text="a fresh conversation starts with your next prompt (the last one stays in /sessions)")
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
 
 
 class ExitCommand(msgspec.Struct):

@@ -26,6 +26,7 @@ rich `Text`, never markup.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import msgspec
 
@@ -93,27 +94,31 @@ def one_line(text: str) -> str:
     return escape(text).replace("\n", NEWLINE_SHOWN)
 
 
-def _escape_cell(value: str | int | float | None) -> str | int | float | None:
-    return escape(value) if isinstance(value, str) else value
-
-
-def escape_view(view: View) -> View:
+def escape_view(view: View, also: Callable[[str], str] | None = None) -> View:
     """`view` with every string it holds escaped (text, a table's title, columns and cells,
-    a code view's language), the same shape otherwise."""
+    a code view's language), then passed through `also` when given (a room's paths), the
+    same shape otherwise."""
     replace = msgspec.structs.replace
+
+    def one(text: str) -> str:
+        return also(escape(text)) if also is not None else escape(text)
+
+    def cell(value: str | int | float | None) -> str | int | float | None:
+        return one(value) if isinstance(value, str) else value
+
     match view:
         case TextView(text=text) | MarkdownView(text=text):
-            return replace(view, text=escape(text))
+            return replace(view, text=one(text))
         case CodeView(text=text, language=language):
-            return replace(view, text=escape(text), language=escape(language) if language is not None else None)
+            return replace(view, text=one(text), language=escape(language) if language is not None else None)
         case TableView(title=title, columns=columns, rows=rows):
             return replace(
                 view,
-                title=escape(title) if title is not None else None,
-                columns=[escape(c) for c in columns],
-                rows=[[_escape_cell(c) for c in row] for row in rows],
+                title=one(title) if title is not None else None,
+                columns=[one(c) for c in columns],
+                rows=[[cell(c) for c in row] for row in rows],
             )
         case ListView(items=items):
-            return replace(view, items=[escape_view(item) for item in items])
+            return replace(view, items=[escape_view(item, also) for item in items])
         case StackView(children=children):
-            return replace(view, children=[escape_view(child) for child in children])
+            return replace(view, children=[escape_view(child, also) for child in children])

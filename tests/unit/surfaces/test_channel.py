@@ -27,7 +27,8 @@ def test_a_table_is_an_html_table_and_every_string_is_escaped() -> None:
 
 def test_code_is_pre_code_and_the_rest_nests() -> None:
     assert view_html(CodeView(text="if a < b:\n    pass", language='py"x')) == '<pre><code class="language-py&quot;x">if a &lt; b:\n    pass</code></pre>'
-    assert view_html(MarkdownView(text="**<i>**")) == "<pre>**&lt;i&gt;**</pre>"
+    assert view_html(MarkdownView(text="**<i>**")) == "<p><strong>&lt;i&gt;</strong></p>"
+    assert view_html(MarkdownView(text="no markup\nat all")) == "no markup<br/>at all"
     stacked = StackView(children=[TextView(text="one\ntwo"), ListView(items=[TextView(text="x")], ordered=True)])
     assert view_html(stacked) == "<div>one<br/>two</div><div><ol><li>x</li></ol></div>"
 
@@ -47,11 +48,13 @@ class _Sent(Outbox):
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
         self.always: list[bool] = []
+        self.replaces: list[str | None] = []
         self.muted: set[str] = set()
 
     def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None, always: bool = False) -> str:
         self.sent.append(content)
         self.always.append(always)
+        self.replaces.append(replaces)
         return f"t{len(self.sent)}"
 
     def mute(self, room: str) -> None:
@@ -67,19 +70,78 @@ def _room(clock: list[float] | None = None, seconds: float = 5.0) -> tuple[RoomS
     return RoomSurface("!r:x", sent, question_seconds=seconds, clock=lambda: now[0]), sent
 
 
-def test_the_models_text_is_one_message_when_complete_and_a_view_carries_its_fold_and_html() -> None:
+def test_a_turns_text_is_one_message_and_its_calls_one_status_message_edited_in_place() -> None:
     room, sent = _room()
     for piece in ("Let me ", "count.\x1b[2J"):
         room.text(piece)
     assert sent.sent == []  # nothing per delta
-    room.tool_started("c1", "plugin__wordcount__count", {})
+    room.tool_started("c1", "plugin__wordcount__count", {"path": "notes.txt"})
     view = TableView(columns=["a"], rows=[[1]])
-    room.tool_finished("c1", "plugin__wordcount__count", ToolOutput(parts=[TextPart(text="1")], display=view), 0.1)
-    room.text("Done.")
+    room.tool_finished("c1", "plugin__wordcount__count", ToolOutput(parts=[TextPart(text="1 word\nmore")], display=view), 0.1)
+    room.tool_started("c2", "bash", {"command": "false"})
+    room.tool_finished("c2", "bash", ToolOutput(parts=[TextPart(text="exit 1")], is_error=True), 0.1)
+    room.text("It has **1** word.")
     room.end()
-    assert [c["body"] for c in sent.sent] == ["Let me count.\\x1b[2J", "running plugin__wordcount__count", "a\n-\n1", "Done."]
-    assert sent.sent[1]["msgtype"] == "m.notice"
-    assert sent.sent[2]["formatted_body"] == view_html(view)
+    assert [(c["msgtype"], c["body"], r) for c, r in zip(sent.sent, sent.replaces)] == [
+        ("m.notice", "… plugin__wordcount__count notes.txt", None),
+        ("m.notice", "✓ plugin__wordcount__count notes.txt: 1 word", "t1"),
+        ("m.notice", "✓ plugin__wordcount__count notes.txt: 1 word\n… bash false", "t1"),
+        ("m.notice", "✓ plugin__wordcount__count notes.txt: 1 word\n✗ bash false: exit 1", "t1"),
+        ("m.text", "Let me count.\\x1b[2J\n\nIt has **1** word.", None),
+    ]
+    assert sent.sent[-1]["formatted_body"] == "<p>Let me count.\\x1b[2J</p>\n<p>It has <strong>1</strong> word.</p>"
+
+
+def test_a_question_shows_the_answer_so_far_and_what_follows_is_a_message_of_its_own() -> None:
+    asyncio.run(_a_question_shows_the_answer_so_far())
+
+
+async def _a_question_shows_the_answer_so_far() -> None:
+    room, sent = _room()
+    room.text("I will run it.")
+    asked = asyncio.create_task(room.permission("bash", {"command": "ls"}, "bash"))
+    await asyncio.sleep(0)
+    assert room.answer("yes") and await asked == "once"
+    room.text("It ran.")
+    room.end()
+    assert [c["body"].split("\n")[0] for c in sent.sent] == ["I will run it.", 'bingo wants to run bash {"command": "ls"}', "It ran."]
+    assert sent.replaces == [None, None, None]
+
+
+def test_no_absolute_path_of_the_bots_machine_is_sent_to_the_room(tmp_path: Any) -> None:
+    from bingo.surfaces.channel._paths import Paths
+
+    home = tmp_path / "home"
+    project = home / "code" / "calc"
+    paths = Paths(cwd=project, home=home, bingo_home=home / ".bingo")
+    sent = _Sent()
+    room = RoomSurface("!r:x", sent, question_seconds=5.0, paths=paths)
+    room.notice(Notice(source="bingo", message=f"plugin x failed; its log is {home}/.bingo/data/logs/plugin-x.log", level="warning"))
+    room.notice(Notice(source="x", message="see /var/lib/x/state.db and /stop"))
+    room.tool_started("c1", "read", {"path": f"{project}/src/calc.py"})
+    room.text(f"Read {project}/src/calc.py and {home}/notes.")
+    room.end()
+    bodies = [c["body"] for c in sent.sent]
+    assert bodies == [
+        "[warning] bingo: plugin x failed; its log is ~/.bingo/data/logs/plugin-x.log",
+        "[notice] x: see …/state.db and /stop",
+        "… read src/calc.py",
+        "Read src/calc.py and ~/notes.",
+    ]
+    assert all(str(tmp_path) not in str(c) for c in sent.sent)
+    assert Paths(cwd=project, home=home, bingo_home=tmp_path / "bh").known(f"{tmp_path}/bh/data/x {project} {project}2/y") == "$BINGO_HOME/data/x . ~/code/calc2/y"
+
+
+def test_markdown_is_html_with_nothing_raw_passing() -> None:
+    from bingo.surfaces.channel._html import markdown_html
+
+    assert markdown_html("just words,\non two lines") is None  # the body says it all
+    html = markdown_html("# T\n\n*a* `b<c>` <img src=x onerror=y> [j](javascript:alert(1)) [k](https://e.org/?q=\"x\") ![i](https://e.org/i.png)\n\n- one\n- two\n\n```py\nx < 1\n```")
+    assert html == (
+        "<h1>T</h1>\n<p><em>a</em> <code>b&lt;c&gt;</code> &lt;img src=x onerror=y&gt; [j](javascript:alert(1)) "
+        '<a href="https://e.org/?q=%22x%22">k</a> !<a href="https://e.org/i.png">i</a></p>\n'
+        '<ul>\n<li>one</li>\n<li>two</li>\n</ul>\n<pre><code class="language-py">x &lt; 1\n</code></pre>'
+    )
 
 
 def test_notices_past_the_rooms_limit_go_to_the_log_and_are_counted_once() -> None:
@@ -91,7 +153,7 @@ def test_notices_past_the_rooms_limit_go_to_the_log_and_are_counted_once() -> No
     clock[0] += NOTICE_EVERY  # one more is earned
     room.notice(Notice(source="chatty", message="later"))
     room.end()
-    assert [c["body"] for c in sent.sent[NOTICE_BURST:]] == ["chatty: later", "5 more notices were left out here; they are in bingo's log"]
+    assert [c["body"] for c in sent.sent[NOTICE_BURST:]] == ["[notice] chatty: later", "[notice] bingo: 5 more notices were left out here; they are in bingo's log"]
 
 
 def test_a_permission_question_takes_yes_always_no_and_silence_is_no() -> None:
@@ -108,7 +170,7 @@ async def _a_permission_question_takes_yes_always_no_and_silence_is_no() -> None
         assert room.answer(said)
         assert await asked == expected
     assert await room.permission("bash", {}, "bash") == "no"
-    assert sent.sent[-1]["body"] == "no answer in 0.2 s: taken as no"
+    assert sent.sent[-1]["body"] == "[notice] bingo: no answer in 0.2 s: taken as no"
     assert sent.sent[0]["body"].startswith('bingo wants to run bash {"command": "ls"}\nAnswer yes (this once), always (allow bash from now on) or no.')
 
 

@@ -4,18 +4,56 @@ Owns the one mapping from the six View shapes to the subset of HTML the Matrix s
 for messages: a table is a `<table>` with a `<thead>` row, code is `<pre><code>` (with a
 `language-` class a client may highlight), a list is `<ul>`/`<ol>`, a stack is its children
 one after the other. Every string is escaped (`html.escape`) after the surface's own escape
-of control characters, so nothing a plugin or model wrote becomes markup. Markdown is shown
-as preformatted text: bingo carries no markdown renderer, and the text fold of the same
-View is the message's `body` anyway.
+of control characters, so nothing a plugin or model wrote becomes markup.
+
+Markdown (the model's answers, a `markdown` View) is drawn by markdown-it-py, which bingo
+has already (rich's own markdown parser), in its CommonMark preset with tables, raw HTML
+off (an HTML tag in the text is shown as the text it is), images off (a Matrix client loads
+only `mxc://` images; the link is kept) and links only of the schemes markdown-it deems
+safe. It is imported at the first markdown a room is sent. Text with no markup at all gets
+no HTML: its `body` says it all (ADR-0037).
 """
 
 from __future__ import annotations
 
 from html import escape as html_escape
+from typing import TYPE_CHECKING
 
 from ...wire import CodeView, ListView, MarkdownView, StackView, TableView, TextView, View
 
-__all__ = ["view_html"]
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+__all__ = ["markdown_html", "view_html"]
+
+_markdown: list[MarkdownIt] = []
+"""The one parser, made at first use."""
+
+_PLAIN = frozenset({"text", "softbreak"})
+"""The inline tokens of text with no markup."""
+
+
+def _parser() -> MarkdownIt:
+    if not _markdown:
+        from markdown_it import MarkdownIt
+
+        # html off: a tag in the text is text; breaks: a line break in a chat message is one.
+        _markdown.append(MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table").disable("image"))
+    return _markdown[0]
+
+
+def markdown_html(text: str) -> str | None:
+    """The HTML of markdown `text` (already passed through `escape`), or None when it has no
+    markup (plain paragraphs: the `body` is the message then)."""
+    parser = _parser()
+    tokens = parser.parse(text)
+    plain = all(
+        token.type in ("paragraph_open", "paragraph_close") or (token.type == "inline" and all(child.type in _PLAIN for child in token.children or []))
+        for token in tokens
+    )
+    if plain:
+        return None
+    return parser.renderer.render(tokens, parser.options, {}).strip()
 
 
 def _text(text: str) -> str:
@@ -45,7 +83,7 @@ def view_html(view: View) -> str:
         case TextView(text=text):
             return _text(text)
         case MarkdownView(text=text):
-            return f"<pre>{html_escape(text)}</pre>"
+            return markdown_html(text) or _text(text)
         case CodeView(text=text, language=language):
             kind = f' class="language-{html_escape(language, quote=True)}"' if language else ""
             return f"<pre><code{kind}>{html_escape(text)}</code></pre>"

@@ -9,6 +9,9 @@ BODY_LIMIT characters is cut with a line saying so, and an HTML body that would 
 left out (the text fold is the message then). And it owns the rooms' silence: a room that
 is muted (others than the allowed users read it, ADR-0029) is sent nothing but what is put
 with `always`, and what was queued for it before it was muted is dropped, not sent late.
+An edit put while an earlier edit of the same message still waits replaces that one (one
+PUT for both): a turn's status message edited at each call costs what the homeserver can
+take, not a request a call.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import itertools
 import logging
 import os
 import time
+from dataclasses import dataclass
 
 from ...wire import Json
 from ._homeserver import Homeserver, Refusal
@@ -60,12 +64,26 @@ _EVENTS_KEPT = 256
 """Event ids of sent messages remembered for edits (an edit follows its message closely)."""
 
 
+@dataclass(slots=True)
+class _Item:
+    """One message waiting to be sent (its content replaced by a later edit of the same
+    message while it waits)."""
+
+    room: str
+    txn: str
+    content: dict[str, Json]
+    replaces: str | None
+    always: bool
+
+
 class Outbox:
     """Messages waiting to be sent, and the task that sends them (`run`)."""
 
     def __init__(self, server: Homeserver) -> None:
         self._server = server
-        self._queue: asyncio.Queue[tuple[str, str, dict[str, Json], str | None, bool]] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._edits: dict[str, _Item] = {}
+        """The edit waiting to be sent of each message, by the message's transaction id."""
         # Unique to this process: a transaction id is the bot's device's to make, once.
         self._prefix = f"bingo.{os.getpid()}.{time.time_ns()}."
         self._count = itertools.count(1)
@@ -77,8 +95,14 @@ class Outbox:
     def put(self, room: str, content: dict[str, Json], *, replaces: str | None = None, always: bool = False) -> str:
         """Queue `content` for `room` (as an edit of the message queued as `replaces`, if
         given; even to a muted room with `always`); its transaction id. Never waits."""
+        if replaces is not None and (waiting := self._edits.get(replaces)) is not None:
+            waiting.content = content  # not sent yet: this edit is the one it sends
+            return waiting.txn
         txn = self._prefix + str(next(self._count))
-        self._queue.put_nowait((room, txn, content, replaces, always))
+        item = _Item(room, txn, content, replaces, always)
+        if replaces is not None:
+            self._edits[replaces] = item
+        self._queue.put_nowait(item)
         return txn
 
     def mute(self, room: str) -> None:
@@ -101,7 +125,10 @@ class Outbox:
         """Send what is queued, for ever (cancel to stop). A message the homeserver refuses
         (not a failure that passes: those are retried inside `send`) is logged and skipped."""
         while True:
-            room, txn, content, replaces, always = await self._queue.get()
+            item = await self._queue.get()
+            if item.replaces is not None:
+                self._edits.pop(item.replaces, None)
+            room, txn, content, replaces, always = item.room, item.txn, item.content, item.replaces, item.always
             try:
                 if room in self._muted and not always:
                     _log.info("a message to %s was not sent: others than the allowed users read the room", room)

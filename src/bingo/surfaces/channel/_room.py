@@ -1,15 +1,24 @@
 """One Matrix room as a bingo surface: what a turn shows, sent as messages; the gate's and
 a plugin's questions, answered by a message.
 
-Owns what the person in the room reads. The model's text is gathered and sent when its
-message is complete (before a tool call starts, and when the turn ends), never a message
-per delta; one still coming after STREAM_EVERY seconds is shown as far as it goes and
-edited (`m.replace`) every STREAM_EVERY seconds and once more when complete. A tool call is one short notice; a tool's or command's View is one message whose
-`body` is its text fold and whose `formatted_body` is its HTML (`_html.py`). bingo's own
-lines go as `m.notice`, under a limit (NOTICE_BURST, then one every NOTICE_EVERY seconds):
-what is left out goes to bingo's log and is counted in one line when the turn ends. Every
-string from elsewhere passes `escape` (control characters shown, INTERFACE.md §8) and, in
-HTML, `html.escape`.
+Owns what the person in the room reads (ADR-0037). The model's text of one turn is ONE
+message, whatever tool calls come between its pieces: sent when the turn ends, or earlier
+when the text has streamed for STREAM_EVERY seconds (then edited, `m.replace`, every
+STREAM_EVERY seconds as it grows, and once more when the turn ends); its `body` is the text
+and its `formatted_body` the HTML of its markdown (`_html.markdown_html`). The turn's tool
+calls are ONE status message (`m.notice`), sent at the first call and edited as each starts
+and ends: a line a call (`✓ read notes.txt: 3 lines`), the last STATUS_LINES of them. A
+question (the gate's, a plugin's) is a message of its own, sent after the answer and status
+so far are shown; what the turn says after it is a new answer and status, below the
+question (the status message stays the turn's one). bingo's own lines (notices, a wait, a refusal) go as `m.notice` with their level
+first (`[warning] wordcount: ...`), under a limit (NOTICE_BURST, then one every NOTICE_EVERY
+seconds): what is left out goes to bingo's log and is counted in one line when the turn
+ends. A command's outcome is a message, a View as its text fold in `body` and its HTML in
+`formatted_body` (`_html.py`).
+
+Every string from elsewhere passes `escape` (control characters shown, INTERFACE.md §8) and,
+in HTML, `html.escape`; and every string passes the room's `Paths`, so no absolute path of
+the bot's machine is sent (`_paths.py`).
 
 A question (`permission`, `ask`) is a message; the next message from an allowed user that
 is an answer (`yes`, `always`, `no`, or one of the question's choices) answers it, and
@@ -25,6 +34,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...kernel.interfaces import PermissionAnswer
 from ...wire import (
@@ -40,12 +50,14 @@ from ...wire import (
     View,
     ViewOutcome,
     fold,
+    is_object,
 )
 from .._escape import escape, escape_view, one_line
-from ._html import view_html
+from ._html import markdown_html, view_html
 from ._outbox import Outbox, message
+from ._paths import Paths
 
-__all__ = ["NOTICE_BURST", "NOTICE_EVERY", "STREAM_EVERY", "RoomSurface"]
+__all__ = ["NOTICE_BURST", "NOTICE_EVERY", "STATUS_LINES", "STREAM_EVERY", "RoomSurface", "notice_line"]
 
 _log = logging.getLogger(__name__)
 
@@ -54,16 +66,47 @@ NOTICE_BURST = 8
 NOTICE_EVERY = 2.0
 """Seconds a room past its burst waits for each further notice (the rest go to the log)."""
 STREAM_EVERY = 2.0
-"""Seconds a message of the model's may take before what there is of it is shown, and
-between the edits that show more (a short answer is one message, never edited)."""
+"""Seconds a turn's answer may take before what there is of it is shown, and between the
+edits that show more (a short answer is one message, never edited)."""
+STATUS_LINES = 20
+"""Calls a turn's status message names (the latest; the earlier are counted)."""
+_SUMMARY = 120
+"""Characters of a call's result its status line quotes."""
+_TITLE = 80
+"""Characters of a call's main argument its status line shows."""
 _INPUT_SHOWN = 4000
 """Characters of a call's input a permission question quotes."""
+_MAIN = ("command", "path", "pattern", "url", "query")
+"""The input fields a status line names a call by, the first present."""
 
 _PERMISSION_WORDS: dict[str, PermissionAnswer] = {"yes": "once", "y": "once", "once": "once", "always": "always", "no": "no", "n": "no"}
+_LEVELS = {"info": "notice", "warning": "warning", "error": "error"}
+
+
+def notice_line(notice: Notice) -> str:
+    """A notice as a room reads it, its level first (`[warning] wordcount: ...`): a line of
+    bingo's, never the model's words (not yet escaped)."""
+    return f"[{_LEVELS.get(notice.level, notice.level)}] {notice.source}: {notice.message}"
 
 
 def _word(text: str) -> str:
     return text.strip().strip(".!").strip().lower()
+
+
+def _title(name: str, input: Json, paths: Paths) -> str:
+    """A call as its status line names it: the tool and its main argument (its paths short
+    before it is cut), on one line."""
+    value = next((v for key in _MAIN if isinstance(v := input.get(key), str) and v), None) if is_object(input) else None
+    if value is None:
+        return name
+    value = " ".join(paths.known(value).split())
+    return f"{name} {value if len(value) <= _TITLE else value[:_TITLE] + '…'}"
+
+
+def _first_line(output: ToolOutput) -> str:
+    said = next((p.text for p in output.parts if isinstance(p, TextPart) and p.text.strip()), "")
+    line = said.strip().splitlines()[0] if said.strip() else ""
+    return line if len(line) <= _SUMMARY else line[:_SUMMARY] + "…"
 
 
 @dataclass(slots=True)
@@ -77,17 +120,23 @@ class _Question:
 class RoomSurface:
     """The surface of one room (`Surface`: TurnEvents, Asker, notices and outcomes)."""
 
-    def __init__(self, room: str, outbox: Outbox, *, question_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, room: str, outbox: Outbox, *, question_seconds: float, paths: Paths | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.room = room
         self._outbox = outbox
         self._question_seconds = question_seconds
+        self._paths = paths if paths is not None else Paths(cwd=Path("/"), home=None, bingo_home=None)
         self._clock = clock
-        self._text: list[str] = []
-        self._streamed: str | None = None
-        """The transaction id of the message the model's text so far was shown in (edited
-        as more arrives), or None."""
+        self._pieces: list[str] = []
+        """The turn's text: what came before each tool call, then what comes now."""
+        self._piece: list[str] = []
+        self._answer: str | None = None
+        """The transaction id of the turn's answer message once sent (edited as it grows)."""
         self._shown = ""
         self._timer: asyncio.TimerHandle | None = None
+        self._status: str | None = None
+        """The transaction id of the turn's status message once sent (edited at each call)."""
+        self._calls: dict[str, str] = {}
+        """The status line of each call of the turn, by call id, in order."""
         self._question: _Question | None = None
         self._tokens = float(NOTICE_BURST)
         self._at = clock()
@@ -108,40 +157,48 @@ class RoomSurface:
             _log.info("notice left out of %s: %s", self.room, line)
             return
         self._tokens -= 1
-        self._send(line, notice=True)
+        self._send(self._paths.line(line), notice=True)
 
     def _view(self, view: View) -> None:
-        shown = escape_view(view)  # before the fold, so columns line up
+        shown = escape_view(view, self._paths.known)  # before the fold, so columns line up
         self._send(fold(shown), html=view_html(shown))
 
-    def _flush(self) -> None:
-        """Send the model's text gathered so far, as one message (or as the last edit of
-        the message it was streamed in)."""
+    def _text(self) -> str:
+        return "\n\n".join(piece for piece in [*self._pieces, "".join(self._piece).strip()] if piece)
+
+    def _show(self) -> None:
+        """Show the turn's answer as it is now: sent, or its message edited when it grew."""
+        text = self._text()
+        if not text or text == self._shown:
+            return
+        shown = self._paths.known(escape(text))
+        content = message(shown, html=markdown_html(shown))
+        if self._answer is None:
+            self._answer = self._outbox.put(self.room, content)
+        else:
+            self._outbox.put(self.room, content, replaces=self._answer)
+        self._shown = text
+
+    def _close(self, *, turn: bool) -> None:
+        """The turn's answer as it is now is its last: what the turn says next is a new
+        message (after a question, and when the turn ends); so is its status when the `turn`
+        ends (a question leaves it to be edited: a call that asked still ends in it)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        text = "".join(self._text).strip()
-        self._text.clear()
-        streamed, self._streamed = self._streamed, None
-        if streamed is not None:
-            if text != self._shown:
-                self._outbox.put(self.room, message(escape(text)), replaces=streamed)
-        elif text:
-            self._send(escape(text))
-        self._shown = ""
+        self._show()
+        self._pieces.clear()
+        self._piece.clear()
+        self._answer, self._shown = None, ""
+        if turn:
+            self._status = None
+            self._calls.clear()
 
     def _stream(self) -> None:
-        """A message still coming after STREAM_EVERY seconds: show what there is, and edit
-        it every STREAM_EVERY seconds while more arrives."""
+        """The answer is still coming after STREAM_EVERY seconds: show what there is, and
+        edit it every STREAM_EVERY seconds while more arrives."""
         self._timer = None
-        text = "".join(self._text).strip()
-        if text and text != self._shown:
-            content = message(escape(text))
-            if self._streamed is None:
-                self._streamed = self._outbox.put(self.room, content)
-            else:
-                self._outbox.put(self.room, content, replaces=self._streamed)
-            self._shown = text
+        self._show()
         self._tick()
 
     def _tick(self) -> None:
@@ -151,56 +208,68 @@ class RoomSurface:
             return
         self._timer = loop.call_later(STREAM_EVERY, self._stream)
 
+    def _call(self, call_id: str, line: str) -> None:
+        """Set one call's line in the turn's status message, and send or edit it."""
+        self._calls[call_id] = self._paths.line(line)
+        lines = list(self._calls.values())
+        earlier = len(lines) - STATUS_LINES
+        if earlier > 0:
+            lines = [f"({earlier} earlier call{'s' if earlier != 1 else ''})", *lines[earlier:]]
+        content = message("\n".join(lines), notice=True)
+        if self._status is None:
+            self._status = self._outbox.put(self.room, content)
+        else:
+            self._outbox.put(self.room, content, replaces=self._status)
+
     # --- TurnEvents ---------------------------------------------------------------
 
     def text(self, text: str) -> None:
-        self._text.append(text)
-        if self._timer is None and self._streamed is None:
+        self._piece.append(text)
+        if self._timer is None:
             self._tick()
 
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
-        self._flush()
-        self._say(f"running {escape(name)}")
+        piece = "".join(self._piece).strip()
+        self._piece.clear()
+        if piece:
+            self._pieces.append(piece)
+        self._call(call_id, escape(f"… {_title(name, input, self._paths)}"))
 
     def tool_progress(self, call_id: str, tail: str) -> None:
-        return None  # a live line has no place in a room: the result follows
+        return None  # a live line has no place in a room: the status line says when it ends
 
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
-        if output.display is not None:
-            self._view(output.display)
-        if output.is_error:
-            said = next((p.text for p in output.parts if isinstance(p, TextPart)), "")
-            first = said.strip().splitlines()[0] if said.strip() else ""
-            self._say(escape(f"{name} failed" + (f": {first}" if first else "")))
+        title = self._calls.get(call_id, f"… {escape(name)}").removeprefix("… ")
+        said = _first_line(output)
+        mark = "✗" if output.is_error else "✓"
+        self._call(call_id, f"{mark} {title}" + (f": {escape(said)}" if said else ""))
 
     def waiting(self, what: str) -> None:
-        self._say(escape(what))
+        self._say(escape(f"[notice] bingo: {what}"))
 
     def refused(self, call_id: str, name: str, why: str) -> None:
-        self._flush()
-        self._say(escape(why))
+        self._call(call_id, escape(f"✗ {name}: {why}"))
 
     def end(self) -> None:
-        self._flush()
+        self._close(turn=True)
         if self._left_out:
             count, self._left_out = self._left_out, 0
             more = "1 more notice was" if count == 1 else f"{count} more notices were"
-            self._send(f"{more} left out here; they are in bingo's log", notice=True)
+            self._send(f"[notice] bingo: {more} left out here; they are in bingo's log", notice=True)
 
     # --- notices and outcomes -----------------------------------------------------
 
     def notice(self, notice: Notice) -> None:
-        self._flush()
-        self._say(f"{escape(notice.source)}: {escape(notice.message)}")
+        self._say(escape(notice_line(notice)))
 
     def outcome(self, outcome: CommandOutcome) -> None:
         match outcome:
             case TextOutcome(text=text):
-                self._send(escape(text))
+                self._send(self._paths.known(escape(text)))
             case ViewOutcome(view=view):
                 self._view(view)
             case ErrorOutcome(message=text):
-                self._send(escape(text), notice=True)
+                self._send(self._paths.line(escape(f"[error] bingo: {text}")), notice=True)
             case PromptOutcome() | NoneOutcome():
                 pass
 
@@ -237,27 +306,28 @@ class RoomSurface:
             async with asyncio.timeout(self._question_seconds):
                 return await question.answer
         except TimeoutError:
-            self._say(f"no answer in {self._question_seconds:g} s: taken as no")
+            self._say(f"[notice] bingo: no answer in {self._question_seconds:g} s: taken as no")
             return None
         finally:
             self._question = None
 
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
-        self._flush()
+        self._close(turn=False)
         shown = json.dumps(input, ensure_ascii=False)
         if len(shown) > _INPUT_SHOWN:
             shown = shown[:_INPUT_SHOWN] + "..."
+        # Only the lossless short forms: a question shows whole what it asks to run.
         self._send(
-            escape(f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no."),
+            self._paths.known(escape(f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no.")),
         )
         word = await self._wait(tuple(_PERMISSION_WORDS))
         return _PERMISSION_WORDS.get(word or "no", "no")
 
     async def ask(self, question: str, choices: list[str] | None) -> str:
-        self._flush()
+        self._close(turn=False)
         words = tuple(c.lower() for c in choices) if choices else ()
         how = f"Answer {', '.join(choices)}." if choices else "Answer with a message."
-        self._send(escape(f"{question}\n{how} No answer in {self._question_seconds:g} s is no."))
+        self._send(self._paths.known(escape(f"{question}\n{how} No answer in {self._question_seconds:g} s is no.")))
         answer = await self._wait(words)
         if answer is None:
             return "no"

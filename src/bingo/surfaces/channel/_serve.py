@@ -41,7 +41,7 @@ from pathlib import Path
 
 from ...kernel.atomic import write_atomic
 from ...kernel.errors import BingoError, SettingsError
-from ...kernel.settings import MatrixChannel
+from ...kernel.settings import MatrixChannel, bingo_home
 from ...kernel.interfaces import CommandContext
 from ...kernel.registry import BUILTIN
 from ...wire import CommandOutcome, CommandSpec, Completion, Json, Notice, TextOutcome, is_array, is_object
@@ -49,6 +49,7 @@ from .._escape import escape
 from .._seam import Driver, Headless, Surface
 from ._homeserver import Homeserver, Refusal
 from ._outbox import Outbox, message
+from ._paths import Paths
 from ._room import RoomSurface
 
 __all__ = ["QUEUE_LIMIT", "STOP", "ChannelLog", "MakeRoom", "RoomRun", "StopCommand", "serve_matrix"]
@@ -284,8 +285,12 @@ class _Room:
                     self.running = False
                     _running.pop(self.id, None)
                 session = run.session()
-                if session is not None and state.sessions.get(self.id) != session:
-                    state.sessions[self.id] = session
+                if state.sessions.get(self.id) != session:
+                    # None after /clear: a restart then starts the fresh conversation too.
+                    if session is None:
+                        state.sessions.pop(self.id, None)
+                    else:
+                        state.sessions[self.id] = session
                     state.save()
         finally:
             run.close()
@@ -389,6 +394,7 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
 
     server = Homeserver(channel.homeserver, token, on_down=down, on_up=up)
     outbox = Outbox(server)
+    paths = Paths.of(environ, bingo_home(environ))  # the app made the channel's cwd this process's
     try:
         try:
             user = await server.whoami()
@@ -404,7 +410,7 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
                 print(escape(f"bingo: cannot join {wanted}: {exc.message}"), file=sys.stderr, flush=True)
                 _log.warning("cannot join %s: %s", wanted, exc.message)
                 continue
-            room = rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds), outbox)
+            room = rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds, paths=paths), outbox)
             if joined not in state.rooms:
                 room.joined_at = time.monotonic() if state.since is not None else None  # with no since, the first sync skips all
                 state.rooms.append(joined)
