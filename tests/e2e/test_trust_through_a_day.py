@@ -281,3 +281,36 @@ def test_claude_md_reaches_the_model_as_agents_md_does_both_when_both_are_there(
     assert box.run("-p", "hi").returncode == 0
     system = model_requests(box)[1]["request"]["system"]
     assert system.count("(agents: kumquat)") == 1 and str(project / "CLAUDE.md") not in system
+
+
+def test_a_project_plugin_that_runs_a_server_on_the_project_stays_trusted_through_edits(tmp_path: Path) -> None:
+    # The same server as a plugin directory of the project (INTERFACE.md §6), and a plugin of
+    # bingo's own wire told where to work: a directory an entry names is where it works.
+    box = Sandbox(tmp_path / "box", env=_runners(tmp_path))
+    plugin = box.project / ".bingo" / "plugins" / "git"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.json").write_text(json.dumps({"name": "git", "version": "0", "mcp": SERVERS["git"]}), encoding="utf-8")
+    (box.project / "src").mkdir()
+    (box.project / "src" / "calc.py").write_text(CALC, encoding="utf-8")
+    assert box.run("--trust").returncode == 0
+    use_scripted_model(
+        box,
+        [
+            [tool("n1", "write", {"path": "src/util/strings.py", "content": "x = 1\n"})],
+            [tool("r1", "read", {"path": "src/calc.py"})],
+            [tool("e1", "edit", {"path": "src/calc.py", "oldString": "return a + b", "newString": "return b + a"})],
+            [text("edited")],
+        ],
+        permissions={"allow": ["write", "edit", "plugin__*"]},
+    )
+    assert box.run("-p", "work").returncode == 0
+    assert "return b + a" in (box.project / "src" / "calc.py").read_text(encoding="utf-8")
+    use_scripted_model(box, [[tool("g1", "plugin__git__whoami", {})], [text("ok")]], permissions={"allow": ["plugin__*"]})
+    again = box.run("-p", "who")
+    assert again.returncode == 0, again.stderr
+    assert not [line for line in again.stderr.splitlines() if any(w in line for w in TRUST_WORDS)], again.stderr
+    assert _answered(box)["mcp-server-git"].endswith("args mcp-server-git --repository .")
+    # Its own code is pinned all the same.
+    (plugin / "plugin.json").write_text(json.dumps({"name": "git", "version": "0", "mcp": {**SERVERS["git"], "env": {"X": "1"}}}), encoding="utf-8")
+    changed = box.run("-p", "who")
+    assert "changed since you trusted it (.bingo/plugins/git/plugin.json), so" in changed.stderr

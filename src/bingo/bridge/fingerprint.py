@@ -2,9 +2,11 @@
 skip list (ADR-0016). Every file under the plugin's directory, compiled caches and
 dot-directories included; links followed (each directory once, so cycles end), their target
 text and their target's contents hashed, and a target outside the project named; every file
-or directory the entry names (command, arguments, env values, split at `=` and `:`, after
+the entry names (command, arguments, env values, split at `=` and `:`, after
 `${PLUGIN_ROOT}`, resolved by their real path) inside the project, or outside it through
-`${PLUGIN_ROOT}`. Nothing is trusted by size or time: past the budget, or with a file that
+`${PLUGIN_ROOT}`; a directory it names only when reached through `${PLUGIN_ROOT}` and not
+holding the plugin's own (a directory named otherwise, `--repository .`, is where the plugin
+works, ADR-0033). Nothing is trusted by size or time: past the budget, or with a file that
 cannot be read, a plugin has no digest.
 
 A server a `.mcp.json` declares has no directory of its own: what pins it is the code it runs
@@ -237,6 +239,14 @@ def _server_code(real: str, within: str) -> list[str]:
     return [real, *(path for path in siblings if path != real and not os.path.isdir(path))]
 
 
+def _worksite(real: str, via_root: bool, plugin_root: str) -> bool:
+    """Whether a plugin's entry word `real` names a directory it is told to work in, not code:
+    a directory not reached through `${PLUGIN_ROOT}` (`--repository .`), or one that holds the
+    plugin's own directory (the project, `.bingo/`), however reached. A directory reached from
+    the plugin's own (`PYTHONPATH=${PLUGIN_ROOT}/../lib`) is code, and pinned (ADR-0033)."""
+    return os.path.isdir(real) and (not via_root or _inside(plugin_root, real))
+
+
 def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fingerprint:
     """The digest of a plugin as this module's docstring says. `cwd` is where the plugin
     will run: an entry argument relative to it (`main.py`) names a file there. Without
@@ -263,6 +273,8 @@ def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fi
                     if code not in named or code == real:
                         named.add(code)
                         walk.node(f"entry:{os.path.relpath(code, within)}", code)
+            elif _worksite(real, via_root, plugin_root):
+                continue
             elif _inside(real, within):
                 named.add(real)
                 walk.node(f"entry:{os.path.relpath(real, within)}", real)

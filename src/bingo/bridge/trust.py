@@ -260,7 +260,7 @@ def _shown_files(files: Sequence[tuple[str, str]], project: Path, root: Path) ->
     shown: list[tuple[str, str]] = []
     for label, short in files:
         if label.startswith("entry:"):
-            path = label.removeprefix("entry:")
+            path = os.path.normpath(label.removeprefix("entry:"))
         elif label == ".":
             path = base
         else:

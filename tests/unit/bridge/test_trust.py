@@ -470,3 +470,22 @@ def test_a_large_plugin_is_named_by_directory_and_the_record_stays_small(world: 
     assert (world.data / TRUST_FILE).stat().st_size < 16_000
     (plugin / "node_modules" / "pkg7" / "lib" / "f3.js").write_text("changed\n")
     assert changed_paths(world.state()) == [".bingo/plugins/big/node_modules/pkg7/lib"]
+
+
+def test_a_directory_a_plugin_is_told_to_work_in_is_not_pinned_one_it_loads_code_from_is(world: _World) -> None:
+    (world.project / "src").mkdir()
+    (world.project / "src" / "app.py").write_text("a = 1\n")
+    (world.project / "lib").mkdir()
+    (world.project / "lib" / "mod.py").write_text("A = 1\n")
+    args = ["${PLUGIN_ROOT}/main.py", "--repository", ".", "--root=${PLUGIN_ROOT}/../../..", "--data", "src"]
+    _install(world.project_plugins, "theirs", args=args)
+    manifest = world.project_plugins / "theirs" / "plugin.json"
+    body = json.loads(manifest.read_text())
+    body["entry"]["env"] = {"PYTHONPATH": "${PLUGIN_ROOT}/../../../lib"}
+    manifest.write_text(json.dumps(body))
+    first = fingerprint(world.source("theirs"), world.project).digest
+    (world.project / "src" / "app.py").write_text("a = 2\n")
+    (world.project / "src" / "new.py").write_text("b = 1\n")
+    assert fingerprint(world.source("theirs"), world.project).digest == first
+    (world.project / "lib" / "mod.py").write_text("A = 2\n")
+    assert fingerprint(world.source("theirs"), world.project).digest != first
