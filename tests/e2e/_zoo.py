@@ -128,7 +128,10 @@ def leftovers(box: Sandbox, timeout: float = 5.0) -> list[int]:
     Zombies count as gone: PID 1 here may reap late."""
     marker = str(box.root)
     recorded: set[int] = set()
-    for path in (box.bingo_home / "data" / "plugins").glob("*/pids.txt"):
+    kept = [*(box.bingo_home / "data" / "plugins").glob("*/pids.txt")]
+    if box.env.get("ZOO_RECORD"):
+        kept += Path(box.env["ZOO_RECORD"]).glob("*-pids.txt")  # what a removed dataDir held
+    for path in kept:
         recorded.update(int(line) for line in path.read_text().split())
     until = time.monotonic() + timeout
     while True:

@@ -34,7 +34,8 @@ def test_each_example_plugin_passes_every_check_with_call(tmp_path: Path, exampl
     result = box.run("--check-plugin", str(example), "--call")
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    *checks, summary = lines
+    *checks, said, summary = lines
+    assert said == "  dataDir: a temporary directory, removed afterwards"
     assert checks and all(line.startswith("✓ ") for line in checks), result.stdout
     assert any(line.startswith("✓ call: ") for line in checks)  # its tools were called
     assert summary.startswith(f"{example.name}: {len(checks)} checks, {len(checks)} passed, 0 failed")
@@ -48,7 +49,8 @@ def test_the_json_report_holds_every_check_of_the_text(tmp_path: Path) -> None:
     text = box.run("--check-plugin", str(wordcount), "--call")
     assert code == 0 and report["ok"] is True and report["called"] is True
     assert report["plugin"] == "wordcount"
-    assert len(report["checks"]) == len(text.stdout.splitlines()) - 1 == report["counts"]["pass"]
+    assert len(report["checks"]) == len(text.stdout.splitlines()) - 2 == report["counts"]["pass"]
+    assert report["dataDir"] == "a temporary directory, removed afterwards"
     ids = {check["id"] for check in report["checks"]}
     for expected in (
         "manifest.name",
@@ -82,7 +84,9 @@ def test_the_json_report_holds_every_check_of_the_text(tmp_path: Path) -> None:
 
 def test_no_tool_is_called_without_call(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    marks = box.bingo_home / "data" / "plugins" / "partial-lines" / "marks.txt"
+    # The check's dataDir is removed afterwards: the zoo keeps its marks here too.
+    box.env["ZOO_RECORD"] = str(box.project)
+    marks = box.project / "partial-lines-marks.txt"
     code, report = _report(box, ZOO / "partial-lines")
     assert code == 0 and report["called"] is False
     assert not any(check["group"] == "call" for check in report["checks"])
@@ -175,7 +179,7 @@ def test_check_plugin_usage_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> 
     assert alone.stderr == "bingo: --call and --json go with --check-plugin DIR: write bingo --check-plugin DIR --call --json\n"
     missing = box.run("--check-plugin", str(tmp_path / "nowhere"))
     assert missing.returncode == 2
-    assert missing.stderr == f"bingo: {tmp_path / 'nowhere'} is not a directory: pass the plugin's directory, the one holding its plugin.json\n"
+    assert missing.stderr == f"bingo: {tmp_path / 'nowhere'} is neither a directory nor a file: pass the plugin's directory (the one holding its plugin.json) or a .mcp.json\n"
     both = box.run("--check-plugin", str(EXAMPLES / "wordcount"), "hello")
     assert both.returncode == 2
     assert both.stderr.startswith("bingo: --check-plugin takes no prompt")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._framing import MAX_LINE
     from ._names import bridged_name, named_plugin
     from .connection import Connection
-    from .discovery import PluginSource, discover
+    from .discovery import MCP_JSON, PluginSource, discover
     from .host import PluginHost, PluginStatus
     from .listing import PluginsCommand
     from .manifest import Manifest, McpServer, check_name, mcp_manifest, read_manifest
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_LINE",
+    "MCP_JSON",
     "Connection",
     "Manifest",
     "McpServer",
@@ -67,6 +68,7 @@ __all__ = [
 
 _HOMES = {
     "MAX_LINE": "._framing",
+    "MCP_JSON": ".discovery",
     "Connection": ".connection",
     "Manifest": ".manifest",
     "McpServer": ".manifest",

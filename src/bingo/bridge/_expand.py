@@ -19,7 +19,7 @@ import msgspec
 
 from .manifest import PLUGIN_ROOT, McpServer
 
-__all__ = ["MCP_VARIABLES", "expand_server", "variables_read"]
+__all__ = ["MCP_VARIABLES", "expand_server", "expansion_problem", "variables_read"]
 
 MCP_VARIABLES: Final = "mcpVariables"
 """The setting (user settings and the command line only) naming the variables a project's
@@ -56,20 +56,40 @@ def _named(names: list[str]) -> str:
     return (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]) + more
 
 
-def expand_server(server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str) -> McpServer | str:
-    """`server` with every `${VAR}` and `${VAR:-default}` expanded from `environ`, or why it
-    cannot run: it reads a variable `allowed` does not hold (None: every variable is allowed,
-    a user plugin's), or one that is unset with no default. `settings` is the file to name in
-    the fix (the person's own settings)."""
+def expansion_problem(server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str) -> tuple[str, str] | None:
+    """Why `server`'s variables cannot be expanded, as what is wrong and what to do, or None:
+    it reads a variable `allowed` does not hold (None: every variable is allowed, a user
+    plugin's), or one that is unset with no default. `settings` is the file to name in the
+    fix (the person's own settings)."""
     read = variables_read(server)
     unlisted = [name for name in read if allowed is not None and name not in allowed]
     if unlisted:
         quoted = ", ".join(f'"{name}"' for name in unlisted[:_NAMED_MAX])
         return (
-            f"it reads {_named(unlisted)}, which your settings do not let a project's MCP server read: "
-            f"add {quoted} to {MCP_VARIABLES} in {settings} to let it"
+            f"it reads {_named(unlisted)}, which your settings do not let a project's MCP server read",
+            f"add {quoted} to {MCP_VARIABLES} in {settings} to let it",
         )
-    unset: list[str] = []
+    unset: dict[str, None] = {}
+    for text in _texts(server):
+        for match in _REFERENCE.finditer(text):
+            name, default = match.group(1), match.group(2)
+            if f"${{{name}}}" != PLUGIN_ROOT and default is None and name not in environ:
+                unset[name] = None
+    if unset:
+        names = list(unset)
+        return (
+            f"it reads {_named(names)}, which {'is' if len(names) == 1 else 'are'} not set",
+            f"set {'it' if len(names) == 1 else 'them'}, or give a default (${{{names[0]}:-...}})",
+        )
+    return None
+
+
+def expand_server(server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str) -> McpServer | str:
+    """`server` with every `${VAR}` and `${VAR:-default}` expanded from `environ`, or why it
+    cannot run (`expansion_problem`, in one line)."""
+    problem = expansion_problem(server, environ, allowed, settings=settings)
+    if problem is not None:
+        return ": ".join(problem)
 
     def value(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -77,16 +97,13 @@ def expand_server(server: McpServer, environ: Mapping[str, str], allowed: Collec
             return match.group(0)
         found = environ.get(name)
         if found is None or (found == "" and default is not None):
-            if default is None:
-                unset.append(name)
-                return ""
-            return default
+            return default or ""
         return found
 
     def expand(text: str) -> str:
         return _REFERENCE.sub(value, text)
 
-    expanded = msgspec.structs.replace(
+    return msgspec.structs.replace(
         server,
         command=expand(server.command) if server.command is not None else None,
         args=[expand(arg) for arg in server.args],
@@ -94,7 +111,3 @@ def expand_server(server: McpServer, environ: Mapping[str, str], allowed: Collec
         url=expand(server.url) if server.url is not None else None,
         headers={key: expand(text) for key, text in server.headers.items()},
     )
-    if unset:
-        names = list(dict.fromkeys(unset))
-        return f"it reads {_named(names)}, which {'is' if len(names) == 1 else 'are'} not set: set {'it' if len(names) == 1 else 'them'}, or give a default (${{{names[0]}:-...}})"
-    return expanded

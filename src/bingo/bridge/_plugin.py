@@ -94,6 +94,14 @@ class HostFacts(msgspec.Struct, frozen=True):
     """The run's model, for an MCP server the person lets sample it."""
     sandbox: Sandbox | None = None
     """The run's sandbox: each process is started with its policy and environment."""
+    plugins_data: Path | None = None
+    """Where each plugin's `dataDir` is made (`<plugins_data>/<name>`); None: `<data_dir>/plugins`.
+    `bingo --check-plugin` gives a temporary directory, so a check changes none of the
+    person's data."""
+
+    def plugin_data(self, name: str) -> Path:
+        """Plugin `name`'s `dataDir`."""
+        return (self.plugins_data if self.plugins_data is not None else self.data_dir / "plugins") / name
 
 
 class Plugin:
@@ -257,7 +265,7 @@ class Plugin:
             # (Python loads a .pyc without checking its source): a Python plugin that wrote
             # its own would be asked about again after every first run (ADR-0016).
             env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        data_dir = self._facts.data_dir / "plugins" / self.name
+        data_dir = self._facts.plugin_data(self.name)
         data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
         confined = None
         if self._facts.sandbox is not None:
@@ -363,6 +371,10 @@ class Plugin:
             rest = value.removeprefix("./")
             try:
                 if (self.source.root / rest).is_file() and not (self._facts.cwd / rest).exists():
+                    if self.source.declared_in is not None:
+                        # A `.mcp.json` server has no directory of its own: its root is the project's.
+                        where = f"mcpServers.{self.name}.args[{index}]"
+                        return P.MCP_JSON_RELATIVE_ARG.words(where=where, value=value, cwd=self._facts.cwd, root=self.source.root)
                     return P.RELATIVE_ARG.words(where=f"entry.args[{index}]", value=value, rest=rest)
             except (OSError, ValueError):
                 continue
@@ -410,7 +422,7 @@ class Plugin:
                 try:
                     answer = await conn.call("initialize", initialize_params(
                         root=self.source.root, config={}, host_version=self._facts.version,
-                        cwd=self._facts.cwd, data_dir=self._facts.data_dir / "plugins" / self.name,
+                        cwd=self._facts.cwd, data_dir=self._facts.plugin_data(self.name),
                     ), InitializeResult)
                 except PluginError as exc:
                     if conn.ended is not None and self.state == "stopped":

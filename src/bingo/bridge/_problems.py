@@ -36,6 +36,8 @@ __all__ = [
     "IGNORES_STOP_KILLED",
     "IGNORES_STOP_TERM",
     "INPUT_SCHEMA",
+    "MCP_JSON_RELATIVE_ARG",
+    "MCP_JSON_RELATIVE_COMMAND",
     "NOTICE_FLOOD",
     "NO_INPUT_SCHEMA",
     "PLUGIN_ROOT_MISSING",
@@ -74,11 +76,23 @@ RELATIVE_COMMAND: Final = Problem(
     "`{where}` {command!r} is a relative path",
     "write ${{PLUGIN_ROOT}}/{rest} for a file in the plugin's directory",
 )
+MCP_JSON_RELATIVE_COMMAND: Final = Problem(
+    "mcp-json-relative-command",
+    "`{where}` {command!r} is a relative path",
+    "write its absolute path, or a command found on PATH: a relative one would depend on the "
+    "directory bingo is started in (a .mcp.json server has no directory of its own)",
+)
 RELATIVE_ARG: Final = Problem(
     "relative-arg",
     "`{where}` {value!r} names a file of the plugin's directory by a relative path, which the "
     "process reads from the project's directory (its working directory)",
     "write ${{PLUGIN_ROOT}}/{rest}",
+)
+MCP_JSON_RELATIVE_ARG: Final = Problem(
+    "mcp-json-relative-arg",
+    "`{where}` {value!r} names a file of the project by a path relative to the directory "
+    "bingo was started in ({cwd}), which has no such file",
+    "start bingo in {root}, or write the file's absolute path",
 )
 COMMAND_NOT_FOUND: Final = Problem(
     "command-not-found",
@@ -258,7 +272,9 @@ PROBLEMS: Final[tuple[Problem, ...]] = (
     *KERNEL_PROBLEMS,
     DIRECTORY_NAME,
     RELATIVE_COMMAND,
+    MCP_JSON_RELATIVE_COMMAND,
     RELATIVE_ARG,
+    MCP_JSON_RELATIVE_ARG,
     COMMAND_NOT_FOUND,
     PLUGIN_ROOT_SPELLED,
     PLUGIN_ROOT_MISSING,

@@ -31,7 +31,7 @@ from ..wire import MAX_DEPTH, Json, is_object, too_deep
 from ._expand import expand_server
 from .manifest import PLUGIN_ROOT, Manifest, McpServer, check_name, mcp_manifest, mcp_problem, read_manifest
 
-__all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command"]
+__all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command", "misspelled", "read_mcp_json"]
 
 MCP_JSON = ".mcp.json"
 """The MCP server list other agent hosts read, at the project's root."""
@@ -134,7 +134,7 @@ _MCP_SERVER_KEYS = tuple(McpServer.__struct_fields__)
 """The keys of an `.mcp.json` server bingo reads."""
 
 
-def _misspelled(server: Json) -> str:
+def misspelled(server: Json) -> str:
     """` (it has key comand: did you mean command?)` for a server's keys bingo does not read
     that are close to one it does, else ''."""
     import difflib
@@ -149,6 +149,32 @@ def _misspelled(server: Json) -> str:
     return ""
 
 
+def read_mcp_json(path: Path) -> dict[str, Json] | str | None:
+    """The `mcpServers` object of the `.mcp.json` at `path`, None when there is no such
+    file, or why it cannot be read as one (one line, with what to do)."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MCP_JSON_MAX + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if len(data) > _MCP_JSON_MAX:
+        return f"is larger than {_MCP_JSON_MAX} bytes"
+    if too_deep(data):
+        return f"is nested too deeply (more than {MAX_DEPTH} levels)"
+    try:
+        value: Json = json.loads(data)
+    except json.JSONDecodeError as exc:
+        return f"is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}: fix the file"
+    except (ValueError, UnicodeDecodeError) as exc:
+        return f"is not JSON ({exc}): save it as UTF-8 JSON"
+    servers = value.get("mcpServers") if is_object(value) else None
+    if not is_object(servers):
+        return 'has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}'
+    return servers
+
+
 def _mcp_json(
     project: Path, found: Mapping[str, PluginSource], environ: Mapping[str, str], variables: Collection[str], settings: Path
 ) -> list[PluginSource]:
@@ -157,30 +183,11 @@ def _mcp_json(
     single refused source named after it, saying why."""
     path = project / MCP_JSON
     base = project.absolute()
-
-    def refused(problem: str) -> list[PluginSource]:
-        return [PluginSource(name=MCP_JSON, layer="project", root=base, manifest=None, problem=f"{path}: {problem}", base=base, declared_in=path)]
-
-    try:
-        with path.open("rb") as file:
-            data = file.read(_MCP_JSON_MAX + 1)
-    except FileNotFoundError:
+    servers = read_mcp_json(path)
+    if servers is None:
         return []
-    except OSError as exc:
-        return refused(f"cannot be read ({exc.strerror or exc})")
-    if len(data) > _MCP_JSON_MAX:
-        return refused(f"is larger than {_MCP_JSON_MAX} bytes")
-    if too_deep(data):
-        return refused(f"is nested too deeply (more than {MAX_DEPTH} levels)")
-    try:
-        value: Json = json.loads(data)
-    except json.JSONDecodeError as exc:
-        return refused(f"is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}: fix the file")
-    except (ValueError, UnicodeDecodeError) as exc:
-        return refused(f"is not JSON ({exc}): save it as UTF-8 JSON")
-    servers = value.get("mcpServers") if is_object(value) else None
-    if not is_object(servers):
-        return refused('has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}')
+    if isinstance(servers, str):
+        return [PluginSource(name=MCP_JSON, layer="project", root=base, manifest=None, problem=f"{path}: {servers}", base=base, declared_in=path)]
     sources: list[PluginSource] = []
     for name in sorted(servers):
         where = f"mcpServers.{name}"
@@ -196,11 +203,11 @@ def _mcp_json(
                 if isinstance(expanded, str):
                     problem = f"`{where}`: {expanded}"
                 else:
-                    problem = mcp_problem(expanded, where)
+                    problem = mcp_problem(expanded, where, mcp_json=True)
                     if problem is None:
                         manifest = mcp_manifest(name, expanded)
                     else:
-                        problem += _misspelled(servers[name])
+                        problem += misspelled(servers[name])
         else:
             problem = f"`{where}`: {problem} (rename the key)"
         sources.append(

@@ -100,8 +100,9 @@ class _File(Wire, frozen=True):
     mcp: McpServer | None = None
 
 
-def mcp_problem(server: McpServer, where: str) -> str | None:
-    """Why `server` (at `where`, e.g. `mcp`) cannot be started, or None."""
+def mcp_problem(server: McpServer, where: str, *, mcp_json: bool = False) -> str | None:
+    """Why `server` (at `where`, e.g. `mcp`) cannot be started, or None. A `.mcp.json`
+    server's (`mcp_json`) has no plugin directory: no fix names `${PLUGIN_ROOT}`."""
     kind = server.type
     if kind is not None and kind not in ("stdio", "http", "streamable-http"):
         if kind == "sse":
@@ -115,6 +116,8 @@ def mcp_problem(server: McpServer, where: str) -> str | None:
         return None
     if server.command is None:
         return f"`{where}` has neither `command` (stdio) nor `url` (Streamable HTTP)"
+    if mcp_json and "/" in server.command and not server.command.startswith(("/", PLUGIN_ROOT)):
+        return P.MCP_JSON_RELATIVE_COMMAND.words(where=f"{where}.command", command=server.command)
     return _check_command(server.command, f"{where}.command")
 
 

@@ -8,7 +8,9 @@ this program that installing the directory copies) whose manifest passes the beh
 Python 3 standard library only. Every process it starts (itself and any child) appends its pid
 to `<env.dataDir>/pids.txt`, so a test can check that none outlives bingo; `marks.txt` there
 records what happened ("called", "got tool/cancel", ...) so a test can wait on an event
-instead of sleeping. Settings `plugins.<name>` reach it as `initialize.config`:
+instead of sleeping. With `ZOO_RECORD` set (a directory), both are kept there too, as
+`<plugin>-pids.txt` and `<plugin>-marks.txt`: `bingo --check-plugin` gives a plugin a
+dataDir it removes afterwards. Settings `plugins.<name>` reach it as `initialize.config`:
 `{"delay": seconds}` is how long the slow behaviours take.
 
 Behaviours (the tool is `poke` unless said otherwise; a well-behaved `poke` answers "poked"):
@@ -111,15 +113,23 @@ def text(said):
     return {"output": {"parts": [{"type": "text", "text": said}]}}
 
 
+def kept(kind, line):
+    """Append `line` to `<dataDir>/<kind>.txt`, and to `$ZOO_RECORD/<plugin>-<kind>.txt`."""
+    paths = [os.path.join(STATE["dir"], kind + ".txt")]
+    if os.environ.get("ZOO_RECORD"):
+        paths.append(os.path.join(os.environ["ZOO_RECORD"], "%s-%s.txt" % (name(), kind)))
+    for path in paths:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(line + "\n")
+
+
 def mark(what):
     if STATE["dir"]:
-        with open(os.path.join(STATE["dir"], "marks.txt"), "a", encoding="utf-8") as file:
-            file.write(what + "\n")
+        kept("marks", what)
 
 
 def record_pid(pid):
-    with open(os.path.join(STATE["dir"], "pids.txt"), "a", encoding="utf-8") as file:
-        file.write("%d\n" % pid)
+    kept("pids", "%d" % pid)
 
 
 def delay():

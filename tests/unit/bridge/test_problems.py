@@ -21,6 +21,6 @@ def test_every_problem_is_in_the_table_once_and_fills_in() -> None:
     named = [value for value in vars(P).values() if isinstance(value, P.Problem)]
     assert sorted(id(p) for p in named) == sorted(id(p) for p in P.PROBLEMS)
     for problem in P.PROBLEMS:
-        fields: dict[str, object] = {name: "x" for name in ("directory", "name", "where", "command", "rest", "value", "why", "written", "whose", "has", "s", "keys", "theirs", "ours", "lines", "first", "key", "bridged", "room", "kind", "shown", "times", "log", "said", "method", "got", "what", "count", "field", "grace", "closing", "mib", "error", "how", "per_second", "burst", "prefix", "problem")}
+        fields: dict[str, object] = {name: "x" for name in ("directory", "name", "where", "command", "rest", "value", "why", "written", "whose", "has", "s", "keys", "theirs", "ours", "lines", "first", "key", "bridged", "room", "kind", "shown", "times", "log", "said", "method", "got", "what", "count", "field", "grace", "closing", "mib", "error", "how", "per_second", "burst", "prefix", "problem", "cwd", "root")}
         fields.update(seconds=1.0, grace=2.0, per_second=1.0)
         assert problem.words(**fields).startswith(problem.said(**fields))

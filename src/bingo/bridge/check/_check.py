@@ -1,7 +1,8 @@
 """One run of the checker: the manifest's checks, then the live run's, as one Report.
 
 Owns the order of the groups and what is skipped when bingo would not start the plugin (a
-manifest it refuses, an MCP server, which speaks MCP and not bingo's wire).
+manifest it refuses). An MCP server (`mcp` in its manifest) is started and checked as one
+(`_server.py`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from ...kernel.settings import Settings
 from ._manifest import check_manifest
 from ...sandbox import Sandbox
 from ._report import Check, Report
-from ._run import run_plugin
+from ._run import run_plugin, source_of
 
 __all__ = ["check_plugin"]
 
@@ -41,13 +42,10 @@ async def check_plugin(
         report.add(check)
     if manifest is None:
         report.add(Check(id="start", group="start", status="skip", title="it starts and answers", detail="not checked: bingo would not start it"))
-    elif manifest.mcp is not None:
-        report.add(Check(id="start", group="start", status="skip", title="it speaks bingo's wire", detail="an MCP server: it speaks MCP, which bingo translates; check it with MCP's own tools (the MCP Inspector)"))
     else:
-        report.plugin = manifest.name
-        live = await run_plugin(
-            directory, manifest, call=call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox
-        )
+        report.plugin, report.mcp, report.started = manifest.name, manifest.mcp is not None, True
+        source = source_of(directory, manifest, home=home, project=project)
+        live = await run_plugin(source, manifest, call=call, settings=settings, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox)
         for check in live.all():
             report.add(check)
     report.seconds = time.monotonic() - started

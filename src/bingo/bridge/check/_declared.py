@@ -36,7 +36,7 @@ from ..tool import declaration_problems
 from ._report import Check
 from ._schema import schema_problem
 
-__all__ = ["check_declarations"]
+__all__ = ["check_declarations", "check_served"]
 
 _KINDS: dict[str, type[msgspec.Struct]] = {
     "tools": ToolSpec,
@@ -53,6 +53,8 @@ _FITS = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """What bingo shows escaped (INTERFACE.md §8): C0 and C1 controls but newline and tab, and
 bidirectional overrides."""
+_LISTED = 12
+"""Names a listing line shows before it says how many more there are."""
 
 
 def _keys(kind: type[msgspec.Struct]) -> tuple[str, ...]:
@@ -215,6 +217,14 @@ def check_declarations(raw: bytes, plugin: str, *, on_info: Callable[[Initialize
     checks[0] = msgspec.structs.replace(checks[0], detail=f"{declared}, as schema/plugin.json says")
     hooks = [P.HOOK_REFUSED.said(name=hook.name, problem=problem) for hook in info.hooks if (problem := hook_problem(hook)) is not None]
     checks.append(_check("declarations.hooks", "every hook names a site and its points", hooks, ok=f"{len(info.hooks)} hook(s)" if info.hooks else "none declared", fix=P.HOOK_REFUSED.fix.format()))
+    checks.extend(_named_and_shown(info, plugin))
+    return checks
+
+
+def _named_and_shown(info: InitializeResult, plugin: str) -> list[Check]:
+    """The checks of what a declaration names and shows, a plugin's or an MCP server's:
+    names, tool names, input schemas, control characters."""
+    checks: list[Check] = []
     checks.append(_check("declarations.names", "no name is bingo's own or declared twice", _names(info), ok="none", fix="rename them"))
     fitted = _fitted(plugin, info)
     room = 64 - len(bridged_name(plugin, ""))
@@ -233,4 +243,18 @@ def check_declarations(raw: bytes, plugin: str, *, on_info: Callable[[Initialize
             fix="write plain text: no escape sequences, no control characters",
         )
     )
+    return checks
+
+
+def check_served(info: InitializeResult, plugin: str) -> list[Check]:
+    """The declaration checks of what MCP server `plugin` lists, as bingo reads it (its
+    tools and its prompts, as slash commands): what bingo renames or refuses of it."""
+    tools = ", ".join(tool.name for tool in info.tools[:_LISTED]) + (f" and {len(info.tools) - _LISTED} more" if len(info.tools) > _LISTED else "")
+    prompts = ", ".join("/" + command.name for command in info.commands[:_LISTED]) + (f" and {len(info.commands) - _LISTED} more" if len(info.commands) > _LISTED else "")
+    checks = [
+        Check(id="declarations.tools", group="declarations", status="pass", title="it lists its tools (tools/list)", detail=f"{len(info.tools)}: {tools}" if info.tools else "none"),
+    ]
+    if info.commands:
+        checks.append(Check(id="declarations.prompts", group="declarations", status="pass", title="its prompts are slash commands (prompts/list)", detail=f"{len(info.commands)}: {prompts}"))
+    checks.extend(_named_and_shown(info, plugin))
     return checks

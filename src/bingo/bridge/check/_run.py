@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,31 +46,19 @@ from ..manifest import Manifest
 from ..process import EXIT_GRACE, TERM_GRACE
 from ..service import HostService
 from ._declared import check_declarations
-from ._report import Check
+from ._report import Check, Live
+from ._server import drive_server, server_stdout
 from ._probe import Probes, unknown_method
 from ._watch import PREVIEW, Checked, Router, Watch, line
 
-__all__ = ["Live", "run_plugin"]
+__all__ = ["run_plugin", "source_of"]
 
 _log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class Live:
-    """The checks of a run, by group, as they are made."""
-
-    start: list[Check] = field(default_factory=list[Check])
-    declarations: list[Check] = field(default_factory=list[Check])
-    behaviour: list[Check] = field(default_factory=list[Check])
-    calls: list[Check] = field(default_factory=list[Check])
-
-    def all(self) -> list[Check]:
-        return [*self.start, *self.declarations, *self.behaviour, *self.calls]
-
-
-def _source(directory: Path, manifest: Manifest, *, home: Path, project: Path) -> PluginSource:
-    """The plugin as discovery would find it: in the layer its directory is in (a directory
-    in neither is taken as one of yours)."""
+def source_of(directory: Path, manifest: Manifest, *, home: Path, project: Path) -> PluginSource:
+    """The plugin in `directory` as discovery would find it: in the layer its directory is in
+    (a directory in neither is taken as one of yours)."""
     root = directory.absolute()
     layer, base = "user", home
     try:
@@ -82,56 +70,65 @@ def _source(directory: Path, manifest: Manifest, *, home: Path, project: Path) -
 
 
 async def run_plugin(
-    directory: Path,
+    source: PluginSource,
     manifest: Manifest,
     *,
     call: bool,
     settings: Settings,
-    home: Path,
-    project: Path,
     cwd: Path,
     data_dir: Path,
     environ: Mapping[str, str],
     sandbox: Sandbox | None = None,
 ) -> Live:
-    """Start the plugin in `directory` as bingo would, probe it (and with `call`, call each
-    tool), stop it; every check made."""
+    """Start plugin `source` as bingo would (an MCP server too), probe it (and with `call`,
+    call its tools), stop it; every check made. Its `dataDir` is a temporary directory,
+    removed afterwards: a check changes none of the person's data (its log is kept, where
+    bingo keeps every plugin's)."""
     live = Live()
-    watch = Watch()
+    mcp = manifest.mcp is not None
+    watch = Watch(mcp=mcp)
     notices = Notices()
     registry = Registry(notices)
     registry.add_service(HostService())
     books: dict[str, Any] = {}
     router = Router(registry, notices, books, watch)
-    facts = HostFacts(version=__version__, cwd=cwd, data_dir=data_dir, environ=dict(environ), sandbox=sandbox)
     loop = asyncio.get_running_loop()
-    async with asyncio.TaskGroup() as group:
-        plugin = Checked(
-            _source(directory, manifest, home=home, project=project),
-            manifest,
-            facts=facts,
-            settings=settings,
-            notices=notices,
-            router=router,
-            group=group,
-            clock=loop.time,
-            backoff=Backoff(),
-        )
-        plugin.watch = watch
-        books[plugin.name] = plugin.calls
-        log_size = _size(plugin.log.path)
-        try:
-            await _drive(plugin, live, watch, call=call, settings=settings, cwd=cwd)
-        except Exception as exc:  # boundary: whatever the plugin did, the checker reports
-            _log.exception("the check of %s failed", plugin.name)
-            live.behaviour.append(line("behaviour", "behaviour.checker", "the checker ran to the end", "fail", f"it stopped at {type(exc).__name__}: {cut(str(exc), 200)}", "see bingo's log; this is the checker's fault, not the plugin's"))
-        running = plugin.state == "running"
-        began = time.monotonic()
-        plugin.stop()
+    with tempfile.TemporaryDirectory(prefix="bingo-check-", ignore_cleanup_errors=True) as scratch:
+        facts = HostFacts(version=__version__, cwd=cwd, data_dir=data_dir, environ=dict(environ), sandbox=sandbox, plugins_data=Path(scratch))
+        async with asyncio.TaskGroup() as group:
+            plugin = Checked(
+                source,
+                manifest,
+                facts=facts,
+                settings=settings,
+                notices=notices,
+                router=router,
+                group=group,
+                clock=loop.time,
+                backoff=Backoff(),
+            )
+            plugin.watch = watch
+            books[plugin.name] = plugin.calls
+            log_size = _size(plugin.log.path)
+            try:
+                if mcp:
+                    await drive_server(plugin, live, watch, call=call, settings=settings, cwd=cwd)
+                else:
+                    await _drive(plugin, live, watch, call=call, settings=settings, cwd=cwd)
+            except Exception as exc:  # boundary: whatever the plugin did, the checker reports
+                _log.exception("the check of %s failed", plugin.name)
+                live.behaviour.append(line("behaviour", "behaviour.checker", "the checker ran to the end", "fail", f"it stopped at {type(exc).__name__}: {cut(str(exc), 200)}", "see bingo's log; this is the checker's fault, not the plugin's"))
+            running = plugin.state == "running"
+            began = time.monotonic()
+            plugin.stop()
+        # The group is done: the process is gone, and with it any writer of the scratch.
+    if mcp and not plugin.spawned:
+        return live  # no process: no stdout, stdin or stderr to judge (a URL's server, or none)
     if running:
         live.behaviour.append(_eof(watch, time.monotonic() - began))
     live.behaviour.append(_stderr(watch, plugin.log.path, _size(plugin.log.path) - log_size))
-    live.behaviour[0:0] = _stdout(watch, plugin.log.path) if plugin.spawned else []
+    if plugin.spawned:
+        live.behaviour[0:0] = server_stdout(watch, plugin.log.path) if mcp else _stdout(watch, plugin.log.path)
     return live
 
 
@@ -172,7 +169,7 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
     if peek is None:
         for id, title in (("start.protocol", "it speaks protocol 5"), ("start.name", "its handshake names it as the manifest does")):
             live.start.append(line(group, id, title, "skip", "no handshake answer to read"))
-        _skip_rest(live, "it did not complete its handshake")
+        live.skip_rest("it did not complete its handshake")
         return
     protocol, name = peek
     from ...wire import PROTOCOL_VERSION
@@ -190,7 +187,7 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
     if result is not None:
         live.declarations.extend(check_declarations(result, plugin.name, on_info=infos.append))
     if not isinstance(outcome, Connection) or not infos:
-        _skip_rest(live, "bingo refuses its handshake")
+        live.skip_rest("bingo refuses its handshake")
         return
     conn, info = outcome, infos[0]
     live.behaviour.append(await unknown_method(conn))
@@ -207,10 +204,6 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
         if plugin.state == "running"
         else line("behaviour", "behaviour.alive", "it stays up through the checks", "fail", plugin.why or plugin.state, "a plugin's fault costs one answer, not the process: catch it, log it to stderr and answer an error")
     )
-
-
-def _skip_rest(live: Live, why: str) -> None:
-    live.behaviour.append(line("behaviour", "behaviour", "its behaviour on the wire", "skip", f"not checked: {why}"))
 
 
 def _unique(tools: list[ToolSpec]) -> list[ToolSpec]:

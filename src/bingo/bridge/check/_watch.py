@@ -66,6 +66,8 @@ class Watch:
     faults: dict[str, str] = field(default_factory=dict[str, str])
     refused_asks: list[str] = field(default_factory=list[str])
     host_notices: int = 0
+    mcp: bool = False
+    """An MCP server's: its methods are MCP's, which bingo's adapter reads, not bingo's wire."""
 
     def seen(self, line: bytes) -> None:
         """One stdout line on its way to the connection (bounded work: msgspec's decode)."""
@@ -86,7 +88,8 @@ class Watch:
             if not self.answered:
                 self.answered, self.first_answer = True, line
             return
-        self._message(env)
+        if not self.mcp:
+            self._message(env)
 
     def _message(self, env: Envelope) -> None:
         method = env.method
