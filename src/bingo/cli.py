@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
     p.add_argument("--trust", action="store_true", help="trust what this project brings (.bingo/ plugins and settings, .mcp.json) as it is now, and exit")
     p.add_argument("--channel", metavar="NAME", help="run as a bot in an IM channel (matrix) instead of drawing a terminal")
-    p.add_argument("--check-plugin", metavar="DIR", help="check the plugin in DIR as bingo would run it, one line per check, and exit (0: all pass)")
+    p.add_argument("--check-plugin", metavar="DIR", help="check the plugin in DIR (or each server of a .mcp.json, or of DIR's) as bingo would run it, one line per check, and exit (0: all pass)")
     p.add_argument("--call", dest="check_call", action="store_true", help="with --check-plugin: call each tool too, with an input made from its schema")
     p.add_argument("--json", dest="check_json", action="store_true", help="with --check-plugin: the report as one JSON document")
     p.add_argument("--acp", action="store_true", help="speak the Agent Client Protocol on stdio, for an editor, instead of drawing a terminal")
