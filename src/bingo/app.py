@@ -40,7 +40,7 @@ from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
 from .kernel.dispatch import ChooseModel, Dispatcher, Submitted
-from .kernel.interfaces import Asker, CommandContext, Provider
+from .kernel.interfaces import Asker, CommandContext, Provider, ToolCall
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import BUILTIN, Registry
@@ -49,7 +49,7 @@ from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
 from .sandbox import Sandbox, SandboxCommand
 from .surfaces import EXIT_COMMANDS, ClearCommand, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
-from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, is_array, is_object, too_deep
+from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, ToolOutput, is_array, is_object, too_deep
 
 if TYPE_CHECKING:
     from .kernel.interfaces import Command
@@ -329,8 +329,9 @@ async def run_app(options: Options) -> int:
                     from .surfaces.terminal import TerminalSurface, interact, terminal_commands
 
                     assert isinstance(surface, TerminalSurface)  # chosen above for an interactive run
-                    for command in terminal_commands(run):
+                    for command in terminal_commands(run, surface):
                         registry.add_command(command)
+                    surface.dry_run = _dry_run(registry, conversation)
                     conversation.on_always = run.remember
                     sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
                     opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages)
@@ -592,6 +593,19 @@ def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices
             await plugins_host.start()
 
     return host
+
+
+def _dry_run(registry: Registry, conversation: Conversation) -> Callable[[str, Json], Awaitable[ToolOutput | None]]:
+    """What a call would do, with nothing written, in the conversation's session and working
+    directory (`tools.preview`: `edit` and `write` say; other tools None): what a permission
+    question shows (ADR-0034)."""
+    from .tools import preview
+
+    async def dry_run(name: str, input: Json) -> ToolOutput | None:
+        call = ToolCall(call_id="preview", input=input, cwd=conversation.cwd, session=conversation.session, turn=conversation.turn)
+        return await preview(registry.tools.get(name), call)
+
+    return dry_run
 
 
 def _surface(options: Options, interactive: bool) -> Surface:

@@ -205,9 +205,9 @@ def test_on_a_terminal_a_model_chosen_input_and_a_failed_call_are_shown_escaped(
         screen.close()
     _never_raw(screen)
     shown = screen.text()
-    assert f"bingo wants to run plugin__escapes__poke\n  model-input {SHOWN[:40]}" in shown
+    assert 'bingo wants to run plugin__escapes__poke\n  {\n    "what": "model-input \\u001b]0;pwned\\u0007' in shown  # JSON escapes it
     assert f"✓ plugin__escapes__poke model-input {SHOWN[:40]}" in shown  # the finished line
-    assert re.search(rf"✗ plugin__escapes__fail · [0-9.]+ s · failed: tool-error {re.escape(SHOWN)}", shown)
+    assert re.search(rf"✗ plugin__escapes__fail: tool-error {re.escape(SHOWN)} · [0-9.]+ s", shown)
 
 
 def test_on_a_terminal_the_trust_question_and_notice_show_a_directory_named_with_escapes_escaped(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_the_terminal_question_shows_a_commands_newline(tmp_path: Path) -> None:
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": "ls -la #'\ntouch pwned #'"})], [("text", "Not run.")]]
     with terminal(box, replies, server=served) as screen:
         screen.child.send("list\r")
-        screen.expect(r"bingo wants to run bash\n +ls -la #'⏎touch pwned #'\n +\[y\] yes, once +\[a\] yes, always: bash\(ls -la #'⏎touch pwned #'\)")
+        screen.expect(r"bingo wants to run bash\n +ls -la #'\n +touch pwned #'\n +\[y\] yes, once +\[a\] yes, always: bash\(ls -la #'⏎touch pwned #'\)")
         screen.child.send("n")
         screen.expect("declined bash")
         screen.expect(r"Not run\.")
@@ -84,7 +84,7 @@ def test_the_terminal_question_shows_the_tail_of_a_long_command(tmp_path: Path) 
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": command})], [("text", "Not run.")]]
     with terminal(box, replies) as screen:
         screen.child.send("echo\r")
-        screen.expect(r"bingo wants to run bash\n +echo a+(?:\n +a+)*⏎touch pwned\n")  # wrapped, not cut
+        screen.expect(r"bingo wants to run bash\n +echo a+(?:\n +a+)*\n +touch pwned\n")  # wrapped, not cut
         screen.child.send("n")
         screen.expect(r"Not run\.")
         screen.prompt()

@@ -84,7 +84,7 @@ def test_yes_always_shows_the_rule_it_adds_and_says_where_it_saved_it(tmp_path: 
     replies: list[Reply] = [[("tool", "t1", "plugin__wordcount__count", {"path": "notes.txt"})], [("text", "Three.")]]
     with terminal(box, replies) as screen:
         screen.child.send("count notes\r")
-        screen.expect(r"bingo wants to run plugin__wordcount__count\n +notes\.txt\n +\[y\] yes, once +\[a\] yes, always: plugin__wordcount__count +\[n\] no")
+        screen.expect(r"bingo wants to run plugin__wordcount__count\n +\{\n +\"path\": \"notes\.txt\"\n +\}\n +\[y\] yes, once +\[a\] yes, always: plugin__wordcount__count +\[n\] no")
         screen.child.send("a")
         saved = box.project / ".bingo" / "settings.local.json"
         screen.expect(rf"bingo: allowed plugin__wordcount__count from now on: saved in {re.escape(str(saved))}\n")

@@ -1,7 +1,9 @@
 """The print surface: `bingo -p`, a pipe, or one turn without the terminal surface.
 
 Owns plain-text output: the model's text streamed to stdout as it arrives, each View folded
-to text, notices as one line each on stderr. Everything it writes passes `escape` first
+to text, notices as one line each on stderr, and on stderr too what the person sees of each
+call that ran (its tidy line and its result's first lines, `surfaces._calls`, ADR-0034):
+stdout stays the answer a script takes. Everything it writes passes `escape` first
 (INTERFACE.md §8): a pipe is often a terminal in the end (`bingo -p ... | less -R`, a CI
 log viewer). Nothing waits for a person here: every question is answered "no"
 (GateError), and the kernel tells the model why in words.
@@ -29,6 +31,7 @@ from ..wire import (
     ViewOutcome,
     fold,
 )
+from ._calls import call_line, result_lines
 from ._escape import escape, escape_view
 
 __all__ = ["PrintSurface"]
@@ -40,6 +43,8 @@ class PrintSurface(msgspec.Struct):
     out: TextIO = msgspec.field(default_factory=lambda: sys.stdout)
     err: TextIO = msgspec.field(default_factory=lambda: sys.stderr)
     _at_line_start: bool = True
+    _inputs: dict[str, Json] = msgspec.field(default_factory=lambda: {})
+    """The input of each call running, for its line when it finishes."""
 
     # --- TurnEvents ---------------------------------------------------------------
 
@@ -68,12 +73,19 @@ class PrintSurface(msgspec.Struct):
         self.err.flush()
 
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
-        return None
+        self._inputs[call_id] = input
 
     def tool_progress(self, call_id: str, tail: str) -> None:
         return None
 
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
+        input = self._inputs.pop(call_id, None)
+        if not output.is_error:
+            lines, more = result_lines(name, output)
+            shown = [call_line(name, input, output)]
+            shown += [("  ⎿ " if n == 0 else "    ") + row for n, row in enumerate(lines)]
+            shown += [f"    … {more} more line{'s' if more != 1 else ''}"] if more else []
+            self._err("\n".join(shown))  # escaped by `call_line` and `result_lines`
         if output.display is not None:
             self._line(fold(escape_view(output.display)))
         if output.is_error:

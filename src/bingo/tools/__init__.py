@@ -11,6 +11,9 @@ first time its spec is read or it is called. A tool's module builds its input sc
 imported, which a run that never talks to a model has no use for. The tool classes are
 exported lazily too (`from bingo.tools import BashTool` imports `_bash.py` then).
 
+`preview` asks `write` or `edit` what a call would do without doing it, for the question
+that asks the person about it (ADR-0034).
+
 The tools of one `builtin_tools()` share a `Seen` ledger: what `read`, `write` and `edit` last
 saw of each file in each session, so `write` and `edit` refuse to change a file the model has
 not read, or that changed since (ADR-0019). It is made when the first of them is, and no
@@ -43,7 +46,7 @@ if _TYPE_CHECKING:
     from ._read import ReadTool
     from ._write import WriteTool
 
-__all__ = ["FILES", "BashTool", "Declined", "EditTool", "Files", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools"]
+__all__ = ["FILES", "BashTool", "Declined", "EditTool", "Files", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools", "preview"]
 
 _FINDING = _ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 _CHANGING = _ToolTraits(trusted=True)
@@ -123,6 +126,22 @@ class _Builtin:
 
     async def call(self, call: _ToolCall) -> _ToolOutput:
         return await self._tool().call(call)
+
+    async def preview(self, call: _ToolCall) -> _ToolOutput | None:
+        """What `call` would do, with nothing written (`write` and `edit`); None for a tool
+        that has no dry run."""
+        if self.name not in _CHANGERS:
+            return None
+        tool = self._tool()
+        dry = getattr(tool, "preview", None)
+        return await dry(call) if dry is not None else None
+
+
+async def preview(tool: _Tool | None, call: _ToolCall) -> _ToolOutput | None:
+    """What a built-in `tool` would do with `call`, with nothing written (ADR-0034): the
+    diff `edit` or `write` would make, or its refusal, as the call would answer; None for
+    any other tool (a bridged tool has no dry run)."""
+    return await tool.preview(call) if isinstance(tool, _Builtin) else None
 
 
 def builtin_tools(project: str | None = None, *, sandbox: Sandbox | None = None) -> list[_Builtin]:

@@ -111,6 +111,14 @@ class EditTool(BuiltinTool):
         self._project = project
 
     async def call(self, call: ToolCall) -> ToolOutput:
+        return await self._run(call, dry=False)
+
+    async def preview(self, call: ToolCall) -> ToolOutput:
+        """What `call` would do, as `call` answers it, with nothing written: the diff, or
+        the refusal. It reads what the call would read, and no more (the same checks first)."""
+        return await self._run(call, dry=True)
+
+    async def _run(self, call: ToolCall, *, dry: bool) -> ToolOutput:
         args = parse_input(EditInput, call.input, "edit")
         if isinstance(args, ToolOutput):
             return args
@@ -126,10 +134,11 @@ class EditTool(BuiltinTool):
             return error_output(led_out(shown, target, root, self._project, "edit"))
         last = self._seen.last(call.session, target)
         try:
-            edited = await asyncio.to_thread(_edit, target, shown, args, last, root_of(named, (self._project, call.cwd)))
+            edited = await asyncio.to_thread(_edit, target, shown, args, last, root_of(named, (self._project, call.cwd)), dry=dry)
         except Refusal as refusal:
             return error_output(str(refusal))
-        self._seen.saw(call.session, target, edited.seen)
+        if not dry:
+            self._seen.saw(call.session, target, edited.seen)
         n = edited.replacements
         said = f"edited {shown}: {n} replacement{'' if n == 1 else 's'}, +{edited.diff.added} −{edited.diff.removed} lines"
         return changed_output(said, edited.diff)
@@ -246,7 +255,7 @@ def save(target: Path, shown: str, data: bytes, *, within: str | None = None) ->
     return Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=digest(data))
 
 
-def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None, within: str | None) -> _Edited:
+def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None, within: str | None, *, dry: bool = False) -> _Edited:
     data = load(target, shown, last, "edit")
     if data is None:
         raise Refusal(
@@ -296,6 +305,8 @@ def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None, with
     else:
         changed = data.replace(old_bytes, new_bytes, -1 if args.replace_all else 1)
     diff = unified(text, _spans(text, positions, len(old), new), shown, shown)
+    if dry:  # nothing written: what the call would see is what it saw already
+        return _Edited(seen=last or Snapshot(mtime_ns=0, size=0, digest=b""), diff=diff, replacements=len(positions))
     seen = save(target, shown, changed, within=within)
     return _Edited(seen=seen, diff=diff, replacements=len(positions))
 

@@ -49,6 +49,10 @@ class WriteInput(Input, frozen=True):
     content: Annotated[str, msgspec.Meta(description="The file's whole new content.")]
 
 
+_NOTHING = Snapshot(mtime_ns=0, size=0, digest=b"")
+"""What a dry run saw: nothing (it is never put in the ledger)."""
+
+
 class _Written(msgspec.Struct, frozen=True):
     seen: Snapshot
     diff: Diff
@@ -77,6 +81,14 @@ class WriteTool(BuiltinTool):
         self._project = project
 
     async def call(self, call: ToolCall) -> ToolOutput:
+        return await self._run(call, dry=False)
+
+    async def preview(self, call: ToolCall) -> ToolOutput:
+        """What `call` would do, as `call` answers it, with nothing written or made: the
+        diff (against /dev/null for a new file), or the refusal."""
+        return await self._run(call, dry=True)
+
+    async def _run(self, call: ToolCall, *, dry: bool) -> ToolOutput:
         args = parse_input(WriteInput, call.input, "write")
         if isinstance(args, ToolOutput):
             return args
@@ -88,10 +100,11 @@ class WriteTool(BuiltinTool):
             return error_output(led_out(shown, target, root, self._project, "write"))
         last = self._seen.last(call.session, target)
         try:
-            written = await asyncio.to_thread(_write, target, shown, args.content, last, root_of(named, (self._project, call.cwd)))
+            written = await asyncio.to_thread(_write, target, shown, args.content, last, root_of(named, (self._project, call.cwd)), dry=dry)
         except Refusal as refusal:
             return error_output(str(refusal))
-        self._seen.saw(call.session, target, written.seen)
+        if not dry:
+            self._seen.saw(call.session, target, written.seen)
         lines = f"{written.lines} line{'' if written.lines == 1 else 's'}"
         if written.created:
             return changed_output(f"created {shown}: {lines}", written.diff)
@@ -116,9 +129,14 @@ def kept(old: str, content: str) -> str:
     return content
 
 
-def _write(target: Path, shown: str, content: str, last: Snapshot | None, within: str | None) -> _Written:
+def _write(target: Path, shown: str, content: str, last: Snapshot | None, within: str | None, *, dry: bool = False) -> _Written:
+    """Write `content` to `target`, or with `dry` only say what writing it would do: nothing
+    is written and no directory made."""
     before = load(target, shown, last, "write")
     if before is None:
+        if dry:
+            diff = unified("", [Span(start=0, end=0, new=content, line=0)], "/dev/null", shown)
+            return _Written(seen=_NOTHING, diff=diff, created=True, lines=_count(content))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -131,6 +149,8 @@ def _write(target: Path, shown: str, content: str, last: Snapshot | None, within
     diff = unified(old, _span(old, content), shown, shown)
     data = content.encode("utf-8")
     # `load` gave bytes, so `last` is what was seen of them; the same bytes are not rewritten.
+    if dry:
+        return _Written(seen=last or _NOTHING, diff=diff, created=False, lines=_count(content))
     seen = last if last is not None and data == before else save(target, shown, data, within=within)
     return _Written(seen=seen, diff=diff, created=False, lines=_count(content))
 

@@ -73,7 +73,7 @@ def test_a_finished_call_says_how_long_it_took_and_whether_it_failed() -> None:
     ok = ToolOutput(parts=[TextPart(text="fine")])
     failed = ToolOutput(parts=[TextPart(text="no such file")], is_error=True)
     assert _render(finished("read", {"path": "a.txt"}, ok, 0.25)) == "✓ read a.txt · 0.2 s"
-    assert _render(finished("read", {}, failed, 1.0)) == "✗ read · 1.0 s · failed: no such file"
+    assert _render(finished("read", {}, failed, 1.0)) == "✗ read: no such file · 1.0 s"
 
 
 def test_every_string_a_view_draws_is_escaped_and_markdown_once_rendered_too() -> None:
@@ -94,7 +94,7 @@ def test_every_string_a_view_draws_is_escaped_and_markdown_once_rendered_too() -
 def test_a_tools_name_input_and_error_are_escaped_on_its_line() -> None:
     failed = ToolOutput(parts=[TextPart(text="bad \x1b]0;x\x07")], is_error=True)
     line = _render(finished("t\x1b[2J", {"path": "\x1b]52;c;eA==\x07"}, failed, 1.0))
-    assert line == "✗ t\\x1b[2J \\x1b]52;c;eA==\\x07 · 1.0 s · failed: bad \\x1b]0;x\\x07"
+    assert line == "✗ t\\x1b[2J \\x1b]52;c;eA==\\x07: bad \\x1b]0;x\\x07 · 1.0 s"
 
 
 def test_a_deeply_nested_view_is_drawn_as_its_fold_past_a_bound() -> None:

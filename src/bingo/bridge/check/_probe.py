@@ -55,6 +55,8 @@ CANCEL_WAIT = 1.0
 CANCEL_LIMIT = 10.0
 """Seconds the checker waits for a cancelled call's answer at most (bingo would wait the
 call's whole deadline)."""
+_NO_DISPLAY = "none: the person sees the first lines of its text parts under the call, and /result shows them whole"
+"""What a call with no display shows the person (ADR-0034)."""
 _EXTRA = "bingoCheckExtra"
 """The field no plugin knows, sent to see that unknown fields are ignored (INTERFACE.md §5)."""
 _PAYLOADS: dict[tuple[str, str], Json] = {
@@ -245,7 +247,7 @@ class Probes:
         elif output is not None and output.display is not None:
             checks.append(line(group, f"call.{name}.display", "its display is a View", "pass", f"a {type(output.display).__name__.removesuffix('View').lower()} View"))
         else:
-            checks.append(line(group, f"call.{name}.display", "its display is a View", "pass" if output is not None else "skip", "none (the person sees the parts)" if output is not None else "no answer to read"))
+            checks.append(line(group, f"call.{name}.display", "its display is a View", "pass" if output is not None else "skip", _NO_DISPLAY if output is not None else "no answer to read"))
         checks.append(self._cancel_line(name, cancelled, after))
         checks.append(_progress(name, watch))
         refused = watch.refused_asks[asks:]

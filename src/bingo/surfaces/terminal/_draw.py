@@ -24,10 +24,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput, View, fold, is_object
+from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextView, ToolOutput, View, fold, is_object
+from .._calls import call_line
 from .._escape import escape, one_line
 
-__all__ = ["draw", "finished", "markdown", "short"]
+__all__ = ["draw", "finished", "markdown", "result", "short"]
 
 _SHORT = 60
 """Characters of a tool's input shown on its one line."""
@@ -134,14 +135,26 @@ def short(input: Json, limit: int = _SHORT) -> str:
 
 
 def finished(name: str, input: Json, output: ToolOutput, seconds: float) -> Text:
-    """The line a finished call leaves: ✓ or ✗, its name and input, how long it took."""
-    mark, style = ("✗", "red") if output.is_error else ("✓", "green")
-    line = Text(f"{mark} ", style=style)
-    line.append(escape(name), style="bold")
-    if input not in ({}, None):
-        line.append(" " + short(input))
-    line.append(f" · {seconds:.1f} s", style="dim")
+    """The line a finished call leaves: ✓ or ✗, its name and what it was about (with the
+    counts of a change, or an error's first line: `surfaces._calls.call_line`), how long it
+    took."""
+    said = call_line(name, input, output)
+    line = Text(said)
+    line.stylize("red" if output.is_error else "green", 0, 1)
+    line.stylize("bold", 2, 2 + len(escape(name)))
     if output.is_error:
-        said = next((p.text for p in output.parts if isinstance(p, TextPart)), "")
-        line.append(" · failed" + (f": {short(said, 100)}" if said else ""), style="red")
+        line.stylize("red", 2 + len(escape(name)))
+    line.append(f" · {seconds:.1f} s", style="dim")
     return line
+
+
+def result(lines: list[str], more: int, number: int) -> Text:
+    """The first lines of a result, under its call's line (already escaped), and how to see
+    the rest: `… 12 more lines (/result 3 shows it whole)`."""
+    shown = Text(style="dim")
+    for n, row in enumerate(lines):
+        shown.append(("  ⎿ " if n == 0 else "    ") + row + "\n")
+    if more:
+        shown.append(f"    … {more} more line{'s' if more != 1 else ''} (/result {number} shows it whole)\n")
+    shown.rstrip()
+    return shown

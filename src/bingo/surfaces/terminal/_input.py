@@ -29,9 +29,9 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.utils import get_cwidth
 
+from .._calls import PREVIEW_LINES, Preview
 from .._escape import escape, one_line
 from .._seam import Driver
-from ._draw import short
 from ._surface import Question
 
 __all__ = ["CommandCompleter", "answer", "main_session"]
@@ -42,9 +42,10 @@ _COMPLETE_CAP = 10.0
 
 _PERMISSION_KEYS = {"y": "once", "1": "once", "a": "always", "2": "always", "n": "no", "3": "no"}
 
-_QUESTION_SHOWN = 4000
-"""Characters of a call's input a permission question shows: the whole of any command a
-person reads before allowing it, not the one line a finished call gets."""
+_AROUND_PREVIEW = 8
+"""Screen rows a permission question keeps for its title, its keys and the prompt's own
+lines: its preview is cut to the rest, so the keys are never pushed off the screen."""
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "fg:ansicyan"), ("+", "fg:ansigreen"), ("-", "fg:ansired"))
 
 
 class CommandCompleter(Completer):
@@ -161,6 +162,36 @@ def _wrapped(text: str, width: int) -> list[str]:
     return rows
 
 
+def preview_rows(preview: Preview, width: int, height: int) -> list[tuple[str, str]]:
+    """`preview` as at most `height` rows of at most `width` cells, each indented two
+    spaces, as formatted text: a diff's lines cut at the edge (`…`) and coloured, a command
+    or JSON wrapped (every character of a command is seen); past `height`, a last row counts
+    the lines left out."""
+    rows: list[tuple[str, str]] = []
+    if preview.note:
+        rows += [("fg:ansiyellow", f"  {row}\n") for row in _wrapped(preview.note, width)]
+    lines = preview.text.splitlines()
+    room = max(height - len(rows), 1)
+    shown: list[tuple[str, str]] = []
+    left = 0
+    for n, line in enumerate(lines):
+        if preview.kind == "diff":
+            pieces = [line if get_cwidth(line) <= width else _wrapped(line, width - 1)[0] + "…"]
+            style = next((style for mark, style in _DIFF_STYLES if line.startswith(mark)), "")
+        else:
+            pieces, style = _wrapped(line, width), ""
+        if len(shown) + len(pieces) > room - (1 if n < len(lines) - 1 or preview.more else 0):
+            # What fits of this line is shown; it counts among the lines left out.
+            shown += [(style, f"  {piece}\n") for piece in pieces[: max(room - 1 - len(shown), 0)]]
+            left = len(lines) - n
+            break
+        shown += [(style, f"  {piece}\n") for piece in pieces]
+    left += preview.more
+    if left:
+        shown.append(("fg:ansibrightblack", f"  … {left} more line{'s' if left != 1 else ''}\n"))
+    return rows + shown
+
+
 async def _permission(question: Question) -> str:
     keys = KeyBindings()
     for key, said in _PERMISSION_KEYS.items():
@@ -175,12 +206,14 @@ async def _permission(question: Question) -> str:
 
     always = f"yes, always: {one_line(question.always)}" if question.always else "yes, always"
     # The lines above a prompt's last are not wrapped by prompt_toolkit but cut at the
-    # window's edge: the input is wrapped here, so no part of a command is out of sight.
-    width = max(shutil.get_terminal_size().columns - 3, 20)
-    rows = _wrapped(short(question.input, _QUESTION_SHOWN), width)
+    # window's edge: the preview is wrapped or cut here, so nothing is out of sight unsaid.
+    size = shutil.get_terminal_size()
+    width = max(size.columns - 3, 20)
+    height = max(min(PREVIEW_LINES, size.lines - _AROUND_PREVIEW), 3)
+    rows = preview_rows(question.preview, width, height) if question.preview is not None else []
     message: list[tuple[str, str]] = [
         ("bold", escape(question.text) + "\n"),
-        *(("", f"  {row}\n") for row in rows),
+        *rows,
         ("", f"  [y] yes, once   [a] {always}   [n] no (Esc) "),
     ]
     session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys)

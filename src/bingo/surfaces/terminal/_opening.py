@@ -22,7 +22,8 @@ from rich.text import Text
 
 from ...wire import ImageBlock, Json, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from .._escape import escape
-from ._draw import markdown, short
+from .._calls import subject
+from ._draw import markdown
 
 __all__ = ["Opening", "banner", "recap", "status"]
 
@@ -125,8 +126,9 @@ def _call(name: str, input: Json, failed: bool) -> Text:
     mark, style = ("✗", "red") if failed else ("✓", "green")
     line = Text(f"{mark} ", style=style)
     line.append(escape(name), style="bold")
-    if input not in ({}, None):
-        line.append(" " + short(input))
+    about = subject(name, input)
+    if about:
+        line.append(" " + about)
     return line
 
 

@@ -15,8 +15,9 @@ escaped where they are drawn (`_draw.py`).
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from collections.abc import Callable
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
@@ -36,13 +37,20 @@ from ...wire import (
     ToolOutput,
     ViewOutcome,
 )
+from .._calls import Preview, preview_of, result_lines, result_text, subject
 from .._escape import escape
-from ._draw import draw, finished, markdown, short
+from ._draw import draw, finished, markdown, result, short
 from ._markdown import Blocks
 
 __all__ = ["Question", "TerminalSurface"]
 
 _NOTICE_STYLE = {"info": "dim", "warning": "dim yellow", "error": "red"}
+_KEPT_RESULTS = 100
+"""Results of this run `/result N` can show again (the oldest are let go)."""
+_KEPT_CHARS = 200_000
+"""Characters of one result kept for `/result`; past it, the rest is counted, not kept."""
+
+_log = logging.getLogger(__name__)
 
 
 class Question(msgspec.Struct):
@@ -55,6 +63,8 @@ class Question(msgspec.Struct):
     input: Json = None
     always: str | None = None
     """For a permission: the allow rule a "yes, always" adds."""
+    preview: Preview | None = None
+    """For a permission: what it approves, shown above its keys (ADR-0034)."""
 
 
 class _Running(msgspec.Struct):
@@ -64,6 +74,10 @@ class _Running(msgspec.Struct):
 
 
 def _nothing() -> None:
+    return None
+
+
+async def _no_dry_run(name: str, input: Json) -> ToolOutput | None:
     return None
 
 
@@ -83,6 +97,13 @@ class TerminalSurface(msgspec.Struct):
     _drawn: bool = False
     """A block of the current response is on the screen (the next one is set off by a blank line)."""
     _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
+    dry_run: Callable[[str, Json], Awaitable[ToolOutput | None]] = _no_dry_run
+    """What a call would do, with nothing written (`tools.preview`; the app sets it): the
+    diff a permission question shows."""
+    _results: OrderedDict[int, str] = msgspec.field(default_factory=lambda: OrderedDict())
+    """The last results of this run by number, escaped, for `/result N`."""
+    _calls: int = 0
+    """Calls finished this run: the number of the last one."""
 
     def print(self, renderable: RenderableType) -> None:
         """Leave `renderable` on the screen, above the live area."""
@@ -101,7 +122,8 @@ class TerminalSurface(msgspec.Struct):
             lines.append(("", escape(pending) + "\n"))
         for tool in self._running.values():
             lines.append(("bold", f"⋯ {escape(tool.name)}"))
-            lines.append(("", f" {short(tool.input)}" if tool.input not in ({}, None) else ""))
+            about = subject(tool.name, tool.input)
+            lines.append(("", f" {about}" if about else ""))
             lines.append(("fg:ansibrightblack", f" · {tool.tail}\n" if tool.tail else "\n"))
         return lines
 
@@ -146,10 +168,28 @@ class TerminalSurface(msgspec.Struct):
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
         running = self._running.pop(call_id, None)
         self._flush()
+        self._calls += 1
+        said = result_text(output)
+        if len(said) > _KEPT_CHARS:
+            said = f"{said[:_KEPT_CHARS]}\n… {len(said) - _KEPT_CHARS:,} more characters, not kept"
+        self._results[self._calls] = said
+        while len(self._results) > _KEPT_RESULTS:
+            self._results.popitem(last=False)
         self.print(finished(name, running.input if running else None, output, seconds))
         if output.display is not None:
             self.print(draw(output.display))
+        lines, more = result_lines(name, output, width=max(self.console.width - 4, 20))
+        if lines:
+            self.print(result(lines, more, self._calls))
         self.changed()
+
+    def result(self, number: int | None) -> tuple[int, str] | None:
+        """The result of call `number` of this run (the last when None), whole and escaped,
+        with its number; None when there is no such result kept."""
+        if number is None:
+            number = self._calls
+        said = self._results.get(number)
+        return None if said is None else (number, said)
 
     def waiting(self, what: str) -> None:
         self._flush()
@@ -195,8 +235,14 @@ class TerminalSurface(msgspec.Struct):
 
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         self._flush()
+        try:
+            planned = await self.dry_run(name, input)
+        except Exception:  # boundary: a preview that fails must not fail the question
+            _log.exception("the preview of %s failed", name)
+            planned = None
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        answer = await self._queue(Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input, always=always))
+        question = Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input, always=always, preview=preview_of(name, input, planned))
+        answer = await self._queue(question)
         return "once" if answer == "once" else "always" if answer == "always" else "no"
 
     async def ask(self, question: str, choices: list[str] | None) -> str:
