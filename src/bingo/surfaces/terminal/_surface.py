@@ -175,12 +175,15 @@ class TerminalSurface(msgspec.Struct):
         self._results[self._calls] = said
         while len(self._results) > _KEPT_RESULTS:
             self._results.popitem(last=False)
-        self.print(finished(name, running.input if running else None, output, seconds))
+        drawn: list[RenderableType] = [finished(name, running.input if running else None, output, seconds)]
         if output.display is not None:
-            self.print(draw(output.display))
+            drawn.append(draw(output.display))
         lines, more = result_lines(name, output, width=max(self.console.width - 4, 20))
         if lines:
-            self.print(result(lines, more, self._calls))
+            drawn.append(result(lines, more, self._calls))
+        # One print: the prompt is redrawn between two writes, never inside one, and the
+        # result's lines must stay under their call's.
+        self.print(drawn[0] if len(drawn) == 1 else Group(*drawn))
         self.changed()
 
     def result(self, number: int | None) -> tuple[int, str] | None:
