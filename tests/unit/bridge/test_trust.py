@@ -28,6 +28,7 @@ from bingo.kernel.errors import GateError
 from bingo.kernel.settings import Settings, load_settings
 from bingo.kernel.interfaces import PermissionAnswer
 from bingo.wire import Json
+from tests.support.summary import record as record_figure
 
 
 def _install(layer: Path, name: str, script: str = "print('hi')\n", args: list[str] | None = None) -> Path:
@@ -434,10 +435,10 @@ def test_a_record_from_before_names_the_item_whole(world: _World) -> None:
 
     _install(world.project_plugins, "p")
     world.trust()
-    record = json.loads((world.data / TRUST_FILE).read_text())
-    for project in record["projects"].values():
+    before = json.loads((world.data / TRUST_FILE).read_text())
+    for project in before["projects"].values():
         del project["files"]
-    (world.data / TRUST_FILE).write_text(json.dumps(record))
+    (world.data / TRUST_FILE).write_text(json.dumps(before))
     (world.project_plugins / "p" / "main.py").write_text("changed\n")
     assert changed_paths(world.state()) == ["plugin p"]
 
@@ -467,7 +468,9 @@ def test_a_large_plugin_is_named_by_directory_and_the_record_stays_small(world: 
         for n in range(30):
             (directory / f"f{n}.js").write_text(f"{package} {n}\n")
     world.trust()
-    assert (world.data / TRUST_FILE).stat().st_size < 16_000
+    size = (world.data / TRUST_FILE).stat().st_size
+    record_figure("trust record", "trust.json for a 1,201-file project plugin (bytes)", size)
+    assert size < 16_000
     (plugin / "node_modules" / "pkg7" / "lib" / "f3.js").write_text("changed\n")
     assert changed_paths(world.state()) == [".bingo/plugins/big/node_modules/pkg7/lib"]
 
