@@ -314,3 +314,27 @@ def test_a_project_plugin_that_runs_a_server_on_the_project_stays_trusted_throug
     (plugin / "plugin.json").write_text(json.dumps({"name": "git", "version": "0", "mcp": {**SERVERS["git"], "env": {"X": "1"}}}), encoding="utf-8")
     changed = box.run("-p", "who")
     assert "changed since you trusted it (.bingo/plugins/git/plugin.json), so" in changed.stderr
+
+
+def test_a_real_server_given_the_project_as_its_place_of_work_answers_after_the_models_edits(tmp_path: Path) -> None:
+    from tests.e2e._mcp import npm_server
+
+    script = npm_server("@modelcontextprotocol/server-filesystem")
+    box = Sandbox(tmp_path)
+    (box.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"files": {"command": "node", "args": [str(script), "."]}}}), encoding="utf-8")
+    (box.project / "calc.py").write_text(CALC, encoding="utf-8")
+    assert box.run("--trust").returncode == 0
+    steps = [
+        [tool("w1", "write", {"path": "pkg/new.py", "content": "x = 1\n"})],
+        [tool("r1", "read", {"path": "calc.py"})],
+        [tool("e1", "edit", {"path": "calc.py", "oldString": "a + b", "newString": "b + a"})],
+        [text("done")],
+    ]
+    use_scripted_model(box, steps, permissions={"allow": ["write", "edit", "plugin__*"]})
+    assert box.run("-p", "edit").returncode == 0
+    use_scripted_model(box, [[tool("l1", "plugin__files__list_directory", {"path": str(box.project.resolve())})], [text("ok")]], permissions={"allow": ["plugin__*"]})
+    result = box.run("-p", "list")
+    assert result.returncode == 0, result.stderr
+    assert not [line for line in result.stderr.splitlines() if any(w in line for w in TRUST_WORDS)], result.stderr
+    [listed] = tool_results(model_requests(box)[-1])
+    assert "[DIR] pkg" in result_text(listed) and "[FILE] calc.py" in result_text(listed)
