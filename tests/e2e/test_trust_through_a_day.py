@@ -9,7 +9,9 @@ such; bingo keeps `settings.local.json` out of git; and `CLAUDE.md` reaches the 
 The servers are the report's `.mcp.json` shapes, run by stand-in `uvx` and `npx` on PATH (a
 small MCP server outside the project, so no network and no cold cache): the evidence that a
 server still runs is its own answer, naming its process and the arguments it was started
-with, in the tool result the model received.
+with, in the tool result the model received. The same holds for the server as a project
+plugin directory, and for a real third-party server (`server-filesystem` from npm, given
+`.`; skipped where npm is not installed).
 """
 
 from __future__ import annotations
