@@ -220,22 +220,24 @@ def _entry_words(source: PluginSource) -> list[tuple[str, bool]]:
 
 def _server_code(real: str, within: str) -> list[str]:
     """What a `.mcp.json` server's entry word `real` (a real path inside the project `within`)
-    pins: the directory holding a file, whole; for a file directly in the project's root, the
-    file and the root's other files of its suffix; nothing for a directory (the server's place
-    of work, not its code)."""
+    pins: the directory holding a file, whole; for a file directly in the project's root or its
+    `.bingo/`, the file and that directory's other files of its suffix; nothing for a directory
+    (the server's place of work, not its code)."""
     if os.path.isdir(real):
         return []
     holder = os.path.dirname(real)
-    if holder != within:
+    # `.bingo/` holds what bingo writes itself (settings.local.json, its .gitignore): a script
+    # kept there pins as one in the root does, so that bingo's own writes keep it trusted.
+    if holder not in (within, os.path.join(within, ".bingo")):
         return [holder]
     suffix = os.path.splitext(real)[1]
     if not suffix:
         return [real]
     try:
-        names = sorted(os.listdir(within))
+        names = sorted(os.listdir(holder))
     except OSError:
         return [real]
-    siblings = [os.path.join(within, name) for name in names if name.endswith(suffix) and not name.startswith(".")]
+    siblings = [os.path.join(holder, name) for name in names if name.endswith(suffix) and not name.startswith(".")]
     return [real, *(path for path in siblings if path != real and not os.path.isdir(path))]
 
 

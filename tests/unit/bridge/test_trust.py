@@ -492,3 +492,16 @@ def test_a_directory_a_plugin_is_told_to_work_in_is_not_pinned_one_it_loads_code
     assert fingerprint(world.source("theirs"), world.project).digest == first
     (world.project / "lib" / "mod.py").write_text("A = 2\n")
     assert fingerprint(world.source("theirs"), world.project).digest != first
+
+
+def test_a_server_script_kept_in_dot_bingo_does_not_pin_what_bingo_writes_there(world: _World) -> None:
+    (world.project / ".bingo" / "server.py").write_text("pass\n")
+    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "python3", "args": [".bingo/server.py"]}}}))
+    world.trust()
+    after = b'{"permissions": {"allow": ["bash"]}}\n'
+    (world.project / ".bingo" / "settings.local.json").write_bytes(after)
+    (world.project / ".bingo" / ".gitignore").write_text("settings.local.json\n")
+    assert keep_written(world.data, world.project, "settings.local.json", None, after, untrusted_keys=False)
+    assert world.state().trusted
+    (world.project / ".bingo" / "server.py").write_text("changed = True\n")
+    assert world.state().pending == (".mcp.json",)
