@@ -279,6 +279,12 @@ def test_check_plugin_takes_the_directory_that_holds_a_mcp_json_and_says_json(tm
     assert [(server["plugin"], server["ok"]) for server in document["servers"]] == [("one", True), ("two", False)]
     two = {check["id"]: check for check in document["servers"][1]["checks"]}
     assert "exited with code 3" in two["start.handshake"]["detail"]
+    # A Streamable HTTP server nothing answers at: its URL is named, and the check fails.
+    nowhere = _mcp_json(box, {"remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}})
+    remote = box.run("--check-plugin", str(nowhere))
+    assert remote.returncode == 1
+    assert "✓ entry: its URL is one bingo speaks to (Streamable HTTP) (http://127.0.0.1:9/mcp)" in remote.stdout.splitlines()
+    assert any(line.startswith("✗ start: it completes MCP's handshake and lists within its deadline: plugin remote cannot be reached at http://127.0.0.1:9/mcp") for line in remote.stdout.splitlines())
     broken = box.project / "broken.json"
     broken.write_text('{"mcpServers": [', encoding="utf-8")
     bad = box.run("--check-plugin", str(broken))
@@ -374,3 +380,19 @@ def test_a_mcp_json_server_whose_script_is_relative_to_another_directory_is_told
         f"({box.project / 'sub'}), which has no such file: start bingo in {box.project}, or write the file's absolute path" in line
         for line in said
     ), said
+
+
+def test_a_plugin_directorys_mcp_is_checked_for_what_bingo_does_not_expand(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box")
+    root = tmp_path / "srv"
+    root.mkdir()
+    (root / "server.py").write_text(SERVER, encoding="utf-8")
+    manifest = {"name": "srv", "version": "0", "mcp": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/server.py", "good", "$HOME"]}}
+    (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = box.run("--check-plugin", str(root))
+    assert result.returncode == 1
+    assert _lines(result.stdout, "✗ ") == [
+        "✗ manifest: only ${PLUGIN_ROOT} is used, for files that are there: `mcp.args[2]` holds '$HOME', which bingo does not expand; "
+        "fix: bingo replaces only ${PLUGIN_ROOT} (braces, capitals) and runs no shell: put other values in its env (entry.env, or mcp.env), "
+        "or read the variable in the plugin"
+    ]

@@ -375,7 +375,8 @@ class Plugin:
                         # A `.mcp.json` server has no directory of its own: its root is the project's.
                         where = f"mcpServers.{self.name}.args[{index}]"
                         return P.MCP_JSON_RELATIVE_ARG.words(where=where, value=value, cwd=self._facts.cwd, root=self.source.root)
-                    return P.RELATIVE_ARG.words(where=f"entry.args[{index}]", value=value, rest=rest)
+                    key = "mcp" if self.manifest.mcp is not None else "entry"
+                    return P.RELATIVE_ARG.words(where=f"{key}.args[{index}]", value=value, rest=rest)
             except (OSError, ValueError):
                 continue
         return None

@@ -103,7 +103,7 @@ PLUGIN_ROOT_SPELLED: Final = Problem(
     "plugin-root-spelled",
     "`{where}` holds {written!r}, which bingo does not expand",
     "bingo replaces only ${{PLUGIN_ROOT}} (braces, capitals) and runs no shell: put other "
-    "values in entry.env, or read the variable in the plugin",
+    "values in its env (entry.env, or mcp.env), or read the variable in the plugin",
 )
 PLUGIN_ROOT_MISSING: Final = Problem(
     "plugin-root-missing",

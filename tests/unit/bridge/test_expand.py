@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bingo.bridge._expand import expand_server, variables_read
+from bingo.bridge._expand import expand_server, expansion_problem, variables_read
 from bingo.bridge.manifest import McpServer
 
 SERVER = McpServer(
@@ -39,3 +39,16 @@ def test_a_user_plugin_reads_any_variable() -> None:
 def test_an_unset_variable_without_a_default_leaves_the_server_out() -> None:
     said = expand_server(SERVER, {"HOME": "/h"}, None, settings="s.json")
     assert said == "it reads ${TOKEN} and ${KEY}, which are not set: set them, or give a default (${TOKEN:-...})"
+
+
+def test_the_problem_is_what_was_wrong_and_its_fix_apart_as_the_refusal_joins_them() -> None:
+    environ = {"HOME": "/h", "KEY": "k"}
+    unlisted = expansion_problem(SERVER, environ, {"HOME"}, settings="s.json")
+    assert unlisted == (
+        "it reads ${TOKEN}, ${MODE} and ${KEY}, which your settings do not let a project's MCP server read",
+        'add "TOKEN", "MODE", "KEY" to mcpVariables in s.json to let it',
+    )
+    assert expand_server(SERVER, environ, {"HOME"}, settings="s.json") == ": ".join(unlisted)
+    unset = expansion_problem(SERVER, environ, None, settings="s.json")
+    assert unset == ("it reads ${TOKEN}, which is not set", "set it, or give a default (${TOKEN:-...})")
+    assert expansion_problem(SERVER, {**environ, "TOKEN": ""}, None, settings="s.json") is None  # empty is set

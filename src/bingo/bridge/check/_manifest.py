@@ -69,18 +69,19 @@ def _read(directory: Path) -> dict[str, Json] | str:
     return value
 
 
-def _strings(entry: Mapping[str, Json]) -> list[tuple[str, str]]:
-    """Every string of an entry bingo expands, with where it is (`entry.args[0]`)."""
+def _strings(entry: Mapping[str, Json], key: str = "entry") -> list[tuple[str, str]]:
+    """Every string of an entry (or a stdio `mcp`) bingo expands, with where it is
+    (`entry.args[0]`)."""
     found: list[tuple[str, str]] = []
     command = entry.get("command")
     if isinstance(command, str):
-        found.append(("entry.command", command))
+        found.append((f"{key}.command", command))
     args = entry.get("args")
     if is_array(args):
-        found.extend((f"entry.args[{i}]", arg) for i, arg in enumerate(args) if isinstance(arg, str))
+        found.extend((f"{key}.args[{i}]", arg) for i, arg in enumerate(args) if isinstance(arg, str))
     env = entry.get("env")
     if is_object(env):
-        found.extend((f"entry.env.{key}", value) for key, value in env.items() if isinstance(value, str))
+        found.extend((f"{key}.env.{name}", value) for name, value in env.items() if isinstance(value, str))
     return found
 
 
@@ -102,7 +103,7 @@ def _relative(directory: Path, strings: list[tuple[str, str]]) -> tuple[str, str
     """An argument or env value naming a file of the plugin's directory relatively (which the
     process would look for in its working directory, the project)."""
     for where, value in strings:
-        if where == "entry.command" or not value or value.startswith(("/", "$", "-")) or "=" in value:
+        if where.endswith(".command") or not value or value.startswith(("/", "$", "-")) or "=" in value:
             continue
         rest = value.removeprefix("./")
         try:
@@ -154,6 +155,11 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
     if is_object(entry):
         strings = _strings(entry)
         checks.append(_command(directory, manifest, entry, cwd=cwd, environ=environ))
+        checks.append(_check("manifest.plugin-root", "only ${PLUGIN_ROOT} is used, for files that are there", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
+        checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, strings), ok="none does"))
+    elif is_object(mcp) and isinstance(mcp.get("command"), str) and mcp.get("url") is None:
+        # A stdio server's command, arguments and env are expanded as an entry's are.
+        strings = _strings(mcp, "mcp")
         checks.append(_check("manifest.plugin-root", "only ${PLUGIN_ROOT} is used, for files that are there", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
         checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, strings), ok="none does"))
     elif mcp is None:

@@ -79,7 +79,7 @@ def _entry(
         return checks, None
     manifest = mcp_manifest(name, expanded)
     if expanded.url is not None:
-        checks.append(_line("entry.command", "its command can be run", "pass", f"an MCP server at {expanded.url}"))
+        checks.append(_line("entry.command", "its URL is one bingo speaks to (Streamable HTTP)", "pass", expanded.url))
         return checks, manifest if named is None else None
     argv, env = entry_command(manifest, project, environ)
     try:
