@@ -48,6 +48,7 @@ def test_the_problem_is_what_was_wrong_and_its_fix_apart_as_the_refusal_joins_th
         "it reads ${TOKEN}, ${MODE} and ${KEY}, which your settings do not let a project's MCP server read",
         'add "TOKEN", "MODE", "KEY" to mcpVariables in s.json to let it',
     )
+    assert unlisted is not None
     assert expand_server(SERVER, environ, {"HOME"}, settings="s.json") == ": ".join(unlisted)
     unset = expansion_problem(SERVER, environ, None, settings="s.json")
     assert unset == ("it reads ${TOKEN}, which is not set", "set it, or give a default (${TOKEN:-...})")
