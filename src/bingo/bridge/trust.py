@@ -265,7 +265,9 @@ def _shown_files(files: Sequence[tuple[str, str]], project: Path, root: Path) ->
             path = base
         else:
             path = os.path.normpath(os.path.join(base, label.removeprefix("./")))
-        shown.append((path, short))
+        # A name that is not UTF-8 (held by Python as surrogates) is kept with its bytes as
+        # `\xff`: the record is JSON, which has no way to say them.
+        shown.append((path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), short))
     return tuple(shown)
 
 

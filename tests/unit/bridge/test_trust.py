@@ -505,3 +505,17 @@ def test_a_server_script_kept_in_dot_bingo_does_not_pin_what_bingo_writes_there(
     assert world.state().trusted
     (world.project / ".bingo" / "server.py").write_text("changed = True\n")
     assert world.state().pending == (".mcp.json",)
+
+
+def test_a_file_name_that_is_not_utf8_is_trusted_and_named_with_its_bytes_shown(world: _World) -> None:
+    from bingo.bridge.trust import changed_paths
+
+    plugin = _install(world.project_plugins, "p")
+    odd = os.path.join(os.fsencode(plugin), b"odd\xff.py")
+    with open(odd, "wb") as file:
+        file.write(b"a\n")
+    world.trust()
+    assert world.state().trusted
+    with open(odd, "wb") as file:
+        file.write(b"b\n")
+    assert changed_paths(world.state()) == [".bingo/plugins/p/odd\\xff.py"]
