@@ -512,6 +512,7 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
     for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command, sandbox_command):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
+    registry.add_command(ClearCommand(lambda: _clear_in_place(*current.get()), said="a fresh conversation starts with your next prompt: the model sees nothing before it (this thread keeps it)"))
     choose = _model_chooser(settings, registry, environ)
 
     def make(surface: Surface, cwd: str, session_id: str, stored: bool) -> SessionRun:
@@ -549,6 +550,19 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
         return SessionRun(submit=submit, interrupt=dispatcher.interrupt, commands=dispatcher.commands, frames=lambda: session.store.frames(session.id) if session.id else [], close=close)
 
     return make
+
+
+def _clear_in_place(conversation: Conversation, session: _LazySession) -> None:
+    """`/clear` in an editor's session, whose id is the editor's to keep (ADR-0037): the
+    conversation starts afresh in the same stored session, after a compaction to nothing
+    (`reason` "clear"), so the model sees nothing before it and a load replays it all."""
+    from .kernel.frames import CompactionFrame
+    from .wire import Compaction
+
+    if session.id is not None and conversation.messages:
+        session.append(CompactionFrame(compaction=Compaction(messages=[]), turn=conversation.turn, reason="clear", by="/clear"))
+    conversation.messages = []
+    conversation.pieces = []
 
 
 def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path, plugins: set[str], sandbox: Sandbox) -> HostMcp:

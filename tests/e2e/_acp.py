@@ -72,6 +72,12 @@ class Recorder:
         self.updates.append((session_id, update))
         self.updated.set()
 
+    async def said(self, words: str) -> None:
+        """Return once a notice holds `words`; the caller bounds the wait."""
+        while words not in self.notice_text():
+            self.updated.clear()
+            await self.updated.wait()
+
     async def agent_said(self, words: str) -> None:
         """Return once the agent's text holds `words` (an update may be handled after the
         answer to the request that caused it); the caller bounds the wait."""
@@ -129,6 +135,14 @@ class Recorder:
 
     def agent_text(self) -> str:
         return "".join(u.content.text for _, u in self.updates if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock))
+
+    def notices(self) -> list[str]:
+        """bingo's own lines, as a client that does not take `notice` updates is sent them:
+        call cards of their own marked `_meta.bingo.notice` (ADR-0037), never message text."""
+        return [u.title for _, u in self.updates if isinstance(u, ToolCallStart) and ((u.field_meta or {}).get("bingo") or {}).get("notice")]
+
+    def notice_text(self) -> str:
+        return "\n".join(self.notices())
 
     def user_text(self) -> str:
         return "".join(u.content.text for _, u in self.updates if isinstance(u, UserMessageChunk) and isinstance(u.content, TextContentBlock))

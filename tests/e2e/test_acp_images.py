@@ -111,13 +111,13 @@ def test_an_image_of_another_type_or_too_large_is_refused_in_a_line_before_any_m
             assert many.stop_reason == "end_turn"
 
     run(go())
-    said = client.agent_text()
-    assert "> bingo: the image is 'image/bmp', which bingo does not send to a model: send a PNG, JPEG, GIF or WebP image" in said
-    assert f"> bingo: the image is 5 MiB ({len(large):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be (the providers refuse larger): send a smaller or more compressed image" in said
-    assert "> bingo: the image is said to be image/jpeg, but its bytes are a PNG (image/png): send it with its own media type" in said
-    assert f"> bingo: the prompt's images are 24 MiB ({len(each) * 5:,} bytes) of base64 in all, past the 24 MiB (25,165,824 bytes) one prompt may carry: send fewer or smaller images" in said
+    said = client.notice_text()
+    assert "bingo: the image is 'image/bmp', which bingo does not send to a model: send a PNG, JPEG, GIF or WebP image" in said
+    assert f"bingo: the image is 5 MiB ({len(large):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be (the providers refuse larger): send a smaller or more compressed image" in said
+    assert "bingo: the image is said to be image/jpeg, but its bytes are a PNG (image/png): send it with its own media type" in said
+    assert f"bingo: the prompt's images are 24 MiB ({len(each) * 5:,} bytes) of base64 in all, past the 24 MiB (25,165,824 bytes) one prompt may carry: send fewer or smaller images" in said
     assert model_requests(box) == []  # no turn reached the model
-    assert "never" not in said
+    assert "never" not in client.agent_text()
 
 
 def test_a_message_longer_than_bingo_reads_is_said_in_the_open_session(tmp_path: Path) -> None:
@@ -131,12 +131,12 @@ def test_a_message_longer_than_bingo_reads_is_said_in_the_open_session(tmp_path:
             # Past LINE (32 MiB): bingo cannot read it, so cannot answer it; the person is told.
             lost = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[image(PNG + "A" * LINE)]))
             async with asyncio.timeout(WAIT * 2):
-                while "could not be read" not in client.agent_text():
+                while "could not be read" not in client.notice_text():
                     await asyncio.sleep(0.05)
             lost.cancel()
             answer = await conn.prompt(session_id=session.session_id, prompt=[text("still there?")])
             assert answer.stop_reason == "end_turn"  # the connection lives on
 
     run(go())
-    assert "> bingo: a message from the editor could not be read, so it is not answered: line longer than the limit" in client.agent_text()
+    assert "bingo: a message from the editor could not be read, so it is not answered: line longer than the limit" in client.notice_text()
     assert "never" in client.agent_text()

@@ -47,7 +47,8 @@ def test_a_prompt_streams_the_models_text_and_offers_the_commands(tmp_path: Path
     assert "Hello from the model." in client.agent_text()
     assert {"help", "tools", "sessions", "compact"} <= set(client.commands())
     assert "exit" not in client.commands()  # the editor ends a session, not a command
-    assert "colour" in client.agent_text()  # bingo's notice reached the editor as a message
+    assert "colour" in client.notice_text()  # bingo's notice reached the editor, apart from the model's text
+    assert "colour" not in client.agent_text()
     (request,) = model_requests(box)
     assert request["request"]["messages"][-1]["content"][0]["text"] == "say hello"
 
@@ -127,7 +128,7 @@ def test_allow_always_saves_the_terminals_narrow_rule_and_asks_no_more(tmp_path:
     assert saved["permissions"]["allow"] == [always]
     assert always.startswith("bash(echo")
     assert (box.project / "log.txt").read_text() == "hi\nhi\n"
-    assert f"allowed {always} from now on" in client.agent_text()
+    assert f"allowed {always} from now on" in client.notice_text()
 
 
 def test_a_file_the_editor_declines_is_read_and_written_on_the_disk(tmp_path: Path) -> None:
@@ -170,7 +171,7 @@ def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
     assert question == ['plugin "asker-node" asks: proceed?']  # who asks comes first (ADR-0029)
     results = [result_text(r) for r in tool_results(model_requests(box)[-1])]
     assert "the person answered: yes" in results
-    assert "asker-node: hello from asker" in client.agent_text()
+    assert "asker-node: hello from asker" in client.notice_text()
 
 
 def test_cancel_mid_tool_sends_tool_cancel_awaits_the_answer_and_ends_cancelled(tmp_path: Path) -> None:
@@ -320,7 +321,7 @@ def test_a_slash_command_shows_its_view_as_markdown(tmp_path: Path) -> None:
     run(go())
     shown = client.agent_text()
     assert "**notes.txt**\n\n| what | count |\n| --- | ---: |\n| words | 4 |\n| lines | 2 |" in shown  # the View's markdown fold
-    assert "there is no command /nosuch" in shown
+    assert "there is no command /nosuch" in client.notice_text()  # bingo's own line, not message text
     assert "wordcount" in client.commands()
 
 
@@ -404,7 +405,7 @@ def test_a_call_a_rule_denies_is_a_failed_call_and_a_turn_with_no_model_says_why
             assert answer.stop_reason == "end_turn"
 
     run(no_model())
-    assert "bingo: no model provider is configured" in nobody.agent_text()
+    assert "bingo: no model provider is configured" in nobody.notice_text()
 
 
 def test_stdout_carries_the_protocol_and_nothing_else(tmp_path: Path) -> None:

@@ -82,12 +82,13 @@ class ClearCommand(msgspec.Struct):
     surface's way to do it (the terminal's and a room's: `Run.clear`)."""
 
     clear: Callable[[], None]
+    said: str = "a fresh conversation starts with your next prompt (the last one stays in /sessions)"
     spec: CommandSpec = CommandSpec(name="clear", hint="start a fresh conversation (this one stays in /sessions)", family="bingo")
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         self.clear()
-        return TextOutcome(text="a fresh conversation starts with your next prompt (the last one stays in /sessions)")
+        return TextOutcome(text=self.said)
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []

@@ -11,6 +11,7 @@ from bingo.kernel.frames import Frame, PromptFrame
 from bingo.surfaces.acp import AcpSession, McpServerSpec, diffs_of, markdown, mcp_servers, prompt_content
 from bingo.surfaces.acp._schema import (
     AgentMessageChunk,
+    NoticeUpdate,
     Content,
     DiffContent,
     PermissionOutcome,
@@ -165,13 +166,23 @@ def test_a_plugins_question_is_asked_on_its_running_call_with_its_choices() -> N
     assert asked.tool_call.tool_call_id == "c1" and [o.name for o in asked.options] == ["red", "blue"]
 
 
-def test_notices_are_quoted_paragraphs_and_foreign_bytes_are_escaped() -> None:
+def test_a_notice_is_never_message_text_and_its_foreign_bytes_are_escaped() -> None:
     client = Client()
     session = AcpSession("s", "/work", client)
     session.text("half a line")
-    session.notice(Notice(source="zoo", message="bad \x1b[2J\nsecond"))
+    session.notice(Notice(source="zoo", message="bad \x1b[2J\nsecond", level="warning"))
+    session.say("bingo: the turn failed", "error")
     texts = [u.content.text for u in client.updates if isinstance(u, AgentMessageChunk)]
-    assert texts == ["half a line", "\n\n> zoo: bad \\x1b[2J\n> second\n\n"]
+    assert texts == ["half a line"]
+    cards = [u for u in client.updates if isinstance(u, ToolCallStart)]
+    assert [(c.tool_call_id, c.title, c.kind, c.status, c.meta) for c in cards] == [
+        ("notice-1", "zoo: bad \\x1b[2J second", "other", "completed", {"bingo": {"notice": {"source": "zoo", "level": "warning"}}}),
+        ("notice-2", "bingo: the turn failed", "other", "failed", {"bingo": {"notice": {"source": "bingo", "level": "error"}}}),
+    ]
+    taking = Client()
+    session = AcpSession("s", "/work", taking, notices=True)  # the client takes ACP's notices
+    session.notice(Notice(source="zoo", message="careful", level="warning"))
+    assert taking.updates == [NoticeUpdate(severity="warning", title="zoo: careful")]
 
 
 def test_a_hooks_question_on_no_call_is_a_call_of_its_own_closed_by_the_answer() -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "AvailableCommandsUpdate",
     "CancelParams",
     "ClientCapabilities",
+    "ClientSessionCapabilities",
     "Content",
     "DiffContent",
     "Empty",
@@ -41,6 +42,7 @@ __all__ = [
     "McpCapabilities",
     "NewSessionParams",
     "NewSessionResult",
+    "NoticeUpdate",
     "PermissionOption",
     "PermissionOutcome",
     "PermissionParams",
@@ -83,11 +85,18 @@ class FsCapabilities(Wire, frozen=True):
     write_text_file: bool = False
 
 
+class ClientSessionCapabilities(Wire, frozen=True):
+    """The client's session extensions: `notices` (`{}`) when it takes `notice` updates."""
+
+    notices: Json = None
+
+
 class ClientCapabilities(Wire, frozen=True):
     """What the client offers the agent (an omitted capability is not offered)."""
 
     fs: FsCapabilities = msgspec.field(default_factory=FsCapabilities)
     terminal: bool = False
+    session: ClientSessionCapabilities | None = None
 
 
 class InitializeParams(Wire, frozen=True):
@@ -237,6 +246,17 @@ class ToolCallStart(_Update, frozen=True, tag="tool_call"):
     content: list[ToolCallContent] = []
     locations: list[Location] = []
     raw_input: Json = None
+    meta: dict[str, Json] | None = msgspec.field(default=None, name="_meta")
+    """`{"bingo": {"notice": {source, level}}}` on a notice shown as a call (ADR-0037)."""
+
+
+class NoticeUpdate(_Update, frozen=True, tag="notice"):
+    """A notice for the person, apart from the conversation (ACP v1, to a client that takes
+    them: `clientCapabilities.session.notices`)."""
+
+    severity: Literal["info", "warning", "error"]
+    title: str
+    description: str | None = None
 
 
 class ToolCallUpdate(_Update, frozen=True, tag="tool_call_update"):
@@ -262,7 +282,7 @@ class AvailableCommandsUpdate(_Update, frozen=True, tag="available_commands_upda
     available_commands: list[AvailableCommand]
 
 
-Update: TypeAlias = UserMessageChunk | AgentMessageChunk | ToolCallStart | ToolCallUpdate | AvailableCommandsUpdate
+Update: TypeAlias = UserMessageChunk | AgentMessageChunk | ToolCallStart | ToolCallUpdate | AvailableCommandsUpdate | NoticeUpdate
 
 
 class SessionNotification(Wire, frozen=True):

@@ -358,6 +358,11 @@ class _Agent:
             auth_methods=[],
         )
 
+    def _takes_notices(self) -> bool:
+        """The client said it takes `notice` updates (ACP v1 asks it to, ADR-0037)."""
+        session = self._client.session
+        return session is not None and session.notices is not None
+
     def _cwd(self, cwd: str) -> str:
         path = Path(cwd)
         if not path.is_absolute() or not path.is_dir():
@@ -407,7 +412,7 @@ class _Agent:
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         cwd = self._cwd(params.cwd)
         problems = await self._mcp(params.mcp_servers, cwd)
-        surface = AcpSession(new_session_id(), cwd, self)
+        surface = AcpSession(new_session_id(), cwd, self, notices=self._takes_notices())
         self._opened(surface, self._make(surface, cwd, surface.id, False))
         asyncio.get_running_loop().call_soon(self._after_open, surface.id, problems)  # after the answer
         return NewSessionResult(session_id=surface.id)
@@ -417,7 +422,7 @@ class _Agent:
         if params.session_id in self._open:
             raise BadParams(f"session {params.session_id} is open already", "prompt it, or load another")
         problems = await self._mcp(params.mcp_servers, cwd)
-        surface = AcpSession(params.session_id, cwd, self)
+        surface = AcpSession(params.session_id, cwd, self, notices=self._takes_notices())
         run = self._make(surface, cwd, params.session_id, True)
         self._opened(surface, run)
         await surface.replay(run.frames(), self._drain)  # the whole conversation, before the answer
@@ -461,7 +466,7 @@ class _Agent:
         try:
             submitted = await opened.run.submit(text, images)
         except BingoError as exc:
-            surface.say(escape(f"bingo: {exc.line()}"))
+            surface.say(escape(f"bingo: {exc.line()}"), "error")
             return "end_turn"
         if submitted.outcome is not None:
             surface.outcome(submitted.outcome)
@@ -470,7 +475,7 @@ class _Agent:
             return "end_turn"
         if turn.status == "interrupted":
             return "cancelled"
-        surface.say(escape(f"bingo: {turn.reason}"))
+        surface.say(escape(f"bingo: {turn.reason}"), "error")
         return "refusal" if turn.status == "blocked" else "end_turn"
 
     def cancel(self, params: CancelParams) -> None:

@@ -2,9 +2,11 @@
 and a plugin's questions, put as `session/request_permission`.
 
 Owns what the editor is told of one session. The model's text is an `agent_message_chunk`
-per delta; bingo's own lines (a notice, a refusal, a wait) are agent messages too, each a
-quoted paragraph of its own, since ACP has no notice of its own and an editor shows every
-message. A tool call is a `tool_call` when it starts (the gate's question comes first: then
+per delta, and nothing else is (ADR-0037): bingo's own lines (a notice, a wait, a failed
+turn) are ACP's `notice` update to a client that takes them
+(`clientCapabilities.session.notices`), else each a `tool_call` card of kind `other` titled
+with the line and marked `_meta.bingo.notice`, which every editor draws apart from the
+agent's message. A tool call is a `tool_call` when it starts (the gate's question comes first: then
 the call is announced `pending` with the question, and the same id goes `in_progress` when
 it runs), its live line a `tool_call_update` content, its end the status and the result: a
 View as its markdown fold, a diff View as ACP diffs, otherwise the output's text and images.
@@ -34,6 +36,7 @@ from typing import Protocol
 from ...kernel.errors import BingoError
 from ...kernel.frames import AssistantFrame, CompactionFrame, Frame, NoticeFrame, PromptFrame, ToolCallFrame, ToolResultFrame
 from ...kernel.interfaces import PermissionAnswer
+from ...kernel.notices import HOST
 from ...wire import (
     CommandOutcome,
     ErrorOutcome,
@@ -41,6 +44,7 @@ from ...wire import (
     Json,
     NoneOutcome,
     Notice,
+    NoticeLevel,
     PromptOutcome,
     TextOutcome,
     TextPart,
@@ -57,6 +61,7 @@ from ._schema import (
     Content,
     ImageBlock,
     Location,
+    NoticeUpdate,
     PermissionOption,
     PermissionParams,
     PermissionResult,
@@ -154,11 +159,13 @@ def _asked(name: str, input: Json) -> list[ToolCallContent]:
 class AcpSession:
     """The surface of one ACP session (`Surface`: TurnEvents, Asker, notices and outcomes)."""
 
-    def __init__(self, session_id: str, cwd: str, peer: Peer) -> None:
+    def __init__(self, session_id: str, cwd: str, peer: Peer, *, notices: bool = False) -> None:
         self.id = session_id
         self.cwd = cwd
         self._peer = peer
-        self._at_line_start = True
+        self._notices = notices
+        """The client takes `notice` updates (else a notice is a call card of its own)."""
+        self._said = 0
         self._asked: dict[str, str] = {}
         """Calls the person allowed, by name and input, to the id their question announced."""
         self._running: dict[str, str] = {}
@@ -176,12 +183,17 @@ class AcpSession:
         if text:
             for piece in _pieces(text):
                 self._send(AgentMessageChunk(content=TextBlock(text=piece)))
-            self._at_line_start = text.endswith("\n")
 
-    def say(self, line: str) -> None:
-        """One of bingo's own lines (already escaped), as a paragraph of its own."""
-        quoted = "> " + line.replace("\n", "\n> ")
-        self._chunk(("\n" if not self._at_line_start else "") + "\n" + quoted + "\n\n")
+    def say(self, line: str, level: NoticeLevel = "info", source: str = HOST) -> None:
+        """One of bingo's own lines (already escaped, its source first), apart from the
+        agent's message: a `notice` update, or a call card of its own (ADR-0037)."""
+        title = " ".join(line.split("\n"))
+        if self._notices:
+            self._send(NoticeUpdate(severity=level, title=title))
+            return
+        self._said += 1
+        meta: dict[str, Json] = {"bingo": {"notice": {"source": source, "level": level}}}
+        self._send(ToolCallStart(tool_call_id=f"notice-{self._said}", title=title, kind="other", status="failed" if level == "error" else "completed", meta=meta))
 
     def _locations(self, name: str, input: Json) -> list[Location]:
         path = input.get("path") if is_object(input) and name in _KINDS else None
@@ -224,7 +236,6 @@ class AcpSession:
     def begin(self) -> None:
         """A prompt starts: its questions wait until it is cancelled."""
         self._cancelled = asyncio.Event()
-        self._at_line_start = True
 
     def cancel(self) -> None:
         """The client cancelled the prompt: every question waiting is a "no" now."""
@@ -258,7 +269,7 @@ class AcpSession:
         self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed" if output.is_error else "completed", content=self._content(output)))
 
     def waiting(self, what: str) -> None:
-        self.say(escape(what))
+        self.say(escape(f"bingo: {what}"))
 
     def refused(self, call_id: str, name: str, why: str) -> None:
         self._start(call_id, name, None, "failed", [Content(content=TextBlock(text=escape(why)))])
@@ -269,7 +280,7 @@ class AcpSession:
     # --- notices and outcomes -----------------------------------------------------
 
     def notice(self, notice: Notice) -> None:
-        self.say(escape(f"{notice.source}: {notice.message}"))
+        self.say(escape(f"{notice.source}: {notice.message}"), notice.level, notice.source)
 
     def outcome(self, outcome: CommandOutcome) -> None:
         match outcome:
@@ -278,7 +289,7 @@ class AcpSession:
             case ViewOutcome(view=view):
                 self._chunk(markdown(escape_view(view)))
             case ErrorOutcome(message=message):
-                self.say(escape(message))
+                self.say(escape(f"bingo: {message}"), "error")
             case PromptOutcome() | NoneOutcome():
                 pass
 
@@ -367,7 +378,6 @@ class AcpSession:
                     for piece in _pieces(escape(text)) if text or not images else []:
                         await drain()
                         self._send(UserMessageChunk(content=TextBlock(text=piece)))
-                    self._at_line_start = True
                 case AssistantFrame(message=message):
                     for block in message.content:
                         if isinstance(block, MessageText):
@@ -382,10 +392,11 @@ class AcpSession:
                     self._send(ToolCallUpdate(tool_call_id=call_id, status="failed" if output.is_error else "completed", content=self._content(output)))
                 case NoticeFrame(notice=notice):
                     self.notice(notice)
+                case CompactionFrame(reason="clear"):
+                    self.say("bingo: /clear: the conversation started afresh here (the model saw nothing before it)")
                 case CompactionFrame(by=by):
                     self.say(escape(f"bingo: the conversation was compacted here{f' (by {by})' if by else ''}"))
                 case ToolCallFrame():
                     pass
         for call_id in open_calls:
             self._send(ToolCallUpdate(tool_call_id=call_id, status="failed", content=[Content(content=TextBlock(text="the call did not finish"))]))
-        self._at_line_start = True
