@@ -27,6 +27,7 @@ from ...wire import InitializeResult, Json, TextPart, ToolSpec, Wire
 from .._mcp import RESOURCES_TOOL, McpConnection
 from .._mcp_wire import McpCursor
 from ..connection import BadAnswer
+from ..discovery import entry_command
 from ..tool import BridgedTool
 from ._declared import check_served
 from ._report import Check, Live
@@ -66,7 +67,8 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
             live.start.append(line(group, "start.spawn", "the process starts", "fail", plugin.why or "it could not be started", "install its command, or name it by its full path"))
             live.skip_rest("it did not start")
             return
-        live.start.append(line(group, "start.spawn", "the process starts", "pass", cut(" ".join([plugin.manifest.entry.command, *plugin.manifest.entry.args]) if plugin.manifest.entry else "", 120)))
+        argv, _ = entry_command(plugin.manifest, plugin.source.root, {})
+        live.start.append(line(group, "start.spawn", "the process starts", "pass", cut(" ".join(argv), 160)))
     title = "it completes MCP's handshake and lists within its deadline"
     if not isinstance(outcome, McpConnection):
         why = plugin.why or (outcome.line() if isinstance(outcome, PluginError) else "it did not answer")
