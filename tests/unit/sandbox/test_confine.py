@@ -175,6 +175,41 @@ def test_writes_inside_the_project_work(world: World) -> None:
     assert (world.project / "notes.txt").read_text() == "notes\nmore\n"
 
 
+_MOVES = """
+    import os
+    os.makedirs("src/cache/tmp", exist_ok=True)
+    os.makedirs("src/cache/archive", exist_ok=True)
+    with open("src/cache/tmp/wheel", "w") as file:
+        file.write("unpacked")
+    os.rename("src/cache/tmp/wheel", "src/cache/archive/wheel")  # what uv's and pip's caches do
+    os.rename("src/cache/tmp", "src/tmp")
+    for target in (".git/hooks/wheel", ".bingo/wheel"):
+        with open("src/cache/archive/other", "w") as file:
+            file.write("evil")
+        try:
+            os.rename("src/cache/archive/other", target)
+            print("MOVED into", target)
+        except OSError as exc:
+            print("refused", target, exc.errno)
+    print("done")
+"""
+
+
+def test_a_file_moves_between_directories_it_may_write_and_never_into_a_protected_one(world: World, network: str) -> None:
+    # Landlock refuses every rename across directories in a layer that does not grant
+    # REFER, even one about TCP alone: the proxy port's layer must grant it (uvx's cache).
+    policy = world.policy
+    if network == "netns":
+        policy = Policy(policy.denied, policy.writable, policy.protected, ("127.0.0.1", 9))
+    out = python(_MOVES, world, policy)
+    assert out.rstrip().endswith("done"), out
+    assert (world.project / "src" / "cache" / "archive" / "wheel").read_text() == "unpacked"
+    assert (world.project / "src" / "tmp").is_dir()
+    assert "MOVED" not in out, out
+    assert not (world.project / ".git" / "hooks" / "wheel").exists()
+    assert not (world.project / ".bingo" / "wheel").exists()
+
+
 def test_each_process_has_a_tmpdir_of_its_own_removed_when_it_ends(world: World) -> None:
     first = bash('echo $TMPDIR; stat -c %a "$TMPDIR"; echo x > "$TMPDIR/f" && cat "$TMPDIR/f"', world).split()
     second = bash("echo $TMPDIR", world).split()

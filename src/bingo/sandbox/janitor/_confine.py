@@ -575,9 +575,19 @@ def restrict_tcp(abi: int, port: int) -> None:
     if abi < 4:
         return
     ctypes = _lib()[0]
-    attr = (ctypes.c_uint64 * 3)(0, _CONNECT_TCP, 0)
+    # REFER is the one right Landlock refuses in a layer that does not handle it: a layer
+    # about TCP alone would make every rename or link across directories EXDEV (uv's and
+    # pip's caches unpack in one directory and rename into another). So this layer handles
+    # REFER and grants it beneath /: it adds nothing the walked layer does not allow.
+    attr = (ctypes.c_uint64 * 3)(_REFER, _CONNECT_TCP, 0)
     fd = _sys(_LANDLOCK_CREATE, ctypes.addressof(attr), 16, 0)
     try:
+        root = os.open("/", os.O_PATH | os.O_CLOEXEC)
+        try:
+            beneath = ctypes.create_string_buffer(_REFER.to_bytes(8, "little") + root.to_bytes(4, "little"), 12)
+            _sys(_LANDLOCK_ADD, fd, _RULE_PATH_BENEATH, ctypes.addressof(beneath), 0)
+        finally:
+            os.close(root)
         if port > 0:
             rule = (ctypes.c_uint64 * 2)(_CONNECT_TCP, port)
             _sys(_LANDLOCK_ADD, fd, _RULE_NET_PORT, ctypes.addressof(rule), 0)
