@@ -115,7 +115,7 @@ def test_a_contributor_past_its_deadline_is_dropped_and_the_turn_goes_on(tmp_pat
     assert result.returncode == 0, result.stderr
     assert result.stdout == "answered\n"
     assert [line for line in result.stderr.splitlines() if "late" in line] == [
-        "slow: contributor late gave no answer within 0.5 s and was dropped from this turn"
+        "slow: contributor late gave no answer within 0.5 s (deadlines.context/contribute in settings) and was dropped from this turn"
     ]
     prompt = model_requests(box)[0]["request"]["messages"][-1]["content"][0]["text"]
     # The query crossed as its projection: the contributor saw the turn and the prompt.

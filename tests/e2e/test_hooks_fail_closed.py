@@ -50,7 +50,7 @@ def test_a_late_guard_that_fails_closed_asks_and_with_nobody_to_ask_the_call_is_
     assert refused["isError"] and result_text(refused) == line
     assert f"bingo: {line}" in result.stderr.splitlines()
     assert notices(result.stderr, "zguard") == [
-        "zguard: hook guard missed its deadline (0.5 s) and is treated as ask (hooks.failClosed)"
+        "zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and is treated as ask (hooks.failClosed)"
     ]
 
 
@@ -61,7 +61,7 @@ def test_a_late_guard_that_does_not_fail_closed_decides_nothing_and_the_call_run
 
     assert result.returncode == 0, result.stderr
     assert marker.exists()
-    assert notices(result.stderr, "zguard") == ["zguard: hook guard missed its deadline (0.5 s) and decides nothing"]
+    assert notices(result.stderr, "zguard") == ["zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and decides nothing"]
 
 
 def test_fail_closed_in_a_projects_settings_is_not_the_users_word(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_fail_closed_in_a_projects_settings_is_not_the_users_word(tmp_path: Path
 
     assert result.returncode == 0, result.stderr
     assert marker.exists()
-    assert "zguard: hook guard missed its deadline (0.5 s) and decides nothing" in notices(result.stderr, "zguard")
+    assert "zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and decides nothing" in notices(result.stderr, "zguard")
 
 
 def test_fail_closed_of_the_wrong_type_is_bad_settings_naming_the_file_and_key(tmp_path: Path) -> None:

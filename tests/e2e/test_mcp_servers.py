@@ -291,7 +291,7 @@ def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_ch
     assert "wrote a line to stdout that is not JSON-RPC" in stray
     assert "careless debug output" in (box.logs / "plugin-mcp-raw.log").read_text(encoding="utf-8")
     assert late["isError"] is True and "did not answer tool/call within 1 s" in result_text(late)
-    assert any("did not answer tool/call within 1 s" in line for line in notices(result.stderr, "mcp-sdk"))
+    assert any("did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait" in line for line in notices(result.stderr, "mcp-sdk"))
     # tools/list_changed: the tool it grew is listed again, to the model and the registry.
     assert "plugin__mcp-raw__grown" in [spec["name"] for spec in requests[2]["request"]["tools"]]
     assert result_text(tool_results(requests[2])[-1]) == "grown here"

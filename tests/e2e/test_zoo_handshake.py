@@ -45,8 +45,8 @@ def test_a_plugin_that_never_answers_the_handshake_is_dropped_at_its_deadline(tm
     with fault("silent-handshake"):
         [notice] = _survives(tmp_path, "silent-handshake", deadlines={"initialize": 1})
         assert notice.startswith(
-            "silent-handshake: stopped: did not complete its handshake: plugin silent-handshake did not "
-            "answer initialize within 1 s: its last stderr line: 'zoo: not answering the handshake'; log: "
+            "silent-handshake: stopped: did not complete its handshake within 1 s: deadlines.initialize in "
+            "settings sets how long to wait: its last stderr line: 'zoo: not answering the handshake'; log: "
         )
         assert notice.endswith("plugin-silent-handshake.log")
 

@@ -149,7 +149,7 @@ def test_a_late_answer_to_an_abandoned_call_is_dropped_quietly(tmp_path: Path) -
     )
     with fault("late-answer"):
         [notice], results = zoo_turn(box, "late-answer")
-        assert notice.startswith("late-answer: tool poke: plugin late-answer did not answer tool/call within 1 s: log: ")
+        assert notice.startswith("late-answer: tool poke: plugin late-answer did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait: log: ")
         assert "did not answer tool/call within 1 s" in results["z1"]
         assert results["z2"] == "poked"
 

@@ -27,11 +27,11 @@ from typing import Literal
 import msgspec
 
 from ..kernel.dispatch import ChooseModel
-from ..kernel.errors import ConnectionClosed, PluginError, SpawnError
+from ..kernel.errors import ConnectionClosed, DeadlinePassed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
-from ..sandbox import Policy, Sandbox
+from ..sandbox import Launcher, Policy, Sandbox, launcher
 from ..wire import InitializeResult
 from ..wire.rpc import RequestId
 from . import _problems as P
@@ -45,13 +45,17 @@ from .connection import Connection, Unread
 from .discovery import PluginSource, entry_command
 from .handshake import handshake, initialize_params
 from .manifest import Manifest, McpServer
-from .process import PluginLog, PluginProcess
+from .process import INSTALL_GRACE, TERM_GRACE, PluginLog, PluginProcess
 from .service import ServiceRouter
 from .tool import declaration_problems
 
 __all__ = ["HostFacts", "Plugin", "State"]
 
 _log = logging.getLogger(__name__)
+
+INSTALL_NOTICE_AFTER = 3.0
+"""Seconds a package runner's first start may take before one notice says it may be
+installing (a warm start answers well within it; a cold one is worth a word)."""
 
 State = Literal["idle", "starting", "running", "stopped", "refused"]
 """`idle`: declared from the cache and not started yet; the others say what they say."""
@@ -60,7 +64,7 @@ Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
 """Told every handshake's outcome: the accepted declaration, or the words refusing it."""
 
 
-async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog, policy: Policy | None = None) -> PluginProcess:
+async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog, policy: Policy | None = None, grace: float = TERM_GRACE / 2) -> PluginProcess:
     """Start a plugin's process: the spawn boundary, where an OSError (its command cannot be
     run, its directory is gone, the janitor failed) becomes bingo's, once.
 
@@ -68,7 +72,7 @@ async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: Plugin
         SpawnError: it could not be started (JanitorError, once the janitor says so itself).
     """
     try:
-        return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log, policy=policy)
+        return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log, policy=policy, grace=grace)
     except FileNotFoundError as exc:
         if exc.filename != argv[0]:  # the working directory, say
             raise SpawnError(str(exc)) from exc
@@ -146,6 +150,9 @@ class Plugin:
         self._abandoned: PluginProcess | None = None
         """The process `abandon` ended: its end is no failure to report."""
         self._proc: PluginProcess | None = None
+        self._handshaken = False
+        """A process of it has completed its handshake this run: a package runner's next
+        start finds its package installed, and has `deadlines.initialize` again."""
         self.log = PluginLog(facts.data_dir / "logs" / f"plugin-{source.name}.log")
 
     # --- Link ----------------------------------------------------------------------
@@ -274,15 +281,25 @@ class Plugin:
             confined = await self._facts.sandbox.for_plugin(self.name, argv=argv, env=env, own=own, root=self.source.root, data_dir=data_dir)
             if confined is not None:
                 env = confined.env
+        runner = launcher(argv)
+        # A package runner may install before it runs: its first start has longer, and its
+        # warden gives it INSTALL_GRACE to roll an install back when it is stopped (ADR-0036).
+        first = runner is not None and not self._handshaken
+        grace = INSTALL_GRACE if runner is not None else TERM_GRACE / 2
         try:
-            proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log, policy=confined.policy if confined is not None else None)
+            proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log, policy=confined.policy if confined is not None else None, grace=grace)
         except SpawnError as exc:
             self._stopped(f"could not be started: {exc.message}", say=True)
             return
         self._proc = proc
         proc.on_fault = self.fault
+        proc.installing = runner is not None
+        deadlines = self._settings.deadlines
+        if first:
+            deadlines = {**deadlines, "initialize": deadlines.get("packageInstall", deadlines["initialize"])}
+        slow = asyncio.get_running_loop().call_later(INSTALL_NOTICE_AFTER, self._installing, runner, deadlines["initialize"]) if first and runner is not None else None
         async with proc:
-            conn = self._connection(proc.stdout, proc.stdin, on_eof=lambda: self._ended(proc))
+            conn = self._connection(proc.stdout, proc.stdin, on_eof=lambda: self._ended(proc), deadlines=deadlines)
             async with conn:
                 params = initialize_params(
                     root=self.source.root,
@@ -297,8 +314,16 @@ class Plugin:
                     proc.deaf = isinstance(exc, Unread)
                     if conn.ended is not None and self.state == "stopped":
                         return  # it died: on_eof has stopped it and said so, once
-                    self._stopped(f"did not complete its handshake: {exc.message}: {self._where()}", say=True)
+                    if isinstance(exc, DeadlinePassed):
+                        said = self._late(runner if first else None, deadlines["initialize"])
+                    else:
+                        said = f"did not complete its handshake: {exc.message}"
+                    self._stopped(f"{said}: {self._where()}", say=True)
                     return
+                finally:
+                    if slow is not None:
+                        slow.cancel()
+                proc.installing = False  # it runs: stopping it ends no install
                 if isinstance(answer, str):
                     self.state, self.why = "refused", answer
                     self._notices.say(self.name, f"refused: {answer}", "warning")
@@ -313,6 +338,7 @@ class Plugin:
                     await self._on_answer(self, answer)
                 self._conn = conn
                 self.state, self.why = "running", None
+                self._handshaken = True
                 self._retry.ran()
                 ready.set_result(conn)
                 error = await conn.wait_closed()
@@ -320,6 +346,28 @@ class Plugin:
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
                     self._stopped(error.line(), say=not self._closing)
+
+    def _late(self, runner: Launcher | None, seconds: float) -> str:
+        """Why a start that missed its handshake's deadline stopped, naming the setting that
+        sets it: `deadlines.packageInstall` for a package runner's first start, else
+        `deadlines.initialize`."""
+        if runner is None:
+            return f"did not complete its handshake within {seconds:g} s: deadlines.initialize in settings sets how long to wait"
+        return (
+            f"did not complete its handshake within {seconds:g} s of its first start through {runner.said}, installing "
+            f"included (it was asked to stop, and given time to put its cache back): deadlines.packageInstall in "
+            f"settings sets how long to wait"
+        )
+
+    def _installing(self, runner: Launcher | None, seconds: float) -> None:
+        """Said once when a package runner's first start is slow: it is likely installing."""
+        if runner is None or self.state != "starting":
+            return
+        self._notices.say(
+            self.name,
+            f"starting through {runner.said}, which may be installing it first (bingo waits up to {seconds:g} s: deadlines.packageInstall in settings)",
+            "info",
+        )
 
     def _check_declared(self, raw: msgspec.Raw) -> None:
         """Name, once a run, what the handshake declares of its tools that bingo reads
@@ -382,13 +430,16 @@ class Plugin:
         return None
 
     def _connection(
-        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]]
+        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]], deadlines: Mapping[str, float] | None = None
     ) -> Connection:
         """The connection to this plugin: an MCP server's speaks MCP beneath bingo's own
-        methods (`_mcp.py`), its handshake included, so nothing above it knows."""
+        methods (`_mcp.py`), its handshake included, so nothing above it knows. `deadlines`
+        are the settings' unless given (a package runner's first start has its own)."""
+        if deadlines is None:
+            deadlines = self._settings.deadlines
         if self.manifest.mcp is not None:
             return McpConnection(
-                reader, writer, name=f"plugin {self.name}", deadlines=self._settings.deadlines,
+                reader, writer, name=f"plugin {self.name}", deadlines=deadlines,
                 on_eof=on_eof, on_stray=self._stray, on_unexpected=self._unexpected,
                 plugin=self.name, calls=self._calls, log=self.log.line, on_changed=self._changed,
                 sample=self._facts.choose_model if self._samples() else None,
@@ -397,7 +448,7 @@ class Plugin:
             reader,
             writer,
             name=f"plugin {self.name}",
-            deadlines=self._settings.deadlines,
+            deadlines=deadlines,
             on_eof=on_eof,
             on_stray=self._stray,
             on_unexpected=self._unexpected,

@@ -318,7 +318,7 @@ class Connection:
         future.set_exception(
             DeadlinePassed(
                 f"{self.name} did not answer {method} within {deadline:g} s",
-                "the call was abandoned; raise its deadline in settings if it needs longer",
+                f"deadlines.{method} in settings sets how long to wait",
             )
         )
 

@@ -44,6 +44,7 @@ from ..sandbox.janitor.proc import group_has_living
 __all__ = [
     "END_WAIT",
     "EXIT_GRACE",
+    "INSTALL_GRACE",
     "KILL_WAIT",
     "LOG_BACKUPS",
     "LOG_MAX_BYTES",
@@ -63,6 +64,11 @@ TERM_GRACE = 2.0
 """Seconds its process group has to exit after SIGTERM, before SIGKILL. A warden gives its
 plugin half of it (read at each spawn), so it has ended the plugin and swept before bingo
 would SIGKILL the group."""
+INSTALL_GRACE = 30.0
+"""Seconds a package runner that may be installing (`PluginProcess.installing`) has after its
+one SIGTERM, before SIGKILL: npm finishes the step under way, then rolls its install back; a
+second signal or a SIGKILL in the middle leaves its cache broken (ADR-0036). Its warden is
+given as long (at spawn)."""
 KILL_WAIT = 2.0
 """Seconds to wait for the reaping after SIGKILL (the kernel does not refuse it)."""
 END_WAIT = 1.0
@@ -217,6 +223,13 @@ class PluginProcess:
         self.deaf = False
         """Set when it is known not to read its stdin: its shutdown begins with SIGTERM, and
         its SIGTERM is no fault to report (why it was stopped was said already)."""
+        self.installing = False
+        """Set while it may be installing what it runs (a package runner before its
+        handshake): its shutdown sends ONE SIGTERM, to the process alone (through its
+        warden), and waits INSTALL_GRACE before SIGKILL; nothing of it is a fault."""
+        self.warden = False
+        """Started through the janitor: its pid is its warden's, which ends it (SIGTERM, its
+        grace, SIGKILL) and whatever it started."""
         self.started = time.monotonic()
         self.stdout = stdout
         self.stdin = stdin
@@ -235,10 +248,13 @@ class PluginProcess:
         log: PluginLog,
         janitor: bool = USE_JANITOR,
         policy: Policy | None = None,
+        grace: float = TERM_GRACE / 2,
     ) -> PluginProcess:
         """Start `argv` in its own session and process group: through the run's janitor
         where there is one (`janitor`), else directly; confined by `policy` when one is
-        given (ADR-0030: only through the janitor).
+        given (ADR-0030: only through the janitor). Its warden gives it `grace` seconds
+        between SIGTERM and SIGKILL (by default half of TERM_GRACE, so it is done before
+        bingo would SIGKILL the group).
 
         Raises:
             OSError: the command cannot be run, or not confined as asked.
@@ -249,13 +265,12 @@ class PluginProcess:
             log.line(f"starting {' '.join(argv)}")  # inline, as below
             return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
         path = resolve(argv, env, cwd)
-        # Its warden gives it half of TERM_GRACE, so it is done before bingo would SIGKILL.
         if policy is None:
-            spawned = await JanitorClient.running().spawn(path, [path, *argv[1:]], env, cwd, grace=TERM_GRACE / 2)
+            spawned = await JanitorClient.running().spawn(path, [path, *argv[1:]], env, cwd, grace=grace)
         else:
             from ..sandbox import spawn
 
-            spawned = await spawn(path, [path, *argv[1:]], env, cwd, grace=TERM_GRACE / 2, policy=policy)
+            spawned = await spawn(path, [path, *argv[1:]], env, cwd, grace=grace, policy=policy)
         try:
             # Before its stderr is read, so the plugin's own lines follow this one. Inline, not
             # through a thread: one short append, and a hop costs far more (ADR-0003).
@@ -269,7 +284,7 @@ class PluginProcess:
         def returncode() -> int | None:
             return ended.result() if ended.done() else None
 
-        return cls(
+        made = cls(
             pid=spawned.pid,
             stdin=stdin,
             stdout=stdout,
@@ -278,6 +293,8 @@ class PluginProcess:
             returncode=returncode,
             log=log,
         )
+        made.warden = True
+        return made
 
     @classmethod
     async def _spawn_directly(
@@ -390,6 +407,9 @@ class PluginProcess:
         """Close stdin, wait (not when `deaf`); SIGTERM the group, wait; SIGKILL the group.
         Bounded by EXIT_GRACE + TERM_GRACE + KILL_WAIT; if cancelled midway, the group is
         SIGKILLed at once before the cancellation goes on."""
+        if self.installing:
+            await self._stop_installing()
+            return
         try:
             with contextlib.suppress(OSError, RuntimeError):
                 self.stdin.close()
@@ -407,12 +427,39 @@ class PluginProcess:
             self._signal_group(signal.SIGKILL)
             raise
         finally:
-            if self._stderr_task is not None:
-                # Its last lines are worth a moment; a grandchild that escaped the group
-                # could hold stderr open for ever, so only a moment.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(_STDERR_DRAIN):
-                        await asyncio.shield(self._stderr_task)
-                self._stderr_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._stderr_task
+            await self._drain_stderr()
+
+    async def _stop_installing(self) -> None:
+        """The shutdown of a package runner that may be in the middle of an install: one
+        SIGTERM to it alone (npm rolls its install back on the first and dies mid-way on a
+        second, and killpg would send its warden's on top), INSTALL_GRACE for it to finish,
+        then SIGKILL. Bounded by INSTALL_GRACE + TERM_GRACE + KILL_WAIT. Cancelled midway, it
+        is left to its warden, which SIGKILLs it when its grace is out; without a warden the
+        group is SIGKILLed at once."""
+        try:
+            with contextlib.suppress(OSError, RuntimeError):
+                self.stdin.close()
+            # Its warden forwards this one SIGTERM and SIGKILLs after INSTALL_GRACE (it was
+            # spawned with that grace); without one, the pid is the process itself.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)
+            if not await self._group_gone(INSTALL_GRACE + TERM_GRACE):
+                self._signal_group(signal.SIGKILL)
+                await self._group_gone(KILL_WAIT)
+        except asyncio.CancelledError:
+            if not self.warden:
+                self._signal_group(signal.SIGKILL)
+            raise
+        finally:
+            await self._drain_stderr()
+
+    async def _drain_stderr(self) -> None:
+        if self._stderr_task is not None:
+            # Its last lines are worth a moment; a grandchild that escaped the group could
+            # hold stderr open for ever, so only a moment.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_STDERR_DRAIN):
+                    await asyncio.shield(self._stderr_task)
+            self._stderr_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stderr_task

@@ -163,7 +163,9 @@ class BridgedTool:
             # had its notice when the process stopped).
             if isinstance(exc, (BadAnswer, DeadlinePassed)):
                 kind = "shape" if isinstance(exc, BadAnswer) else "deadline"
-                self._link.fault(f"tool/call {kind} {self._own_name}", f"tool {self._own_name}: {exc.message}")
+                # A deadline's words name the setting that sets it (its hint).
+                said = exc.line() if isinstance(exc, DeadlinePassed) else exc.message
+                self._link.fault(f"tool/call {kind} {self._own_name}", f"tool {self._own_name}: {said}")
             raise
         finally:
             unregister()

@@ -13,7 +13,9 @@ from __future__ import annotations
 import bisect
 import difflib
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Literal, TypeAlias, get_args, get_origin
 
 import msgspec
@@ -21,9 +23,14 @@ import msgspec
 from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, too_deep
 from .errors import SettingsError
 
-__all__ = ["KeyPath", "Layer", "PluginSandboxLayer", "SandboxLayer", "Source", "as_array", "as_object", "read_layer"]
+__all__ = ["HOST_DEADLINES", "KeyPath", "Layer", "PluginSandboxLayer", "SandboxLayer", "Source", "as_array", "as_object", "read_layer"]
 
 # --- finding and saying where a key is ----------------------------------------------
+
+HOST_DEADLINES: Mapping[str, float] = MappingProxyType({"packageInstall": 300.0})
+"""The `deadlines` that are not a wire method's, with their defaults: `packageInstall`, the
+seconds the first start of a server started through a package runner (`npx`, `uvx`) may take
+to complete its handshake, installing included (ADR-0036)."""
 
 KeyPath: TypeAlias = tuple[str | int, ...]
 """A place in a JSON document: object keys and list indexes, from the root."""
@@ -211,7 +218,7 @@ _EXPECTED: dict[KeyPath, str] = {
     ("hooks",): "an object with a failClosed list",
     ("hooks", "failClosed"): "a list of plugin names (strings)",
     ("hooks", "failClosed", 0): "a plugin name (a string)",
-    ("deadlines",): "an object mapping wire methods to seconds",
+    ("deadlines",): "an object mapping wire methods (and packageInstall) to seconds",
     ("deadlines", "*"): "a positive number of seconds",
     ("plugins",): "an object mapping plugin names to their settings",
     ("plugins", "*"): "an object (the plugin's settings)",
@@ -280,7 +287,7 @@ def _first_wrong(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> KeyP
 # The known keys of each mapping whose keys are not fields: None when they are not checked
 # (a plugin's slice is the plugin's own).
 _OPEN_KEYS: dict[KeyPath, tuple[str, ...] | None] = {
-    ("deadlines",): tuple(DEFAULT_DEADLINES),
+    ("deadlines",): (*DEFAULT_DEADLINES, *HOST_DEADLINES),
     ("plugins",): None,
 }
 

@@ -301,7 +301,7 @@ class Hooks:
         except TimeoutError as exc:
             if not timeout.expired():
                 return _Undecided(f"failed ({self._logged(hook, 'decide', exc)}) and")
-            return _Undecided(f"missed its deadline ({_seconds(self._deadline)}) and")
+            return _Undecided(f"missed its deadline ({_seconds(self._deadline)}: deadlines.hook/decide in settings) and")
         except PluginUnavailable as exc:
             if hook.source not in self._fail_closed:
                 return None
@@ -330,7 +330,7 @@ class Hooks:
             task.add_done_callback(self._pending.discard)
 
     async def _watch_one(self, hook: Hook, point: str, payload: Json) -> None:
-        late = f"missed its deadline ({_seconds(self._deadline)}) observing {point}"
+        late = f"missed its deadline ({_seconds(self._deadline)}: deadlines.hook/decide in settings) observing {point}"
         timeout = asyncio.timeout(self._deadline)
         try:
             async with timeout:

@@ -26,7 +26,7 @@ from typing import TypeAlias
 import msgspec
 
 from ..wire import DEFAULT_DEADLINES, Json, deadline_for
-from ._layer import KeyPath, Layer, PluginSandboxLayer, SandboxLayer, Source, as_array, as_object, read_layer
+from ._layer import HOST_DEADLINES, KeyPath, Layer, PluginSandboxLayer, SandboxLayer, Source, as_array, as_object, read_layer
 from .home import bingo_home
 from .sandboxing import LayerKind, SandboxGrants, SandboxSource, sandbox_grants
 
@@ -90,7 +90,7 @@ class MatrixChannel(msgspec.Struct, frozen=True):
 
 
 def _default_deadlines() -> Mapping[str, float]:
-    return MappingProxyType(dict(DEFAULT_DEADLINES))
+    return MappingProxyType({**DEFAULT_DEADLINES, **HOST_DEADLINES})
 
 
 def _no_plugins() -> Mapping[str, Mapping[str, Json]]:
@@ -129,8 +129,9 @@ class Settings(msgspec.Struct, frozen=True):
     """The plugins whose hooks answer `ask` when they fail or are late (`hooks.failClosed`,
     read from the user's own settings only: INTERFACE.md §5)."""
     deadlines: Mapping[str, float] = msgspec.field(default_factory=_default_deadlines)
-    """Seconds per wire method: the wire's DEFAULT_DEADLINES (its method table), overridden
-    by the `deadlines` key of the layers."""
+    """Seconds per wire method: the wire's DEFAULT_DEADLINES (its method table), and the
+    host's own (`packageInstall`: a package runner's first start, ADR-0036), overridden by
+    the `deadlines` key of the layers."""
     plugins: Mapping[str, Mapping[str, Json]] = msgspec.field(default_factory=_no_plugins)
     """The `plugins.<name>` slices, passed to each plugin as they are."""
     left_out: Mapping[str, tuple[str, ...]] = msgspec.field(default_factory=lambda: MappingProxyType({}))
@@ -176,7 +177,7 @@ def _merge(base: dict[str, Json], over: Mapping[str, Json], path: KeyPath = ()) 
 
 
 def _settings(layer: Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
-    deadlines = dict(DEFAULT_DEADLINES)
+    deadlines = {**DEFAULT_DEADLINES, **HOST_DEADLINES}
     deadlines.update({name: float(seconds) for name, seconds in layer.deadlines.items()})
     plugins: dict[str, Mapping[str, Json]] = {}
     for name, slice_ in layer.plugins.items():

@@ -262,7 +262,7 @@ class Conversation(msgspec.Struct):
                 async with asyncio.timeout(deadline):
                     return self._within(contributor, await contributor.contribute(query), budget)
             except TimeoutError:
-                self.notices.say(contributor.source, f"contributor {name} gave no answer within {deadline:g} s and was dropped from this turn", "warning")
+                self.notices.say(contributor.source, f"contributor {name} gave no answer within {deadline:g} s (deadlines.context/contribute in settings) and was dropped from this turn", "warning")
             except BingoError as exc:
                 self.notices.say(contributor.source, f"contributor {name} was dropped from this turn: {exc.line()}", "warning")
             except Exception:  # boundary: a contributor must never fail the turn
@@ -410,7 +410,8 @@ class Conversation(msgspec.Struct):
                     return Compacted("interrupted", by=name)
                 raise
             except (TimeoutError, BingoError) as exc:
-                why = "it gave no answer in time" if isinstance(exc, TimeoutError) else exc.line()
+                seconds = self.settings.deadline("compactor/compact")
+                why = f"it gave no answer within {seconds:g} s (deadlines.compactor/compact in settings)" if isinstance(exc, TimeoutError) else exc.line()
                 then = f"trying {chain[at + 1].spec.name}" if at + 1 < len(chain) else "history kept as it was"
                 self.notices.say(compactor.source, f"compaction by {name} failed: {why}; {then}", "warning")
                 continue

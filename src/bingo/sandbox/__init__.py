@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from ._build import PROTECTED, SECRET_PATHS, Build, confined_environ, is_secret_name, launcher_grants
     from ._command import SandboxCommand, plugin_sandbox_words
     from ._hosts import Hosts
+    from ._launcher import Launcher, launcher
     from ._run import proxy_listener, spawn
     from ._runtime import Confined, Sandbox
     from ._support import Support, probe
@@ -102,12 +103,14 @@ __all__ = [
     "Build",
     "Confined",
     "Hosts",
+    "Launcher",
     "Policy",
     "Sandbox",
     "SandboxCommand",
     "Support",
     "confined_environ",
     "is_secret_name",
+    "launcher",
     "launcher_grants",
     "plugin_sandbox_words",
     "probe",
@@ -123,6 +126,7 @@ _LAZY = {
     **dict.fromkeys(("PROTECTED", "SECRET_PATHS", "Build", "confined_environ", "is_secret_name", "launcher_grants"), "_build"),
     **dict.fromkeys(("SandboxCommand", "plugin_sandbox_words"), "_command"),
     "Hosts": "_hosts",
+    **dict.fromkeys(("Launcher", "launcher"), "_launcher"),
     **dict.fromkeys(("Confined", "Sandbox"), "_runtime"),
 }
 

@@ -2,8 +2,9 @@
 
 Owns the default policy's lists (the secret paths, the browsers' profiles, the protected
 paths, the secret variables), what a plugin gets beyond `bash` (its `dataDir` written, its
-own directory read inside `~/.bingo`, its own `env` kept), what an `npx`, `uvx` or `pipx`
-server is granted alone (its package manager's cache and registry), and the environment
+own directory read inside `~/.bingo`, its own `env` kept), what a server started through a
+package runner (`npx`, `uvx`, `pipx run`, ...: `_launcher.py`) is granted alone (its package
+manager's cache and registry), and the environment
 every confined process gets (the host's less its secrets, the proxy named, a TMPDIR of its
 own). It does not apply a Policy (the mechanism does) nor decide hosts (`_hosts.py`).
 """
@@ -11,13 +12,13 @@ own). It does not apply a Policy (the mechanism does) nor decide hosts (`_hosts.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 
 from ..kernel.sandboxing import Grant, SandboxGrants
+from ._launcher import launcher
 from ._policy import Policy
 
 __all__ = [
@@ -116,27 +117,30 @@ class Launched(msgspec.Struct, frozen=True):
 
 
 _PYPI = ("pypi.org", "files.pythonhosted.org")
-_LAUNCHERS = re.compile(r"(npx|uvx|pipx|bunx|pnpx)(\.exe|\.cmd)?\Z")
+_NPM = ("registry.npmjs.org", "registry.yarnpkg.com")
 
 
 def launcher_grants(argv: Sequence[str], environ: Mapping[str, str], home: Path) -> Launched | None:
-    """The cache directories and registries an `npx`, `uvx` or `pipx` server needs to start,
-    or None for any other command. Directories are made when missing, so they can be granted."""
-    if not argv:
-        return None
-    found = _LAUNCHERS.match(os.path.basename(argv[0]))
+    """The cache directories and registries a server started through a package runner
+    (`_launcher.launcher`: `npx`, `uvx`, `pipx run`, `pnpm dlx`, ...) needs to start, or None
+    for any other command. Directories are made when missing, so they can be granted."""
+    found = launcher(argv)
     if found is None:
         return None
-    launcher = found.group(1)
+    manager = found.manager
     cache = Path(environ.get("XDG_CACHE_HOME") or home / ".cache")
-    if launcher in ("npx", "pnpx", "bunx"):
-        dirs = [Path(environ.get("npm_config_cache") or home / ".npm")]
-        if launcher == "pnpx":
-            dirs += [cache / "pnpm", home / ".local" / "share" / "pnpm"]
-        if launcher == "bunx":
-            dirs += [home / ".bun" / "install" / "cache"]
-        hosts: tuple[str, ...] = ("registry.npmjs.org", "registry.yarnpkg.com")
-    elif launcher == "uvx":
+    npm_cache = Path(environ.get("npm_config_cache") or environ.get("NPM_CONFIG_CACHE") or home / ".npm")
+    hosts: tuple[str, ...] = _NPM
+    if manager == "npm":
+        dirs = [npm_cache]
+    elif manager == "pnpm":
+        dirs = [npm_cache, cache / "pnpm", home / ".local" / "share" / "pnpm"]
+    elif manager == "yarn":
+        dirs = [npm_cache, home / ".yarn" / "berry", cache / "yarn"]
+        hosts = (*_NPM, "repo.yarnpkg.com")
+    elif manager == "bun":
+        dirs = [npm_cache, home / ".bun" / "install" / "cache"]
+    elif manager == "uv":
         dirs = [Path(environ.get("UV_CACHE_DIR") or cache / "uv"), home / ".local" / "share" / "uv"]
         hosts = (*_PYPI, "github.com", "objects.githubusercontent.com")  # uv fetches a Python from GitHub when it has none
     else:

@@ -397,7 +397,7 @@ def test_a_hook_that_misses_its_deadline_decides_nothing_and_the_next_runs() -> 
     assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=after)
     assert late.cancelled
     assert [(n.source, n.message) for n in said] == [
-        ("plugin slow", "hook slow missed its deadline (0.05 s) and decides nothing")
+        ("plugin slow", "hook slow missed its deadline (0.05 s: deadlines.hook/decide in settings) and decides nothing")
     ]
 
 
@@ -491,7 +491,7 @@ def test_a_late_observer_is_given_up_on_with_a_notice_when_hooks_close() -> None
 
     assert took == pytest.approx(SHORT_DEADLINE)
     assert late.cancelled
-    assert [n.message for n in said] == ["hook late missed its deadline (0.05 s) observing end"]
+    assert [n.message for n in said] == ["hook late missed its deadline (0.05 s: deadlines.hook/decide in settings) observing end"]
 
 
 def test_an_error_in_the_body_cancels_observations_and_is_raised_as_it_was() -> None:
@@ -542,7 +542,7 @@ def test_a_fail_closed_hook_that_misses_its_deadline_answers_ask() -> None:
     assert took == pytest.approx(SHORT_DEADLINE)
     assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=guard)
     assert [(n.source, n.message) for n in said] == [
-        ("plugin guard", "hook guard missed its deadline (0.05 s) and is treated as ask (hooks.failClosed)")
+        ("plugin guard", "hook guard missed its deadline (0.05 s: deadlines.hook/decide in settings) and is treated as ask (hooks.failClosed)")
     ]
 
 

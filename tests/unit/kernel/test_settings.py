@@ -120,7 +120,7 @@ def test_no_files_give_the_defaults(home: Path, project: Path) -> None:
     loaded = load_settings(project_trusted=True, home=home, project=project)
 
     assert loaded == Settings()
-    assert dict(loaded.deadlines) == DEFAULT_DEADLINES
+    assert dict(loaded.deadlines) == {**DEFAULT_DEADLINES, "packageInstall": 300.0}
     assert loaded.max_tokens == 4096
     assert loaded.context_budget is None and loaded.context_window is None and loaded.tool_result_budget is None
 

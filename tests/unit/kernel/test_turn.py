@@ -283,7 +283,7 @@ def test_a_late_contributor_is_dropped_with_a_notice_and_the_turn_goes_on() -> N
     assert status == "done"
     prompt = provider.requests[0].messages[-1].content[0]
     assert isinstance(prompt, TextBlock) and "turn 1: hello" in prompt.text
-    assert [n.message for n in said] == ["contributor late gave no answer within 0.2 s and was dropped from this turn"]
+    assert [n.message for n in said] == ["contributor late gave no answer within 0.2 s (deadlines.context/contribute in settings) and was dropped from this turn"]
 
 
 def test_history_past_its_budget_is_compacted_before_the_model_sees_it() -> None:

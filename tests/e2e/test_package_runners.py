@@ -1,0 +1,102 @@
+"""MCP servers started through a package runner (`npx`, `uvx`) on a cold cache, through the
+real binary with the sandbox on, as a person's first run has them (issue 25 item 4,
+ADR-0036): the first start installs the package, which takes longer than
+`deadlines.initialize` allows, so a package runner's first start waits
+`deadlines.packageInstall` instead, and whatever stops it never leaves the package manager's
+cache broken.
+
+These download from the registries (npm and PyPI), as CI on a fresh machine does: two small
+packages, `@modelcontextprotocol/server-memory` and `mcp-server-time`, each into a cache of
+the test's own. The evidence is the server's: the entity it wrote and read back, the time it
+converted, and a second run on the same cache that works."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._scripted import model_requests, notices, result_text, text, tool, tool_results, use_scripted_model
+from tests.support.summary import record
+
+RUN_TIMEOUT = 240
+"""Seconds one run may take: a cold install over a slow CI network included."""
+
+SLOW_MACHINE = 1
+"""`deadlines.initialize` in these tests: well under what any cold install takes, so it stands
+in for the reporter's machine, where npx's install outlasted the 10 s default."""
+
+NPX = shutil.which("npx") or "npx"
+UVX = str(Path(sys.executable).parent / "uvx")
+"""uv comes with the `test` extra (pyproject.toml), beside the venv's python."""
+
+
+def _project(box: Sandbox, servers: dict[str, object]) -> None:
+    (box.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    trusted = box.run("--trust")
+    assert trusted.returncode == 0, trusted.stderr
+
+
+def _one_call(box: Sandbox, name: str, tool_input: dict[str, object]) -> tuple[str, str, float]:
+    """Run bingo once with the scripted model calling `name`: the tool's result as the
+    model got it, bingo's stderr, and the run's seconds (reported, never asserted)."""
+    requests = box.bingo_home / "data" / "plugins" / "scripted-model" / "requests.jsonl"
+    requests.unlink(missing_ok=True)
+    server = name.split("__")[1]
+    use_scripted_model(
+        box,
+        [[tool("c1", name, tool_input)], [text("done")]],
+        permissions={"allow": [f"plugin__{server}__*"]},
+        deadlines={"initialize": SLOW_MACHINE},
+    )
+    began = time.monotonic()
+    result = box.run("-p", "go", timeout=RUN_TIMEOUT)
+    took = time.monotonic() - began
+    assert result.returncode == 0, result.stderr
+    assert no_traceback(result)
+    [answer] = tool_results(model_requests(box)[1])
+    assert answer.get("isError") is not True, result_text(answer) + result.stderr
+    return result_text(answer), result.stderr, took
+
+
+def test_an_npx_server_on_a_cold_cache_works_on_first_use_and_npms_cache_stays_whole(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    cache = tmp_path / "npm-cache"
+    cache.mkdir()
+    box.env["npm_config_cache"] = str(cache)
+    # In the server's dataDir, which the sandbox lets it write (the project's files are pinned by trust).
+    memory = box.bingo_home / "data" / "plugins" / "memory" / "memory.jsonl"
+    _project(box, {"memory": {"command": NPX, "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": str(memory)}}})
+    ada = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]}
+    created, stderr, cold = _one_call(box, "plugin__memory__create_entities", ada)
+    assert "Ada" in created, stderr
+    assert not notices(stderr, "memory") or all("stopped" not in line for line in notices(stderr, "memory")), stderr
+    # The server wrote it (the attacked side's own file), through npx installed on this run.
+    assert "wrote the first program" in memory.read_text(encoding="utf-8")
+    assert any((cache / "_npx").iterdir())
+    # The same cache again: warm, and whole (a broken one fails with `Cannot find package`).
+    graph, stderr, warm = _one_call(box, "plugin__memory__read_graph", {})
+    assert "Ada" in graph and "wrote the first program" in graph, stderr
+    assert "Cannot find" not in (box.logs / "plugin-memory.log").read_text(encoding="utf-8")
+    record("package runners (s)", "npx memory cold", cold)
+    record("package runners (s)", "npx memory warm", warm)
+
+
+def test_a_uvx_server_on_a_cold_cache_works_on_first_use(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    cache = tmp_path / "uv-cache"
+    cache.mkdir()
+    box.env["UV_CACHE_DIR"] = str(cache)
+    _project(box, {"time": {"command": UVX, "args": ["mcp-server-time", "--local-timezone", "UTC"]}})
+    noon = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+    converted, stderr, cold = _one_call(box, "plugin__time__convert_time", noon)
+    # Tokyo is UTC+9 all year: the server's answer, not bingo's words.
+    assert "T21:00:00+09:00" in converted, stderr
+    assert any(cache.iterdir())
+    again, stderr, warm = _one_call(box, "plugin__time__convert_time", {**noon, "target_timezone": "Asia/Kolkata"})
+    assert "T17:30:00+05:30" in again, stderr
+    record("package runners (s)", "uvx time cold", cold)
+    record("package runners (s)", "uvx time warm", warm)
