@@ -61,7 +61,7 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     "progress-flood": [("call.poke.progress", "fail", "tool/progress lines a second")],
     "reserved-service": [("declarations.names", "fail", "service 'bingo.files' refused: keys starting 'bingo.' are reserved for the host")],
     "shadow": [("declarations.names", "fail", "tool 'read' refused: read is bingo's own tool; rename it")],
-    "silent-handshake": [("start.handshake", "fail", "did not answer initialize within 5 s")],
+    "silent-handshake": [("start.handshake", "fail", "did not complete its handshake within 5 s: deadlines.initialize in settings")],
     "stderr-flood": [("behaviour.stderr", "fail", "wrote more than 1 MiB to stderr")],
     "string-id": [("behaviour.ids", "fail", "bingo's request ids are integers")],
     "wrong-name": [("start.name", "fail", "its handshake says it is 'someone-else'")],

@@ -16,6 +16,7 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.e2e._bingo import Sandbox, no_traceback
@@ -40,7 +41,7 @@ def _project(box: Sandbox, servers: dict[str, object]) -> None:
     assert trusted.returncode == 0, trusted.stderr
 
 
-def _one_call(box: Sandbox, name: str, tool_input: dict[str, object]) -> tuple[str, str, float]:
+def _one_call(box: Sandbox, name: str, tool_input: Mapping[str, object]) -> tuple[str, str, float]:
     """Run bingo once with the scripted model calling `name`: the tool's result as the
     model got it, bingo's stderr, and the run's seconds (reported, never asserted)."""
     requests = box.bingo_home / "data" / "plugins" / "scripted-model" / "requests.jsonl"
@@ -48,7 +49,7 @@ def _one_call(box: Sandbox, name: str, tool_input: dict[str, object]) -> tuple[s
     server = name.split("__")[1]
     use_scripted_model(
         box,
-        [[tool("c1", name, tool_input)], [text("done")]],
+        [[tool("c1", name, dict(tool_input))], [text("done")]],
         permissions={"allow": [f"plugin__{server}__*"]},
         deadlines={"initialize": SLOW_MACHINE},
     )

@@ -154,9 +154,9 @@ class Checked(Plugin):
     watch: Watch
 
     def _connection(
-        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]]
+        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]], deadlines: Mapping[str, float] | None = None
     ) -> Connection:
-        return super()._connection(Tap(reader, self.watch.seen), writer, on_eof=on_eof)
+        return super()._connection(Tap(reader, self.watch.seen), writer, on_eof=on_eof, deadlines=deadlines)
 
     def _stray(self, bad: BadLine) -> None:
         if len(self.watch.strays) < KEPT:
