@@ -254,7 +254,7 @@ class McpConnection(Connection):
             else:
                 # Nothing declares another kind for an MCP server: no proxy can ask for one.
                 raise MethodNotFound(f"{self.name} is an MCP server: it has no {method}")
-        except DeadlinePassed as exc:
+        except DeadlinePassed:
             # Said in bingo's method, the name its deadline has in settings.
             raise DeadlinePassed(f"{self.name} did not answer {method} within {deadline:g} s", f"deadlines.{method} in settings sets how long to wait") from None
         return decode_answer(self.name, method, msgspec.Raw(_encoder.encode(answer)), result)
