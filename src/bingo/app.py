@@ -35,7 +35,7 @@ import msgspec
 from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
 from .kernel.atomic import write_atomic
 from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
-from .kernel.frames import Frame, NoticeFrame, history, spent
+from .kernel.frames import CompactionFrame, Frame, NoticeFrame, history, spent
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
@@ -263,13 +263,15 @@ async def run_app(options: Options) -> int:
     session = _LazySession(data_dir / "sessions.db", str(project))
     try:
         messages: list[Message] = []
+        compacted = (0, 0)
         if options.continue_latest or options.resume:
             from .store import continue_session
 
             # Claimed for this run (one writer per session), and another project's only as ADR-0029 says.
             session.id = await continue_session(session.store, str(project), latest=options.continue_latest, resume=options.resume, ask=_start_asker().ask if interactive else None, say=lambda line: notices.say("bingo", line, "warning"))
         if session.id is not None:
-            messages = history(session.store.frames(session.id))
+            frames = session.store.frames(session.id)
+            messages, compacted = history(frames), _compacted(frames)
         notices.listen(session.notice)
         async with sandbox, PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd, choose_model=_model_chooser(settings, registry, environ), sandbox=sandbox) as plugins:
             await plugins.start()
@@ -334,7 +336,7 @@ async def run_app(options: Options) -> int:
                     surface.dry_run = _dry_run(registry, conversation)
                     conversation.on_always = run.remember
                     sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
-                    opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages)
+                    opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages, compacted=compacted)
                     return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used)
                 finally:
                     hooks.observe("session", "end", {"session": session.id or ""})
@@ -386,7 +388,23 @@ def _windows(provider: str, model: str) -> int | None:
     return context_window(provider, model)
 
 
-def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *, cwd: Path, home: Path, session: str | None, past: list[Message]) -> Opening:
+def _compacted(frames: list[Frame]) -> tuple[int, int]:
+    """For a session whose history starts at a compaction: how many messages it replaced,
+    and how many of the history's first messages it wrote itself (a summary and its answer,
+    no one's words: the messages it kept are the ones the history held before it); (0, 0)
+    for a session never compacted."""
+    at = next((i for i in range(len(frames) - 1, -1, -1) if isinstance(frames[i], CompactionFrame)), None)
+    if at is None:
+        return 0, 0
+    frame = frames[at]
+    assert isinstance(frame, CompactionFrame)
+    before = history(frames[:at])
+    made = frame.compaction.messages
+    own = next((n for n, message in enumerate(made) if message in before), len(made))
+    return max(len(before) - (len(made) - own), 0), own
+
+
+def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *, cwd: Path, home: Path, session: str | None, past: list[Message], compacted: tuple[int, int] = (0, 0)) -> Opening:
     """What the terminal's banner names: the provider and model the first turn will use,
     chosen as that turn will choose them (which builds no client and asks nothing: httpx is
     imported at the first request), or what is wrong and how to set one."""
@@ -398,7 +416,7 @@ def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *,
         chosen, unset = (provider.spec.name, model), ""
     except ProviderError as exc:
         chosen, unset = (None, None), exc.line()
-    return Opening(version=__version__, provider=chosen[0], model=chosen[1], unset=unset, cwd=str(cwd), home=str(home), session=session, past=past)
+    return Opening(version=__version__, provider=chosen[0], model=chosen[1], unset=unset, cwd=str(cwd), home=str(home), session=session, past=past, compacted=compacted[0], summary=compacted[1])
 
 
 def _start_asker() -> Asker:

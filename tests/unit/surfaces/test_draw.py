@@ -6,7 +6,7 @@ from io import StringIO
 
 from rich.console import Console, RenderableType
 
-from bingo.surfaces.terminal._draw import draw, finished, short
+from bingo.surfaces.terminal._draw import draw, finished, markdown, short
 from bingo.wire import CodeView, ListView, MarkdownView, StackView, TableView, TextPart, TextView, ToolOutput
 
 
@@ -124,3 +124,14 @@ def test_a_newline_in_a_command_is_shown_never_folded_into_a_space() -> None:
     assert short({"command": "ls #'\ntouch pwned #'"}) == "ls #'⏎touch pwned #'"
     assert short({"command": "ls -la \r\n curl x | sh"}) == "ls -la ⏎ curl x | sh"
     assert short({"command": "ls\x0bx"}) == "ls\\x0bx"
+
+
+def test_a_code_block_in_markdown_is_drawn_without_blank_padding() -> None:
+    assert _render(markdown("Run:\n\n```sh\nmake test\n```\n\nThen done.")) == "Run:\n\n make test\n\nThen done."
+
+
+def test_a_table_too_wide_for_the_width_is_drawn_as_one_record_per_row_never_cut() -> None:
+    wide = TableView(title="plugins", columns=["plugin", "path"], rows=[["wordcount", "/a/" + "b" * 90]])
+    assert _render(draw(wide)) == "plugins\nwordcount\n  path " + "/a/" + "b" * 70 + "\n       " + "b" * 20
+    narrow = TableView(columns=["what", "count"], rows=[["words", 3]])
+    assert _render(draw(narrow)) == "╭───────┬───────╮\n│ what  │ count │\n├───────┼───────┤\n│ words │     3 │\n╰───────┴───────╯"

@@ -18,7 +18,8 @@ import re
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.markdown import Markdown
+from rich.markdown import CodeBlock, Markdown
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
@@ -34,6 +35,8 @@ _SHORT = 60
 """Characters of a tool's input shown on its one line."""
 _BLANKS = re.compile(r"[ \t]+")
 """Runs of blanks in a short input, folded to one space (a newline is shown, never folded)."""
+_UNBOUNDED = 1 << 20
+"""A width no table reaches: what a table is measured in to learn its natural width."""
 _NESTED_MAX = 6
 """Lists and stacks drawn inside one another; deeper, a View is drawn as its text fold. rich
 lays nested grids out in time exponential in their depth (a list 16 deep took 16 s to draw),
@@ -75,7 +78,21 @@ def markdown(text: str) -> RenderableType:
     OSC 8 sequence would carry the address, which is foreign, to the terminal as an escape
     sequence (`_Rendered` escapes text, not styles). Code is highlighted with the terminal's
     own palette, on its own background."""
-    return _Rendered(Markdown(text, code_theme="ansi_dark", hyperlinks=False))
+    return _Rendered(_Markdown(text, code_theme="ansi_dark", hyperlinks=False))
+
+
+class _Code(CodeBlock):
+    """A code block drawn as its lines, without the blank line rich pads it with above and
+    below (issue 25 item 11): the block is set off by the blank lines around it already."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Syntax(str(self.text).rstrip(), self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 1))
+
+
+class _Markdown(Markdown):
+    """rich's Markdown, its code blocks drawn by `_Code`."""
+
+    elements = {**Markdown.elements, "fence": _Code, "code_block": _Code}
 
 
 class _Rendered:
@@ -104,7 +121,45 @@ def _cell(value: str | int | float | None) -> str:
     return str(value)
 
 
-def _table(view: TableView) -> Table:
+def _table(view: TableView) -> RenderableType:
+    return _Fitted(_bordered(view), view)
+
+
+class _Fitted:
+    """A table drawn with borders when its columns fit the width it is given whole; else
+    one record per row (its first cell, then each other column's name and value), folded
+    to the width and never cut: a table squeezed into a narrow terminal cuts its cells to
+    `plug…` (issue 25 item 11)."""
+
+    def __init__(self, table: Table, view: TableView) -> None:
+        self.table = table
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Measured unbounded: rich clamps a measurement to the width it is given.
+        if Measurement.get(console, options.update_width(_UNBOUNDED), self.table).maximum <= options.max_width:
+            yield self.table
+            return
+        yield from _records(self.view)
+
+
+def _records(view: TableView) -> list[RenderableType]:
+    width = max([len(view.columns)] + [len(row) for row in view.rows])
+    names = [escape(name) for name in view.columns + [""] * (width - len(view.columns))]
+    drawn: list[RenderableType] = [Text(escape(view.title), style="bold")] if view.title else []
+    for row in view.rows:
+        cells = [escape(_cell(c)) for c in row + [None] * (width - len(row))]
+        drawn.append(Text(cells[0] if cells else "", style="bold", overflow="fold"))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for name, cell in zip(names[1:], cells[1:]):
+            grid.add_row(Text(f"  {name}"), Text(cell, overflow="fold"))
+        drawn.append(grid)
+    return drawn
+
+
+def _bordered(view: TableView) -> Table:
     width = max([len(view.columns)] + [len(row) for row in view.rows])
     header = view.columns + [""] * (width - len(view.columns))
     numeric = [

@@ -3,7 +3,8 @@
 Owns three drawings: the banner (one line: bingo's version, the provider and model the
 first turn would use or how to set one, the working directory, the session), the recap of
 a continued session (its last exchanges: the person's prompts, the model's text as
-markdown, each tool call as one line), and the bottom status line (the model and the
+markdown, each tool call as one line, and a compaction as one line saying so, never as
+what the person typed), and the bottom status line (the model and the
 tokens this run spent). Everything foreign in them (a path, a session's text, a tool's
 input) is escaped; the model's text is rendered as markdown and escaped once rendered, as
 it is when it streams.
@@ -48,6 +49,11 @@ class Opening(msgspec.Struct, frozen=True, kw_only=True):
     session: str | None = None
     """The id of the session being continued; None for a new one."""
     past: list[Message] = []
+    compacted: int = 0
+    """How many earlier messages a compaction replaced (0: the session was never compacted)."""
+    summary: int = 0
+    """How many of `past`'s first messages the compaction wrote (a summary, no one's words):
+    the recap says the conversation was compacted instead of drawing them."""
 
 
 def _where(cwd: str, home: str | None) -> str:
@@ -99,9 +105,13 @@ def _exchanges(messages: list[Message]) -> tuple[list[Message], int]:
 def recap(opening: Opening) -> list[RenderableType]:
     """The last exchanges of the session being continued, framed by two rules ([] for a new
     session or one with nothing to show)."""
-    messages, before = _exchanges(opening.past)
+    messages, before = _exchanges(opening.past[opening.summary :])
     failed = {b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and b.is_error}
     drawn: list[RenderableType] = []
+    if opening.summary:
+        # Its summary is the compactor's words, not the person's: said as what it is.
+        n = opening.compacted
+        drawn.append(Text(f"earlier conversation compacted: {n} message{'s' if n != 1 else ''}", style="dim"))
     for message in messages:
         for block in message.content:
             match block:
