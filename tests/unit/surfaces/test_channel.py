@@ -4,6 +4,7 @@ how often, a question's answers, and the client's retries (httpx's MockTransport
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -211,6 +212,34 @@ async def _a_send_that_fails_is_retried_with_the_same_transaction_id() -> None:
     assert seen == ["/_matrix/client/v3/rooms/!r:x/send/m.room.message/txn-1"] * 3
     assert events == ["down", "up"]  # one outage, said once
     assert naps == [0.5, 1.0]
+
+
+def test_an_edit_put_while_another_of_the_same_message_waits_replaces_it() -> None:
+    asyncio.run(_an_edit_put_while_another_waits_replaces_it())
+
+
+async def _an_edit_put_while_another_waits_replaces_it() -> None:
+    sent: list[Any] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, json={"event_id": f"$e{len(sent)}"})
+
+    server = Homeserver("http://hs", "tok", on_down=lambda why: None, on_up=lambda s: None, transport=httpx.MockTransport(handler))
+    outbox = Outbox(server)
+    status = outbox.put("!r:x", message("… read a", notice=True))
+    for line in ("✓ read a", "✓ read a\n… read b", "✓ read a\n✓ read b"):
+        outbox.put("!r:x", message(line, notice=True), replaces=status)  # none sent yet: one edit
+    outbox.put("!r:x", message("Done."))
+    sending = asyncio.create_task(outbox.run())
+    await outbox.drain(5)
+    sending.cancel()
+    await server.aclose()
+    assert [(m["body"], m.get("m.new_content", {}).get("body"), m.get("m.relates_to")) for m in sent] == [
+        ("… read a", None, None),
+        ("* ✓ read a\n✓ read b", "✓ read a\n✓ read b", {"rel_type": "m.replace", "event_id": "$e1"}),
+        ("Done.", None, None),
+    ]
 
 
 def test_a_wrong_token_is_a_settings_error_that_never_names_it() -> None:
