@@ -15,6 +15,7 @@ from typing import Any
 
 from bingo.kernel.frames import PromptFrame
 from bingo.store import SessionStore
+from tests.e2e._bingo import TEST_PLUGINS
 from tests.e2e._scripted import model_requests, text, tool
 from tests.e2e._synapse import homeserver
 from tests.e2e.test_matrix_channel import COUNT, Bot, Room, _box, _script, _start, bots, room
@@ -120,3 +121,18 @@ def test_help_lists_what_works_in_a_room_and_clear_starts_a_fresh_conversation(t
     room.wait_for_body(lambda b: "Three." in b, "the answer after the restart")
     assert again.stop() == 0
     assert [block.get("text") for m in model_requests(box)[-1]["request"]["messages"] for block in m["content"]] == ["second", "Two.", "third"]
+
+
+def test_a_plugin_that_dies_is_said_with_its_log_named_short(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+    box = _box(tmp_path, room, [])
+    box.install(TEST_PLUGINS / "crashy")
+    _script(box, room, [[tool("b1", "plugin__crashy__boom", {})], [text("It died.")]], permissions={"allow": ["plugin__crashy__*"]})
+    bot = _start(bots, box, room)
+    room.person.say(room.id, "boom")
+    room.wait_for_body(lambda b: "It died." in b, "the turn's end")
+    assert bot.stop() == 0
+    sent = json.dumps(_everything_sent(room), ensure_ascii=False)
+    final = room.final_bodies()
+    # The call's status line and bingo's notice each name the log, by bingo's directory.
+    assert sum("log: ~/.bingo/data/logs/plugin-crashy.log" in body for body in final) == 2, final
+    assert str(tmp_path) not in sent

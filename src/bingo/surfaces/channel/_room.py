@@ -105,7 +105,11 @@ def _title(name: str, input: Json, paths: Paths) -> str:
 
 def _first_line(output: ToolOutput) -> str:
     said = next((p.text for p in output.parts if isinstance(p, TextPart) and p.text.strip()), "")
-    line = said.strip().splitlines()[0] if said.strip() else ""
+    return said.strip().splitlines()[0] if said.strip() else ""
+
+
+def _summary(line: str) -> str:
+    """A result's first line as a status line quotes it (its paths already short)."""
     return line if len(line) <= _SUMMARY else line[:_SUMMARY] + "…"
 
 
@@ -240,9 +244,9 @@ class RoomSurface:
 
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
         title = self._calls.get(call_id, f"… {escape(name)}").removeprefix("… ")
-        said = _first_line(output)
+        said = _summary(self._paths.line(escape(_first_line(output))))  # short paths first: a cut must not halve one
         mark = "✗" if output.is_error else "✓"
-        self._call(call_id, f"{mark} {title}" + (f": {escape(said)}" if said else ""))
+        self._call(call_id, f"{mark} {title}" + (f": {said}" if said else ""))
 
     def waiting(self, what: str) -> None:
         self._say(escape(f"[notice] bingo: {what}"))
