@@ -7,10 +7,12 @@ plain."""
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from pathlib import Path
 
-from tests.e2e._bingo import EXAMPLES, Sandbox, no_traceback
+from tests.e2e._bingo import EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import text, tool, use_scripted_model
 from tests.e2e.test_terminal import terminal
 from tests.support.model_server import Reply
@@ -155,3 +157,50 @@ def test_print_escapes_a_results_controls(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "  ⎿ a\\x1b]0;pwned\\x07b" in result.stderr.splitlines()
     assert "\x1b" not in result.stderr
+
+
+def test_a_write_question_shows_the_new_content_escaped_and_cut_to_the_screen_with_a_count(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    content = "title \x1b]0;pwned\x07\n" + "".join(f"line {n}\n" for n in range(1, 100))
+    replies: list[Reply] = [[("tool", "w1", "write", {"path": "notes.md", "content": content})], [("text", "Written.")]]
+    with terminal(box, replies) as screen:  # 40 rows: the preview keeps to 32
+        screen.child.send("write notes\r")
+        shown = screen.expect(r"bingo wants to run write\n +--- /dev/null\n +\+\+\+ notes\.md\n +@@ -0,0 \+1,100 @@\n +\+title \\x1b\]0;pwned\\x07\n((?: +\+line \d+\n)+) +… (\d+) more lines\n +\[y\] yes, once")
+        assert len(shown.group(1).splitlines()) + 4 + 1 == 32  # headers, title, lines, the count
+        assert int(shown.group(2)) == 103 - 31
+        assert not (box.project / "notes.md").exists()  # nothing written, no directory made
+        screen.child.send("y")
+        screen.expect(r"✓ write notes\.md \(100 lines\) · [0-9.]+ s")
+        screen.expect(r"Written\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+        assert "\x1b]0;pwned" not in screen.raw
+    assert (box.project / "notes.md").read_text(encoding="utf-8") == content
+
+
+def _mcp_raw(box: Sandbox) -> None:
+    root = box.install(TEST_PLUGINS / "mcp-raw")
+    manifest = json.loads((root / "plugin.json").read_text(encoding="utf-8"))
+    manifest["mcp"]["command"] = sys.executable
+    (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def test_an_mcp_tools_result_is_shown_on_the_terminal_and_under_print(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _mcp_raw(box)
+    use_scripted_model(box, [[tool("g1", "plugin__mcp-raw__grow", {})], [text("grown.")]], permissions={"allow": ["plugin__mcp-raw__*"]})
+    result = box.run("-p", "grow")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    at = lines.index("✓ plugin__mcp-raw__grow")
+    assert lines[at + 1] == "  ⎿ grew"
+    replies: list[Reply] = [[("tool", "g1", "plugin__mcp-raw__grow", {})], [("text", "Grown.")]]
+    box.settings({"permissions": {"allow": ["plugin__mcp-raw__*"]}})
+    with terminal(box, replies) as screen:
+        screen.child.send("grow\r")
+        screen.expect(r"✓ plugin__mcp-raw__grow · [0-9.]+ s *\n +⎿ grew *\n")
+        screen.expect(r"Grown\.")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
