@@ -166,7 +166,7 @@ def test_an_mcp_server_that_misses_its_deadline_is_not_ready(tmp_path: Path) -> 
     by_id = {check["id"]: check for check in report["checks"]}
     handshake = by_id["start.handshake"]
     assert handshake["status"] == "fail"
-    assert "did not answer initialize within 2 s" in handshake["detail"]
+    assert "within 2 s" in handshake["detail"]  # the deadline's words are the run's own
     assert str(box.logs / "plugin-srv.log") in handshake["detail"]
     assert "deadlines.initialize" in handshake["fix"]
     assert report["ok"] is False
