@@ -19,7 +19,8 @@ from rich.console import Console
 
 from bingo.kernel.errors import UsageError
 from bingo.surfaces.terminal import TerminalSurface, interact
-from bingo.surfaces.terminal._input import CommandCompleter
+from bingo.surfaces._calls import Preview
+from bingo.surfaces.terminal._input import CommandCompleter, preview_rows
 from bingo.wire import CommandArgs, CommandSpec, Completion, TextOutcome
 
 CTRL_C, CTRL_D = "\x03", "\x04"
@@ -256,3 +257,13 @@ def test_blanks_before_an_argument_are_not_part_of_what_is_completed() -> None:
             return [(c.text, c.start_position) async for c in found]
 
     assert asyncio.run(main()) == [("notes.txt", -2)]
+
+
+def test_a_preview_is_cut_to_its_height_with_a_count_and_a_huge_line_is_not_laid_out_whole() -> None:
+    command = Preview(kind="text", text="echo one\n" + "x" * 5_000_000 + "\necho three")
+    rows = [text for _, text in preview_rows(command, 20, 5)]
+    assert rows == ["  echo one\n", *["  " + "x" * 20 + "\n"] * 3, "  … 2 more lines\n"]
+    diff = Preview(kind="diff", text="--- a\n+++ a\n@@ -1 +1 @@\n-" + "y" * 50 + "\n+z", more=10)
+    shown = preview_rows(diff, 20, 40)
+    assert shown[3] == ("fg:ansired", "  -" + "y" * 18 + "…\n")
+    assert shown[-1][1] == "  … 10 more lines\n"

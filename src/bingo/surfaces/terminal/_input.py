@@ -174,13 +174,16 @@ def preview_rows(preview: Preview, width: int, height: int) -> list[tuple[str, s
     room = max(height - len(rows), 1)
     shown: list[tuple[str, str]] = []
     left = 0
+    # More characters than `room` rows hold unless most take no cell: a longer line is
+    # shown as far as it fits and counted among the lines left out, never laid out whole.
+    cap = (width + 1) * room * 4
     for n, line in enumerate(lines):
         if preview.kind == "diff":
             pieces = [line if get_cwidth(line) <= width else _wrapped(line, width - 1)[0] + "…"]
             style = next((style for mark, style in _DIFF_STYLES if line.startswith(mark)), "")
         else:
-            pieces, style = _wrapped(line, width), ""
-        if len(shown) + len(pieces) > room - (1 if n < len(lines) - 1 or preview.more else 0):
+            pieces, style = _wrapped(line[:cap], width), ""
+        if len(line) > cap or len(shown) + len(pieces) > room - (1 if n < len(lines) - 1 or preview.more else 0):
             # What fits of this line is shown; it counts among the lines left out.
             shown += [(style, f"  {piece}\n") for piece in pieces[: max(room - 1 - len(shown), 0)]]
             left = len(lines) - n
