@@ -24,7 +24,7 @@ DEPTH = 100_000
 NESTED = "[" * DEPTH + "]" * DEPTH
 """What the issue saw crash bingo: 100 000 nested arrays (200 kB)."""
 TOO_DEEP = "nested too deeply (more than 128 levels)"
-STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}): write each message as one line of JSON, never pretty-printed, and diagnostics to stderr"
+STRAY = "plugin {name} printed something that is not part of the protocol on its output; bingo ignored it (see {log})"
 
 
 def _log(box: Sandbox, name: str) -> Path:
@@ -41,7 +41,7 @@ def test_a_line_nested_100_000_deep_is_a_bad_line_with_one_notice_and_the_connec
     box = zoo(tmp_path, "deep-line", steps=steps)
     with fault("deep-line"):
         notices, results = zoo_turn(box, "deep-line")
-        assert notices == ["deep-line: " + STRAY.format(log=_log(box, "deep-line"))]
+        assert notices == ["deep-line: " + STRAY.format(name="deep-line", log=_log(box, "deep-line"))]
         # Both calls answered by the one process: its connection outlived the line.
         assert results["z1"] == "poked" and results["z2"] == "poked"
         assert _started(box, "deep-line") == 1

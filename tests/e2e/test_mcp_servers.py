@@ -287,8 +287,8 @@ def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_ch
     requests = model_requests(box)
     junk, grew, late = tool_results(requests[1])
     assert result_text(junk) == "wrote junk" and result_text(grew) == "grew"  # the connection went on
-    [stray] = [line for line in notices(result.stderr, "mcp-raw") if "stdout" in line]
-    assert "wrote a line to stdout that is not JSON-RPC" in stray
+    [stray] = [line for line in notices(result.stderr, "mcp-raw") if "protocol" in line]
+    assert stray.startswith("mcp-raw: server mcp-raw printed something that is not part of the protocol on its output; bingo ignored it")
     assert "careless debug output" in (box.logs / "plugin-mcp-raw.log").read_text(encoding="utf-8")
     assert late["isError"] is True and "did not answer tool/call within 1 s" in result_text(late)
     assert any("did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait" in line for line in notices(result.stderr, "mcp-sdk"))

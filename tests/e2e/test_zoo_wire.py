@@ -25,7 +25,7 @@ from tests.e2e._zoo import (
 )
 from tests.support import summary
 
-STRAY = "wrote a line to stdout that is not JSON-RPC (kept in {log}): write each message as one line of JSON, never pretty-printed, and diagnostics to stderr"
+STRAY = "plugin {name} printed something that is not part of the protocol on its output; bingo ignored it (see {log})"
 
 
 def _log(box: Sandbox, name: str) -> Path:
@@ -33,11 +33,11 @@ def _log(box: Sandbox, name: str) -> Path:
 
 
 @pytest.mark.parametrize("name", ["not-json", "bad-utf8"])
-def test_a_line_that_is_not_a_message_costs_one_notice_saying_to_use_stderr(tmp_path: Path, name: str) -> None:
+def test_a_line_that_is_not_a_message_costs_one_notice_saying_where_it_is_kept(tmp_path: Path, name: str) -> None:
     box = zoo(tmp_path, name, steps=[call("z1", f"plugin__{name}__poke")])
     with fault(name):
         notices, results = zoo_turn(box, name)
-        assert notices == [f"{name}: " + STRAY.format(log=_log(box, name))]
+        assert notices == [f"{name}: " + STRAY.format(name=name, log=_log(box, name))]
         assert results["z1"] == "poked"
         assert "stdout line that is not JSON-RPC" in _log(box, name).read_text(encoding="utf-8", errors="replace")
 
@@ -77,7 +77,7 @@ def test_a_100_mb_line_is_discarded_past_the_bound_without_holding_it(tmp_path: 
         # The framing holds at most about two limits (16 MiB each) of a line; a line held
         # whole would add 100 MB (and its decode more) to the ~50 MiB bingo needs anyway.
         assert peak_kib < 130 * 1024
-        assert plugin_notices(result.stderr, "huge-line") == ["huge-line: " + STRAY.format(log=_log(box, "huge-line"))]
+        assert plugin_notices(result.stderr, "huge-line") == ["huge-line: " + STRAY.format(name="huge-line", log=_log(box, "huge-line"))]
         results = tool_results(box)
         assert results["z1"] == "poked" and results["wc"] == COUNTED
         reads_back(box)
@@ -132,7 +132,7 @@ def test_a_pretty_printed_answer_is_told_one_message_per_line(tmp_path: Path) ->
     box = zoo(tmp_path, "pretty-json", steps=[call("z1", "plugin__pretty-json__poke")])
     with fault("pretty-json"):
         notices, results = zoo_turn(box, "pretty-json")
-        assert notices == ["pretty-json: " + STRAY.format(log=_log(box, "pretty-json"))]
+        assert notices == ["pretty-json: " + STRAY.format(name="pretty-json", log=_log(box, "pretty-json"))]
         assert results["z1"] == "poked"
 
 

@@ -522,4 +522,12 @@ class Plugin:
 
     def _stray(self, bad: BadLine) -> None:
         self.log.line(f"stdout line that is not JSON-RPC ({cut(bad.reason)}): {cut(bad.preview)}")
-        self._notices.say_once(self.name, P.STRAY_STDOUT.key, P.STRAY_STDOUT.words(log=self.log.path), "warning")
+        # Said to the person, who runs the server and cannot change it (a banner is common):
+        # what happened and where it is kept. How to fix it is its author's, and
+        # `bingo --check-plugin` says it (STRAY_STDOUT's fix).
+        kind = "server" if self.manifest.mcp is not None else "plugin"
+        self._notices.say_once(
+            self.name, P.STRAY_STDOUT.key,
+            f"{kind} {self.name} printed something that is not part of the protocol on its output; bingo ignored it (see {self.log.path})",
+            "info",
+        )

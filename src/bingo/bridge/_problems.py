@@ -5,7 +5,9 @@ says how to put it right. The run-time refusals and notices (the manifest's read
 handshake's validator, the plugin handle's stray-line and unexpected-id notices, the tool
 proxy's declaration and display notices, the process's stop and stderr faults) and the
 checker (`bingo --check-plugin`, `check/`) both take their words from here, so what an
-author reads in a notice and in the check agree. It decides nothing and does no I/O: each
+author reads in a notice and in the check agree. One notice is written for the person
+instead: a stray stdout line (a server's banner) is said as what happened and where it is
+kept (`_plugin.py`); STRAY_STDOUT is the check's. It decides nothing and does no I/O: each
 entry is words with named blanks (`str.format` fields).
 
 What the kernel itself refuses (a hook's site and points, bingo's own names, reserved
