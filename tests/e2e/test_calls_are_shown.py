@@ -130,6 +130,7 @@ def test_print_shows_each_call_as_a_tidy_line_and_the_first_lines_of_its_result(
             [tool("w1", "write", {"path": "notes.md", "content": "# notes\n\none two\n"})],
             [tool("b1", "bash", {"command": "seq 1 9; printf 'x\\033[2Jy\\n'"})],
             [tool("c1", "plugin__wordcount__count", {"path": "notes.md"})],
+            [tool("r2", "read", {"path": "missing.py"})],
             [text("done.")],
         ],
         sandbox={"mode": "off"},
@@ -144,6 +145,8 @@ def test_print_shows_each_call_as_a_tidy_line_and_the_first_lines_of_its_result(
     at = lines.index("✓ bash seq 1 9; printf 'x\\033[2Jy\\n'")
     assert lines[at + 1 : at + 8] == ["  ⎿ 1", "    2", "    3", "    4", "    5", "    6", "    … 5 more lines"]
     assert "✓ plugin__wordcount__count notes.md" in lines  # its View is drawn, on stdout
+    [failed] = [line for line in lines if line.startswith("✗ ")]
+    assert failed.startswith(f"✗ read missing.py: {box.project / 'missing.py'} does not exist.")
     assert re.search(r"words +4", result.stdout)
     assert "\x1b" not in result.stderr + result.stdout
     assert not any(line.startswith("{") or '"path"' in line for line in lines)

@@ -102,15 +102,17 @@ def _counts(name: str, output: ToolOutput) -> str:
     return f" (+{counts.group(1)} −{counts.group(2)})" if counts is not None else ""
 
 
-def call_line(name: str, input: Json, output: ToolOutput) -> str:
+def call_line(name: str, input: Json, output: ToolOutput, *, error_width: int = _ERROR) -> str:
     """The line a finished call leaves, escaped: `✓ edit calc.py (+4 −1)`, or `✗ read x:
-    the error's first line`."""
+    the error's first line` (cut at `error_width` characters; a leading `read: ` dropped,
+    the line names the tool already)."""
     about = subject(name, input)
     line = f"{'✗' if output.is_error else '✓'} {escape(name)}" + (f" {about}" if about else "")
     if not output.is_error:
         return line + _counts(name, output)
     first, _ = _first_line(_said(output))
-    return line + (f": {_clip(one_line(first), _ERROR)}" if first else "")
+    first = first.removeprefix(f"{name}: ")
+    return line + (f": {_clip(one_line(first), error_width)}" if first else "")
 
 
 def result_text(output: ToolOutput) -> str:

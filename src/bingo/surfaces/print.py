@@ -26,7 +26,6 @@ from ..wire import (
     Notice,
     PromptOutcome,
     TextOutcome,
-    TextPart,
     ToolOutput,
     ViewOutcome,
     fold,
@@ -35,6 +34,9 @@ from ._calls import call_line, result_lines
 from ._escape import escape, escape_view
 
 __all__ = ["PrintSurface"]
+
+_ERROR_SHOWN = 2000
+"""Characters of a failed call's first line shown on its line."""
 
 
 class PrintSurface(msgspec.Struct):
@@ -80,19 +82,14 @@ class PrintSurface(msgspec.Struct):
 
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
         input = self._inputs.pop(call_id, None)
-        if not output.is_error:
-            lines, more = result_lines(name, output)
-            shown = [call_line(name, input, output)]
-            shown += [("  ⎿ " if n == 0 else "    ") + row for n, row in enumerate(lines)]
-            shown += [f"    … {more} more line{'s' if more != 1 else ''}"] if more else []
-            self._err("\n".join(shown))  # escaped by `call_line` and `result_lines`
+        # The error's whole first line: here there is no /result to show the rest.
+        shown = [call_line(name, input, output, error_width=_ERROR_SHOWN)]
+        lines, more = result_lines(name, output)
+        shown += [("  ⎿ " if n == 0 else "    ") + row for n, row in enumerate(lines)]
+        shown += [f"    … {more} more line{'s' if more != 1 else ''}"] if more else []
+        self._err("\n".join(shown))  # escaped by `call_line` and `result_lines`
         if output.display is not None:
             self._line(fold(escape_view(output.display)))
-        if output.is_error:
-            said = next((p.text for p in output.parts if isinstance(p, TextPart)), "")
-            first = said.strip().splitlines()[0] if said.strip() else ""
-            line = first if first.startswith(f"{name} ") else f"{name} failed" + (f": {first}" if first else "")
-            self._err(f"bingo: {escape(line)}")
 
     def waiting(self, what: str) -> None:
         self._err(f"bingo: {escape(what)}")
