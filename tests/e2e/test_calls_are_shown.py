@@ -207,3 +207,12 @@ def test_an_mcp_tools_result_is_shown_on_the_terminal_and_under_print(tmp_path: 
         screen.prompt()
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
+
+
+def test_check_plugin_says_what_the_person_sees_of_a_tool_with_no_display(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.env["ZOO_RECORD"] = str(box.project)
+    result = box.run("--check-plugin", str(TEST_PLUGINS / "zoo" / "partial-lines"), "--call", "--json")
+    assert no_traceback(result)
+    [display] = [check for check in json.loads(result.stdout)["checks"] if check["id"] == "call.poke.display"]
+    assert display["detail"] == "none: the person sees the first lines of its text parts under the call, and /result shows them whole"
