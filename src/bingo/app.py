@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
+from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ModelCommand, ToolsCommand
 from .kernel.atomic import write_atomic
 from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
 from .kernel.frames import CompactionFrame, Frame, NoticeFrame, history, spent
@@ -75,6 +75,7 @@ class Options(msgspec.Struct, frozen=True):
     print_mode: bool
     continue_latest: bool
     resume: str | None
+    """`--resume ID`; "" for `--resume` with no id (a list to choose from, on a terminal)."""
     provider: str | None
     model: str | None
     allow: tuple[str, ...]
@@ -223,6 +224,8 @@ async def run_app(options: Options) -> int:
         print(escape(trust_line(state, remember(state, data_dir))))
         return 0
     interactive = options.channel is None and not options.acp and not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    if options.resume == "" and not interactive:
+        raise UsageError("--resume with no session id needs a terminal to choose one on", "give the session's id: bingo --resume ID (bingo -p /sessions lists them)")
     if options.prompt is None and not interactive and options.channel is None and not options.acp:
         raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)')
     if options.prompt is not None and not options.prompt.strip():
@@ -264,11 +267,16 @@ async def run_app(options: Options) -> int:
     try:
         messages: list[Message] = []
         compacted = (0, 0)
-        if options.continue_latest or options.resume:
+        resume = options.resume
+        if resume == "":
+            resume = await _choose_session(session.store, str(project))
+            if resume is None:
+                notices.say("bingo", "no session chosen: this is a new one")
+        if options.continue_latest or resume:
             from .store import continue_session
 
             # Claimed for this run (one writer per session), and another project's only as ADR-0029 says.
-            session.id = await continue_session(session.store, str(project), latest=options.continue_latest, resume=options.resume, ask=_start_asker().ask if interactive else None, say=lambda line: notices.say("bingo", line, "warning"))
+            session.id = await continue_session(session.store, str(project), latest=options.continue_latest, resume=resume, ask=_start_asker().ask if interactive else None, say=lambda line: notices.say("bingo", line, "warning"))
         if session.id is not None:
             frames = session.store.frames(session.id)
             messages, compacted = history(frames), _compacted(frames)
@@ -316,7 +324,7 @@ async def run_app(options: Options) -> int:
                 choose_model = _model_chooser(settings, registry, environ)
 
                 chosen, compact = _before_a_turn(lambda: conversation, choose_model)
-                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state), sandbox), SandboxCommand(sandbox)):
+                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), ModelCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state), sandbox), SandboxCommand(sandbox)):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
                 registry.add_command(UsageCommand(lambda: conversation.used, lambda: spent(session.store.frames(session.id)) if session.id else None))
@@ -337,7 +345,7 @@ async def run_app(options: Options) -> int:
                     conversation.on_always = run.remember
                     sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
                     opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages, compacted=compacted)
-                    return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used)
+                    return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used, session=run.session_id, unsent=run.take_unsent, model=lambda: conversation.model if conversation.provider is not None else None)
                 finally:
                     hooks.observe("session", "end", {"session": session.id or ""})
     finally:
@@ -417,6 +425,21 @@ def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *,
     except ProviderError as exc:
         chosen, unset = (None, None), exc.line()
     return Opening(version=__version__, provider=chosen[0], model=chosen[1], unset=unset, cwd=str(cwd), home=str(home), session=session, past=past, compacted=compacted[0], summary=compacted[1])
+
+
+async def _choose_session(store: SessionStore, project: str) -> str | None:
+    """`--resume` with no id, on a terminal: the session the person picks from this
+    project's (the latest first); None when they press Esc (a new session starts).
+
+    Raises:
+        SessionError: the project has no session yet.
+    """
+    from .surfaces.terminal import choose_session
+
+    found = store.sessions(project)
+    if not found:
+        raise SessionError("there is no session to continue in this project", 'start one with bingo "PROMPT"')
+    return await choose_session(found)
 
 
 def _start_asker() -> Asker:
@@ -729,6 +752,18 @@ class Run(msgspec.Struct):
     session: _LazySession
     surface: Surface
     data_dir: Path
+    unsent: str | None = None
+    """What the person submitted last, when a `prompt.submit` hook refused the prompt it
+    made (the terminal puts it back in the input); taken by `take_unsent`."""
+
+    def take_unsent(self) -> str | None:
+        """The last submission a prompt hook refused, once (None when there is none)."""
+        unsent, self.unsent = self.unsent, None
+        return unsent
+
+    def session_id(self) -> str | None:
+        """The session this run writes to, once it has one."""
+        return self.session.id
 
     def busy(self) -> bool:
         return self.dispatcher.busy()
@@ -753,6 +788,27 @@ class Run(msgspec.Struct):
     def sessions(self) -> list[SessionInfo]:
         """This project's sessions, the latest first (`/sessions`)."""
         return self.session.store.sessions(self.session.project)
+
+    def resume(self, session: str) -> tuple[str, list[Message]]:
+        """Continue `session` (an id or a unique prefix, of this project) from the next prompt
+        (`/resume`), letting the current one go: its id and history.
+
+        Raises:
+            SessionError: no such session in this project, or another run writes it.
+        """
+        store, project = self.session.store, self.session.project
+        found = store.find(session, project)
+        if store.info(found).project != project:
+            raise SessionError(f"session {found} belongs to another project, {store.info(found).project}", f"continue it there, or here with bingo --resume {found}")
+        if found != self.session.id:
+            store.claim(found)  # before letting the current one go: a refusal leaves it as it was
+            if self.session.id is not None:
+                store.release(self.session.id)
+        past = history(store.frames(found))
+        self.session.id, self.session.turn = found, 0
+        self.conversation.messages, self.conversation.turn, self.conversation.session = past, 0, found
+        self.conversation.pieces = []
+        return found, past
 
     def remember(self, rule: str) -> None:
         """Append `rule` to `permissions.allow` in `<project>/.bingo/settings.local.json`
@@ -824,6 +880,7 @@ class Run(msgspec.Struct):
             if submitted.outcome is not None:
                 self.surface.outcome(submitted.outcome)
             turn = submitted.turn
+            self.unsent = text if turn is not None and turn.unsent else None
             if turn is not None and turn.status != "done":
                 self.surface.end()
                 self.surface.notice(Notice(source="bingo", message=turn.reason, level="error"))

@@ -56,6 +56,9 @@ def _read(argv: Sequence[str]) -> _Line | None:
             switches.add(_FLAGS[word])
         elif word in _VALUED:
             value = next(words, None)
+            if value is None and _VALUED[word] == "resume":
+                values["resume"] = ""  # `--resume` last, with no id: choose from a list
+                continue
             if value is None or value.startswith("-"):
                 return None
             if _VALUED[word] == "allow":
@@ -131,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("prompt", nargs="?", help="one turn, then exit; starting with / runs a slash command")
     p.add_argument("-p", "--print", dest="print_mode", action="store_true", help="plain text output, nothing waits for a person")
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="continue this project's latest session")
-    p.add_argument("--resume", metavar="ID", help="continue the session with this id (or unique prefix)")
+    p.add_argument("--resume", metavar="ID", nargs="?", const="", help="continue the session with this id (or unique prefix); with no ID, choose one of this project's from a list")
     p.add_argument("--provider", metavar="ID", help="the model provider for this run")
     p.add_argument("--model", metavar="NAME", help="the model for this run")
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
@@ -149,21 +152,21 @@ def _parser() -> argparse.ArgumentParser:
 def parse(argv: Sequence[str]) -> Options:
     """Options from the command line; UsageError when they cannot be understood."""
     options = _quick(argv) or _parsed(argv)
-    if options.continue_latest and options.resume:
+    if options.continue_latest and options.resume is not None:
         raise UsageError("--continue and --resume cannot be used together", "pick one")
     if options.channel is not None:
         if options.channel not in CHANNELS:
             raise UsageError(f"there is no channel {options.channel!r}", f"the channels are: {', '.join(CHANNELS)}")
-        if options.prompt is not None or options.continue_latest or options.resume or options.print_mode:
+        if options.prompt is not None or options.continue_latest or options.resume is not None or options.print_mode:
             raise UsageError("--channel takes no prompt, --print, --continue or --resume", "each room is its own session: write in the room")
     if (options.check_call or options.check_json) and options.check_plugin is None:
         raise UsageError("--call and --json go with --check-plugin DIR", "write bingo --check-plugin DIR --call --json")
-    if options.check_plugin is not None and (options.prompt is not None or options.continue_latest or options.resume or options.channel is not None or options.trust or options.acp):
+    if options.check_plugin is not None and (options.prompt is not None or options.continue_latest or options.resume is not None or options.channel is not None or options.trust or options.acp):
         raise UsageError("--check-plugin takes no prompt and no other mode", "write bingo --check-plugin DIR [--call] [--json]")
-    if options.trust and (options.prompt is not None or options.continue_latest or options.resume or options.channel is not None):
+    if options.trust and (options.prompt is not None or options.continue_latest or options.resume is not None or options.channel is not None):
         # Trust trusts and exits (INTERFACE.md §1): a prompt given with it would be dropped unseen.
         raise UsageError("--trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits", 'run bingo --trust first, then bingo "PROMPT"')
-    if options.acp and (options.prompt is not None or options.continue_latest or options.resume or options.print_mode or options.channel is not None or options.trust):
+    if options.acp and (options.prompt is not None or options.continue_latest or options.resume is not None or options.print_mode or options.channel is not None or options.trust):
         raise UsageError("--acp takes no prompt, --print, --continue, --resume, --channel or --trust", "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)")
     return options
 

@@ -216,7 +216,7 @@ def test_on_a_terminal_the_trust_question_and_notice_show_a_directory_named_with
     screen = _Terminal(box, "/plugins")
     try:
         screen.shown("Trust them and use them?")
-        screen.child.send("no\r")
+        screen.child.send("n")
         assert screen.ends() == 0
     finally:
         screen.close()

@@ -179,7 +179,7 @@ def test_on_a_terminal_the_trust_question_shows_each_servers_command_line_and_va
         # (the terminal is 120 columns wide: the line wraps near its end)
         screen.shown(r"    remote: https://example\.com/mcp; reads \$\{ANTHROPIC_API_KEY\} \(\$\{ANTHROPIC_API_KEY\} not in your mcpVariables")
         screen.shown(r"Trust them and use them\?")
-        child.send("no\r")
+        child.send("n")
         screen.shown(">")
         child.sendcontrol("d")
         child.expect(pexpect.EOF, timeout=WAIT)

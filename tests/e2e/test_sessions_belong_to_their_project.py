@@ -66,17 +66,17 @@ def test_on_a_terminal_a_prefix_of_another_projects_session_asks_naming_both_pro
     with ModelServer([[("text", "Noted.")]]) as server:
         other, session = _other_projects_session(box, server)
     with terminal(box, None, "--resume", session[:-2]) as screen:
-        screen.expect(r"\? \[yes/no\]")
+        screen.expect(r"\[y\] yes +\[n\] no \(Esc\)")
         unwrapped = screen.text().replace("\n", "")  # the question is wider than the 120 columns
-        assert f"session {session} belongs to another project, {other}: continue it here, in {box.project}? [yes/no]" in unwrapped
-        screen.child.send("no\r")
+        assert f"session {session} belongs to another project, {other}: continue it here, in {box.project}?" in unwrapped
+        screen.child.send("n")
         screen.expect(r"whole id to continue it here")
         assert screen.exits() == 1
         assert f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id" in screen.text().replace("\n", "")
     assert _prompts(box, session) == ["the secret word is kumquat"]
     with terminal(box, None, "--resume", session[:-2]) as screen:
-        screen.expect(r"continue it here, in .*\? \[yes/no\]")
-        screen.child.send("yes\r")
+        screen.expect(r"continue it here, in .*\?(.|\n)*\[y\] yes +\[n\] no \(Esc\)")
+        screen.child.send("y")
         screen.expect(r"it continues here")
         screen.expect(r"> the secret word is kumquat *\nNoted\. *\n─+\n")  # its conversation so far
         screen.prompt()

@@ -184,7 +184,7 @@ def test_on_a_terminal_the_person_is_asked_once_and_yes_is_remembered(tmp_path: 
         # Everything the project brings, in one screen: plugins by name, settings by key.
         screen.shown(r"brings code and settings of its own:\n  plugin renamable \(new\)\n  \.bingo/settings\.json: permissions\.allow, model \(new\)\n")
         screen.shown(r"Trust them and use them\?")
-        child.send("yes\r")
+        child.send("y")
         screen.shown(">")
         child.send("/hello\r")
         screen.shown("hello from renamable")
@@ -206,7 +206,7 @@ def test_on_a_terminal_a_no_skips_the_plugins_with_the_notice(tmp_path: Path) ->
     screen = _Screen(child)
     try:
         screen.shown(r"Trust them and use them\?")
-        child.send("no\r")
+        child.send("n")
         screen.shown("so bingo left out what it brings: plugins renamable")
         screen.shown(">")
         child.sendcontrol("d")

@@ -61,7 +61,7 @@ def test_on_the_terminal_an_mcp_servers_elicitation_opens_with_the_servers_name(
     with terminal(box, replies, server=served) as screen:
         screen.child.send("go\r")
         screen.expect(r"\? MCP server \"mcp-sdk\" asks: Really go on\? *\n *│ Ok *\n")
-        screen.child.send("yes\r")
+        screen.child.send("y")
         screen.expect(r"Confirmed\.")
         screen.prompt()
         screen.child.sendcontrol("d")

@@ -1,5 +1,5 @@
 """The built-in slash commands that read the kernel's own state: `/help`, `/tools`,
-`/compact` and `/context`.
+`/compact`, `/context` and `/model`.
 
 Each implements the same `Command` interface a plugin's command does. Commands that belong
 to another layer live there (`/plugins` in the bridge; `/sessions`, `/exit` and `/quit`, every
@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from ..wire import (
+    CommandArgs,
     CommandOutcome,
     CommandSpec,
     Completion,
@@ -31,7 +32,7 @@ from .interfaces import CommandContext
 from .registry import BUILTIN, Registry
 from .turn import Compacted, Conversation
 
-__all__ = ["CompactCommand", "ContextCommand", "HelpCommand", "ToolsCommand"]
+__all__ = ["CompactCommand", "ContextCommand", "HelpCommand", "ModelCommand", "ToolsCommand"]
 
 
 def _traits_text(traits: ToolTraits) -> str:
@@ -163,3 +164,42 @@ class ContextCommand(msgspec.Struct):
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []
+
+
+class ModelCommand(msgspec.Struct):
+    """`/model [NAME]`: the model this session's requests name from now on (the provider
+    stays); with no NAME, the model in use and the ones its provider lists. The choice is the
+    conversation's, so every later request of the run uses it (ADR-0035)."""
+
+    conversation: Conversation
+    choose_model: Callable[[], None]
+    """Chooses the run's model if no turn has yet."""
+    spec: CommandSpec = CommandSpec(
+        name="model", hint="show the model, or switch this session to another", args=CommandArgs(kind="free", hint="NAME"), instant=True, family="bingo"
+    )
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        self.choose_model()
+        conversation = self.conversation
+        provider = conversation.provider
+        if provider is None:
+            return ErrorOutcome(message="no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
+        known = list(provider.spec.models or [])
+        name = args.strip()
+        if not name:
+            listed = f"{provider.spec.name} lists: {', '.join(known)}" if known else f"{provider.spec.name} lists no models"
+            return TextOutcome(text=f"the model is {conversation.model} (via {provider.spec.name}); {listed}; /model NAME switches to another")
+        if any(char.isspace() for char in name) or len(name) > _MODEL_NAME_MAX:
+            return ErrorOutcome(message=f"{name[:_MODEL_NAME_MAX]!r} is not a model name: /model NAME takes one word")
+        conversation.model = name
+        unknown = f" (not one {provider.spec.name} lists; it is sent as it is)" if known and name not in known else ""
+        return TextOutcome(text=f"the model is now {name} (via {provider.spec.name}) for the rest of this session{unknown}")
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        provider = self.conversation.provider
+        return [Completion(value=name) for name in (provider.spec.models or []) if name.startswith(partial)] if provider is not None else []
+
+
+_MODEL_NAME_MAX = 200
+"""Characters of a model name `/model` takes (a provider's names are far shorter)."""

@@ -31,7 +31,7 @@ from .errors import GateError, PluginUnavailable
 from .interfaces import Asker, Hook
 from .notices import Notices
 
-__all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks", "confirm", "hook_problem"]
+__all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks", "asked_because", "confirm", "hook_problem"]
 
 _log = logging.getLogger(__name__)
 
@@ -65,6 +65,8 @@ _PAIRS = "a hook names one site and its points: " + ", ".join(
 )
 
 _ANSWERS = "hooks can continue, deny, ask, block or redirect"
+_REASON_SHOWN = 2000
+"""Characters of an asking hook's reason put to the person."""
 
 _NOTHING = "decides nothing"
 _ASKS = "is treated as ask (hooks.failClosed)"
@@ -139,7 +141,8 @@ class _Undecided(msgspec.Struct, frozen=True):
 
 class HookVerdict(msgspec.Struct, frozen=True):
     """What the hooks at a decision point decided together. `payload` is the payload as the
-    last `redirect` left it; `reason` is the deciding hook's words for `deny` or `block`."""
+    last `redirect` left it; `reason` is the deciding hook's words for `deny` or `block`,
+    and the asking hook's for `ask` (its value, when it gave one)."""
 
     action: Literal["continue", "deny", "ask", "block"]
     payload: Json
@@ -186,10 +189,19 @@ async def confirm(asker: Asker, verdict: HookVerdict, question: str) -> str | No
     hook = verdict.asked_by
     who = f"hook {hook.spec.name} ({hook.source})" if hook is not None else "a hook"
     try:
-        answer = await asker.ask(f"{who} asks: {question}", ["yes", "no"])
+        answer = await asker.ask(f"{who} asks: {question}{asked_because(verdict)}", ["yes", "no"])
     except GateError:
         return f"{who} asked to confirm it, and there is no person to ask"
     return None if answer == "yes" else "the person said no"
+
+
+def asked_because(verdict: HookVerdict) -> str:
+    """The asking hook's words, as lines set off by `  │ ` below a question (so none can pass
+    for bingo's own), or "" when it gave none. Bounded: a hook's reason is foreign text."""
+    if verdict.action != "ask" or not verdict.reason:
+        return ""
+    words = verdict.reason if len(verdict.reason) <= _REASON_SHOWN else verdict.reason[: _REASON_SHOWN - 1] + "…"
+    return "".join(f"\n  │ {line}" for line in words.splitlines() or [""])
 
 
 def _seconds(deadline: float) -> str:
@@ -266,6 +278,7 @@ class Hooks:
         if (site, point) not in DECIDE_POINTS:
             raise ValueError(f"{site}.{point} is not a decision point")
         asked: Hook | None = None
+        asked_why: str | None = None
         by: Hook | None = None
         for hook in self._at(site, point):
             outcome = await self._ask_one(hook, point, payload)
@@ -286,10 +299,11 @@ class Hooks:
                 case "redirect":
                     payload, by = outcome.value, hook
                 case "ask":
-                    asked = hook if asked is None else asked
+                    if asked is None:
+                        asked, asked_why = hook, reason
                 case "continue":
                     pass
-        return HookVerdict("ask" if asked is not None else "continue", payload, None, by, asked)
+        return HookVerdict("ask" if asked is not None else "continue", payload, asked_why if asked is not None else None, by, asked)
 
     async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | _Undecided | None:
         """One hook's outcome; why it decided nothing; or None when its plugin is not

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
@@ -47,11 +47,13 @@ __all__ = [
     "CommandContext",
     "Compactor",
     "ContextContributor",
+    "Declined",
     "Hook",
     "Interrupt",
     "PermissionAnswer",
     "Provider",
     "Service",
+    "ShowsWhoAsks",
     "Tool",
     "ToolCall",
     "TurnEvents",
@@ -64,8 +66,15 @@ AskFn = Callable[[str, "list[str] | None"], Awaitable[str]]
 nobody can be asked."""
 
 
+class Declined(msgspec.Struct, frozen=True):
+    """A "no" to the gate's question with the person's words for the model (ADR-0035)."""
+
+    reason: str
+
+
 PermissionAnswer: TypeAlias = Literal["once", "always", "no"]
-"""The person's answer to the gate's question: run it this once, from now on, or not."""
+"""The person's answer to the gate's question: run it this once, from now on, or not. A
+surface that lets them say why not answers `Declined` instead of "no"."""
 
 
 def _no_progress(_tail: str) -> None:
@@ -306,9 +315,19 @@ class TurnEvents(Protocol):
 class Asker(Protocol):
     """The person, if there is one. Both methods raise GateError when nobody can answer."""
 
-    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer | Declined:
         """May `name` run with `input`? `always` is the allow rule a "yes, always" adds (the
         surface shows it, so the person knows what they allow from now on)."""
         ...
 
     async def ask(self, question: str, choices: list[str] | None) -> str: ...
+
+
+@runtime_checkable
+class ShowsWhoAsks(Protocol):
+    """An Asker that can show, with the gate's question, the hook that made the gate ask and
+    its words (the terminal does; ADR-0035). Other askers are asked `permission` as ever."""
+
+    async def permission_asked(self, name: str, input: Json, always: str, by: str) -> PermissionAnswer | Declined:
+        """`Asker.permission`, with `by`: who asked and why, one line (foreign: escape it)."""
+        ...

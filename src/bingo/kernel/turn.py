@@ -51,8 +51,8 @@ from .frames import (
     prompt_message,
 )
 from .gate import Gate, Verdict, refusal
-from .hooks import Hooks, HookVerdict, confirm
-from .interfaces import Asker, Compactor, ContextContributor, Hook, Provider, Tool, ToolCall, TurnEvents
+from .hooks import Hooks, HookVerdict, asked_because, confirm
+from .interfaces import Asker, Compactor, ContextContributor, Declined, Hook, Provider, ShowsWhoAsks, Tool, ToolCall, TurnEvents
 from .log import cut
 from .notices import Notices
 from .registry import BUILTIN, Registry
@@ -79,6 +79,9 @@ class TurnResult(msgspec.Struct, frozen=True):
 
     status: Literal["done", "blocked", "failed", "interrupted"]
     reason: str = ""
+    unsent: bool = False
+    """Blocked before the prompt was sent: a `prompt.submit` hook refused it (or asked, and
+    the person said no), so a surface can give the person their text back to edit."""
 
 
 class Compacted(msgspec.Struct, frozen=True):
@@ -94,9 +97,11 @@ class Compacted(msgspec.Struct, frozen=True):
 
 
 class _TurnBlocked(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, unsent: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.unsent = unsent
+        """The prompt itself was refused (`prompt.submit`): nothing reached the model."""
 
 
 class _Running(msgspec.Struct):
@@ -156,7 +161,7 @@ class Conversation(msgspec.Struct):
         try:
             return await self._turn(prompt, list(images))
         except _TurnBlocked as blocked:
-            return TurnResult("blocked", blocked.reason)
+            return TurnResult("blocked", blocked.reason, unsent=blocked.unsent)
         except BingoError as exc:
             return TurnResult("failed", exc.line())
         finally:
@@ -165,7 +170,7 @@ class Conversation(msgspec.Struct):
     async def _turn(self, prompt: str, images: list[ImageBlock]) -> TurnResult:
         verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
         if verdict.action in ("deny", "block"):
-            raise _TurnBlocked(verdict.reason or "a hook refused the prompt")
+            raise _TurnBlocked(verdict.reason or "a hook refused the prompt", unsent=True)
         if is_object(verdict.payload):
             # A redirect replaces the prompt, whether or not a hook also asks.
             redirected = verdict.payload.get("text")
@@ -174,7 +179,7 @@ class Conversation(msgspec.Struct):
         if verdict.action == "ask":
             why = await confirm(self.asker, verdict, "send this prompt to the model?")
             if why is not None:
-                raise _TurnBlocked(f"the prompt was not sent: {why}")
+                raise _TurnBlocked(f"the prompt was not sent: {why}", unsent=True)
         if self.provider is None:
             raise ProviderError("no model provider is configured", "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
         self.pieces = await self._contributions(prompt)
@@ -489,10 +494,17 @@ class Conversation(msgspec.Struct):
         elif decision.verdict is Verdict.ASK:
             try:
                 always = self.gate.always_rule(name, input, self.cwd)
-                answer = await self.asker.permission(name, input, always)
+                if verdict.asked_by is not None and isinstance(self.asker, ShowsWhoAsks):
+                    by = f"{_hook(verdict.asked_by)} asks to confirm it{asked_because(verdict)}"
+                    answer = await self.asker.permission_asked(name, input, always, by)
+                else:
+                    answer = await self.asker.permission(name, input, always)
             except GateError:
                 self._redirected_into_refusal(verdict, use.name, name)
                 return self._refused(use.id, name, _nobody_to_ask(name, decision.rule, verdict, decision.near))
+            if isinstance(answer, Declined):
+                # The person's own words, for the model (bounded by the surface that took them).
+                return self._result(use.id, _error(f"the person declined to run {name}, and said: {answer.reason}"))
             if answer == "no":
                 return self._result(use.id, _error(f"the person declined to run {name}"))
             if answer == "always":

@@ -21,7 +21,8 @@ __all__ = ["Hosts", "AskHost"]
 AskHost = Callable[[str, list[str]], Awaitable[str]]
 """The person's question (the Asker's `ask`): GateError when nobody can answer."""
 
-_CHOICES = ["y", "a", "n"]
+_CHOICES = ["yes", "always", "no"]
+"""A host's answers: a terminal takes them by their first letters (y, a, n)."""
 
 
 class Hosts:
@@ -117,7 +118,7 @@ class Hosts:
         from ._pattern import shown
 
         question = (
-            f"{who} wants to reach {shown(host)}:{port} — [y] once, [a] always (saved in {self._local_settings}), [n] no"
+            f"{who} wants to reach {shown(host)}:{port} (yes: this once; always: saved in {self._local_settings})"
         )
         try:
             answer = (await self.ask(question, list(_CHOICES))).strip().lower()

@@ -237,7 +237,7 @@ def test_a_prompt_hook_that_asks_with_nobody_to_ask_ends_the_turn_naming_the_hoo
     submitted = _run(_submit("hello"), hooks=(ask,))
 
     assert submitted == Submitted(
-        1, turn=TurnResult("blocked", "the prompt was not sent: hook guard (zguard) asked to confirm it, and there is no person to ask")
+        1, turn=TurnResult("blocked", "the prompt was not sent: hook guard (zguard) asked to confirm it, and there is no person to ask", unsent=True)
     )
 
 

@@ -9,13 +9,13 @@ import msgspec
 import pytest
 
 from bingo.bridge import PluginsCommand
-from bingo.kernel.commands import CompactCommand, ContextCommand, HelpCommand, ToolsCommand
+from bingo.kernel.commands import CompactCommand, ContextCommand, HelpCommand, ModelCommand, ToolsCommand
 from bingo.kernel.interfaces import CommandContext, ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import BUILTIN, BUILTIN_COMMANDS, BUILTIN_TOOLS, Places, Registry
 from bingo.store import SessionInfo
 from bingo.surfaces import EXIT_COMMANDS, ExitCommand, SessionsCommand
-from bingo.surfaces.terminal import terminal_commands
+from bingo.surfaces.terminal import TerminalSurface, terminal_commands
 from bingo.tools import builtin_tools
 from bingo.wire import (
     CommandOutcome,
@@ -27,6 +27,7 @@ from bingo.wire import (
     HookOutcome,
     HookSpec,
     Json,
+    Message,
     Notice,
     NoneOutcome,
     ServiceSpec,
@@ -168,6 +169,9 @@ class _Keeper:
     def sessions(self) -> list[SessionInfo]:
         return []
 
+    def resume(self, session: str) -> tuple[str, list[Message]]:
+        return session, []
+
 
 def _default_spec(cls: type[msgspec.Struct]) -> CommandSpec:
     [spec] = [f.default for f in msgspec.structs.fields(cls) if f.name == "spec"]
@@ -177,12 +181,12 @@ def _default_spec(cls: type[msgspec.Struct]) -> CommandSpec:
 
 def test_every_builtin_command_and_tool_has_a_reserved_name() -> None:
     # A new built-in must be reserved too, or a plugin that got there first would take its name.
-    kernel = [_default_spec(cls) for cls in (HelpCommand, ToolsCommand, CompactCommand, ContextCommand, PluginsCommand)]
-    terminal = [command.spec for command in terminal_commands(_Keeper())]
+    kernel = [_default_spec(cls) for cls in (HelpCommand, ToolsCommand, CompactCommand, ContextCommand, ModelCommand, PluginsCommand)]
+    terminal = [command.spec for command in terminal_commands(_Keeper(), TerminalSurface())]
     terminal += [SessionsCommand(list).spec] + [ExitCommand.named(name).spec for name in EXIT_COMMANDS]
 
     assert {spec.name for spec in kernel + terminal} <= BUILTIN_COMMANDS
-    assert all(command.source == BUILTIN for command in terminal_commands(_Keeper()))
+    assert all(command.source == BUILTIN for command in terminal_commands(_Keeper(), TerminalSurface()))
     assert {tool.name for tool in builtin_tools()} <= BUILTIN_TOOLS
     assert all(tool.source == BUILTIN for tool in builtin_tools())
 

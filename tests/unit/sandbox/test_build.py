@@ -120,7 +120,7 @@ def test_one_question_per_host_and_always_is_remembered() -> None:
         return list(await asyncio.gather(*(hosts.decide("bash", "pypi.org", 443) for _ in range(5))))
 
     assert asyncio.run(many()) == [True] * 5
-    assert asked == ["bash wants to reach pypi.org:443 — [y] once, [a] always (saved in p/.bingo/settings.local.json), [n] no"]
+    assert asked == ["bash wants to reach pypi.org:443 (yes: this once; always: saved in p/.bingo/settings.local.json)"]
     assert saved == [("bash", "pypi.org")]
 
 

@@ -10,7 +10,7 @@ recap is drawn from).
 from ._commands import SessionKeeper, terminal_commands
 from ._loop import interact
 from ._opening import Opening
-from ._start import StartAsker
+from ._start import StartAsker, choose_session
 from ._surface import TerminalSurface
 
-__all__ = ["Opening", "SessionKeeper", "StartAsker", "TerminalSurface", "interact", "terminal_commands"]
+__all__ = ["Opening", "SessionKeeper", "StartAsker", "TerminalSurface", "choose_session", "interact", "terminal_commands"]

@@ -1,6 +1,7 @@
 """The terminal's own slash commands, over the run behind it: `/clear` is every surface's
 (`surfaces._commands.ClearCommand`), wired here to start a new session; `/result [N]` shows
-a call's result whole (ADR-0034) (`/sessions`, `/exit` and `/quit` are every surface's too).
+a call's result whole (ADR-0034); `/resume [ID]` continues another of this project's
+sessions (ADR-0035) (`/sessions`, `/exit` and `/quit` are every surface's too).
 
 Each implements the kernel's `Command` interface over what the run or the surface offers
 (`SessionKeeper`, `Results`). They keep no state: the run owns the session and the store,
@@ -13,11 +14,14 @@ from typing import Protocol
 
 import msgspec
 
+from ...kernel.errors import GateError, SessionError
 from ...kernel.interfaces import Command, CommandContext
 from ...kernel.registry import BUILTIN
 from ...store import SessionInfo
-from ...wire import CommandArgs, CommandOutcome, CommandSpec, Completion, ErrorOutcome, TextOutcome
+from ...wire import CommandArgs, CommandOutcome, CommandSpec, Completion, ErrorOutcome, Message, TextOutcome
 from .._commands import ClearCommand
+from ._opening import Opening, recap
+from ._surface import TerminalSurface
 
 __all__ = ["Results", "SessionKeeper", "terminal_commands"]
 
@@ -31,6 +35,15 @@ class SessionKeeper(Protocol):
 
     def sessions(self) -> list[SessionInfo]:
         """This project's sessions, the latest first."""
+        ...
+
+    def resume(self, session: str) -> tuple[str, list[Message]]:
+        """Continue `session` (an id or a prefix of one, of this project) from the next
+        prompt: its id and history.
+
+        Raises:
+            SessionError: no such session here, or another run writes it.
+        """
         ...
 
 
@@ -67,6 +80,43 @@ class _Result(msgspec.Struct):
         return []
 
 
-def terminal_commands(keeper: SessionKeeper, results: Results) -> list[Command]:
-    """`/clear`, over `keeper`; `/result`, over `results`."""
-    return [ClearCommand(keeper.clear), _Result(results)]
+class _Resume(msgspec.Struct):
+    """`/resume [ID]`: continue another session of this project, picked from a list (the
+    latest first) or named by its id; what it said so far is drawn."""
+
+    keeper: SessionKeeper
+    surface: TerminalSurface
+    """Where the list is put to the person, and the continued session's last exchanges drawn."""
+    spec: CommandSpec = CommandSpec(name="resume", hint="continue another of this project's sessions", args=CommandArgs(kind="free", hint="ID"), family="bingo")
+    source: str = BUILTIN
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        from ._start import session_rows
+
+        wanted = args.strip()
+        if not wanted:
+            others = [s for s in self.keeper.sessions() if s.id != ctx.session]
+            if not others:
+                return TextOutcome(text="this project has no other session to continue")
+            rows = session_rows(others[:200])
+            try:
+                picked = await self.surface.choose("continue which session of this project?", rows)
+            except GateError:
+                return TextOutcome(text="no session chosen: this one goes on")
+            wanted = others[rows.index(picked)].id
+        try:
+            session, past = self.keeper.resume(wanted)
+        except SessionError as exc:
+            return ErrorOutcome(message=exc.line())
+        for drawn in recap(Opening(version="", provider=None, model=None, cwd="", session=session, past=past)):
+            self.surface.print(drawn)
+        return TextOutcome(text=f"continuing session {session}: your next prompt goes on from it")
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return [Completion(value=s.id, hint=s.title) for s in self.keeper.sessions()[:50] if s.id.startswith(partial)]
+
+
+def terminal_commands(keeper: SessionKeeper, surface: TerminalSurface) -> list[Command]:
+    """`/clear` and `/resume`, over `keeper`; `/result` over the results `surface` showed;
+    `/resume` asks and draws on `surface`."""
+    return [ClearCommand(keeper.clear), _Result(surface), _Resume(keeper, surface)]

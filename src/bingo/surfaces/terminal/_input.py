@@ -21,7 +21,8 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion.base import get_common_complete_suffix
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
@@ -32,6 +33,8 @@ from prompt_toolkit.utils import get_cwidth
 from .._calls import PREVIEW_LINES, Preview
 from .._escape import escape, one_line
 from .._seam import Driver
+from ...kernel.errors import GateError
+from ._answer import Key, keyed, keys_for, listed, reason
 from ._surface import Question
 
 __all__ = ["CommandCompleter", "answer", "main_session"]
@@ -40,7 +43,8 @@ _COMPLETE_CAP = 10.0
 """A guard for in-process commands' completion; the bridge applies `command/complete`'s own
 (shorter) deadline to plugin commands."""
 
-_PERMISSION_KEYS = {"y": "once", "1": "once", "a": "always", "2": "always", "n": "no", "3": "no"}
+_PERMISSION_ALIASES = {"1": "once", "2": "always", "3": "no"}
+"""The digits a permission took before it took letters, still taken."""
 
 _AROUND_PREVIEW = 8
 """Screen rows a permission question keeps for its title, its keys and the prompt's own
@@ -53,6 +57,15 @@ class CommandCompleter(Completer):
 
     def __init__(self, driver: Driver) -> None:
         self._driver = driver
+        self._asking = 0
+        """Completions being asked of a command (a plugin's `command/complete`) right now."""
+        self.tab_waiting = False
+        """A Tab was pressed while they were asked for: it applies when they arrive."""
+
+    def loading(self, buffer: Buffer) -> bool:
+        """A command's completions are being asked for and none has arrived yet."""
+        state = buffer.complete_state
+        return self._asking > 0 and state is not None and not state.completions
 
     def _names(self, typed: str) -> Iterable[Completion]:
         for spec in self._driver.commands():
@@ -76,13 +89,38 @@ class CommandCompleter(Completer):
             return
         # Blanks before the argument are no part of it (the command reads its args stripped).
         partial = partial.lstrip()
+        self._asking += 1
         try:
             async with asyncio.timeout(_COMPLETE_CAP):
                 answers = await self._driver.complete(name, partial)
         except TimeoutError:
-            return
-        for found in answers:
-            yield Completion(found.value, start_position=-len(partial), display=escape(found.value), display_meta=escape(found.hint or ""))
+            answers = []
+        finally:
+            self._asking -= 1
+        tab = False
+        try:
+            for found in answers:
+                yield Completion(found.value, start_position=-len(partial), display=escape(found.value), display_meta=escape(found.hint or ""))
+            tab = self.tab_waiting
+        finally:
+            self.tab_waiting = False  # a Tab waits for these completions, never for later ones
+        if tab:
+            # After prompt_toolkit has taken these in (it does once this generator ends).
+            asyncio.get_running_loop().call_soon(_tab_arrived, get_app().current_buffer)
+
+
+def _tab_arrived(buffer: Buffer) -> None:
+    """Do what the Tab pressed while they loaded does to completions that have arrived, as
+    prompt_toolkit's Tab does: one is applied; of several, what they share is inserted."""
+    state = buffer.complete_state
+    if state is None or not state.completions or state.complete_index is not None:
+        return
+    if len(state.completions) == 1:
+        buffer.apply_completion(state.completions[0])
+        return
+    common = get_common_complete_suffix(buffer.document, state.completions)
+    if common:
+        buffer.insert_text(common)
 
 
 def _after_command_name(buffer: Buffer) -> bool:
@@ -92,8 +130,48 @@ def _after_command_name(buffer: Buffer) -> bool:
     return before.startswith("/") and before.endswith(" ") and " " not in before[1:-1] and len(before) > 2
 
 
-def _keys() -> KeyBindings:
+_SHIFT_ENTER = ("\x1b[13;2u", "\x1b[27;2;13~")
+"""Shift-Enter where a terminal reports it apart from Enter: the CSI u form (kitty's,
+foot's, WezTerm's, iTerm2's CSI u mode) and xterm's modifyOtherKeys form (which
+prompt_toolkit reads as Enter). bingo asks no terminal to report it; it takes it where the
+terminal, as set up by the person, does."""
+
+
+def _read_shift_enter() -> None:
+    """Shift-Enter reaches the key bindings as Ctrl-J, the newline key (the parser's table is
+    prompt_toolkit's one place for such sequences, read when a key is parsed)."""
+    from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+    from prompt_toolkit.keys import Keys
+
+    for sequence in _SHIFT_ENTER:
+        ANSI_SEQUENCES[sequence] = Keys.ControlJ
+
+
+def _newline(event: KeyPressEvent) -> None:
+    event.current_buffer.insert_text("\n")
+
+
+def _keys(completer: CommandCompleter) -> KeyBindings:
+    """The main prompt's own keys: a newline (Shift-Enter where reported, Alt-Enter, Ctrl-J,
+    or `\\` then Enter) while Enter alone submits; Tab while completions load; a blank after
+    a completed command name."""
     keys = KeyBindings()
+    _read_shift_enter()
+    keys.add("c-j")(_newline)
+    keys.add("escape", "enter")(_newline)
+
+    @keys.add("enter", filter=Condition(lambda: get_app().current_buffer.document.text_before_cursor.endswith("\\")))
+    def _(event: KeyPressEvent) -> None:
+        # A line ended by a backslash goes on, as in a shell; the backslash is not sent.
+        event.current_buffer.delete_before_cursor(1)
+        event.current_buffer.insert_text("\n")
+
+    @keys.add("tab", filter=Condition(lambda: completer.loading(get_app().current_buffer)))
+    def _(event: KeyPressEvent) -> None:
+        # Completions are being asked for (a plugin's, up to its deadline): the Tab is kept
+        # and applied when they arrive, rather than lost on the empty list they start as.
+        completer.tab_waiting = True
+        event.app.invalidate()
 
     @keys.add(" ", filter=Condition(lambda: _after_command_name(get_app().current_buffer)))
     def _(event: KeyPressEvent) -> None:
@@ -112,38 +190,47 @@ def main_session(history: Path, driver: Driver, toolbar: Callable[[], str] | Non
     `toolbar` (when given) as its bottom status line. It is erased when done; the loop
     echoes what was submitted."""
     history.parent.mkdir(parents=True, exist_ok=True)
+    completer = CommandCompleter(driver)
     return PromptSession(
         history=FileHistory(str(history)),
-        completer=CommandCompleter(driver),
+        completer=completer,
         complete_while_typing=True,
         erase_when_done=True,
         reserve_space_for_menu=6,
-        key_bindings=_keys(),
+        key_bindings=_keys(completer),
         bottom_toolbar=(lambda: FormattedText([("", " " + toolbar())])) if toolbar is not None else None,
     )
 
 
 async def answer(question: Question) -> str:
-    """Put `question` to the person; their answer (`once`/`always`/`no` for a permission).
+    """Put `question` to the person; their answer (`once`/`always`/`no` for a permission,
+    with `question.words` set when they gave a reason with the "no"). One style for every
+    question (`_answer`): single keys, or a list to pick from; Esc is "no".
 
     Raises:
+        GateError: Esc where "no" is not an answer (nobody answered).
         KeyboardInterrupt: Ctrl-C.  EOFError: Ctrl-D.
     """
     if question.tool is not None:
         return await _permission(question)
     choices = question.choices or []
-    lines: list[tuple[str, str]] = [("bold", f"? {escape(question.text)}\n")]
-    lines += [("", f"  {n}) {escape(choice)}\n") for n, choice in enumerate(choices, 1)]
-    lines.append(("bold", "answer> "))
-    session: PromptSession[str] = PromptSession(erase_when_done=True, completer=WordCompleter(choices, display_dict={c: escape(c) for c in choices}) if choices else None)
-    while True:
-        text = (await session.prompt_async(FormattedText(lines))).strip()
-        if not choices:
-            return text
-        if text.isdigit() and 1 <= int(text) <= len(choices):
-            return choices[int(text) - 1]
-        if text in choices:
-            return text
+    # Wrapped here: prompt_toolkit cuts the lines above a prompt's last at the window's edge.
+    width = max(shutil.get_terminal_size().columns - 1, 20)
+    rows = [row for line in f"? {escape(question.text)}".split("\n") for row in _wrapped(line, width)]
+    head: list[tuple[str, str]] = [("bold", "\n".join(rows) + "\n")]
+    if not choices:
+        session: PromptSession[str] = PromptSession(erase_when_done=True)
+        return (await session.prompt_async(FormattedText([*head, ("bold", "answer> ")]))).strip()
+    no = next((choice for choice in choices if choice.strip().lower() == "no"), None)
+    keys = None if question.listed else keys_for(choices)
+    if keys is not None:
+        said = await keyed(head, keys, esc=no)
+    else:
+        at = await listed(head, choices, esc="Esc: no" if no is not None else "Esc answers nothing")
+        said = no if at is None else choices[at]
+    if said is None:
+        raise GateError("the person did not answer")
+    return said
 
 
 def _wrapped(text: str, width: int) -> list[str]:
@@ -196,17 +283,6 @@ def preview_rows(preview: Preview, width: int, height: int) -> list[tuple[str, s
 
 
 async def _permission(question: Question) -> str:
-    keys = KeyBindings()
-    for key, said in _PERMISSION_KEYS.items():
-
-        def pick(event: KeyPressEvent, said: str = said) -> None:
-            event.app.exit(result=said)
-
-        keys.add(key)(pick)
-    @keys.add("escape", eager=True)
-    def _(event: KeyPressEvent) -> None:
-        event.app.exit(result="no")  # Esc turns the question away, as n does
-
     always = f"yes, always: {one_line(question.always)}" if question.always else "yes, always"
     # The lines above a prompt's last are not wrapped by prompt_toolkit but cut at the
     # window's edge: the preview is wrapped or cut here, so nothing is out of sight unsaid.
@@ -214,13 +290,15 @@ async def _permission(question: Question) -> str:
     width = max(size.columns - 3, 20)
     height = max(min(PREVIEW_LINES, size.lines - _AROUND_PREVIEW), 3)
     rows = preview_rows(question.preview, width, height) if question.preview is not None else []
+    # The title is wrapped too: a hook's reason under it can be wider than the window.
+    title = "\n".join(row for line in escape(question.text).split("\n") for row in _wrapped(line, width))
     message: list[tuple[str, str]] = [
-        ("bold", escape(question.text) + "\n"),
+        ("bold", title + "\n"),
         *rows,
-        ("", f"  [y] yes, once   [a] {always}   [n] no (Esc) "),
     ]
-    session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys)
-    while True:
-        said = await session.prompt_async(FormattedText(message))
-        if said in ("once", "always", "no"):
-            return said
+    options = [Key("y", "once", "yes, once"), Key("a", "always", always), Key("n", "no", "no"), Key("t", "tell", "no, and tell the model why")]
+    said = await keyed(message, options, esc="no", aliases=_PERMISSION_ALIASES)
+    if said == "tell":
+        question.words = await reason(question.tool or "")
+        return "no"
+    return said or "no"

@@ -29,7 +29,7 @@ from ...kernel.home import bingo_home, data_dir
 from .._commands import EXIT_COMMANDS
 from .._seam import Driver
 from ...wire import Usage
-from ._input import answer, main_session
+from ._input import CommandCompleter, answer, main_session
 from ._opening import Opening, banner, recap, status
 from ._surface import Question, TerminalSurface
 
@@ -46,25 +46,47 @@ def _nothing_used() -> Usage:
     return Usage()
 
 
-async def interact(driver: Driver, surface: TerminalSurface, *, first: str | None = None, opening: Opening | None = None, used: Callable[[], Usage] = _nothing_used) -> int:
+def _none() -> str | None:
+    return None
+
+
+async def interact(
+    driver: Driver,
+    surface: TerminalSurface,
+    *,
+    first: str | None = None,
+    opening: Opening | None = None,
+    used: Callable[[], Usage] = _nothing_used,
+    session: Callable[[], str | None] = _none,
+    unsent: Callable[[], str | None] = _none,
+    model: Callable[[], str | None] = _none,
+) -> int:
     """Drive `driver` from the keyboard until Ctrl-D (exit status 0); with `first`, submit it
     and return its exit status once it is over (`bingo "PROMPT"` on a terminal).
 
     With `opening`, the banner is drawn first, and a continued session's last exchanges;
-    the status line names its model and what `used` says this run spent."""
-    session = main_session(data_dir(bingo_home(os.environ)) / "history", driver, toolbar=lambda: status(opening, used()))
+    the status line names the model (`model`, once the run has one, else the opening's)
+    and what `used` says this run spent. `session` is the run's session id, named in the
+    line the end leaves (how to continue it); `unsent` gives back, once, a submission whose
+    prompt a hook refused, which is put back in the input."""
+    prompt = main_session(data_dir(bingo_home(os.environ)) / "history", driver, toolbar=lambda: status(opening, used(), model()))
     if opening is not None:
         surface.print(banner(opening))
         for drawn in recap(opening):
             surface.print(drawn)
     with patch_stdout(raw=True):
         async with asyncio.TaskGroup() as group:
-            return await _Loop(driver, surface, session, group).run(first)
+            code = await _Loop(driver, surface, prompt, group, unsent).run(first)
+    ended = session()
+    if first is None and ended is not None:
+        surface.say(f"bingo --resume {ended} continues this session (bingo -c: the latest)")
+    return code
 
 
 class _Loop:
-    def __init__(self, driver: Driver, surface: TerminalSurface, session: PromptSession[str], group: asyncio.TaskGroup) -> None:
+    def __init__(self, driver: Driver, surface: TerminalSurface, session: PromptSession[str], group: asyncio.TaskGroup, unsent: Callable[[], str | None] = _none) -> None:
         self.driver = driver
+        self.unsent = unsent
         self.surface = surface
         self.session = session
         self.group = group
@@ -117,7 +139,12 @@ class _Loop:
 
     def _message(self) -> FormattedText:
         lines = self.surface.live()
-        if self._running():
+        completer = self.session.completer
+        if isinstance(completer, CommandCompleter) and completer.tab_waiting:
+            lines.append(("fg:ansibrightblack", "completing… (your Tab applies when they arrive)\n"))
+        if self._running() and self.awaited:
+            lines.append(("fg:ansibrightblack", "interrupted, waiting for the calls to answer · Ctrl-C again stops waiting (and the plugin that is not answering)\n"))
+        elif self._running():
             lines.append(("fg:ansibrightblack", "working · Ctrl-C interrupts\n"))
         lines.append(("bold", "> "))
         return FormattedText(lines)
@@ -164,11 +191,27 @@ class _Loop:
         if self.one_turn:
             self._wake()
             return
+        self._put_back()
         if self.queued and not self.surface.closed:
             text = self.queued.popleft()
             self.surface.say("> " + text, "bold")
             self._start(text)
         self.session.app.invalidate()
+
+    def _put_back(self) -> None:
+        """A prompt a hook refused goes back in the input for the person to edit (unless they
+        have begun typing something else: it is in the history, ↑ brings it back)."""
+        text = self.unsent()
+        if text is None:
+            return
+        buffer = self.session.default_buffer
+        if buffer.text or self.draft:
+            self.surface.say("your prompt was not sent (↑ brings it back to edit)", "yellow")
+            return
+        self.draft = text
+        buffer.text = text
+        buffer.cursor_position = len(text)
+        self.surface.say("your prompt was not sent: it is back in the input to edit", "yellow")
 
     async def _one(self, text: str) -> int:
         try:
@@ -205,11 +248,10 @@ class _Loop:
         self.interrupts += 1
         self._drop_queued()
         if self.interrupts == 1:
+            # No line of its own: the turn's end says it was interrupted (one line), and the
+            # calls still waited for are named by the turn and the status line.
             self.awaited = self.driver.interrupt()
-            if not self.awaited:
-                self.surface.say("interrupted", "yellow")
-            else:
-                self.surface.say("Ctrl-C again stops waiting (and the plugin that is not answering)", "yellow")
+            self.session.app.invalidate()
         elif self.awaited:
             stopped = self.driver.interrupt()
             self.surface.say(f"stopped waiting for {', '.join(stopped or self.awaited)}", "yellow")
@@ -226,6 +268,11 @@ class _Loop:
             return
         try:
             said = await answer(question)
+        except GateError:  # Esc where "no" is no answer: the asker hears nobody answered
+            if not question.answer.done():
+                question.answer.set_exception(GateError("the person did not answer"))
+            self.surface.say(f"? {question.text} → (no answer)")
+            return
         except (KeyboardInterrupt, EOFError):
             if not question.answer.done():
                 if question.tool is not None:
@@ -240,7 +287,7 @@ class _Loop:
         if question.tool is None:
             self.surface.say(f"? {question.text} → {said}")
         elif said != "always":  # the run says what "always" allowed, and where it keeps it
-            self.surface.say(f"allowed {question.tool} once" if said == "once" else f"declined {question.tool}")
+            self.surface.say(f"allowed {question.tool} once" if said == "once" else f"declined {question.tool}" + (f": {question.words}" if question.words else ""))
 
     async def _quit(self) -> int:
         if not self._running() or self.holder is None:

@@ -150,9 +150,10 @@ def _tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
-def status(opening: Opening | None, used: Usage) -> str:
-    """The bottom status line: the model and the tokens this run spent (`1.2k in · 340 out`;
-    the input read from the provider's prompt cache said when there is any)."""
-    model = (opening.model if opening is not None and opening.provider is not None else None) or "no model"
+def status(opening: Opening | None, used: Usage, model: str | None = None) -> str:
+    """The bottom status line: the model (`model`, the one the run uses once it has one, else
+    the opening's) and the tokens this run spent (`1.2k in · 340 out`; the input read from
+    the provider's prompt cache said when there is any)."""
+    model = model or (opening.model if opening is not None and opening.provider is not None else None) or "no model"
     cached = f" ({_tokens(used.cache_read_tokens)} cached)" if used.cache_read_tokens else ""
     return escape(f"{model} · {_tokens(used.input_tokens)} in{cached} · {_tokens(used.output_tokens)} out")

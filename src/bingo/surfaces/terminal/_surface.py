@@ -25,7 +25,7 @@ from rich.text import Text
 import msgspec
 
 from ...kernel.errors import GateError
-from ...kernel.interfaces import PermissionAnswer
+from ...kernel.interfaces import Declined, PermissionAnswer
 from ...wire import (
     CommandOutcome,
     ErrorOutcome,
@@ -65,6 +65,10 @@ class Question(msgspec.Struct):
     """For a permission: the allow rule a "yes, always" adds."""
     preview: Preview | None = None
     """For a permission: what it approves, shown above its keys (ADR-0034)."""
+    words: str = ""
+    """For a permission answered "no": the person's words for the model, if they gave any."""
+    listed: bool = False
+    """The choices are rows of a list to pick from, never answered by their first letters."""
 
 
 class _Running(msgspec.Struct):
@@ -236,7 +240,14 @@ class TerminalSurface(msgspec.Struct):
             if question in self.questions:
                 self.questions.remove(question)
 
-    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+    async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer | Declined:
+        return await self._permission(f"bingo wants to run {name}", name, input, always)
+
+    async def permission_asked(self, name: str, input: Json, always: str, by: str) -> PermissionAnswer | Declined:
+        """A permission a hook made the gate ask: `by` (the hook and its words) is shown with it."""
+        return await self._permission(f"bingo wants to run {name} · {by}", name, input, always)
+
+    async def _permission(self, text: str, name: str, input: Json, always: str) -> PermissionAnswer | Declined:
         self._flush()
         try:
             planned = await self.dry_run(name, input)
@@ -244,9 +255,17 @@ class TerminalSurface(msgspec.Struct):
             _log.exception("the preview of %s failed", name)
             planned = None
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        question = Question(text=f"bingo wants to run {name}", choices=None, answer=future, tool=name, input=input, always=always, preview=preview_of(name, input, planned))
+        question = Question(text=text, choices=None, answer=future, tool=name, input=input, always=always, preview=preview_of(name, input, planned))
         answer = await self._queue(question)
+        if answer == "no" and question.words:
+            return Declined(reason=question.words)
         return "once" if answer == "once" else "always" if answer == "always" else "no"
+
+    async def choose(self, question: str, rows: list[str]) -> str:
+        """One of `rows`, picked from a list (GateError when the person answers nothing)."""
+        self._flush()
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        return await self._queue(Question(text=question, choices=rows, answer=future, listed=True))
 
     async def ask(self, question: str, choices: list[str] | None) -> str:
         self._flush()
