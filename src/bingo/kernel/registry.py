@@ -32,7 +32,7 @@ BUILTIN = "builtin"
 (manifest.py)."""
 
 BUILTIN_COMMANDS: frozenset[str] = frozenset(
-    {"clear", "compact", "context", "exit", "help", "model", "plugins", "quit", "resume", "sandbox", "sessions", "tools", "usage"}
+    {"clear", "compact", "context", "exit", "help", "model", "plugins", "quit", "result", "resume", "sandbox", "sessions", "tools", "usage"}
 )
 """bingo's own slash commands, every surface's (the terminal's `/clear` included): a
 plugin's command never takes one."""

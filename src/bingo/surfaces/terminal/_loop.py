@@ -5,7 +5,9 @@ instant command runs beside it, and anything else is queued, shown as queued, an
 in order when the turn ends; Ctrl-C drops the queue with the turn). Ctrl-C during a turn interrupts it (an interrupted bridged
 call is sent its cancel and waited for); a second one stops waiting: the plugin that did not
 answer is stopped, and the call ends as cancelled.
-Ctrl-C at an idle prompt clears the line; Ctrl-D at an empty one ends the session. A question
+A first Ctrl-C prints nothing of its own: the turn's end says it was interrupted, in one line.
+Ctrl-C at an idle prompt clears the line; Ctrl-D at an empty one ends the session, leaving one
+line on how to continue it. A prompt a hook refused is put back in the input. A question
 closes the prompt (keeping what was typed), is answered, and the prompt comes back. Output
 goes through prompt_toolkit's patched stdout, so it lands above the prompt. It draws nothing
 itself: the surface does.
