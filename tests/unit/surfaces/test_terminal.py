@@ -266,3 +266,9 @@ def test_a_preview_is_cut_to_its_height_with_a_count_and_a_huge_line_is_not_laid
     shown = preview_rows(diff, 20, 40)
     assert shown[3] == ("fg:ansired", "  -" + "y" * 18 + "…\n")
     assert shown[-1][1] == "  … 10 more lines\n"
+
+
+def test_a_command_is_wrapped_after_a_blank_and_keeps_every_character() -> None:
+    command = Preview(kind="text", text="for word in alpha beta gamma delta; do echo hi; done")
+    rows = [text for _, text in preview_rows(command, 20, 10)]
+    assert rows == ["  for word in alpha \n", "  beta gamma delta; \n", "  do echo hi; done\n"]

@@ -234,17 +234,21 @@ async def answer(question: Question) -> str:
 
 
 def _wrapped(text: str, width: int) -> list[str]:
-    """`text` (one line) in rows of at most `width` terminal cells."""
+    """`text` (one line) in rows of at most `width` terminal cells, broken after a blank
+    where the row has one (a word is cut only when it is wider than a row); every character
+    is kept, the blanks included."""
     rows: list[str] = []
     row: list[str] = []
-    used = 0
+    cells: list[int] = []
     for char in text:
-        cells = get_cwidth(char)
-        if used + cells > width and row:
-            rows.append("".join(row))
-            row, used = [], 0
+        size = get_cwidth(char)
+        if sum(cells) + size > width and row:
+            blank = max((i for i, c in enumerate(row) if c == " "), default=-1)
+            cut = blank + 1 if 0 < blank + 1 < len(row) else len(row)
+            rows.append("".join(row[:cut]))
+            row, cells = row[cut:], cells[cut:]
         row.append(char)
-        used += cells
+        cells.append(size)
     rows.append("".join(row))
     return rows
 
