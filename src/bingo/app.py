@@ -789,9 +789,10 @@ class Run(msgspec.Struct):
         """This project's sessions, the latest first (`/sessions`)."""
         return self.session.store.sessions(self.session.project)
 
-    def resume(self, session: str) -> tuple[str, list[Message]]:
+    def resume(self, session: str) -> tuple[str, list[Message], tuple[int, int]]:
         """Continue `session` (an id or a unique prefix, of this project) from the next prompt
-        (`/resume`), letting the current one go: its id and history.
+        (`/resume`), letting the current one go: its id, its history and what a compaction
+        made of it (`_compacted`).
 
         Raises:
             SessionError: no such session in this project, or another run writes it.
@@ -804,11 +805,12 @@ class Run(msgspec.Struct):
             store.claim(found)  # before letting the current one go: a refusal leaves it as it was
             if self.session.id is not None:
                 store.release(self.session.id)
-        past = history(store.frames(found))
+        frames = store.frames(found)
+        past = history(frames)
         self.session.id, self.session.turn = found, 0
         self.conversation.messages, self.conversation.turn, self.conversation.session = past, 0, found
         self.conversation.pieces = []
-        return found, past
+        return found, past, _compacted(frames)
 
     def remember(self, rule: str) -> None:
         """Append `rule` to `permissions.allow` in `<project>/.bingo/settings.local.json`

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e._bingo import EXAMPLES, Sandbox
+from tests.e2e._bingo import EXAMPLES, TEST_PLUGINS, Sandbox
 from tests.e2e._declares import install_declaring
 from tests.e2e.test_terminal import Screen, terminal
 from tests.support.model_server import ModelServer, Reply
@@ -182,6 +182,25 @@ def test_a_hooks_yes_no_question_takes_single_keys_and_esc_is_no(tmp_path: Path)
         screen.expect(r"/deploy was refused: the person said no")
         _bye(screen)
     assert "\x1b[2J" not in screen.raw
+
+
+def test_a_plugins_yes_no_question_takes_the_same_keys_and_its_answer_reaches_the_plugin(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.install(TEST_PLUGINS / "asker-node")
+    box.settings({"permissions": {"allow": ["plugin__asker-node__*"]}})
+    served: list[ModelServer] = []
+    replies: list[Reply] = [[("tool", "t1", "plugin__asker-node__confirm", {})], [("tool", "t2", "plugin__asker-node__confirm", {})], [("text", "Both asked.")]]
+    with terminal(box, replies, server=served) as screen:
+        screen.child.send("go\r")
+        screen.expect(r"\? plugin \"asker-node\" asks: proceed\?\n +\[y\] yes +\[n\] no \(Esc\)")
+        screen.child.send("\x1b")
+        screen.expect(r"→ no")
+        screen.expect(r"\[y\] yes +\[n\] no \(Esc\)")
+        screen.child.send("y")
+        screen.expect(r"Both asked\.")
+        _bye(screen)
+    said = [_result_text(_tool_results(body)[-1]) for body in served[0].bodies[1:]]
+    assert said == ["the person answered: no", "the person answered: yes"]
 
 
 def test_a_tool_hooks_ask_shows_the_hook_and_its_reason_with_the_gates_question(tmp_path: Path) -> None:

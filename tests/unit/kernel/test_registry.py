@@ -169,8 +169,8 @@ class _Keeper:
     def sessions(self) -> list[SessionInfo]:
         return []
 
-    def resume(self, session: str) -> tuple[str, list[Message]]:
-        return session, []
+    def resume(self, session: str) -> tuple[str, list[Message], tuple[int, int]]:
+        return session, [], (0, 0)
 
 
 def _default_spec(cls: type[msgspec.Struct]) -> CommandSpec:

@@ -37,9 +37,10 @@ class SessionKeeper(Protocol):
         """This project's sessions, the latest first."""
         ...
 
-    def resume(self, session: str) -> tuple[str, list[Message]]:
+    def resume(self, session: str) -> tuple[str, list[Message], tuple[int, int]]:
         """Continue `session` (an id or a prefix of one, of this project) from the next
-        prompt: its id and history.
+        prompt: its id, its history, and what a compaction made of it (the messages it
+        replaced, and how many of the history's first it wrote: `Opening.compacted`, `.summary`).
 
         Raises:
             SessionError: no such session here, or another run writes it.
@@ -105,10 +106,10 @@ class _Resume(msgspec.Struct):
                 return TextOutcome(text="no session chosen: this one goes on")
             wanted = others[rows.index(picked)].id
         try:
-            session, past = self.keeper.resume(wanted)
+            session, past, (compacted, summary) = self.keeper.resume(wanted)
         except SessionError as exc:
             return ErrorOutcome(message=exc.line())
-        for drawn in recap(Opening(version="", provider=None, model=None, cwd="", session=session, past=past)):
+        for drawn in recap(Opening(version="", provider=None, model=None, cwd="", session=session, past=past, compacted=compacted, summary=summary)):
             self.surface.print(drawn)
         return TextOutcome(text=f"continuing session {session}: your next prompt goes on from it")
 
