@@ -13,12 +13,15 @@ converted, and a second run on the same cache that works."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from bingo.sandbox.janitor import proc as procfs
 from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, notices, result_text, text, tool, tool_results, use_scripted_model
 from tests.support.summary import record
@@ -101,3 +104,103 @@ def test_a_uvx_server_on_a_cold_cache_works_on_first_use(tmp_path: Path) -> None
     assert "T17:30:00+05:30" in again, stderr
     record("package runners (s)", "uvx time cold", cold)
     record("package runners (s)", "uvx time warm", warm)
+
+
+_INSTALLING_NPX = '''#!/usr/bin/env python3
+"""A stand-in for npx in the middle of an install, as npm's installer behaves: the first
+SIGTERM makes it finish its step and roll back (which takes a while), a second one kills it
+mid-way, which is what leaves npm's cache broken. It records what it got in its cache."""
+import os, signal, sys, time
+record = os.path.join(os.environ["npm_config_cache"], "record")
+def say(line):
+    with open(record, "a") as f:
+        f.write(line + "\\n")
+terms = []
+def term(signum, frame):
+    terms.append(signum)
+    say("term")
+    if len(terms) > 1:
+        say("killed mid-install")
+        os._exit(143)
+signal.signal(signal.SIGTERM, term)
+say("installing")
+while not terms:
+    time.sleep(0.05)
+time.sleep(3)  # the step under way, then the rollback: longer than a warden's old 1 s grace
+say("rolled back")
+sys.exit(1)
+'''
+
+
+def test_a_package_runner_stopped_while_installing_gets_one_sigterm_and_time_to_roll_back(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(_INSTALLING_NPX, encoding="utf-8")
+    npx.chmod(0o755)
+    cache = tmp_path / "npm-cache"
+    cache.mkdir()
+    box.env["npm_config_cache"] = str(cache)
+    box.env["PATH"] = f"{bin_dir}:{box.env['PATH']}"
+    _project(box, {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}})
+    # Its install outlasts its first start's deadline (1 s here): bingo stops it mid-install.
+    use_scripted_model(box, [[text("done")]], deadlines={"initialize": 1, "packageInstall": 1})
+    result = box.run("-p", "go", timeout=RUN_TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    # The attacked side: one SIGTERM, and time to put its cache back before anything else.
+    assert (cache / "record").read_text(encoding="utf-8").splitlines() == ["installing", "term", "rolled back"]
+    log = box.logs / "plugin-memory.log"
+    assert notices(result.stderr, "memory") == [
+        "memory: stopped: did not complete its handshake within 1 s of its first start through npx, installing included "
+        "(it was asked to stop, and given time to put its cache back): deadlines.packageInstall in settings sets how "
+        f"long to wait: log: {log}"
+    ]
+
+
+def _running_with(variable: str) -> list[int]:
+    """The live processes whose environment holds `variable` (NAME=value): this test's own."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path("/proc", entry, "environ").read_bytes()
+        except OSError:
+            continue
+        if variable.encode() in environ.split(b"\0") and procfs.alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+def test_bingo_interrupted_while_npx_installs_leaves_npms_cache_whole(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    cache = tmp_path / "npm-cache"
+    cache.mkdir()
+    box.env["npm_config_cache"] = str(cache)
+    _project(box, {"memory": {"command": NPX, "args": ["-y", "@modelcontextprotocol/server-memory"]}})
+    use_scripted_model(box, [[tool("c1", "plugin__memory__read_graph", {})], [text("done")]], permissions={"allow": ["plugin__memory__*"]})
+    bingo = box.popen("-p", "go")
+    try:
+        # npm's installer is under way once the packages land in npx's node_modules: the
+        # moment a kill would leave half of them (polled: npm is another process).
+        until = time.monotonic() + RUN_TIMEOUT
+        while len(list(cache.glob("_npx/*/node_modules/*"))) < 10:
+            assert bingo.poll() is None, bingo.communicate()[1]
+            assert time.monotonic() < until, "npx never began installing"
+            time.sleep(0.02)
+        bingo.send_signal(signal.SIGINT)
+        _out, err = bingo.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        bingo.kill()
+    assert "Traceback" not in err
+    # npx, what it started, and the janitor that ended them are gone (the janitor ends its
+    # own work a moment after bingo: polled, bounded).
+    until = time.monotonic() + 10
+    while _running_with(f"npm_config_cache={cache}") and time.monotonic() < until:
+        time.sleep(0.02)
+    assert _running_with(f"npm_config_cache={cache}") == []
+    # The same cache again: npx installs or finds its package whole, and the server answers.
+    graph, stderr, _took = _one_call(box, "plugin__memory__read_graph", {})
+    assert '"entities"' in graph, stderr
+    assert "Cannot find" not in (box.logs / "plugin-memory.log").read_text(encoding="utf-8")
