@@ -204,3 +204,41 @@ def test_bingo_interrupted_while_npx_installs_leaves_npms_cache_whole(tmp_path: 
     graph, stderr, _took = _one_call(box, "plugin__memory__read_graph", {})
     assert '"entities"' in graph, stderr
     assert "Cannot find" not in (box.logs / "plugin-memory.log").read_text(encoding="utf-8")
+
+
+def test_a_slow_first_start_says_once_that_it_may_be_installing(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cache = tmp_path / "npm-cache"
+    cache.mkdir()
+    release = cache / "release"
+    server = Path(__file__).parents[1] / "plugins" / "mcp-raw" / "server.py"
+    # A stand-in for npx whose install lasts until the test has seen the notice.
+    (bin_dir / "npx").write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys, time\n"
+        f"while not os.path.exists({str(release)!r}):\n"
+        "    time.sleep(0.05)\n"
+        f"os.execv(sys.executable, [sys.executable, {str(server)!r}])\n",
+        encoding="utf-8",
+    )
+    (bin_dir / "npx").chmod(0o755)
+    box.env["npm_config_cache"] = str(cache)
+    box.env["PATH"] = f"{bin_dir}:{box.env['PATH']}"
+    _project(box, {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}})
+    # Bounded: were the notice never said, the start's deadline would end the run.
+    use_scripted_model(box, [[tool("c1", "plugin__memory__grow", {})], [text("done")]], permissions={"allow": ["plugin__memory__*"]}, deadlines={"packageInstall": 60})
+    bingo = box.popen("-p", "go")
+    try:
+        assert bingo.stderr is not None
+        first = bingo.stderr.readline()
+        release.write_text("", encoding="utf-8")
+        _out, rest = bingo.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        bingo.kill()
+    assert first == "memory: starting through npx, which may be installing it first (bingo waits up to 60 s: deadlines.packageInstall in settings)\n"
+    assert bingo.returncode == 0, rest
+    assert "starting through" not in rest  # once
+    [grew] = tool_results(model_requests(box)[1])
+    assert result_text(grew) == "grew"
