@@ -114,6 +114,8 @@ class Launched(msgspec.Struct, frozen=True):
 
     write: tuple[Path, ...]
     hosts: tuple[str, ...]
+    said: str = ""
+    """The package runner, as a person writes it (`npx`, `uvx`, `pipx run`)."""
 
 
 _PYPI = ("pypi.org", "files.pythonhosted.org")
@@ -153,7 +155,7 @@ def launcher_grants(argv: Sequence[str], environ: Mapping[str, str], home: Path)
         except OSError:
             continue
         made.append(Path(os.path.realpath(directory)))
-    return Launched(write=tuple(made), hosts=hosts)
+    return Launched(write=tuple(made), hosts=hosts, said=found.said)
 
 
 def _resolved(path: Path) -> Path:

@@ -251,8 +251,9 @@ class Sandbox:
         out += [(f"write {grant.value}", grant.where) for grant in grants.write]
         seen = self._plugins.get(name)
         if seen is not None and seen.launched is not None:
-            out += [(f"network {host}", "its launcher (npx, uvx, pipx)") for host in seen.launched.hosts]
-            out += [(f"write {path}", "its launcher (npx, uvx, pipx)") for path in seen.launched.write]
+            by = f"its launcher ({seen.launched.said})"
+            out += [(f"network {host}", by) for host in seen.launched.hosts]
+            out += [(f"write {path}", by) for path in seen.launched.write]
         out.append((f"write {self._bingo_home / 'data' / 'plugins' / name} (its dataDir)", "every plugin"))
         return out
 
