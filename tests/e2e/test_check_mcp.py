@@ -360,28 +360,6 @@ def test_mcp_json_variables_expand_in_command_args_and_env_as_other_hosts_do(tmp
     )
 
 
-def test_a_mcp_json_server_whose_script_is_relative_to_another_directory_is_told_in_mcp_json_words(tmp_path: Path) -> None:
-    box = Sandbox(tmp_path / "box")
-    (box.project / "srvdir").mkdir()
-    (box.project / "srvdir" / "srv.py").write_text(SERVER, encoding="utf-8")
-    (box.project / "sub").mkdir()
-    _mcp_json(box, {"here": {"command": sys.executable, "args": ["srvdir/srv.py", "good"]}})
-    use_scripted_model(box, [[tool("h1", "plugin__here__look", {"what": "x"})], [text("done")]], permissions={"allow": ["plugin__here__*"]})
-    assert box.run("--trust", cwd=box.project / "sub").returncode == 0
-    # Started from a subdirectory, the relative script is not there: the notice says why, in
-    # words a .mcp.json can follow.
-    result = box.run("-p", "go", cwd=box.project / "sub")
-    assert no_traceback(result)
-    said = [line for line in result.stderr.splitlines() if line.startswith("here: ")]
-    assert said, result.stderr
-    assert "${PLUGIN_ROOT}" not in result.stderr
-    assert any(
-        f"`mcpServers.here.args[0]` 'srvdir/srv.py' names a file of the project by a path relative to the directory bingo was started in "
-        f"({box.project / 'sub'}), which has no such file: start bingo in {box.project}, or write the file's absolute path" in line
-        for line in said
-    ), said
-
-
 def test_a_plugin_directorys_mcp_is_checked_for_what_bingo_does_not_expand(tmp_path: Path) -> None:
     box = Sandbox(tmp_path / "box")
     root = tmp_path / "srv"

@@ -42,7 +42,7 @@ from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
 from ._mcp import McpConnection
 from ._mcp_http import McpHttp, expand_headers
 from .connection import Connection, Unread
-from .discovery import PluginSource, entry_command
+from .discovery import PluginSource, entry_command, workdir
 from .handshake import handshake, initialize_params
 from .manifest import Manifest, McpServer
 from .process import INSTALL_GRACE, TERM_GRACE, PluginLog, PluginProcess
@@ -287,7 +287,7 @@ class Plugin:
         first = runner is not None and not self._handshaken
         grace = INSTALL_GRACE if runner is not None else TERM_GRACE / 2
         try:
-            proc = await _spawn(argv, env=env, cwd=self._facts.cwd, log=self.log, policy=confined.policy if confined is not None else None, grace=grace)
+            proc = await _spawn(argv, env=env, cwd=workdir(self.source, self._facts.cwd), log=self.log, policy=confined.policy if confined is not None else None, grace=grace)
         except SpawnError as exc:
             self._stopped(f"could not be started: {exc.message}", say=True)
             return
@@ -412,17 +412,16 @@ class Plugin:
     def _relative_arg(self) -> str | None:
         """The check's words, with its fix, for an argument that names a file of the plugin's
         directory by a relative path that the project (the process's working directory) does
-        not have: why a process that died at its start did."""
+        not have: why a process that died at its start did. A `.mcp.json` server runs in the
+        project's root, where its relative paths were written (`discovery.workdir`)."""
+        if self.source.declared_in is not None:
+            return None
         for index, value in enumerate(self.manifest.entry.args):
             if not value or value.startswith(("/", "$", "-")) or "=" in value:
                 continue
             rest = value.removeprefix("./")
             try:
                 if (self.source.root / rest).is_file() and not (self._facts.cwd / rest).exists():
-                    if self.source.declared_in is not None:
-                        # A `.mcp.json` server has no directory of its own: its root is the project's.
-                        where = f"mcpServers.{self.name}.args[{index}]"
-                        return P.MCP_JSON_RELATIVE_ARG.words(where=where, value=value, cwd=self._facts.cwd, root=self.source.root)
                     key = "mcp" if self.manifest.mcp is not None else "entry"
                     return P.RELATIVE_ARG.words(where=f"{key}.args[{index}]", value=value, rest=rest)
             except (OSError, ValueError):

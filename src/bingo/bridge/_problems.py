@@ -38,7 +38,6 @@ __all__ = [
     "IGNORES_STOP_KILLED",
     "IGNORES_STOP_TERM",
     "INPUT_SCHEMA",
-    "MCP_JSON_RELATIVE_ARG",
     "MCP_JSON_RELATIVE_COMMAND",
     "NOTICE_FLOOD",
     "NO_INPUT_SCHEMA",
@@ -89,12 +88,6 @@ RELATIVE_ARG: Final = Problem(
     "`{where}` {value!r} names a file of the plugin's directory by a relative path, which the "
     "process reads from the project's directory (its working directory)",
     "write ${{PLUGIN_ROOT}}/{rest}",
-)
-MCP_JSON_RELATIVE_ARG: Final = Problem(
-    "mcp-json-relative-arg",
-    "`{where}` {value!r} names a file of the project by a path relative to the directory "
-    "bingo was started in ({cwd}), which has no such file",
-    "start bingo in {root}, or write the file's absolute path",
 )
 COMMAND_NOT_FOUND: Final = Problem(
     "command-not-found",
@@ -276,7 +269,6 @@ PROBLEMS: Final[tuple[Problem, ...]] = (
     RELATIVE_COMMAND,
     MCP_JSON_RELATIVE_COMMAND,
     RELATIVE_ARG,
-    MCP_JSON_RELATIVE_ARG,
     COMMAND_NOT_FOUND,
     PLUGIN_ROOT_SPELLED,
     PLUGIN_ROOT_MISSING,

@@ -31,7 +31,7 @@ from ..wire import MAX_DEPTH, Json, is_object, too_deep
 from ._expand import expand_server
 from .manifest import PLUGIN_ROOT, Manifest, McpServer, check_name, mcp_manifest, mcp_problem, read_manifest
 
-__all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command", "misspelled", "read_mcp_json"]
+__all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command", "misspelled", "read_mcp_json", "workdir"]
 
 MCP_JSON = ".mcp.json"
 """The MCP server list other agent hosts read, at the project's root."""
@@ -58,6 +58,14 @@ class PluginSource(msgspec.Struct, frozen=True):
     declared_in: Path | None = None
     """The `.mcp.json` that declares this plugin, if that is where it comes from: its trust
     is that file's, and its directory (`root`) is the project's."""
+
+
+def workdir(source: PluginSource, cwd: Path) -> Path:
+    """Where a plugin's process runs: a server a project's `.mcp.json` declares runs in the
+    project's root (what its `.` and relative paths were written against, as the other hosts
+    that read the file are started there), wherever in the project bingo was started; every
+    other plugin runs in bingo's working directory, `cwd`."""
+    return source.root if source.declared_in is not None else cwd
 
 
 def _same_directory(a: Path, b: Path) -> bool:

@@ -31,7 +31,7 @@ from typing import Final
 
 import msgspec
 
-from .discovery import PluginSource
+from .discovery import PluginSource, workdir
 from .manifest import PLUGIN_ROOT
 
 __all__ = ["Fingerprint", "fingerprint"]
@@ -264,8 +264,11 @@ def fingerprint(source: PluginSource, cwd: Path, *, contents: bool = True) -> Fi
             walk.node(".", str(source.root))
         plugin_root = _real(str(source.root)) if own else ""
         named: set[str] = set()
+        # A `.mcp.json` server runs in the project's root, wherever bingo was started (its
+        # process's working directory is `workdir`'s), so its relative words are read there.
+        where = str(workdir(source, cwd))
         for piece, via_root in _entry_words(source):
-            path = piece if os.path.isabs(piece) else os.path.join(str(cwd), piece)
+            path = piece if os.path.isabs(piece) else os.path.join(where, piece)
             real = _real(path)
             if real in named or (own and _inside(real, plugin_root)) or not os.path.lexists(real):
                 continue
