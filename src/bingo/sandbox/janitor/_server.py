@@ -621,13 +621,15 @@ class JanitorServer:
             self.wardens.discard(pid)
             # One bingo let go unused (out of date, or one too many) is not replaced.
             released = self.parked.pop(pid, None) is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _RELEASED
-            self.send(("exit", pid, status))
             if os.WIFSIGNALED(status):
                 # It may have died before its sweep (SIGKILLed with its group): what it
                 # left is ours now.
                 _sweep(frozenset(self.wardens))
-            self._remove_tmpdir(pid)
+            # A planted commondir is gone before bingo hears of the exit: once it has, the
+            # person's own git may run at any moment.
             _sweep_commondirs(self.swept.pop(pid, []))
+            self.send(("exit", pid, status))
+            self._remove_tmpdir(pid)
             confined = self.confined.pop(pid, None)
             if confined is not None:
                 # Once it has ended, nothing waits: make the next one's TMPDIR and ruleset
