@@ -85,6 +85,12 @@ class Recorder:
             self.updated.clear()
             await self.updated.wait()
 
+    async def notice_said(self, words: str) -> None:
+        """Return once bingo's own lines (`notices`) hold `words`; the caller bounds the wait."""
+        while words not in self.notice_text():
+            self.updated.clear()
+            await self.updated.wait()
+
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse | None:
         assert self.files is not None
         if path in self.declined:

@@ -178,8 +178,8 @@ def test_an_always_answer_does_not_save_through_a_settings_file_linked_out(tmp_p
     run(go())
     assert outside.read_text() == '{"model": "from outside"}\n'
     assert (box.project / ".bingo" / "settings.local.json").is_symlink()  # left as the repository made it
-    assert "is allowed for this run only: cannot save it in" in client.agent_text()
-    assert "it is a symbolic link, which bingo does not write through" in client.agent_text()
+    assert "is allowed for this run only: cannot save it in" in client.notice_text()
+    assert "it is a symbolic link, which bingo does not write through" in client.notice_text()
 
 
 # --- item 5: instruction files and what read refuses ------------------------------------
@@ -359,6 +359,6 @@ def test_an_editors_mcp_server_named_like_a_user_plugin_is_not_started(tmp_path:
     assert list(marks.iterdir()) == []  # the attacked side: neither server ever ran
     told = [result_text(r) for r in _results(box)]
     assert not any("=" in line for line in told)  # no sum came back
-    said = client.agent_text()
+    said = client.notice_text()
     assert said.count("the editor's MCP server wordcount is not started: bingo has a plugin named wordcount already") == 1
     assert said.count("the editor's MCP server github is not started: an allow rule names a plugin github") == 1

@@ -109,10 +109,10 @@ def test_on_a_terminal_a_host_nobody_granted_is_asked_about_and_always_is_saved(
         with terminal(box, replies) as screen:
             screen.child.send("run it\r")
             granted, ungranted = found.ports["granted"], found.ports["ungranted"]
-            screen.expect(rf"bash wants to reach localhost:{granted} \(yes: this once; always: saved in ")
+            screen.expect(rf"bash wants to reach localhost:{granted} \(yes: this once; always: saved in\s")
             screen.expect(r"\[y\] yes +\[a\] always +\[n\] no \(Esc\)")
             screen.child.send("a")
-            screen.expect(rf"bash wants to reach 127\.0\.0\.1:{ungranted} \(yes: this once; always: saved in ")
+            screen.expect(rf"bash wants to reach 127\.0\.0\.1:{ungranted} \(yes: this once; always: saved in\s")
             screen.expect(r"\[n\] no \(Esc\)")
             screen.child.send("n")
             screen.expect(r"Done\.")

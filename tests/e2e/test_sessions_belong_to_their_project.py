@@ -8,6 +8,7 @@ yes."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import acp
@@ -67,15 +68,15 @@ def test_on_a_terminal_a_prefix_of_another_projects_session_asks_naming_both_pro
         other, session = _other_projects_session(box, server)
     with terminal(box, None, "--resume", session[:-2]) as screen:
         screen.expect(r"\[y\] yes +\[n\] no \(Esc\)")
-        unwrapped = screen.text().replace("\n", "")  # the question is wider than the 120 columns
+        unwrapped = re.sub(r"\s+", " ", screen.text())  # the question is wrapped at a blank: wider than the 120 columns
         assert f"session {session} belongs to another project, {other}: continue it here, in {box.project}?" in unwrapped
         screen.child.send("n")
         screen.expect(r"whole id to continue it here")
         assert screen.exits() == 1
-        assert f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id" in screen.text().replace("\n", "")
+        assert f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id" in re.sub(r"\s+", " ", screen.text())
     assert _prompts(box, session) == ["the secret word is kumquat"]
     with terminal(box, None, "--resume", session[:-2]) as screen:
-        screen.expect(r"continue it here, in .*\?(.|\n)*\[y\] yes +\[n\] no \(Esc\)")
+        screen.expect(r"continue it here, in\s.*\?(.|\n)*\[y\] yes +\[n\] no \(Esc\)")
         screen.child.send("y")
         screen.expect(r"it continues here")
         screen.expect(r"> the secret word is kumquat *\nNoted\. *\n─+\n")  # its conversation so far
@@ -96,9 +97,10 @@ def test_an_editor_loads_a_session_by_its_whole_id_only(tmp_path: Path) -> None:
                 await conn.load_session(cwd=str(box.project), session_id=session[:-2])
             assert f"no session {session[:-2]}: a session is loaded by its whole id" in str(partial.value)
             await conn.load_session(cwd=str(box.project), session_id=session)
-            await asyncio.wait_for(client.agent_said(said), 10)
+            await asyncio.wait_for(client.notice_said(said), 10)
 
     said = f"bingo: session {session} belongs to another project, {other}; it continues here, in {box.project}"
     asyncio.run(asyncio.wait_for(load(), 60))
     assert client.user_text() == "the secret word is kumquat"  # the whole id loads it
-    assert said in client.agent_text()
+    assert said in client.notice_text()
+    assert said not in client.agent_text()  # bingo's line, never the model's words (ADR-0037)
