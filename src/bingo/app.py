@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import errno
-import json
 import logging
 import os
 import signal
@@ -33,7 +31,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ModelCommand, ToolsCommand
-from .kernel.atomic import write_atomic
 from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
 from .kernel.frames import CompactionFrame, Frame, NoticeFrame, history, spent
 from .kernel.gate import Gate, rule_problems
@@ -44,12 +41,12 @@ from .kernel.interfaces import Asker, CommandContext, Provider, ToolCall
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import BUILTIN, Registry
-from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, left_out_of, load_settings, unsafe_layers
+from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, load_settings, unsafe_layers
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
 from .sandbox import Sandbox, SandboxCommand
 from .surfaces import EXIT_COMMANDS, ClearCommand, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
-from .wire import MAX_DEPTH, CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, ToolOutput, is_array, is_object, too_deep
+from .wire import CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, ToolOutput
 
 if TYPE_CHECKING:
     from .kernel.interfaces import Command
@@ -679,69 +676,6 @@ def _surface(options: Options, interactive: bool) -> Surface:
     return PrintSurface()
 
 
-def _read_own(path: Path) -> bytes | None:
-    """The bytes of a settings file bingo is about to rewrite, or None when there is none:
-    read as the file itself, never through a link (whose target would be merged into the
-    project's file, and kept trusted as bingo's own writing).
-
-    Raises:
-        OSError: it is a link, not a regular file, or cannot be read.
-    """
-    from .kernel.files import open_regular
-
-    try:
-        fd, _ = open_regular(path, follow=False)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "it is a symbolic link, which bingo does not write through", str(path)) from None
-        raise
-    with open(fd, "rb") as file:
-        return file.read()
-
-
-_GITIGNORE_MAX = 1_000_000
-"""Bytes of a `.gitignore` bingo reads to add a line to it; a larger one is left alone."""
-
-
-def _read_bounded(path: Path, limit: int) -> bytes | None:
-    """`_read_own`, refusing a file larger than `limit` bytes.
-
-    Raises:
-        OSError: as `_read_own`.  ValueError: the file is larger than `limit`.
-    """
-    from .kernel.files import open_regular
-
-    try:
-        fd, info = open_regular(path, follow=False)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "it is a symbolic link, which bingo does not write through", str(path)) from None
-        raise
-    with open(fd, "rb") as file:
-        if info.st_size > limit:
-            raise ValueError(f"it is larger than the {limit:,} bytes bingo reads of one")
-        data = file.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"it is larger than the {limit:,} bytes bingo reads of one")
-    return data
-
-
-def _ignoring(before: bytes | None, name: str) -> bytes | None:
-    """The `.gitignore` that names `name`, given the one there (`before`, None when there is
-    none); None when it names it already (as `name`, `/name`, or a `!` line: the person's
-    own decision about it)."""
-    if before is not None:
-        for line in before.decode("utf-8", errors="replace").splitlines():
-            if line.strip().lstrip("!").lstrip("/") == name:
-                return None
-        return before + (b"\n" if before and not before.endswith(b"\n") else b"") + name.encode() + b"\n"
-    return f"# This machine's own settings (bingo): not for the repository.\n{name}\n".encode()
-
-
 class Run(msgspec.Struct):
     """The run behind a surface (its `Driver`): what the person submits goes to the kernel's
     dispatcher, and what became of it is shown on the surface; plus what the terminal's own
@@ -825,55 +759,12 @@ class Run(msgspec.Struct):
         self._save_local(keys, host, f"the host {host} for {who}")
 
     def _save_local(self, keys: tuple[str, ...], value: str, what: str) -> None:
-        """Append `value` to the list at `keys` in `<project>/.bingo/settings.local.json`,
-        merged into what the file holds, written atomically, kept trusted as written."""
-        from .bridge import keep_written
+        """Append `value` to the list at `keys` in `<project>/.bingo/settings.local.json`
+        (`bridge.save_local`), and say what became of it."""
+        from .bridge import save_local
 
-        project = Path(self.session.project)
-        path = project / ".bingo" / "settings.local.json"
-        try:
-            before = _read_own(path)
-            if before is not None and too_deep(before):
-                raise ValueError(f"nested too deeply (more than {MAX_DEPTH} levels)")
-            data: Json = json.loads(before) if before is not None else {}
-            if not is_object(data):
-                raise ValueError("not a JSON object")
-            # What the file gave beyond deny and ask before bingo touched it: the person never saw it.
-            untrusted = before is not None and bool(left_out_of(data))
-            here: Json = data
-            for key in keys[:-1]:
-                here = here.setdefault(key, {}) if is_object(here) else None
-            items: Json = here.setdefault(keys[-1], []) if is_object(here) else None
-            if not is_array(items):
-                raise ValueError(f"{'.'.join(keys)} is not a list")
-            if value not in items:
-                items.append(value)
-            after = (json.dumps(data, indent=2) + "\n").encode("utf-8")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, after, within=project)  # never through a link a repository planted
-            if before is None:
-                self._keep_out_of_git(path, project)
-            if not keep_written(self.data_dir, project, path.name, before, after, untrusted_keys=untrusted):
-                self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
-            else:
-                self.surface.notice(Notice(source="bingo", message=f"allowed {one_line(what)} from now on: saved in {path}"))
-        except OSError as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
-        except (ValueError, RecursionError, TrustError) as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{one_line(what)} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
-
-    def _keep_out_of_git(self, path: Path, project: Path) -> None:
-        """`settings.local.json` is this machine's (INTERFACE.md §2): when bingo has just
-        created it, `.gitignore` beside it names it, created with that line, or the line
-        appended to one that does not name it yet (never rewritten otherwise). It is not what
-        trust pins: git reads it, bingo never does (ADR-0033)."""
-        ignore = path.parent / ".gitignore"
-        try:
-            after = _ignoring(_read_bounded(ignore, _GITIGNORE_MAX), path.name)
-            if after is not None:
-                write_atomic(ignore, after, within=project)
-        except (OSError, ValueError) as exc:
-            self.surface.notice(Notice(source="bingo", message=f"{path.name} is not named in {ignore}, so git may commit it: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}; add the line {path.name} to it", level="warning"))
+        for notice in save_local(Path(self.session.project), self.data_dir, keys, value, one_line(what)):
+            self.surface.notice(notice)
 
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn, and show what became of it; the exit status."""

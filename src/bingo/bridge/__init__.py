@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .discovery import MCP_JSON, PluginSource, discover
     from .host import PluginHost, PluginStatus
     from .listing import PluginsCommand
+    from .local import save_local
     from .manifest import Manifest, McpServer, check_name, mcp_manifest, read_manifest
     from .trust import (
         TrustState,
@@ -61,6 +62,7 @@ __all__ = [
     "named_plugin",
     "read_manifest",
     "remember",
+    "save_local",
     "trust_line",
     "trust_state",
     "trust_summary",
@@ -88,6 +90,7 @@ _HOMES = {
     "named_plugin": "._names",
     "read_manifest": ".manifest",
     "remember": ".trust",
+    "save_local": ".local",
     "trust_line": ".trust",
     "trust_state": ".trust",
     "trust_summary": ".trust",
