@@ -328,8 +328,8 @@ async def run_app(options: Options) -> int:
                 for name in sorted(EXIT_COMMANDS):
                     registry.add_command(ExitCommand.named(name))
                 dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose_model, help_hint="/help lists them" if interactive else "bingo -p /help lists them")
-                run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
-                hooks.observe("session", "start", {"session": session.id or ""})
+                run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir, hooks=hooks)
+                run.started()
                 try:
                     if options.prompt is not None and not interactive:
                         return await run.submit_with_interrupts(options.prompt)
@@ -344,7 +344,7 @@ async def run_app(options: Options) -> int:
                     opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages, compacted=compacted)
                     return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used, session=run.session_id, unsent=run.take_unsent, model=lambda: conversation.model if conversation.provider is not None else None)
                 finally:
-                    hooks.observe("session", "end", {"session": session.id or ""})
+                    run.ended()
     finally:
         session.close()
 
@@ -510,16 +510,16 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
                 session.id = None
         conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=str(cwd), messages=messages, system=system, windows=_windows)
         dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
-        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
+        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir, hooks=hooks)
         conversation.on_always = run.remember
         current.set((conversation, session))
         clear.set(run.clear)
         # The room's notices go into its session too, as a terminal run's do.
         notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
-        hooks.observe("session", "start", {"session": session.id or ""})
+        run.started()
 
         def close() -> None:
-            hooks.observe("session", "end", {"session": session.id or ""})
+            run.ended()
             session.close()
 
         return RoomRun(driver=run, session=lambda: session.id, close=close)
@@ -569,10 +569,10 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
         system = _system_prompt(notices, said, cwd=Path(cwd), project=project, home=bingo_home(environ))
         conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=cwd, messages=messages, system=system, windows=_windows)
         dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
-        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir)
+        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir, hooks=hooks)
         conversation.on_always = run.remember
         notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
-        hooks.observe("session", "start", {"session": session.id or ""})
+        run.started()
 
         async def submit(text: str, images: list[ImageBlock]) -> Submitted:
             current.set((conversation, session))  # in the prompt's own task
@@ -582,7 +582,7 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
                 notices.flush()
 
         def close() -> None:
-            hooks.observe("session", "end", {"session": session.id or ""})
+            run.ended()
             session.close()
 
         return SessionRun(submit=submit, interrupt=dispatcher.interrupt, commands=dispatcher.commands, frames=lambda: session.store.frames(session.id) if session.id else [], close=close)
@@ -686,6 +686,7 @@ class Run(msgspec.Struct):
     session: _LazySession
     surface: Surface
     data_dir: Path
+    hooks: Hooks
     unsent: str | None = None
     """What the person submitted last, when a `prompt.submit` hook refused the prompt it
     made (the terminal puts it back in the input); taken by `take_unsent`."""
@@ -711,13 +712,26 @@ class Run(msgspec.Struct):
     def interrupt(self) -> list[str]:
         return self.dispatcher.interrupt()
 
+    def started(self) -> None:
+        """Tell the `session.start` hooks that this run's session starts (its id, or "" for
+        one the first prompt will make)."""
+        self.hooks.observe("session", "start", {"session": self.session.id or ""})
+
+    def ended(self) -> None:
+        """Tell the `session.end` hooks that this run's session ends: at the run's close, and
+        when `/clear` or `/resume` leaves it for another."""
+        self.hooks.observe("session", "end", {"session": self.session.id or ""})
+
     def clear(self) -> None:
-        """Start a new session with the next prompt (`/clear`), letting this one go."""
+        """Start a new session with the next prompt (`/clear`), letting this one go: the
+        hooks see this one end and the next start, as at a run's close and start."""
+        self.ended()
         if self.session.id is not None:
             self.session.store.release(self.session.id)
         self.session.id, self.session.turn = None, 0
         self.conversation.messages, self.conversation.turn, self.conversation.session = [], 0, ""
         self.conversation.pieces = []  # /context speaks of the new session's turns only
+        self.started()
 
     def sessions(self) -> list[SessionInfo]:
         """This project's sessions, the latest first (`/sessions`)."""
@@ -735,8 +749,10 @@ class Run(msgspec.Struct):
         found = store.find(session, project)
         if store.info(found).project != project:
             raise SessionError(f"session {found} belongs to another project, {store.info(found).project}", f"continue it there, or here with bingo --resume {found}")
-        if found != self.session.id:
+        switched = found != self.session.id
+        if switched:
             store.claim(found)  # before letting the current one go: a refusal leaves it as it was
+            self.ended()
             if self.session.id is not None:
                 store.release(self.session.id)
         frames = store.frames(found)
@@ -744,6 +760,8 @@ class Run(msgspec.Struct):
         self.session.id, self.session.turn = found, 0
         self.conversation.messages, self.conversation.turn, self.conversation.session = past, 0, found
         self.conversation.pieces = []
+        if switched:
+            self.started()
         return found, past, _compacted(frames)
 
     def remember(self, rule: str) -> None:

@@ -5,8 +5,10 @@ chosen session's earlier prompt in the request's history."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from bingo.store import SessionStore
 from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e.test_terminal import terminal
 from tests.support.model_server import ModelServer
@@ -93,8 +95,11 @@ def test_without_a_terminal_resume_with_no_id_is_usage_naming_how_to_list_them(t
 
 
 def test_slash_resume_offers_the_other_sessions_and_the_next_prompt_continues_the_chosen_one(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal_clear import _watcher
+
     box = Sandbox(tmp_path)
     _sessions(box, PROMPTS[:2])
+    seen = _watcher(box)  # a plugin's session.start and session.end hooks
     served: list[ModelServer] = []
     with terminal(box, [[("text", "Started.")], [("text", "Kumquat.")]], server=served) as screen:
         screen.child.send("a fresh start\r")
@@ -114,3 +119,9 @@ def test_slash_resume_offers_the_other_sessions_and_the_next_prompt_continues_th
         assert screen.exits() == 0
     history = _history(served[0].bodies[1])
     assert "kumquat" in history and "a fresh start" not in history
+    with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
+        titled = {info.title: info.id for info in store.sessions(str(box.project))}
+    fresh, chosen = titled["a fresh start"], titled["the secret word is kumquat"]
+    observed = [tuple(json.loads(line)) for line in seen.read_text(encoding="utf-8").splitlines()]
+    # The hooks see the fresh session end at /resume and the chosen one start there.
+    assert observed == [("start", ""), ("end", fresh), ("start", chosen), ("end", chosen)]
