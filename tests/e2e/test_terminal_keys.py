@@ -251,7 +251,7 @@ def test_slash_model_switches_the_model_every_later_request_names(tmp_path: Path
         screen.expect(r"the model is claude-sonnet-4-5 \(via anthropic\); anthropic lists: claude-sonnet-4-5; /model NAME switches to another")
         screen.prompt()
         screen.child.send("/model claude-other-1\r")
-        screen.expect(r"the model is now claude-other-1 \(via anthropic\) for the rest of this session \(not one anthropic lists")
+        screen.expect(r"the model is now claude-other-1 \(via anthropic\) until bingo exits \(not one anthropic lists")
         screen.prompt()
         screen.child.send("first\r")
         screen.expect(r"One\.")

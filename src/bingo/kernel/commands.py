@@ -194,7 +194,7 @@ class ModelCommand(msgspec.Struct):
             return ErrorOutcome(message=f"{name[:_MODEL_NAME_MAX]!r} is not a model name: /model NAME takes one word")
         conversation.model = name
         unknown = f" (not one {provider.spec.name} lists; it is sent as it is)" if known and name not in known else ""
-        return TextOutcome(text=f"the model is now {name} (via {provider.spec.name}) for the rest of this session{unknown}")
+        return TextOutcome(text=f"the model is now {name} (via {provider.spec.name}) until bingo exits{unknown}; \"model\" in settings, or --model, chooses it for every run")
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         provider = self.conversation.provider
