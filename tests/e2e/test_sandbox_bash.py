@@ -136,7 +136,7 @@ def test_on_a_terminal_outside_the_sandbox_is_asked_with_a_question_that_says_so
     box.settings({"permissions": {"allow": ["bash"]}})  # no rule allows a call outside
     with terminal(box, replies) as screen:
         screen.child.send("touch it\r")
-        screen.expect(r"bash wants to run OUTSIDE the sandbox, with everything you can reach.*\n +reason: it writes beside the project\n +command: touch ")
+        screen.expect(r"bash wants to run OUTSIDE the sandbox, with everything you can reach.*\n +reason: it writes beside the project\n +command: touch\s")
         screen.expect(r"\[y\] yes +\[n\] no \(Esc\)")
         screen.child.send("n")
         screen.expect(r"bash wants to run OUTSIDE the sandbox")

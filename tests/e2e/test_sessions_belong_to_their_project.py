@@ -76,7 +76,7 @@ def test_on_a_terminal_a_prefix_of_another_projects_session_asks_naming_both_pro
         assert f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id" in re.sub(r"\s+", " ", screen.text())
     assert _prompts(box, session) == ["the secret word is kumquat"]
     with terminal(box, None, "--resume", session[:-2]) as screen:
-        screen.expect(r"continue it here, in\s.*\?(.|\n)*\[y\] yes +\[n\] no \(Esc\)")
+        screen.expect(r"continue\s+it\s+here,\s+in\s.*\?(.|\n)*\[y\] yes +\[n\] no \(Esc\)")
         screen.child.send("y")
         screen.expect(r"it continues here")
         screen.expect(r"> the secret word is kumquat *\nNoted\. *\n─+\n")  # its conversation so far

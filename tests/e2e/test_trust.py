@@ -182,7 +182,7 @@ def test_on_a_terminal_the_person_is_asked_once_and_yes_is_remembered(tmp_path: 
     screen = _Screen(child)
     try:
         # Everything the project brings, in one screen: plugins by name, settings by key.
-        screen.shown(r"brings code and settings of its own:\n  plugin renamable \(new\)\n  \.bingo/settings\.json: permissions\.allow, model \(new\)\n")
+        screen.shown(r"brings\s+code\s+and\s+settings\s+of\s+its\s+own:\n  plugin renamable \(new\)\n  \.bingo/settings\.json: permissions\.allow, model \(new\)\n")
         screen.shown(r"Trust them and use them\?")
         child.send("y")
         screen.shown(">")
