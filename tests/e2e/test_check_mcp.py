@@ -137,7 +137,7 @@ def test_an_mcp_server_that_exits_at_its_start_is_not_ready_and_names_its_log(tm
     [failed] = _lines(result.stdout, "✗ ")
     assert failed.startswith("✗ start: it completes MCP's handshake and lists within its deadline: plugin srv exited with code 3")
     assert "srv: cannot open its database" in failed and f"log: {log}" in failed
-    assert failed.endswith("; fix: run its command in a terminal to see why; if it only needs longer to start (a first start through npx or uvx installs it), raise deadlines.initialize in your settings")
+    assert failed.endswith("; fix: run its command in a terminal to see why; if it only needs longer to start, raise deadlines.initialize in your settings")
     assert result.stdout.splitlines()[-1].endswith(": not ready")
     assert _record(box) == ["started exits"]  # it was started, as bingo starts it
 
@@ -170,6 +170,28 @@ def test_an_mcp_server_that_misses_its_deadline_is_not_ready(tmp_path: Path) -> 
     assert str(box.logs / "plugin-srv.log") in handshake["detail"]
     assert "deadlines.initialize" in handshake["fix"]
     assert report["ok"] is False
+
+
+def test_a_server_started_through_npx_that_misses_its_first_start_names_the_install_deadline(tmp_path: Path) -> None:
+    # A stand-in npx on PATH that never answers: its first start is under
+    # deadlines.packageInstall (ADR-0036), and the fix names that, not initialize.
+    box = Sandbox(tmp_path / "box")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(f"#!/bin/sh\nexec {sys.executable} {_script(tmp_path)} silent\n", encoding="utf-8")
+    npx.chmod(0o755)
+    box.env["PATH"] = f"{bin_dir}:{box.env.get('PATH', '')}"
+    box.settings({"deadlines": {"initialize": 30, "packageInstall": 2}})
+    root = tmp_path / "via-npx"
+    root.mkdir()
+    (root / "plugin.json").write_text(json.dumps({"name": "via-npx", "version": "0", "mcp": {"command": "npx", "args": ["-y", "some-server"]}}), encoding="utf-8")
+    result = box.run("--check-plugin", str(root), "--json")
+    assert result.returncode == 1, result.stdout
+    handshake = {check["id"]: check for check in json.loads(result.stdout)["checks"]}["start.handshake"]
+    assert handshake["status"] == "fail"
+    assert "within 2 s" in handshake["detail"]  # the first start's own deadline, not initialize's 30
+    assert handshake["fix"] == "run its command in a terminal to see why; if npx is still installing it, raise deadlines.packageInstall in your settings"
 
 
 def test_a_working_mcp_server_is_ready_with_its_tools_and_prompts_listed(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from ...kernel.errors import BadParams, ConnectionClosed, DeadlinePassed, Method
 from ...kernel.interfaces import ToolCall
 from ...kernel.log import cut
 from ...kernel.settings import Settings
+from ...sandbox import launcher
 from ...wire import InitializeResult, Json, TextPart, ToolSpec, Wire
 from .._mcp import RESOURCES_TOOL, McpConnection
 from .._mcp_wire import McpCursor
@@ -74,12 +75,14 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
         why = plugin.why or (outcome.line() if isinstance(outcome, PluginError) else "it did not answer")
         if log.as_posix() not in why and mcp.url is None:
             why = f"{why}; log: {log}"
-        fix = (
-            "run its command in a terminal to see why; if it only needs longer to start (a first start "
-            "through npx or uvx installs it), raise deadlines.initialize in your settings"
-            if mcp.url is None
-            else "check that the server is running at that URL and that its headers are right"
-        )
+        runner = launcher(entry_command(plugin.manifest, plugin.source.root, {})[0]) if mcp.url is None else None
+        if mcp.url is not None:
+            fix = "check that the server is running at that URL and that its headers are right"
+        elif runner is not None:
+            # Its first start may install it first: the run's deadline for that is its own (ADR-0036).
+            fix = f"run its command in a terminal to see why; if {runner.said} is still installing it, raise deadlines.packageInstall in your settings"
+        else:
+            fix = "run its command in a terminal to see why; if it only needs longer to start, raise deadlines.initialize in your settings"
         live.start.append(line(group, "start.handshake", title, "fail", why, fix))
         live.skip_rest("it did not complete its handshake")
         return
