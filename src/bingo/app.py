@@ -594,7 +594,6 @@ def _clear_in_place(conversation: Conversation, session: _LazySession) -> None:
     """`/clear` in an editor's session, whose id is the editor's to keep (ADR-0037): the
     conversation starts afresh in the same stored session, after a compaction to nothing
     (`reason` "clear"), so the model sees nothing before it and a load replays it all."""
-    from .kernel.frames import CompactionFrame
     from .wire import Compaction
 
     if session.id is not None and conversation.messages:
