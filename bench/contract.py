@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from bingo.wire import ToolCallResult, ToolOutput, TableView, TextPart
+from bingo.wire import TableView, TextPart, ToolCallResult, ToolOutput
 
 
 def _payload() -> bytes:

@@ -96,7 +96,7 @@ async def _acp(env: dict[str, str], cwd: str, prompts: int) -> tuple[float, list
             sent = client.send("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]})
             await client.until(_chunk)
             warm.append(clock() - start)
-            await client.until(lambda m: m.get("id") == sent)
+            await client.until(lambda m, sent=sent: m.get("id") == sent)
         sent = client.send("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "stream"}]})
         await client.until(_chunk)
         first = last = clock()

@@ -32,7 +32,17 @@ from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Settings
 from bingo.kernel.turn import Conversation
 from bingo.tools import builtin_tools
-from bingo.wire import Delta, Json, Message, ModelRequest, ModelResponse, ProviderSpec, TextBlock, ToolOutput, ToolUseBlock
+from bingo.wire import (
+    Delta,
+    Json,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderSpec,
+    TextBlock,
+    ToolOutput,
+    ToolUseBlock,
+)
 
 __all__ = ["interleaved"]
 

@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .kernel.commands import CompactCommand, ContextCommand, HelpCommand, ModelCommand, ToolsCommand
+from .kernel.dispatch import ChooseModel, Dispatcher, Submitted
 from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
 from .kernel.frames import CompactionFrame, Frame, NoticeFrame, history, spent
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
-from .kernel.dispatch import ChooseModel, Dispatcher, Submitted
 from .kernel.interfaces import Asker, CommandContext, Provider, ToolCall
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
@@ -45,17 +45,27 @@ from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_pr
 from .kernel.system import system_prompt
 from .kernel.turn import Compacted, Conversation
 from .sandbox import Sandbox, SandboxCommand
-from .surfaces import EXIT_COMMANDS, ClearCommand, ExitCommand, PrintSurface, SessionsCommand, Surface, UsageCommand, escape, one_line
+from .surfaces import (
+    EXIT_COMMANDS,
+    ClearCommand,
+    ExitCommand,
+    PrintSurface,
+    SessionsCommand,
+    Surface,
+    UsageCommand,
+    escape,
+    one_line,
+)
 from .wire import CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Message, Notice, ToolOutput
 
 if TYPE_CHECKING:
+    from .bridge.check import McpJsonReport, Report
     from .kernel.interfaces import Command
     from .store import SessionInfo, SessionStore
-    from .surfaces.terminal import Opening
     from .surfaces.acp import HostMcp, MakeSession, McpServerSpec
     from .surfaces.channel import MakeRoom
+    from .surfaces.terminal import Opening
     from .wire import Usage
-    from .bridge.check import McpJsonReport, Report
 
 __all__ = ["Options", "Run", "run_app"]
 

@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bingo.sandbox.janitor import proc as procfs
 from bingo.kernel.frames import AssistantFrame, ToolResultFrame
+from bingo.sandbox.janitor import proc as procfs
 from bingo.store import SessionStore
 from bingo.wire import ToolUseBlock
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback

@@ -20,7 +20,8 @@ from bingo.kernel.images import MAX_IMAGE, MAX_PROMPT_IMAGES
 from bingo.surfaces.acp._serve import LINE
 from tests.e2e._acp import WAIT, Recorder, connected, text
 from tests.e2e._bingo import Sandbox
-from tests.e2e._scripted import model_requests, text as say, use_scripted_model
+from tests.e2e._scripted import model_requests, use_scripted_model
+from tests.e2e._scripted import text as say
 
 
 def run(coro: Coroutine[Any, Any, None]) -> None:

@@ -19,7 +19,8 @@ from typing import Any
 
 from tests.e2e._acp import Recorder, connected, text
 from tests.e2e._bingo import BINGO, TEST_PLUGINS, Sandbox
-from tests.e2e._scripted import model_requests, text as say, tool, use_scripted_model
+from tests.e2e._scripted import model_requests, tool, use_scripted_model
+from tests.e2e._scripted import text as say
 
 NOTIFY = "plugin__asker-node__notify"
 

@@ -14,14 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import acp
-from acp.schema import McpServerStdio, ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    McpServerStdio,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+)
 
 from bingo.kernel.frames import AssistantFrame, PromptFrame
 from bingo.store import SessionStore
 from bingo.wire import Message, TextBlock
 from tests.e2e._acp import WAIT, Recorder, connected, project_path, text
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
-from tests.e2e._scripted import model_requests, result_text, text as say, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import model_requests, result_text, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import text as say
 
 
 def run(coro: Coroutine[Any, Any, None]) -> None:

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from tests.e2e._bingo import BINGO, EXAMPLES, REPO, TEST_PLUGINS, Sandbox
-from tests.e2e._scripted import model_requests, result_text, text as say, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import model_requests, result_text, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import text as say
 
 NPM_DIR = REPO / ".cache" / "npm-acp"
 SDK = ("@agentclientprotocol/sdk", "2.4.0")

@@ -91,7 +91,7 @@ def test_claimed_traits_are_ignored_and_the_gate_asks(tmp_path: Path) -> None:
     [row] = [line for line in listing.stdout.splitlines() if line.startswith("plugin__echo-node__echo")]
     assert "untrusted, writes, serial, interrupt block" in row and row.endswith("asks")
     use_scripted_model(box, [[tool("e1", "plugin__echo-node__echo", {"text": "hi"})], [text("refused")]])
-    result = box.run("-p", "echo hi")
+    box.run("-p", "echo hi")
     [refused] = tool_results(model_requests(box)[1])
     assert result_text(refused) == "plugin__echo-node__echo is not allowed here: add it to permissions.allow or pass --allow"
 

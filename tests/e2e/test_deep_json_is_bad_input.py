@@ -18,7 +18,17 @@ from pathlib import Path
 import pytest
 
 from tests.e2e._bingo import EXAMPLES, Sandbox, no_traceback
-from tests.e2e._zoo import COUNTED, call, data_dir, fault, no_leftovers, plugin_notices, reads_back, tool_results, zoo, zoo_turn
+from tests.e2e._zoo import (
+    COUNTED,
+    call,
+    data_dir,
+    fault,
+    no_leftovers,
+    plugin_notices,
+    tool_results,
+    zoo,
+    zoo_turn,
+)
 
 DEPTH = 100_000
 NESTED = "[" * DEPTH + "]" * DEPTH

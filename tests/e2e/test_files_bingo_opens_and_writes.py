@@ -28,12 +28,20 @@ from typing import Any
 
 import acp
 from acp.client.connection import ClientSideConnection
-from acp.schema import AcpMcpServer, ClientCapabilities, FileSystemCapabilities, HttpMcpServer, McpServerStdio, SseMcpServer
+from acp.schema import (
+    AcpMcpServer,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    HttpMcpServer,
+    McpServerStdio,
+    SseMcpServer,
+)
 
 from tests.e2e._acp import WAIT, Recorder, text
-from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
+from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
 from tests.e2e._hostile_files import ADDRESS_SPACE, launcher, measured
-from tests.e2e._scripted import model_requests, result_text, text as say, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import model_requests, result_text, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import text as say
 from tests.support.summary import record
 
 PEAK_MB = 300

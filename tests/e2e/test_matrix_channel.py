@@ -17,10 +17,10 @@ import pytest
 
 from bingo.kernel.frames import PromptFrame
 from bingo.store import SessionStore
+from bingo.surfaces.channel._room import NOTICE_BURST
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
-from bingo.surfaces.channel._room import NOTICE_BURST
-from tests.e2e._synapse import Synapse, User, homeserver, wait_for
+from tests.e2e._synapse import Synapse, homeserver, wait_for
 
 __all__ = ["homeserver"]  # the session's one Synapse, a fixture
 

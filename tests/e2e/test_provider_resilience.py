@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.e2e._bingo import Sandbox, no_traceback
 from tests.support.model_server import ErrorReply, ModelServer, RawReply
 

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.e2e._breakout import BREAKOUT, SECRET_ENV, attempted, held, targets
 from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._breakout import BREAKOUT, SECRET_ENV, attempted, held, targets
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 
 REPORT = "breakout-bash.json"
@@ -81,7 +81,7 @@ def test_outside_the_sandbox_is_refused_where_nobody_can_be_asked_whatever_the_r
     marker = tmp_path / "outside-marker"
     call = {"command": f"touch {marker}", "outsideSandbox": True, "reason": "it writes outside the project"}
     use_scripted_model(box, [[tool("b1", "bash", call)], [text("done")]], permissions={"allow": ["bash", f"bash(touch {marker})"]})
-    result = box.run("-p", "--allow", "bash", "run it")
+    box.run("-p", "--allow", "bash", "run it")
     assert not marker.exists()
     told = _told(box)
     assert "outside the sandbox" in told and "no person to ask" in told

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e._breakout import SECRET_ENV, attempted, held, targets
 from tests.e2e._bingo import TEST_PLUGINS, Sandbox, no_traceback
+from tests.e2e._breakout import SECRET_ENV, attempted, held, targets
 
 ZOO = TEST_PLUGINS / "zoo"
 HOSTILE = {"breaks-out": ("breakout-plugin.json", "written-in-the-manifest"), "breaks-out-mcp": ("breakout-mcp.json", "written-in-the-mcp-entry")}
@@ -105,7 +105,7 @@ def test_an_npx_server_gets_its_package_managers_cache_and_registry_alone(tmp_pa
     assert result.returncode == 0, result.stderr
     assert (box.home / ".npm" / "_cacache" / "entry").read_text() == "cached\n"  # written from inside
     rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
-    assert f"plugin npm-server network registry.npmjs.org its launcher (npx)" in rows, result.stdout
+    assert "plugin npm-server network registry.npmjs.org its launcher (npx)" in rows, result.stdout
     assert any(row.startswith(f"plugin npm-server write {(box.home / '.npm').resolve()}") for row in rows)
 
 

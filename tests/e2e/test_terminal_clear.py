@@ -13,7 +13,6 @@ from tests.e2e._bingo import Sandbox
 from tests.e2e.test_terminal import terminal
 from tests.support.model_server import ModelServer, Reply
 
-
 # A plugin a person installs to watch sessions: each `hook/observe` it is sent is appended to
 # `<dataDir>/seen.jsonl` as [point, session].
 WATCHER = r'''

@@ -254,7 +254,7 @@ def test_the_notice_and_the_question_name_the_files_that_changed_not_mcp_json(tm
     servers["mcpServers"]["git"]["args"].append("--verbose")
     (box.project / ".mcp.json").write_text(json.dumps(servers), encoding="utf-8")
     result = box.run("-p", "calc")
-    assert f"changed since you trusted it (.mcp.json), so" in result.stderr
+    assert "changed since you trusted it (.mcp.json), so" in result.stderr
 
 
 def test_claude_md_reaches_the_model_as_agents_md_does_both_when_both_are_there(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from acp.schema import ContentToolCallContent, TextContentBlock
 from tests.e2e._acp import Recorder, connected, text
 from tests.e2e._bingo import TEST_PLUGINS, Sandbox
 from tests.e2e._mcp import python_server
-from tests.e2e._scripted import model_requests, result_text, text as say, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import model_requests, result_text, tool, tool_results, use_scripted_model
+from tests.e2e._scripted import text as say
 from tests.e2e.test_terminal import terminal
 from tests.support.model_server import ModelServer, Reply
 

@@ -11,7 +11,6 @@ from typing import Any
 from tests.e2e._bingo import no_traceback
 from tests.e2e._zoo import COUNTED, fault, no_leftovers, plugin_notices, reads_back, tool_results, zoo
 
-
 RESULTS: dict[str, str] = {}
 
 

@@ -11,7 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from bingo.bridge.connection import UNREAD_MAX
-from tests.e2e._zoo import COUNTED, call, fault, marks, no_leftovers, plugin_notices, reads_back, run_measured, tool_results, zoo
+from tests.e2e._zoo import (
+    COUNTED,
+    call,
+    fault,
+    marks,
+    no_leftovers,
+    plugin_notices,
+    reads_back,
+    run_measured,
+    tool_results,
+    zoo,
+)
 from tests.support import summary
 
 PEAK_KIB = 100_000_000 // 1024

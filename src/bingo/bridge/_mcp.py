@@ -47,7 +47,16 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from ..kernel.dispatch import ChooseModel
-from ..kernel.errors import BadParams, BingoError, Cancelled, DeadlinePassed, GateError, MethodNotFound, PluginError, Refused
+from ..kernel.errors import (
+    BadParams,
+    BingoError,
+    Cancelled,
+    DeadlinePassed,
+    GateError,
+    MethodNotFound,
+    PluginError,
+    Refused,
+)
 from ..kernel.log import cut
 from ..wire import (
     PROTOCOL_VERSION,
@@ -59,11 +68,11 @@ from ..wire import (
     ErrorOutcome,
     InitializeParams,
     InitializeResult,
+    Json,
     Message,
     ModelRequest,
-    TextBlock,
-    Json,
     PromptOutcome,
+    TextBlock,
     TextPart,
     ToolCallParams,
     ToolCallResult,
@@ -76,9 +85,9 @@ from ..wire import (
 )
 from ..wire.rpc import RequestId
 from ._link import Calls
-from ._names import asked_by
 from ._mcp_wire import (
     ANY_JSON,
+    PARTS_MAX,
     McpArgument,
     McpCallResult,
     McpCallTool,
@@ -101,20 +110,20 @@ from ._mcp_wire import (
     McpPromptResult,
     McpPromptsPage,
     McpReadResource,
-    McpSample,
-    McpSampled,
     McpRef,
     McpRequest,
+    McpSample,
+    McpSampled,
     McpServerInfo,
     McpToolsPage,
-    tool_output,
-    PARTS_MAX,
     json_object,
     mcp_part,
     prompt_arguments,
     prompt_command,
     prompt_text,
+    tool_output,
 )
+from ._names import asked_by
 from .connection import Connection, decode_answer
 
 __all__ = [

@@ -36,8 +36,8 @@ from ..wire import InitializeResult
 from ..wire.rpc import RequestId
 from . import _problems as P
 from ._backoff import Backoff, Retry
-from ._framing import BadLine, LineWriter
 from ._expand import expand_server
+from ._framing import BadLine, LineWriter
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
 from ._mcp import McpConnection
 from ._mcp_http import McpHttp, expand_headers

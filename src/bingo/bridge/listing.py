@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import msgspec
 
-
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
 from ..sandbox import Sandbox, plugin_sandbox_words

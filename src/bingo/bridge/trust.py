@@ -48,8 +48,8 @@ from ..kernel.settings import PROJECT_SETTINGS, Settings
 from ..wire import Json, is_object
 from ._expand import MCP_VARIABLES, variables_read
 from .discovery import PluginSource
-from .manifest import McpServer
 from .fingerprint import fingerprint
+from .manifest import McpServer
 
 __all__ = [
     "MCP_FILE",
@@ -372,7 +372,7 @@ def _update(data_dir: Path, project: Path, change: Mapping[str, str], files: Map
         data_dir.mkdir(parents=True, exist_ok=True)
         with _locked(path):
             record = _read(path)
-            stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+            stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
             known = record.projects.get(_key(project))
             fresh = replace or known is None
             items = {} if fresh or known is None else dict(known.items)

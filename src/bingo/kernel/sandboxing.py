@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-
-import msgspec
 from types import MappingProxyType
 from typing import Literal
+
+import msgspec
 
 from ._layer import PluginSandboxLayer, SandboxLayer
 from .files import inside

@@ -26,7 +26,17 @@ from typing import TypeAlias
 import msgspec
 
 from ..wire import DEFAULT_DEADLINES, Json, deadline_for
-from ._layer import HOST_DEADLINES, KeyPath, Layer, PluginSandboxLayer, SandboxLayer, Source, as_array, as_object, read_layer
+from ._layer import (
+    HOST_DEADLINES,
+    KeyPath,
+    Layer,
+    PluginSandboxLayer,
+    SandboxLayer,
+    Source,
+    as_array,
+    as_object,
+    read_layer,
+)
 from .home import bingo_home
 from .sandboxing import LayerKind, SandboxGrants, SandboxSource, sandbox_grants
 

@@ -33,13 +33,21 @@ from ..wire import (
     TextDelta,
     TextPart,
     ToolOutput,
-    Usage,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
     is_object,
 )
 from ._cut import cut_output
-from .compaction import CHARS_PER_TOKEN, COMPACT_AT, DEFAULT_WINDOW, RESULT_SHARE, SummaryCompactor, TrimCompactor, estimate_request
+from .compaction import (
+    CHARS_PER_TOKEN,
+    COMPACT_AT,
+    DEFAULT_WINDOW,
+    RESULT_SHARE,
+    SummaryCompactor,
+    TrimCompactor,
+    estimate_request,
+)
 from .errors import BingoError, GateError, ProviderError
 from .frames import (
     AssistantFrame,
@@ -52,7 +60,18 @@ from .frames import (
 )
 from .gate import Gate, Verdict, refusal
 from .hooks import Hooks, HookVerdict, asked_because, confirm
-from .interfaces import Asker, Compactor, ContextContributor, Declined, Hook, Provider, ShowsWhoAsks, Tool, ToolCall, TurnEvents
+from .interfaces import (
+    Asker,
+    Compactor,
+    ContextContributor,
+    Declined,
+    Hook,
+    Provider,
+    ShowsWhoAsks,
+    Tool,
+    ToolCall,
+    TurnEvents,
+)
 from .log import cut
 from .notices import Notices
 from .registry import BUILTIN, Registry

@@ -10,8 +10,8 @@ momentary and how long to wait before the next try), `_sse` (the event-stream gr
 `_windows` (each known model's context window: `context_window`).
 """
 
-from .anthropic import AnthropicProvider
 from ._windows import context_window
+from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
 from .selection import builtin_providers, choose_provider, default_model
 

@@ -310,7 +310,7 @@ async def open_events(
                     yield stream
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise _transport_error(endpoint, exc, read_timeout) from exc
-    except TooLarge as exc:
+    except TooLarge:
         raise ProviderError(
             f"{endpoint.provider} sent an event longer than the {EVENT_MAX // (1024 * 1024)} MiB "
             "bingo keeps of one; the answer was dropped",

@@ -9,7 +9,6 @@ Nothing here imports httpx.
 from __future__ import annotations
 
 import difflib
-
 from collections.abc import Mapping
 
 from ..kernel.errors import ProviderError

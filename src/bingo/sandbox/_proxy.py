@@ -47,7 +47,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 
-from ._http1 import STATUS, TOKEN, VERSION, Broken, Head, Reply, chunked, content_length, forwarded, parse_head, reply_bytes, serialize, target
+from ._http1 import (
+    STATUS,
+    TOKEN,
+    VERSION,
+    Broken,
+    Head,
+    Reply,
+    chunked,
+    content_length,
+    forwarded,
+    parse_head,
+    reply_bytes,
+    serialize,
+    target,
+)
 from ._pattern import shown
 from ._peer import Idle, Peer, copy_chunked, copy_exactly, copy_to_end
 

@@ -20,9 +20,9 @@ import msgspec
 from ..kernel.errors import SettingsError
 from ..kernel.notices import Notices
 from ..kernel.sandboxing import Grant, SandboxGrants
-from ._mechanism import probe, start_proxy
 from ._build import Build, Launched, confined_environ, launcher_grants
 from ._hosts import Hosts
+from ._mechanism import probe, start_proxy
 from ._policy import Policy
 
 __all__ = ["Confined", "Sandbox"]

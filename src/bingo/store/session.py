@@ -99,7 +99,7 @@ class SessionInfo(msgspec.Struct, frozen=True):
 
 def new_session_id() -> str:
     """A short id that sorts by creation time: `20250314-092653-a1f3` (UTC)."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     return f"{stamp}-{os.urandom(2).hex()}"
 
 
@@ -420,7 +420,7 @@ def _info(row: tuple[object, ...]) -> SessionInfo:
 
 
 def _utc(seconds: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)
 
 
 def _damaged(session: str, seq: int) -> SessionError:

@@ -19,7 +19,18 @@ import msgspec
 
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
-from ..wire import CommandOutcome, CommandSpec, Completion, NoneOutcome, StackView, TableView, TextOutcome, TextView, Usage, ViewOutcome
+from ..wire import (
+    CommandOutcome,
+    CommandSpec,
+    Completion,
+    NoneOutcome,
+    StackView,
+    TableView,
+    TextOutcome,
+    TextView,
+    Usage,
+    ViewOutcome,
+)
 
 if TYPE_CHECKING:
     from ..store import SessionInfo

@@ -44,8 +44,8 @@ from ._common import (
     schema_of,
     unopened,
 )
-from ._files import FILES, Declined
 from ._diff import Diff, Span, eol_of, to_eol, unified
+from ._files import FILES, Declined
 
 __all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "led_out", "load", "save"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-
 from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.command import BridgedCommand
 from bingo.kernel.errors import PluginError

@@ -7,16 +7,16 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
+from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.compactor import BridgedCompactor
 from bingo.kernel.errors import CompactionError, PluginError
 from bingo.wire import (
     Compaction,
     CompactionContext,
+    CompactorSpec,
     CompactParams,
     CompactResult,
-    CompactorSpec,
     Message,
     TextBlock,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
+from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.contributor import BridgedContributor
 from bingo.wire import ContextPiece, ContextQuery, ContributeParams, ContributeResult, ContributorSpec
 

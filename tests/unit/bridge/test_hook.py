@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
+from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.hook import BridgedHook
 from bingo.kernel.errors import PluginError, PluginUnavailable
 from bingo.kernel.hooks import Hooks

@@ -14,10 +14,9 @@ import pytest
 from bingo.bridge import PluginHost, PluginSource, process
 from bingo.bridge._backoff import Backoff
 from bingo.bridge.manifest import Entry, Manifest
-from bingo.kernel.errors import PluginError
+from bingo.kernel.errors import PluginError, PluginUnavailable
 from bingo.kernel.interfaces import ToolCall
 from bingo.kernel.notices import Notices
-from bingo.kernel.errors import PluginUnavailable
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Settings
 from bingo.wire import Notice, TextPart, ToolOutput

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from bingo.bridge import process
-from bingo.sandbox.janitor import proc as procfs
 from bingo.bridge.process import PluginLog, PluginProcess, describe_exit, useful_stderr_line
+from bingo.sandbox.janitor import proc as procfs
 
 PATHS = [pytest.param(True, id="janitor"), pytest.param(False, id="direct")]
 """Both ways a plugin is started, for `janitor`: the janitor is Linux's; the direct path,

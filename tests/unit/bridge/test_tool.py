@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import pytest
 
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge._link import StaticLink
+from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.tool import BridgedTool
 from bingo.kernel.errors import DeadlinePassed
 from bingo.kernel.interfaces import ToolCall

@@ -25,8 +25,8 @@ from bingo.bridge.trust import (
     trust_state,
 )
 from bingo.kernel.errors import GateError
-from bingo.kernel.settings import Settings, load_settings
 from bingo.kernel.interfaces import PermissionAnswer
+from bingo.kernel.settings import Settings, load_settings
 from bingo.wire import Json
 from tests.support.summary import record as record_figure
 

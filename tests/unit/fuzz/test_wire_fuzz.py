@@ -20,11 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bingo.bridge._framing import BadLine, LineReader, memory_pair
-from bingo.bridge.handshake import read_handshake
 from bingo.bridge._message import TOO_DEEP, BadAnswer, decode_answer, envelope_decoder, is_envelope, read_deep
 from bingo.bridge.connection import Connection
+from bingo.bridge.handshake import read_handshake
 from bingo.kernel.errors import PluginError
-from bingo.wire import MAX_DEPTH, EmptyResult, HostNoticeParams, InitializeResult, ToolCallParams, ToolCallResult, too_deep
+from bingo.wire import (
+    MAX_DEPTH,
+    EmptyResult,
+    HostNoticeParams,
+    InitializeResult,
+    ToolCallParams,
+    ToolCallResult,
+    too_deep,
+)
 from bingo.wire.protocol import METHODS
 from bingo.wire.rpc import Envelope
 from tests.support import summary

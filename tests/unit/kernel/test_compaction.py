@@ -8,7 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bingo.kernel.compaction import AskModel, SummaryCompactor, TrimCompactor, estimate_request, estimate_tokens, last_exchange
+from bingo.kernel.compaction import (
+    AskModel,
+    SummaryCompactor,
+    TrimCompactor,
+    estimate_request,
+    estimate_tokens,
+    last_exchange,
+)
 from bingo.kernel.errors import GateError, ProviderError
 from bingo.kernel.frames import CompactionFrame, Frame, PromptFrame
 from bingo.kernel.gate import Gate

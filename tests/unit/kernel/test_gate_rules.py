@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bingo.kernel._shell import pieces, simple_commands
+from bingo.kernel._shell import pieces
 from bingo.kernel.gate import Decision, Gate, Rule, Verdict, always_rule, exact, parse_rule, refusal, rule_problems
 from bingo.kernel.settings import Permissions, load_settings
 from bingo.wire import Json, ToolTraits

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from bingo.kernel.errors import PluginError, PluginUnavailable
-from bingo.kernel.hooks import DECIDE_POINTS, OBSERVE_POINTS, HookVerdict, Hooks, hook_problem
+from bingo.kernel.hooks import DECIDE_POINTS, OBSERVE_POINTS, Hooks, HookVerdict, hook_problem
 from bingo.kernel.interfaces import Hook
 from bingo.kernel.notices import Notices
 from bingo.wire import HookOutcome, HookSpec, Json, Notice

@@ -30,11 +30,12 @@ from bingo.wire import (
     Json,
     Message,
     TextBlock,
-    ToolResultBlock,
     TextPart,
+    ToolResultBlock,
     ToolUseBlock,
 )
-from tests.unit.kernel.test_dispatch import World, _run as dispatch
+from tests.unit.kernel.test_dispatch import World
+from tests.unit.kernel.test_dispatch import _run as dispatch
 from tests.unit.kernel.test_turn import Events, Log, Person, ScriptedProvider
 
 

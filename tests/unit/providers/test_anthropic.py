@@ -9,7 +9,17 @@ from bingo.kernel.notices import Notices
 from bingo.providers import AnthropicProvider
 from bingo.providers._retry import Retry
 from bingo.providers.anthropic import request_body
-from bingo.wire import ImageBlock, Json, Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseDelta, Usage
+from bingo.wire import (
+    ImageBlock,
+    Json,
+    Message,
+    ModelRequest,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseDelta,
+    Usage,
+)
 from tests.support.model_script import RawReply, Reply
 from tests.support.model_transport import BASE, CONVERSATION, HELLO, ModelTransport, ask, failure
 

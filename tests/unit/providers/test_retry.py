@@ -6,7 +6,7 @@ never for a refusal; and cancelling the turn ends a wait at once."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 
@@ -101,8 +101,8 @@ def test_retry_after_ms_wins_over_retry_after() -> None:
 
 
 def test_retry_after_reads_seconds_milliseconds_and_http_dates() -> None:
-    now = datetime(2026, 12, 3, 12, 0, 0, tzinfo=timezone.utc)
-    later = format_datetime(datetime(2026, 12, 3, 12, 0, 7, tzinfo=timezone.utc), usegmt=True)
+    now = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
+    later = format_datetime(datetime(2026, 12, 3, 12, 0, 7, tzinfo=UTC), usegmt=True)
 
     assert retry_after({"retry-after": later}, now=now.timestamp()) == pytest.approx(7.0)
     assert retry_after({"retry-after": "2.5"}) == 2.5

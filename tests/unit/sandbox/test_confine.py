@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from bingo.sandbox import Policy, probe, proxy_listener, spawn
-from bingo.sandbox import _run
-from tests.unit.sandbox._nobody import as_nobody
+from bingo.sandbox import Policy, _run, probe, proxy_listener, spawn
 from bingo.sandbox.janitor import proc as procfs
+from tests.unit.sandbox._nobody import as_nobody
 
 WAIT = 20.0
 """Seconds a confined process has to finish (bounded, never a timing assertion)."""

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from bingo.sandbox import Policy, probe, proxy_listener, spawn
-from bingo.sandbox import _run
+from bingo.sandbox import Policy, _run, probe, proxy_listener, spawn
 from tests.unit.sandbox._nobody import as_nobody
 
 WAIT = 20.0

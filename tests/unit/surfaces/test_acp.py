@@ -11,9 +11,9 @@ from bingo.kernel.frames import Frame, PromptFrame
 from bingo.surfaces.acp import AcpSession, McpServerSpec, diffs_of, markdown, mcp_servers, prompt_content
 from bingo.surfaces.acp._schema import (
     AgentMessageChunk,
-    NoticeUpdate,
     Content,
     DiffContent,
+    NoticeUpdate,
     PermissionOutcome,
     PermissionParams,
     PermissionResult,
@@ -25,7 +25,18 @@ from bingo.surfaces.acp._schema import (
 )
 from bingo.surfaces.acp._schema import ImageBlock as AcpImage
 from bingo.surfaces.acp._session import REPLAYED_IMAGE
-from bingo.wire import CodeView, ImageBlock, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
+from bingo.wire import (
+    CodeView,
+    ImageBlock,
+    ListView,
+    MarkdownView,
+    Notice,
+    StackView,
+    TableView,
+    TextPart,
+    TextView,
+    ToolOutput,
+)
 
 
 def test_a_table_folds_to_a_markdown_table_with_numbers_right_aligned() -> None:

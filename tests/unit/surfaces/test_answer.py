@@ -24,7 +24,7 @@ def test_choices_whose_letters_clash_or_are_many_or_not_letters_are_a_list() -> 
 
 
 def test_a_session_is_listed_with_when_it_was_used_its_first_prompt_and_its_id() -> None:
-    now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
 
     def info(id: str, minutes: float, title: str) -> SessionInfo:
         when = now - dt.timedelta(minutes=minutes)

@@ -12,10 +12,21 @@ import pytest
 
 from bingo.kernel.errors import SettingsError
 from bingo.surfaces.channel import Homeserver, Outbox, RoomSurface, message, view_html
-from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from bingo.surfaces.channel._outbox import BODY_LIMIT
+from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from bingo.surfaces.channel._serve import _handle, _Readers, _Room
-from bingo.wire import CodeView, Json, ListView, MarkdownView, Notice, StackView, TableView, TextPart, TextView, ToolOutput
+from bingo.wire import (
+    CodeView,
+    Json,
+    ListView,
+    MarkdownView,
+    Notice,
+    StackView,
+    TableView,
+    TextPart,
+    TextView,
+    ToolOutput,
+)
 
 
 def test_a_table_is_an_html_table_and_every_string_is_escaped() -> None:

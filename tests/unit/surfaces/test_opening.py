@@ -5,7 +5,6 @@ from __future__ import annotations
 from io import StringIO
 
 import msgspec
-
 from rich.console import Console
 from rich.text import Text
 

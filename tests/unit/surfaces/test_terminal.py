@@ -18,8 +18,8 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from bingo.kernel.errors import UsageError
-from bingo.surfaces.terminal import TerminalSurface, interact
 from bingo.surfaces._calls import Preview
+from bingo.surfaces.terminal import TerminalSurface, interact
 from bingo.surfaces.terminal._input import CommandCompleter, preview_rows
 from bingo.wire import CommandArgs, CommandSpec, Completion, TextOutcome
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bingo.sandbox.janitor import proc as procfs
 from bingo.kernel.interfaces import ToolCall
 from bingo.sandbox import Policy, probe
+from bingo.sandbox.janitor import proc as procfs
 from bingo.tools import BashTool
 from bingo.tools._bash import _Capture
 from bingo.wire import Json, TextPart, ToolOutput

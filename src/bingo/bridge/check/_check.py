@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...kernel.settings import Settings
-from ._manifest import check_manifest
 from ...sandbox import Sandbox
+from ._manifest import check_manifest
 from ._report import Check, Report
 from ._run import run_plugin, source_of
 

@@ -46,9 +46,9 @@ from ..manifest import Manifest
 from ..process import EXIT_GRACE, TERM_GRACE
 from ..service import HostService
 from ._declared import check_declarations
+from ._probe import Probes, unknown_method
 from ._report import Check, Live
 from ._server import drive_server, server_stdout
-from ._probe import Probes, unknown_method
 from ._watch import PREVIEW, Checked, Router, Watch, line
 
 __all__ = ["run_plugin", "source_of"]

@@ -384,8 +384,7 @@ def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> N
             os.close(fd)
         ending = False
         while status is None and not ending:
-            for _pid, status in _reap_all(frozenset((plugin,))):
-                break
+            status = next((reaped for _pid, reaped in _reap_all(frozenset((plugin,)))), None)
             if status is None:
                 # A SIGCHLD sent since the reaping above is pending, so nothing is missed.
                 taken = _signal.sigtimedwait((*_ENDINGS, _signal.SIGCHLD), 1.0)

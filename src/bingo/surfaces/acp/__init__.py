@@ -4,7 +4,17 @@ docs/editors.md). Imported only when it runs."""
 
 from ._markdown import diffs_of, markdown
 from ._schema import ACP_VERSION
-from ._serve import HELD_NOTICES, AcpLog, HostMcp, MakeSession, McpServerSpec, SessionRun, mcp_servers, prompt_content, serve_acp
+from ._serve import (
+    HELD_NOTICES,
+    AcpLog,
+    HostMcp,
+    MakeSession,
+    McpServerSpec,
+    SessionRun,
+    mcp_servers,
+    prompt_content,
+    serve_acp,
+)
 from ._session import AcpSession, Peer
 
 __all__ = ["ACP_VERSION", "HELD_NOTICES", "AcpLog", "AcpSession", "HostMcp", "MakeSession", "McpServerSpec", "Peer", "SessionRun", "diffs_of", "markdown", "mcp_servers", "prompt_content", "serve_acp"]

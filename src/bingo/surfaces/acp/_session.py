@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import Protocol
 
 from ...kernel.errors import BingoError
-from ...kernel.frames import AssistantFrame, CompactionFrame, Frame, NoticeFrame, PromptFrame, ToolCallFrame, ToolResultFrame
+from ...kernel.frames import (
+    AssistantFrame,
+    CompactionFrame,
+    Frame,
+    NoticeFrame,
+    PromptFrame,
+    ToolCallFrame,
+    ToolResultFrame,
+)
 from ...kernel.interfaces import PermissionAnswer
 from ...kernel.notices import HOST
 from ...wire import (

@@ -28,22 +28,22 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
 import logging
 import re
 import signal
 import sys
 import time
-import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...kernel.atomic import write_atomic
 from ...kernel.errors import BingoError, SettingsError
-from ...kernel.settings import MatrixChannel, bingo_home
 from ...kernel.interfaces import CommandContext
 from ...kernel.registry import BUILTIN
+from ...kernel.settings import MatrixChannel, bingo_home
 from ...wire import CommandOutcome, CommandSpec, Completion, Json, Notice, TextOutcome, is_array, is_object
 from .._escape import escape
 from .._seam import Driver, Headless, Surface

@@ -25,7 +25,19 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ...wire import CodeView, Json, ListView, MarkdownView, StackView, TableView, TextView, ToolOutput, View, fold, is_object
+from ...wire import (
+    CodeView,
+    Json,
+    ListView,
+    MarkdownView,
+    StackView,
+    TableView,
+    TextView,
+    ToolOutput,
+    View,
+    fold,
+    is_object,
+)
 from .._calls import call_line
 from .._escape import escape, one_line
 

@@ -30,10 +30,10 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.utils import get_cwidth
 
+from ...kernel.errors import GateError
 from .._calls import PREVIEW_LINES, Preview
 from .._escape import escape, one_line
 from .._seam import Driver
-from ...kernel.errors import GateError
 from ._answer import Key, keyed, keys_for, listed, reason
 from ._surface import Question
 

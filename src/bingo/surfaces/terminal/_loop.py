@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-
 from collections import deque
 from collections.abc import Callable
 
@@ -28,9 +27,9 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from ...kernel.errors import BingoError, GateError
 from ...kernel.home import bingo_home, data_dir
+from ...wire import Usage
 from .._commands import EXIT_COMMANDS
 from .._seam import Driver
-from ...wire import Usage
 from ._input import CommandCompleter, answer, main_session
 from ._opening import Opening, banner, recap, status
 from ._surface import Question, TerminalSurface

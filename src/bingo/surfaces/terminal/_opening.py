@@ -22,8 +22,8 @@ from rich.rule import Rule
 from rich.text import Text
 
 from ...wire import ImageBlock, Json, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from .._escape import escape
 from .._calls import subject
+from .._escape import escape
 from ._draw import markdown
 
 __all__ = ["Opening", "banner", "recap", "status"]

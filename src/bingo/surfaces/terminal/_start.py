@@ -63,7 +63,7 @@ def _ago(when: dt.datetime, now: dt.datetime) -> str:
 def session_rows(sessions: Sequence[SessionInfo], now: dt.datetime | None = None) -> list[str]:
     """One row per session to choose from: when it was last used, its first prompt, its id.
     The first prompt is foreign text: the list escapes and cuts each row (`_answer.listed`)."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     return [f"{_ago(s.updated, now):>16}  {s.title or '(no prompt)'}  · {s.id}" for s in sessions]
 
 

@@ -19,10 +19,9 @@ import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 
+import msgspec
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
-
-import msgspec
 
 from ...kernel.errors import GateError
 from ...kernel.interfaces import Declined, PermissionAnswer
