@@ -32,9 +32,20 @@ def install(plugins: Path, name: str, child: Path, cpu: str) -> PluginSource:
     root = plugins / name
     root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(child, root / "main.py")
-    manifest = {"name": name, "version": "1", "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py", name, cpu]}}
+    manifest = {
+        "name": name,
+        "version": "1",
+        "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py", name, cpu]},
+    }
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
+    return PluginSource(
+        name=name,
+        layer="user",
+        root=root.absolute(),
+        manifest=read_manifest(root.absolute()),
+        problem=None,
+        base=root.parent.absolute(),
+    )
 
 
 def install_mcp(plugins: Path, name: str, server: Path, cpu: str, *, command: str = sys.executable) -> PluginSource:
@@ -45,7 +56,14 @@ def install_mcp(plugins: Path, name: str, server: Path, cpu: str, *, command: st
     args = [str(server)] if cpu == "-" and command != sys.executable else [str(server), cpu]
     manifest = {"name": name, "version": "1", "mcp": {"command": command, "args": args}}
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return PluginSource(name=name, layer="user", root=root.absolute(), manifest=read_manifest(root.absolute()), problem=None, base=root.parent.absolute())
+    return PluginSource(
+        name=name,
+        layer="user",
+        root=root.absolute(),
+        manifest=read_manifest(root.absolute()),
+        problem=None,
+        base=root.parent.absolute(),
+    )
 
 
 @contextlib.asynccontextmanager
@@ -53,7 +71,9 @@ async def started(sources: Sequence[PluginSource], data_dir: Path) -> AsyncItera
     """A PluginHost over `sources`, entered but not started (the caller times `start`)."""
     notices = Notices()
     registry = Registry(notices)
-    async with PluginHost(sources=sources, registry=registry, notices=notices, settings=Settings(), data_dir=data_dir, cwd=data_dir) as host:
+    async with PluginHost(
+        sources=sources, registry=registry, notices=notices, settings=Settings(), data_dir=data_dir, cwd=data_dir
+    ) as host:
         yield host, registry
 
 

@@ -23,7 +23,9 @@ def _answer(message: dict) -> dict:
     params = message.get("params") or {}
     if method == "initialize" and TURN:
         return {
-            "protocol": 5, "name": NAME, "version": "1",
+            "protocol": 5,
+            "name": NAME,
+            "version": "1",
             "contributors": [{"name": "a"}, {"name": "b"}],
             "hooks": [{"name": "look", "site": "tool", "points": ["before"]}],
         }
@@ -36,15 +38,17 @@ def _answer(message: dict) -> dict:
             "protocol": 5,
             "name": NAME,
             "version": "1",
-            "tools": [{
-                "name": "count",
-                "description": "Counts the words in a text.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {"text": {"type": "string"}},
-                    "required": ["text"],
-                },
-            }],
+            "tools": [
+                {
+                    "name": "count",
+                    "description": "Counts the words in a text.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"text": {"type": "string"}},
+                        "required": ["text"],
+                    },
+                }
+            ],
         }
     if method == "tool/call":
         words = len(str((params.get("input") or {}).get("text", "")).split())

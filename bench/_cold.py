@@ -37,9 +37,17 @@ WORDCOUNT = REPO / "examples" / "plugins" / "wordcount"
 FLOOR = "import asyncio, msgspec, pathlib"
 """The imports no cold run of bingo can do without (see `ColdWorld.floor`)."""
 
-_INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocol": 5, "pluginRoot": "", "config": {},
-    "env": {"host": "bingo", "hostVersion": "0.1.0", "platform": sys.platform, "cwd": "", "dataDir": ""}}}
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocol": 5,
+        "pluginRoot": "",
+        "config": {},
+        "env": {"host": "bingo", "hostVersion": "0.1.0", "platform": sys.platform, "cwd": "", "dataDir": ""},
+    },
+}
 
 
 @dataclass(slots=True, frozen=True)
@@ -53,7 +61,9 @@ class ColdWorld:
 
     def _timed(self, argv: list[str]) -> float:
         start = time.perf_counter()
-        subprocess.run(argv, env=self.env, cwd=self.project, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            argv, env=self.env, cwd=self.project, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+        )
         return time.perf_counter() - start
 
     def bingo(self) -> float:
@@ -77,11 +87,21 @@ class ColdWorld:
 
     def plugin_alone(self) -> float:
         """Seconds for the plugin's own start: spawn, initialize, one command/run, exit."""
-        run = {"jsonrpc": "2.0", "id": 2, "method": "command/run",
-               "params": {"name": "wordcount", "args": "notes.txt", "cwd": str(self.project), "session": ""}}
+        run = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "command/run",
+            "params": {"name": "wordcount", "args": "notes.txt", "cwd": str(self.project), "session": ""},
+        }
         start = time.perf_counter()
-        proc = subprocess.Popen([self.python3, str(self.plugin / "main.py")], env=self.env, cwd=self.project,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [self.python3, str(self.plugin / "main.py")],
+            env=self.env,
+            cwd=self.project,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps(_INITIALIZE).encode() + b"\n")
         proc.stdin.flush()
@@ -98,8 +118,15 @@ class ColdWorld:
 
     def check(self) -> str:
         """Run bingo once (warming .pyc files and the page cache); what it printed."""
-        done = subprocess.run([BINGO, "-p", "/wordcount notes.txt"], env=self.env, cwd=self.project,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [BINGO, "-p", "/wordcount notes.txt"],
+            env=self.env,
+            cwd=self.project,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if done.returncode != 0 or "words" not in done.stdout:
             raise RuntimeError(f"bingo -p /wordcount failed ({done.returncode}): {done.stdout}{done.stderr}")
         return done.stdout

@@ -28,15 +28,29 @@ def main():
             continue
         if method == "initialize":
             DELTAS[0] = int((params.get("config") or {}).get("deltas", 1000))
-            result = {"protocol": 5, "name": "fast-model", "version": "0",
-                      "providers": [{"name": "fast", "models": ["fast-1"]}]}
+            result = {
+                "protocol": 5,
+                "name": "fast-model",
+                "version": "0",
+                "providers": [{"name": "fast", "models": ["fast-1"]}],
+            }
         elif method == "provider/stream":
             pieces = ["word" for _ in range(DELTAS[0])] if "stream" in prompt_of(params["request"]) else ["ok"]
             for piece in pieces:
-                send({"jsonrpc": "2.0", "method": "provider/delta",
-                      "params": {"streamId": params["streamId"], "delta": {"type": "text", "text": piece}}})
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "provider/delta",
+                        "params": {"streamId": params["streamId"], "delta": {"type": "text", "text": piece}},
+                    }
+                )
             text = "".join(pieces)
-            result = {"response": {"message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "stopReason": "end"}}
+            result = {
+                "response": {
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+                    "stopReason": "end",
+                }
+            }
         else:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no method " + method}})
             sys.stdout.flush()

@@ -39,8 +39,13 @@ class RawClient:
     async def spawn(cls, child: Path, cpu: str) -> RawClient:
         """Start `child` (the bench child script) pinned to `cpu` (or `-`)."""
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(child), "raw", cpu,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=_LIMIT,
+            sys.executable,
+            str(child),
+            "raw",
+            cpu,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=_LIMIT,
         )
         return cls(proc)
 
@@ -79,5 +84,12 @@ class RawClient:
 
     async def count(self, n: int, text: str) -> object:
         """One `tool/call` of `count`, with the params bingo's bridge sends."""
-        params = {"callId": f"c{n}", "name": "count", "input": {"text": text}, "cwd": "/", "session": "bench", "turn": 1}
+        params = {
+            "callId": f"c{n}",
+            "name": "count",
+            "input": {"text": text},
+            "cwd": "/",
+            "session": "bench",
+            "turn": 1,
+        }
         return await self.request("tool/call", params)

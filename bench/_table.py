@@ -54,11 +54,18 @@ class Row:
 def render(rows: list[Row]) -> str:
     """The table as text, columns aligned."""
     header = Row("row", "bingo", "against", "ratio", "target", None)
-    cells = [(r.what, r.measured, r.against, r.ratio, r.target + ("" if r.met is None else (" ✓" if r.met else " ✗"))) for r in [header, *rows]]
+    cells = [
+        (r.what, r.measured, r.against, r.ratio, r.target + ("" if r.met is None else (" ✓" if r.met else " ✗")))
+        for r in [header, *rows]
+    ]
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines: list[str] = []
     for n, c in enumerate(cells):
-        lines.append("  ".join([c[0].ljust(widths[0]), c[1].rjust(widths[1]), c[2].ljust(widths[2]), c[3].rjust(widths[3]), c[4]]).rstrip())
+        lines.append(
+            "  ".join(
+                [c[0].ljust(widths[0]), c[1].rjust(widths[1]), c[2].ljust(widths[2]), c[3].rjust(widths[3]), c[4]]
+            ).rstrip()
+        )
         if n == 0:
             lines.append("-" * len(lines[0]))
     return "\n".join(lines)

@@ -60,11 +60,19 @@ def _stats(samples: list[float]) -> str:
 
 async def _round_trips(child: Path, calls: int, log_dir: Path) -> tuple[list[float], list[float]]:
     env = dict(os.environ)
-    raw = await PluginProcess.spawn([sys.executable, str(child)], env=env, cwd=log_dir, log=PluginLog(log_dir / "raw.log"))
-    bridged = await PluginProcess.spawn([sys.executable, str(child)], env=env, cwd=log_dir, log=PluginLog(log_dir / "bridge.log"))
+    raw = await PluginProcess.spawn(
+        [sys.executable, str(child)], env=env, cwd=log_dir, log=PluginLog(log_dir / "raw.log")
+    )
+    bridged = await PluginProcess.spawn(
+        [sys.executable, str(child)], env=env, cwd=log_dir, log=PluginLog(log_dir / "bridge.log")
+    )
     raw_times: list[float] = []
     bridge_times: list[float] = []
-    async with raw, bridged, Connection(bridged.stdout, bridged.stdin, name="bench", deadlines={"tool/call": 10.0}) as conn:
+    async with (
+        raw,
+        bridged,
+        Connection(bridged.stdout, bridged.stdin, name="bench", deadlines={"tool/call": 10.0}) as conn,
+    ):
         tool = BridgedTool(StaticLink("bench", conn), ToolSpec(name="echo"))
         clock = time.perf_counter
         for n in range(calls + 200):  # the first 200 of each warm up
@@ -88,10 +96,21 @@ async def _spawn_to_ready(root: Path, count: int) -> float:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "main.py").write_text(_CHILD, encoding="utf-8")
         entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", name])
-        sources.append(PluginSource(name=name, layer="user", root=directory, manifest=Manifest(name=name, version="1", entry=entry), problem=None, base=directory.parent))
+        sources.append(
+            PluginSource(
+                name=name,
+                layer="user",
+                root=directory,
+                manifest=Manifest(name=name, version="1", entry=entry),
+                problem=None,
+                base=directory.parent,
+            )
+        )
     notices = Notices()
     registry = Registry(notices)
-    async with PluginHost(sources=sources, registry=registry, notices=notices, settings=Settings(), data_dir=root / "data", cwd=root) as host:
+    async with PluginHost(
+        sources=sources, registry=registry, notices=notices, settings=Settings(), data_dir=root / "data", cwd=root
+    ) as host:
         start = time.perf_counter()
         await host.start()
         elapsed = time.perf_counter() - start
@@ -111,7 +130,9 @@ async def main(calls: int) -> None:
         print(f"  ratio of medians         {statistics.median(bridge_times) / statistics.median(raw_times):.2f}×")
         for count, runs in ((1, 5), (20, 3)):
             times = [await _spawn_to_ready(root / f"s{count}-{run}", count) for run in range(runs)]
-            print(f"spawn-to-ready, {count:2d} plugin(s): median {statistics.median(times) * 1e3:6.1f} ms over {runs} runs")
+            print(
+                f"spawn-to-ready, {count:2d} plugin(s): median {statistics.median(times) * 1e3:6.1f} ms over {runs} runs"
+            )
 
 
 if __name__ == "__main__":

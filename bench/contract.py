@@ -20,7 +20,10 @@ from bingo.wire import TableView, TextPart, ToolCallResult, ToolOutput
 
 def _payload() -> bytes:
     rows: list[list[str | int | float | None]] = [[f"file-{i}.txt", i * 37, i * 3] for i in range(90)]
-    output = ToolOutput(parts=[TextPart(text="counted " * 40)], display=TableView(title="counts", columns=["file", "words", "lines"], rows=rows))
+    output = ToolOutput(
+        parts=[TextPart(text="counted " * 40)],
+        display=TableView(title="counts", columns=["file", "words", "lines"], rows=rows),
+    )
     return msgspec.json.encode(ToolCallResult(output=output))
 
 

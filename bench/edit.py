@@ -33,7 +33,9 @@ clock = time.perf_counter
 
 def _file(directory: Path) -> Path:
     path = directory / "big.txt"
-    path.write_text("".join(f"line {n:07d} of a large file, padded to 50 bytes.\n" for n in range(LINES)), encoding="utf-8")
+    path.write_text(
+        "".join(f"line {n:07d} of a large file, padded to 50 bytes.\n" for n in range(LINES)), encoding="utf-8"
+    )
     return path
 
 
@@ -47,7 +49,9 @@ def interleaved(directory: Path, edits: int) -> tuple[list[float], list[float], 
     marks = (middle, middle.upper())
 
     def call(tool: ReadTool | EditTool, input: dict[str, str | bool]) -> None:
-        output = asyncio.run(tool.call(ToolCall(call_id="b", input=dict(input), cwd=str(directory), session="bench", turn=1)))
+        output = asyncio.run(
+            tool.call(ToolCall(call_id="b", input=dict(input), cwd=str(directory), session="bench", turn=1))
+        )
         if output.is_error:
             raise RuntimeError(f"bench edit failed: {output.parts}")
 
@@ -73,7 +77,9 @@ def main() -> None:
         tool, floor, size = interleaved(Path(tmp), args.edits)
     for name, samples in (("edit", tool), ("read + write_atomic", floor)):
         ordered = sorted(samples)
-        print(f"{name:>20}: median {statistics.median(samples) * 1e3:.1f} ms, p99 {ordered[int(len(ordered) * 0.99)] * 1e3:.1f} ms ({size:,} bytes)")
+        print(
+            f"{name:>20}: median {statistics.median(samples) * 1e3:.1f} ms, p99 {ordered[int(len(ordered) * 0.99)] * 1e3:.1f} ms ({size:,} bytes)"
+        )
 
 
 if __name__ == "__main__":

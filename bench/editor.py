@@ -59,7 +59,9 @@ class _Client:
 
     def send(self, method: str, params: dict[str, Any]) -> int:
         self.next_id += 1
-        self.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n")
+        self.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n"
+        )
         return self.next_id
 
     async def until(self, done: Any) -> dict[str, Any]:
@@ -74,14 +76,26 @@ class _Client:
 
 
 def _chunk(message: dict[str, Any]) -> bool:
-    return message.get("method") == "session/update" and message["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    return (
+        message.get("method") == "session/update"
+        and message["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
 
 
 async def _acp(env: dict[str, str], cwd: str, prompts: int) -> tuple[float, list[float], float]:
     """Launch to first chunk (cold); prompt to first chunk for `prompts` more; updates per
     second of the streaming response."""
     started = clock()
-    process = await asyncio.create_subprocess_exec(BINGO, "--acp", cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 24)
+    process = await asyncio.create_subprocess_exec(
+        BINGO,
+        "--acp",
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=1 << 24,
+    )
     client = _Client(process)
     try:
         await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
@@ -117,7 +131,16 @@ async def _acp(env: dict[str, str], cwd: str, prompts: int) -> tuple[float, list
 async def _print(env: dict[str, str], cwd: str) -> float:
     """`bingo -p hi`: launch to the first byte of stdout."""
     started = clock()
-    process = await asyncio.create_subprocess_exec(BINGO, "-p", "hi", cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    process = await asyncio.create_subprocess_exec(
+        BINGO,
+        "-p",
+        "hi",
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     assert process.stdout is not None
     await process.stdout.read(1)
     first = clock() - started
@@ -154,9 +177,15 @@ def main() -> None:
     acp, printed = statistics.median(found["acp cold"]), statistics.median(found["print cold"])
     warm = statistics.median(found["acp warm"])
     rate = statistics.median(found["updates/s"])
-    print(f"launch to first text, cold (median of {args.runs}): --acp {acp * 1e3:.1f} ms, -p {printed * 1e3:.1f} ms: {acp / printed:.2f}× (target ≤ 1.2×) {'✓' if acp / printed <= 1.2 else '✗'}")
-    print(f"session/prompt to first agent_message_chunk, warm (median of {len(found['acp warm'])}): {warm * 1e3:.2f} ms")
-    print(f"agent_message_chunk updates per second ({DELTAS} deltas): {rate:,.0f}/s (a 200 tokens/s model: {rate / 200:.0f}× headroom) {'✓' if rate >= 200 else '✗'}")
+    print(
+        f"launch to first text, cold (median of {args.runs}): --acp {acp * 1e3:.1f} ms, -p {printed * 1e3:.1f} ms: {acp / printed:.2f}× (target ≤ 1.2×) {'✓' if acp / printed <= 1.2 else '✗'}"
+    )
+    print(
+        f"session/prompt to first agent_message_chunk, warm (median of {len(found['acp warm'])}): {warm * 1e3:.2f} ms"
+    )
+    print(
+        f"agent_message_chunk updates per second ({DELTAS} deltas): {rate:,.0f}/s (a 200 tokens/s model: {rate / 200:.0f}× headroom) {'✓' if rate >= 200 else '✗'}"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,14 @@ def _heading(text: str) -> None:
 
 def importtime(world: _cold.ColdWorld) -> None:
     """The slowest imports (cumulative µs) of a cold /wordcount."""
-    done = subprocess.run([sys.executable, "-X", "importtime", _cold.BINGO, "-p", "/wordcount notes.txt"],
-                          env=world.env, cwd=world.project, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", _cold.BINGO, "-p", "/wordcount notes.txt"],
+        env=world.env,
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     rows: list[tuple[int, int, str]] = []
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
@@ -53,8 +59,27 @@ def importtime(world: _cold.ColdWorld) -> None:
 def cold_profile(world: _cold.ColdWorld) -> None:
     """pyinstrument over the whole cold run."""
     launch = str(Path(__file__).with_name("_launch.py"))  # bingo itself leaves by os._exit, before the report
-    done = subprocess.run([sys.executable, "-m", "pyinstrument", "-i", "0.0005", "-r", "text", "-o", "/dev/stdout",
-                           launch, "-p", "/wordcount notes.txt"], env=world.env, cwd=world.project, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyinstrument",
+            "-i",
+            "0.0005",
+            "-r",
+            "text",
+            "-o",
+            "/dev/stdout",
+            launch,
+            "-p",
+            "/wordcount notes.txt",
+        ],
+        env=world.env,
+        cwd=world.project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     keep = [line for line in done.stdout.splitlines() if line.strip() and "frames hidden" not in line]
     print("\n".join(keep[:120]))
 
@@ -91,7 +116,11 @@ async def _calls(root: Path) -> None:
 async def _starts(root: Path) -> None:
     one = [_bingo.install(root / "one", "solo", CHILD, "-")]
     twenty = [_bingo.install(root / "twenty", f"p{i:02d}", CHILD, "-") for i in range(20)]
-    for label, sources in (("1 plugin", one), ("1 plugin, again: a warm declaration cache, nothing spawned", one), ("20 plugins", twenty)):
+    for label, sources in (
+        ("1 plugin", one),
+        ("1 plugin, again: a warm declaration cache, nothing spawned", one),
+        ("20 plugins", twenty),
+    ):
         async with _bingo.started(sources, root / "data") as (host, _):
             profiler = Profiler(interval=0.0002, async_mode="enabled")
             profiler.start()

@@ -70,7 +70,9 @@ async def _rounds(directory: Path, rounds: int, megabytes: int) -> dict[str, lis
     body = directory / "body.bin"
     with body.open("wb") as f:
         f.truncate(megabytes * 1_000_000)
-    server = await asyncio.create_subprocess_exec(sys.executable, "-c", _SERVER, str(body), stdout=asyncio.subprocess.PIPE)
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _SERVER, str(body), stdout=asyncio.subprocess.PIPE
+    )
     try:
         assert server.stdout is not None
         port = int(await asyncio.wait_for(server.stdout.readline(), 30))
@@ -123,7 +125,9 @@ def main() -> None:
     direct = statistics.median(found["direct"])
     for name, samples in found.items():
         seconds = statistics.median(samples)
-        print(f"{name:>8}: median {seconds * 1e3:,.0f} ms, {args.megabytes / seconds:,.0f} MB/s, {direct / seconds:.2f}× direct")
+        print(
+            f"{name:>8}: median {seconds * 1e3:,.0f} ms, {args.megabytes / seconds:,.0f} MB/s, {direct / seconds:.2f}× direct"
+        )
 
 
 if __name__ == "__main__":

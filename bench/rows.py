@@ -59,7 +59,16 @@ from _raw import RawClient
 from _table import Row, median, ms, p99, rate, render, us
 
 CHILD = Path(__file__).with_name("_child.py")
-EVERYTHING = Path(__file__).resolve().parents[1] / ".cache" / "npm-mcp" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING = (
+    Path(__file__).resolve().parents[1]
+    / ".cache"
+    / "npm-mcp"
+    / "node_modules"
+    / "@modelcontextprotocol"
+    / "server-everything"
+    / "dist"
+    / "index.js"
+)
 """server-everything as the MCP tests install it (tests/e2e/_mcp.py); its rows need it there."""
 TEXT = "the quick brown fox jumps over the lazy dog " * 4
 """The `count` tool's input: 36 words, the same for every contender."""
@@ -172,7 +181,9 @@ async def _warm(calls: dict[str, Call]) -> None:
         await _burst(call, 300, WIDTH)
 
 
-async def calibrate(root: Path, placements: list[Placement], sizes: Sizes) -> dict[str, tuple[float, float, float, float]]:
+async def calibrate(
+    root: Path, placements: list[Placement], sizes: Sizes
+) -> dict[str, tuple[float, float, float, float]]:
     """Per placement: raw and bingo sequential medians, raw and bingo calls/s."""
     found: dict[str, tuple[float, float, float, float]] = {}
     for placement in placements:
@@ -186,7 +197,9 @@ async def calibrate(root: Path, placements: list[Placement], sizes: Sizes) -> di
     return found
 
 
-async def round_trips(root: Path, placement: Placement, sizes: Sizes) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+async def round_trips(
+    root: Path, placement: Placement, sizes: Sizes
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Sequential round trips and throughput of all three contenders."""
     async with AsyncExitStack() as stack:
         calls = await _contenders(stack, root / "rt", placement, mcp=True)
@@ -231,7 +244,9 @@ async def spawns(root: Path, placement: Placement, sizes: Sizes) -> dict[str, li
             elapsed = clock() - start
             states = {status.state for status in host.status()}
             if len(registry.tools) != len(sources) or states != {"idle" if warm else "running"}:
-                raise RuntimeError(f"not every bench plugin is {'declared from the cache' if warm else 'started'}: {host.status()}")
+                raise RuntimeError(
+                    f"not every bench plugin is {'declared from the cache' if warm else 'started'}: {host.status()}"
+                )
             return elapsed
 
     for sources in (one, twenty):  # fill the warm caches
@@ -245,8 +260,13 @@ async def spawns(root: Path, placement: Placement, sizes: Sizes) -> dict[str, li
             return clock() - start
 
     steps: dict[str, Callable[[], Awaitable[float]]] = {
-        "raw": raw, "raw20": raw20, "bingo1": lambda: bingo(one), "bingo20": lambda: bingo(twenty), "mcp": mcp,
-        "warm1": lambda: bingo(one, warm=True), "warm20": lambda: bingo(twenty, warm=True),
+        "raw": raw,
+        "raw20": raw20,
+        "bingo1": lambda: bingo(one),
+        "bingo20": lambda: bingo(twenty),
+        "mcp": mcp,
+        "warm1": lambda: bingo(one, warm=True),
+        "warm20": lambda: bingo(twenty, warm=True),
     }
     if EVERYTHING.exists():
         # server-everything (Node), spawned to tools-ready: through bingo (spawn, MCP
@@ -287,9 +307,16 @@ def _ratio(x: float) -> str:
     return f"{x:.2f}×"
 
 
-def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[str, list[float]],
-          cold: dict[str, tuple[list[float], list[float], list[float]]], floor: list[float], stored: tuple[float, float],
-          turns: dict[str, list[float]], edited: tuple[list[float], list[float], int]) -> list[Row]:
+def table(
+    seq: dict[str, list[float]],
+    thr: dict[str, list[float]],
+    spawn: dict[str, list[float]],
+    cold: dict[str, tuple[list[float], list[float], list[float]]],
+    floor: list[float],
+    stored: tuple[float, float],
+    turns: dict[str, list[float]],
+    edited: tuple[list[float], list[float], int],
+) -> list[Row]:
     """Every row, its ratio and its target."""
     raw_m, bingo_m, mcp_m = median(seq["raw"]), median(seq["bingo"]), median(seq["mcp"])
     raw_p, bingo_p, mcp_p = p99(seq["raw"]), p99(seq["bingo"]), p99(seq["mcp"])
@@ -299,30 +326,98 @@ def table(seq: dict[str, list[float]], thr: dict[str, list[float]], spawn: dict[
     s_raw20 = median(spawn["raw20"])
     store_rate, raw_rate = stored
     return [
-        Row("tool/call median: bingo / raw limit", us(bingo_m), f"raw {us(raw_m)}", _ratio(bingo_m / raw_m), "≤ 2×", bingo_m / raw_m <= 2),
-        Row("tool/call median: MCP SDK / bingo", us(bingo_m), f"MCP {us(mcp_m)}", _ratio(mcp_m / bingo_m), "≥ 7× faster", mcp_m / bingo_m >= 7),
+        Row(
+            "tool/call median: bingo / raw limit",
+            us(bingo_m),
+            f"raw {us(raw_m)}",
+            _ratio(bingo_m / raw_m),
+            "≤ 2×",
+            bingo_m / raw_m <= 2,
+        ),
+        Row(
+            "tool/call median: MCP SDK / bingo",
+            us(bingo_m),
+            f"MCP {us(mcp_m)}",
+            _ratio(mcp_m / bingo_m),
+            "≥ 7× faster",
+            mcp_m / bingo_m >= 7,
+        ),
         # The same MCP SDK server, reached through bingo's MCP adapter and through the SDK's
         # own ClientSession (issue 16: bingo ≤ 1.2× the SDK client's time).
-        Row("MCP server tools/call median: bingo / SDK client", us(median(seq["bingo-mcp"])), f"SDK {us(mcp_m)}",
-            _ratio(median(seq["bingo-mcp"]) / mcp_m), "≤ 1.2×", median(seq["bingo-mcp"]) / mcp_m <= 1.2),
-        Row("MCP server tools/call p99: bingo / SDK client", us(p99(seq["bingo-mcp"])), f"SDK {us(mcp_p)}", _ratio(p99(seq["bingo-mcp"]) / mcp_p)),
+        Row(
+            "MCP server tools/call median: bingo / SDK client",
+            us(median(seq["bingo-mcp"])),
+            f"SDK {us(mcp_m)}",
+            _ratio(median(seq["bingo-mcp"]) / mcp_m),
+            "≤ 1.2×",
+            median(seq["bingo-mcp"]) / mcp_m <= 1.2,
+        ),
+        Row(
+            "MCP server tools/call p99: bingo / SDK client",
+            us(p99(seq["bingo-mcp"])),
+            f"SDK {us(mcp_p)}",
+            _ratio(p99(seq["bingo-mcp"]) / mcp_p),
+        ),
         Row("tool/call p99: bingo / raw limit", us(bingo_p), f"raw {us(raw_p)}", _ratio(bingo_p / raw_p)),
         Row("tool/call p99: MCP SDK / bingo", us(bingo_p), f"MCP {us(mcp_p)}", _ratio(mcp_p / bingo_p)),
-        Row(f"calls/s, {WIDTH} in flight: bingo / raw", rate(bingo_t), f"raw {rate(raw_t)}", _ratio(bingo_t / raw_t), "≥ 20,000/s", bingo_t >= 20_000),
+        Row(
+            f"calls/s, {WIDTH} in flight: bingo / raw",
+            rate(bingo_t),
+            f"raw {rate(raw_t)}",
+            _ratio(bingo_t / raw_t),
+            "≥ 20,000/s",
+            bingo_t >= 20_000,
+        ),
         Row(f"calls/s, {WIDTH} in flight: bingo / MCP", rate(bingo_t), f"MCP {rate(mcp_t)}", _ratio(bingo_t / mcp_t)),
-        Row("spawn to ready, 1 plugin, no cache: bingo / raw", ms(s_one), f"raw spawn+initialize {ms(s_raw)}", _ratio(s_one / s_raw), "≤ 30 ms", s_one <= 0.030),
-        Row("spawn to ready, no cache: MCP init+list_tools / bingo", ms(s_one), f"MCP {ms(s_mcp)}", _ratio(s_mcp / s_one)),
-        Row("spawn to ready, no cache: 20 plugins / 1 plugin", ms(s_twenty), f"1 plugin {ms(s_one)}", _ratio(s_twenty / s_one), "≤ 2×", s_twenty / s_one <= 2),
+        Row(
+            "spawn to ready, 1 plugin, no cache: bingo / raw",
+            ms(s_one),
+            f"raw spawn+initialize {ms(s_raw)}",
+            _ratio(s_one / s_raw),
+            "≤ 30 ms",
+            s_one <= 0.030,
+        ),
+        Row(
+            "spawn to ready, no cache: MCP init+list_tools / bingo",
+            ms(s_one),
+            f"MCP {ms(s_mcp)}",
+            _ratio(s_mcp / s_one),
+        ),
+        Row(
+            "spawn to ready, no cache: 20 plugins / 1 plugin",
+            ms(s_twenty),
+            f"1 plugin {ms(s_one)}",
+            _ratio(s_twenty / s_one),
+            "≤ 2×",
+            s_twenty / s_one <= 2,
+        ),
         # The limit of the row above: the same 20 children, spawned and initialized raw.
         Row("spawn to ready, 20 at once: raw 20 / raw 1", ms(s_raw20), f"raw 1 {ms(s_raw)}", _ratio(s_raw20 / s_raw)),
-        Row("spawn to ready, 20 at once: bingo / raw", ms(s_twenty), f"raw 20 {ms(s_raw20)}", _ratio(s_twenty / s_raw20)),
+        Row(
+            "spawn to ready, 20 at once: bingo / raw", ms(s_twenty), f"raw 20 {ms(s_raw20)}", _ratio(s_twenty / s_raw20)
+        ),
         # No target on these two: nothing is spawned, so they are not "spawn to ready";
         # the plugin starts at its first use, which pays the no-cache row above then.
-        Row("start, warm declaration cache, 1 plugin / no cache", ms(w_one), f"no cache {ms(s_one)}", _ratio(w_one / s_one)),
-        Row("start, warm declaration cache: 20 plugins / 1 plugin", ms(w_twenty), f"1 plugin {ms(w_one)}", _ratio(w_twenty / w_one)),
+        Row(
+            "start, warm declaration cache, 1 plugin / no cache",
+            ms(w_one),
+            f"no cache {ms(s_one)}",
+            _ratio(w_one / s_one),
+        ),
+        Row(
+            "start, warm declaration cache: 20 plugins / 1 plugin",
+            ms(w_twenty),
+            f"1 plugin {ms(w_one)}",
+            _ratio(w_twenty / w_one),
+        ),
         *_everything_rows(spawn),
         *_cold_rows(cold, floor),
-        Row("session store: durable appends/s", rate(store_rate), f"bare sqlite3 {rate(raw_rate)}", _ratio(store_rate / raw_rate)),
+        Row(
+            "session store: durable appends/s",
+            rate(store_rate),
+            f"bare sqlite3 {rate(raw_rate)}",
+            _ratio(store_rate / raw_rate),
+        ),
         *_turn_rows(turns),
         *_edit_rows(edited),
     ]
@@ -332,14 +427,25 @@ def _everything_rows(spawn: dict[str, list[float]]) -> list[Row]:
     if "everything-bingo" not in spawn:
         return []  # not installed: bash scripts/test installs it into .cache/npm-mcp
     through, sdk = median(spawn["everything-bingo"]), median(spawn["everything-sdk"])
-    return [Row("server-everything spawn to tools-ready: bingo / SDK client", ms(through), f"SDK init+list_tools {ms(sdk)}", _ratio(through / sdk))]
+    return [
+        Row(
+            "server-everything spawn to tools-ready: bingo / SDK client",
+            ms(through),
+            f"SDK init+list_tools {ms(sdk)}",
+            _ratio(through / sdk),
+        )
+    ]
 
 
 def _edit_rows(edited: tuple[list[float], list[float], int]) -> list[Row]:
     times, floor, size = edited
     return [
-        Row(f"edit one line of a {size / 1e6:.0f} MB file {what}: bingo / read + write_atomic", ms(of(times)),
-            f"read + write_atomic {ms(of(floor))}", _ratio(of(times) / of(floor)))
+        Row(
+            f"edit one line of a {size / 1e6:.0f} MB file {what}: bingo / read + write_atomic",
+            ms(of(times)),
+            f"read + write_atomic {ms(of(floor))}",
+            _ratio(of(times) / of(floor)),
+        )
         for what, of in (("p50", median), ("p99", p99))
     ]
 
@@ -348,7 +454,12 @@ def _turn_rows(turns: dict[str, list[float]]) -> list[Row]:
     rows: list[Row] = []
     for what, of in (("p50", median), ("p99", p99)):
         bare, loaded = of(turns["bare"]), of(turns["loaded"])
-        row = Row(f"model turn {what}: 10 contributors + 5 hooks / bare", ms(loaded), f"bare {ms(bare)}", f"+{ms(loaded - bare)}")
+        row = Row(
+            f"model turn {what}: 10 contributors + 5 hooks / bare",
+            ms(loaded),
+            f"bare {ms(bare)}",
+            f"+{ms(loaded - bare)}",
+        )
         if what == "p50":
             row = Row(row.what, row.measured, row.against, row.ratio, "≤ +5 ms", loaded - bare <= 0.005)
         rows.append(row)
@@ -360,13 +471,27 @@ def _cold_rows(cold: dict[str, tuple[list[float], list[float], list[float]]], fl
     for where, (bingo, bare, plugin) in cold.items():
         c_bingo, c_bare, c_plugin = median(bingo), median(bare), median(plugin)
         ratio = c_bingo / (c_bare + c_plugin)
-        rows.append(Row(f'cold bingo -p "/wordcount notes.txt", {where}', ms(c_bingo),
-                        f"python3 -c pass {ms(c_bare)} + plugin {ms(c_plugin)}", _ratio(ratio), "≤ 2.5×", ratio <= 2.5))
+        rows.append(
+            Row(
+                f'cold bingo -p "/wordcount notes.txt", {where}',
+                ms(c_bingo),
+                f"python3 -c pass {ms(c_bare)} + plugin {ms(c_plugin)}",
+                _ratio(ratio),
+                "≤ 2.5×",
+                ratio <= 2.5,
+            )
+        )
         if where == "both CPUs":
             # The limit of the row above: only the imports bingo cannot do without.
             c_floor = median(floor)
-            rows.append(Row(f"cold floor, both CPUs: python3 -c '{_cold.FLOOR}'", ms(c_floor),
-                            f"python3 -c pass {ms(c_bare)} + plugin {ms(c_plugin)}", _ratio(c_floor / (c_bare + c_plugin))))
+            rows.append(
+                Row(
+                    f"cold floor, both CPUs: python3 -c '{_cold.FLOOR}'",
+                    ms(c_floor),
+                    f"python3 -c pass {ms(c_bare)} + plugin {ms(c_plugin)}",
+                    _ratio(c_floor / (c_bare + c_plugin)),
+                )
+            )
     return rows
 
 
@@ -378,9 +503,16 @@ def _proxy_rows(found: dict[str, list[float]] | None) -> list[Row]:
     for name, what in (("http", "plain HTTP"), ("connect", "CONNECT tunnel")):
         through = median(found[name])
         ratio = direct / through  # throughput: the inverse of the times
-        rows.append(Row(f"{proxy.MEGABYTES} MB download through the proxy, {what}: throughput / direct",
-                        f"{proxy.MEGABYTES / through:,.0f} MB/s", f"direct {proxy.MEGABYTES / direct:,.0f} MB/s",
-                        _ratio(ratio), "≥ 0.5×", ratio >= 0.5))
+        rows.append(
+            Row(
+                f"{proxy.MEGABYTES} MB download through the proxy, {what}: throughput / direct",
+                f"{proxy.MEGABYTES / through:,.0f} MB/s",
+                f"direct {proxy.MEGABYTES / direct:,.0f} MB/s",
+                _ratio(ratio),
+                "≥ 0.5×",
+                ratio >= 0.5,
+            )
+        )
     return rows
 
 
@@ -388,9 +520,23 @@ def _editor_rows(found: dict[str, list[float]]) -> list[Row]:
     acp, printed = median(found["acp cold"]), median(found["print cold"])
     warm, streamed = median(found["acp warm"]), median(found["updates/s"])
     return [
-        Row("launch to first text, cold: bingo --acp / bingo -p", ms(acp), f"-p {ms(printed)}", _ratio(acp / printed), "≤ 1.2×", acp / printed <= 1.2),
+        Row(
+            "launch to first text, cold: bingo --acp / bingo -p",
+            ms(acp),
+            f"-p {ms(printed)}",
+            _ratio(acp / printed),
+            "≤ 1.2×",
+            acp / printed <= 1.2,
+        ),
         Row("ACP session/prompt to first agent_message_chunk, warm", ms(warm), "a provider that answers at once", ""),
-        Row(f"ACP agent_message_chunk updates/s ({editor.DELTAS} deltas)", rate(streamed), "a 200 tokens/s model: 200/s", _ratio(streamed / 200), "≥ 200/s", streamed >= 200),
+        Row(
+            f"ACP agent_message_chunk updates/s ({editor.DELTAS} deltas)",
+            rate(streamed),
+            "a 200 tokens/s model: 200/s",
+            _ratio(streamed / 200),
+            "≥ 200/s",
+            streamed >= 200,
+        ),
     ]
 
 
@@ -417,7 +563,15 @@ def _on(cpus: set[int], step: Callable[[], float]) -> Callable[[], float]:
     return placed
 
 
-async def _async_rows(root: Path, placements: list[Placement], sizes: Sizes) -> tuple[Placement, dict[str, tuple[float, float, float, float]], dict[str, list[float]], dict[str, list[float]], dict[str, list[float]]]:
+async def _async_rows(
+    root: Path, placements: list[Placement], sizes: Sizes
+) -> tuple[
+    Placement,
+    dict[str, tuple[float, float, float, float]],
+    dict[str, list[float]],
+    dict[str, list[float]],
+    dict[str, list[float]],
+]:
     found = await calibrate(root, placements, sizes)
     chosen = min(placements, key=lambda p: found[p.name][0])
     os.sched_setaffinity(0, {chosen.parent})
@@ -430,7 +584,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bingo beside the raw limit and the MCP SDK")
     parser.add_argument("--quick", action="store_true", help="a fraction of the samples (a smoke run)")
     args = parser.parse_args()
-    sizes = Sizes(rounds=6, per_round=20, bursts=2, burst=300, spawns=2, colds=2, appends=500, calibrate_rounds=3, turns=30, edits=5, editors=2, sandboxed=5, downloads=2) if args.quick else Sizes()
+    sizes = (
+        Sizes(
+            rounds=6,
+            per_round=20,
+            bursts=2,
+            burst=300,
+            spawns=2,
+            colds=2,
+            appends=500,
+            calibrate_rounds=3,
+            turns=30,
+            edits=5,
+            editors=2,
+            sandboxed=5,
+            downloads=2,
+        )
+        if args.quick
+        else Sizes()
+    )
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     placements = [Placement("same core", first, str(first)), Placement("split", first, str(second))]
@@ -440,9 +612,14 @@ def main() -> None:
         with _cold.world() as world:
             world.check()
             one, both = {chosen.parent}, set(cpus)
-            steps = [_on(where, step) for where in (both, one) for step in (world.bingo, world.bare, world.plugin_alone)]
+            steps = [
+                _on(where, step) for where in (both, one) for step in (world.bingo, world.bare, world.plugin_alone)
+            ]
             samples = _cold.rounds([*steps, _on(both, world.floor)], sizes.colds)
-            cold = {"both CPUs": (samples[0], samples[1], samples[2]), f"all on CPU {chosen.parent}": (samples[3], samples[4], samples[5])}
+            cold = {
+                "both CPUs": (samples[0], samples[1], samples[2]),
+                f"all on CPU {chosen.parent}": (samples[3], samples[4], samples[5]),
+            }
             floor = samples[6]
         stored = store.interleaved(Path(tmp), sizes.appends)
         os.sched_setaffinity(0, set(cpus))
@@ -450,18 +627,31 @@ def main() -> None:
         edited = edit.interleaved(Path(tmp), sizes.edits)
         os.sched_setaffinity(0, set(cpus))
         editors = asyncio.run(editor.measure(sizes.editors))
-        confined = asyncio.run(sandbox.interleaved(Path(tmp) / "sandbox", sizes.sandboxed)) if sandbox.probe().confines else {}
+        confined = (
+            asyncio.run(sandbox.interleaved(Path(tmp) / "sandbox", sizes.sandboxed)) if sandbox.probe().confines else {}
+        )
         downloads = proxy.interleaved(Path(tmp), sizes.downloads)
-    rows = table(seq, thr, spawn, cold, floor, stored, turns, edited) + _editor_rows(editors) + _sandbox_rows(confined) + _proxy_rows(downloads)
-    print(f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
-          f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
-          f"medians unless said")
+    rows = (
+        table(seq, thr, spawn, cold, floor, stored, turns, edited)
+        + _editor_rows(editors)
+        + _sandbox_rows(confined)
+        + _proxy_rows(downloads)
+    )
+    print(
+        f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
+        f"and {sizes.bursts} bursts of {sizes.burst} per contender, {sizes.spawns} spawns, {sizes.colds} cold runs; "
+        f"medians unless said"
+    )
     for placement in placements:
         raw_m, bingo_m, raw_t, bingo_t = found[placement.name]
-        print(f"  placement {placement.describe()}: raw {us(raw_m)}, bingo {us(bingo_m)}; "
-              f"{WIDTH} in flight raw {rate(raw_t)}, bingo {rate(bingo_t)}")
-    print(f"  used for every row: {chosen.describe()} (the lower raw limit); cold rows: every process on both CPUs "
-          f"(as a person runs bingo), and every process on CPU {chosen.parent}; python3 = {Path(sys.executable).parent / 'python3'}")
+        print(
+            f"  placement {placement.describe()}: raw {us(raw_m)}, bingo {us(bingo_m)}; "
+            f"{WIDTH} in flight raw {rate(raw_t)}, bingo {rate(bingo_t)}"
+        )
+    print(
+        f"  used for every row: {chosen.describe()} (the lower raw limit); cold rows: every process on both CPUs "
+        f"(as a person runs bingo), and every process on CPU {chosen.parent}; python3 = {Path(sys.executable).parent / 'python3'}"
+    )
     print()
     print(render(rows))
     print(f"\n({clock() - started:.0f} s)")

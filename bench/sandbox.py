@@ -28,9 +28,26 @@ from bingo.tools import BashTool
 __all__ = ["interleaved", "rows_of"]
 
 CHILD = Path(__file__).with_name("_child.py")
-SECRETS = (".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc",
-           ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings", ".mozilla",
-           ".config/google-chrome", ".config/chromium", ".bingo")
+SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh",
+    ".password-store",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".bingo",
+)
 """INTERFACE.md section 9's secret paths, beneath this machine's $HOME."""
 clock = time.perf_counter
 
@@ -38,7 +55,9 @@ clock = time.perf_counter
 def _policy(project: Path, writable: tuple[Path, ...], proxy: tuple[str, int] | None) -> Policy:
     home = Path.home().resolve()
     protected = tuple(project / p for p in (".bingo", ".mcp.json", ".git/hooks", ".git/config"))
-    return Policy(denied=tuple(home / s for s in SECRETS), writable=(project, *writable), protected=protected, proxy=proxy)
+    return Policy(
+        denied=tuple(home / s for s in SECRETS), writable=(project, *writable), protected=protected, proxy=proxy
+    )
 
 
 async def interleaved(root: Path, rounds: int) -> dict[str, list[float]]:
@@ -67,9 +86,16 @@ async def interleaved(root: Path, rounds: int) -> dict[str, list[float]]:
 
     async def plugin(policy: Policy | None) -> float:
         start = clock()
-        process = await PluginProcess.spawn([sys.executable, str(CHILD), "bench", "-"], env=dict(os.environ), cwd=project, log=log, policy=policy)
+        process = await PluginProcess.spawn(
+            [sys.executable, str(CHILD), "bench", "-"], env=dict(os.environ), cwd=project, log=log, policy=policy
+        )
         async with process:
-            message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocol": 5, "pluginRoot": "/", "config": {}, "env": {}}}
+            message = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocol": 5, "pluginRoot": "/", "config": {}, "env": {}},
+            }
             process.stdin.write(json.dumps(message).encode() + b"\n")
             await process.stdin.drain()
             line = await process.stdout.readline()
@@ -102,7 +128,10 @@ def rows_of(samples: dict[str, list[float]]) -> list[tuple[str, float, float, fl
     from statistics import median
 
     found: list[tuple[str, float, float, float, str, bool]] = []
-    for what, key, target in (("bash call p50: sandboxed / unsandboxed", "bash", 1.15), ("plugin spawn to ready p50: sandboxed / not", "plugin", 1.2)):
+    for what, key, target in (
+        ("bash call p50: sandboxed / unsandboxed", "bash", 1.15),
+        ("plugin spawn to ready p50: sandboxed / not", "plugin", 1.2),
+    ):
         confined, direct = median(samples[f"{key} confined"]), median(samples[f"{key} direct"])
         found.append((what, confined, direct, confined / direct, f"≤ {target:g}×", confined / direct <= target))
     return found
@@ -120,7 +149,9 @@ def main() -> None:
         samples = asyncio.run(interleaved(Path(tmp), rounds))
     print(f"sandbox ({support.mechanism}), {rounds} rounds interleaved, medians:")
     for what, confined, direct, ratio, target, met in rows_of(samples):
-        print(f"  {what}: {confined * 1e3:.2f} ms against {direct * 1e3:.2f} ms = {ratio:.2f}× ({target} {'✓' if met else '✗'})")
+        print(
+            f"  {what}: {confined * 1e3:.2f} ms against {direct * 1e3:.2f} ms = {ratio:.2f}× ({target} {'✓' if met else '✗'})"
+        )
 
 
 if __name__ == "__main__":

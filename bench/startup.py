@@ -58,7 +58,9 @@ def main() -> None:
             rows["python3 -c pass"].append(_time([sys.executable, "-c", "pass"], env, project))
             rows['bingo -p "/help"'].append(_time([BINGO, "-p", "/help"], env, project))
             if args.with_wordcount:
-                rows['bingo -p "/wordcount notes.txt"'].append(_time([BINGO, "-p", "/wordcount notes.txt"], wc_env, project))
+                rows['bingo -p "/wordcount notes.txt"'].append(
+                    _time([BINGO, "-p", "/wordcount notes.txt"], wc_env, project)
+                )
     base = statistics.median(rows["python3 -c pass"])
     print(f"cold start, {args.runs} interleaved runs, median (p90) in ms:")
     for name, samples in rows.items():

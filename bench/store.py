@@ -41,9 +41,7 @@ CREATE TABLE frames (
 
 def frames() -> tuple[Frame, Frame]:
     """The two frames a turn appends, alternately."""
-    assistant = AssistantFrame(
-        message=Message(role="assistant", content=[TextBlock(text="word " * 200)]), turn=1
-    )
+    assistant = AssistantFrame(message=Message(role="assistant", content=[TextBlock(text="word " * 200)]), turn=1)
     result = ToolResultFrame(
         call_id="call-1",
         output=ToolOutput(parts=[TextPart(text="line of output\n" * 200)]),

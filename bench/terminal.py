@@ -27,7 +27,10 @@ __all__ = ["RESPONSE", "floor", "markdown"]
 
 _CODE = "```python\ndef total(rows):\n    return sum(r.count for r in rows if r.ok)\n\n\nprint(total([]))\n```\n\n"
 RESPONSE = "".join(
-    (f"Paragraph {n} has **bold words**, `inline code` and a [link](https://example.com/{n}) in a sentence long enough to wrap once on a terminal.\n\n" + (_CODE if n % 5 == 0 else ""))
+    (
+        f"Paragraph {n} has **bold words**, `inline code` and a [link](https://example.com/{n}) in a sentence long enough to wrap once on a terminal.\n\n"
+        + (_CODE if n % 5 == 0 else "")
+    )
     for n in range(100)
 )
 _DELTA = 20
@@ -79,7 +82,9 @@ def main() -> None:
     plain = statistics.median(floor() for _ in range(runs))
     blocks = RESPONSE.count("\n\n")
     print(f"a {len(RESPONSE) / 1000:.0f} KB response in {len(_deltas())} deltas, {blocks} blocks, median of {runs}:")
-    print(f"  markdown {drawn * 1000:.1f} ms ({drawn / blocks * 1e6:.0f} µs a block)   plain lines {plain * 1000:.1f} ms")
+    print(
+        f"  markdown {drawn * 1000:.1f} ms ({drawn / blocks * 1e6:.0f} µs a block)   plain lines {plain * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

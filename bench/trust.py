@@ -48,7 +48,15 @@ def build_node_modules(where: Path, megabytes: int, seed: int = 6) -> tuple[int,
 
 def _time(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        argv,
+        env=env,
+        cwd=cwd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     return (time.perf_counter() - start) * 1000
 
 
@@ -98,7 +106,9 @@ def main() -> None:
         print(f"  fingerprint alone (in-process)                    {fp:8.1f} ms   {mb / (fp / 1000):6.0f} MB/s")
         trusted, user = statistics.median(cold["project"]), statistics.median(cold["user"])
         print(f'  cold bingo -p "/wordcount notes.txt", trusted     {trusted:8.1f} ms')
-        print(f'  the same plugin in the user layer (no trust)      {user:8.1f} ms   trust adds {trusted - user:+.1f} ms ({trusted / user:.2f}x)')
+        print(
+            f"  the same plugin in the user layer (no trust)      {user:8.1f} ms   trust adds {trusted - user:+.1f} ms ({trusted / user:.2f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -84,9 +84,11 @@ class _Quiet:
     def waiting(self, what: str) -> None: ...
     def refused(self, call_id: str, name: str, why: str) -> None:
         raise RuntimeError(f"the bench turn was refused: {why}")
+
     def append(self, frame: object) -> None: ...
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         raise RuntimeError("the bench turn asked for permission")
+
     async def ask(self, question: str, choices: list[str] | None) -> str:
         raise RuntimeError("the bench turn asked a question")
 
@@ -98,9 +100,17 @@ def _sources(root: Path) -> list[PluginSource]:
         home = root / "plugins" / name
         home.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CHILD, home / "main.py")
-        manifest = {"name": name, "version": "1", "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py", name, "-", "turn"]}}
+        manifest = {
+            "name": name,
+            "version": "1",
+            "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py", name, "-", "turn"]},
+        }
         (home / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
-        sources.append(PluginSource(name=name, layer="user", root=home, manifest=read_manifest(home), problem=None, base=home.parent))
+        sources.append(
+            PluginSource(
+                name=name, layer="user", root=home, manifest=read_manifest(home), problem=None, base=home.parent
+            )
+        )
     return sources
 
 
@@ -111,7 +121,9 @@ async def _conversation(stack: AsyncExitStack, root: Path, sources: list[PluginS
         registry.add_tool(tool, name=tool.name)
     settings = Settings()
     data = root / f"data-{len(sources)}"
-    host = await stack.enter_async_context(PluginHost(sources=sources, registry=registry, notices=notices, settings=settings, data_dir=data, cwd=root))
+    host = await stack.enter_async_context(
+        PluginHost(sources=sources, registry=registry, notices=notices, settings=settings, data_dir=data, cwd=root)
+    )
     await host.start()
     if len(registry.contributors) != 2 * len(sources) or len(registry.hooks) != len(sources):
         raise RuntimeError(f"the bench plugins did not all declare: {host.status()}")
@@ -120,8 +132,20 @@ async def _conversation(stack: AsyncExitStack, root: Path, sources: list[PluginS
     root.mkdir(parents=True, exist_ok=True)
     path = root / "small.txt"
     path.write_text("a small file\n" * 10, encoding="utf-8")
-    return Conversation(registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=hooks, notices=notices,
-                        log=quiet, events=quiet, asker=quiet, session="bench", cwd=str(root), provider=_AtOnce(str(path)), model="m")
+    return Conversation(
+        registry=registry,
+        settings=settings,
+        gate=Gate(settings.permissions),
+        hooks=hooks,
+        notices=notices,
+        log=quiet,
+        events=quiet,
+        asker=quiet,
+        session="bench",
+        cwd=str(root),
+        provider=_AtOnce(str(path)),
+        model="m",
+    )
 
 
 async def _turn(conversation: Conversation) -> float:
@@ -163,7 +187,9 @@ def main() -> None:
         samples = asyncio.run(interleaved(Path(tmp).resolve(), args.turns))
     for name, seconds in samples.items():
         ordered = sorted(seconds)
-        print(f"{name:7} p50 {statistics.median(seconds) * 1e3:.3f} ms  p99 {ordered[int(len(ordered) * 0.99) - 1] * 1e3:.3f} ms")
+        print(
+            f"{name:7} p50 {statistics.median(seconds) * 1e3:.3f} ms  p99 {ordered[int(len(ordered) * 0.99) - 1] * 1e3:.3f} ms"
+        )
 
 
 if __name__ == "__main__":

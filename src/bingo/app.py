@@ -165,7 +165,15 @@ def _sandbox(
     """
     for problem in settings.sandbox.problems:
         notices.say("bingo", problem, "warning")
-    sandbox = Sandbox(settings.sandbox, home=user_home, bingo_home=home, project=project, environ=environ, notices=notices, matrix_token=settings.matrix.access_token_env)
+    sandbox = Sandbox(
+        settings.sandbox,
+        home=user_home,
+        bingo_home=home,
+        project=project,
+        environ=environ,
+        notices=notices,
+        matrix_token=settings.matrix.access_token_env,
+    )
     sandbox.start()
     return sandbox
 
@@ -203,7 +211,10 @@ async def run_app(options: Options) -> int:
     try:
         cwd = Path.cwd()
     except FileNotFoundError:
-        raise UsageError("the working directory no longer exists (it was removed while this shell was in it)", "cd to a directory that exists and run bingo again") from None
+        raise UsageError(
+            "the working directory no longer exists (it was removed while this shell was in it)",
+            "cd to a directory that exists and run bingo again",
+        ) from None
     project = find_project(cwd, user_home)
     # Read as if untrusted first: every layer is checked, and what trust would add is known.
     settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
@@ -212,16 +223,29 @@ async def run_app(options: Options) -> int:
         project = find_project(cwd, user_home)
         settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
     if options.channel is not None:
-        os.environ.pop(settings.matrix.access_token_env, None)  # the bot's token is bingo's: no plugin inherits it (`environ` keeps it)
+        os.environ.pop(
+            settings.matrix.access_token_env, None
+        )  # the bot's token is bingo's: no plugin inherits it (`environ` keeps it)
     data_dir = data_dir_of(home)
     _setup_logging(data_dir)
     if options.check_plugin is not None:
-        return await _check_plugin(options, options.check_plugin, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ)
+        return await _check_plugin(
+            options,
+            options.check_plugin,
+            settings=settings,
+            home=home,
+            project=project,
+            cwd=cwd,
+            data_dir=data_dir,
+            environ=environ,
+        )
     from .bridge import discover, remember, trust_state
 
     sources = discover(home=home, project=project, environ=environ, variables=settings.mcp_variables)
     state = trust_state(project=project, cwd=cwd, sources=sources, settings=settings, data_dir=data_dir)
-    ignored = [f"{problem}: ignored, as git ignores a repository it does not own" for problem in unsafe_layers(cwd, user_home)]
+    ignored = [
+        f"{problem}: ignored, as git ignores a repository it does not own" for problem in unsafe_layers(cwd, user_home)
+    ]
     if options.trust:
         from .bridge import trust_line
 
@@ -230,11 +254,23 @@ async def run_app(options: Options) -> int:
             print(escape(f"bingo: {line}"), file=sys.stderr)
         print(escape(trust_line(state, remember(state, data_dir))))
         return 0
-    interactive = options.channel is None and not options.acp and not options.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    interactive = (
+        options.channel is None
+        and not options.acp
+        and not options.print_mode
+        and sys.stdin.isatty()
+        and sys.stdout.isatty()
+    )
     if options.resume == "" and not interactive:
-        raise UsageError("--resume with no session id needs a terminal to choose one on", "give the session's id: bingo --resume ID (bingo -p /sessions lists them)")
+        raise UsageError(
+            "--resume with no session id needs a terminal to choose one on",
+            "give the session's id: bingo --resume ID (bingo -p /sessions lists them)",
+        )
     if options.prompt is None and not interactive and options.channel is None and not options.acp:
-        raise UsageError("no prompt was given and there is no terminal to ask for one", 'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)')
+        raise UsageError(
+            "no prompt was given and there is no terminal to ask for one",
+            'pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)',
+        )
     if options.prompt is not None and not options.prompt.strip():
         # `bingo -p "$PROMPT"` with the variable unset: nothing to send (a model API refuses
         # an empty message, after a turn was opened for it).
@@ -283,35 +319,93 @@ async def run_app(options: Options) -> int:
             from .store import continue_session
 
             # Claimed for this run (one writer per session), and another project's only as ADR-0029 says.
-            session.id = await continue_session(session.store, str(project), latest=options.continue_latest, resume=resume, ask=_start_asker().ask if interactive else None, say=lambda line: notices.say("bingo", line, "warning"))
+            session.id = await continue_session(
+                session.store,
+                str(project),
+                latest=options.continue_latest,
+                resume=resume,
+                ask=_start_asker().ask if interactive else None,
+                say=lambda line: notices.say("bingo", line, "warning"),
+            )
         if session.id is not None:
             frames = session.store.frames(session.id)
             messages, compacted = history(frames), _compacted(frames)
         notices.listen(session.notice)
-        async with sandbox, PluginHost(sources=run_sources, listed=listed, digests=state.digests(), registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=cwd, choose_model=_model_chooser(settings, registry, environ), sandbox=sandbox) as plugins:
+        async with (
+            sandbox,
+            PluginHost(
+                sources=run_sources,
+                listed=listed,
+                digests=state.digests(),
+                registry=registry,
+                notices=notices,
+                settings=settings,
+                data_dir=data_dir,
+                cwd=cwd,
+                choose_model=_model_chooser(settings, registry, environ),
+                sandbox=sandbox,
+            ) as plugins,
+        ):
             await plugins.start()
             # Once the tools are known (registered from the handshakes or the cache): the
             # rules that can match none of them, and failClosed names that are no plugin.
             tools = {name: tool.source for name, tool in registry.tools.items()}
             for line in rule_problems(settings.rules, tools, {source.name for source in sources}):
                 notices.say("bingo", line, "warning")
-            for line in fail_closed_problems(settings.fail_closed, {source.name for source in sources}, str(home / "settings.json")):
+            for line in fail_closed_problems(
+                settings.fail_closed, {source.name for source in sources}, str(home / "settings.json")
+            ):
                 notices.say("bingo", line, "warning")
             plugins.warm(options.prompt)
-            async with Hooks(registry.hooks, notices, settings.deadline("hook/decide"), fail_closed=settings.fail_closed) as hooks:
+            async with Hooks(
+                registry.hooks, notices, settings.deadline("hook/decide"), fail_closed=settings.fail_closed
+            ) as hooks:
                 if options.channel is not None:
                     from .surfaces.channel import serve_matrix
 
-                    make_room = _rooms(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, cwd=cwd, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox), sandbox_command=SandboxCommand(sandbox))
+                    make_room = _rooms(
+                        registry=registry,
+                        settings=settings,
+                        gate=gate,
+                        hooks=hooks,
+                        notices=notices,
+                        data_dir=data_dir,
+                        project=project,
+                        cwd=cwd,
+                        environ=environ,
+                        plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox),
+                        sandbox_command=SandboxCommand(sandbox),
+                    )
                     return await serve_matrix(settings.matrix, environ=environ, data_dir=data_dir, make_room=make_room)
                 if options.acp:
                     from . import __version__
                     from .surfaces.acp import AcpLog, serve_acp
 
                     assert isinstance(surface, AcpLog)  # chosen above for --acp
-                    make_session = _editor_sessions(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, data_dir=data_dir, project=project, environ=environ, plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox), sandbox_command=SandboxCommand(sandbox))
-                    async with contextlib.AsyncExitStack() as editor_plugins:  # the editor's MCP servers, gone on return
-                        host_mcp = _editor_mcp(editor_plugins, registry=registry, notices=notices, settings=settings, data_dir=data_dir, plugins={source.name for source in sources}, sandbox=sandbox)
+                    make_session = _editor_sessions(
+                        registry=registry,
+                        settings=settings,
+                        gate=gate,
+                        hooks=hooks,
+                        notices=notices,
+                        data_dir=data_dir,
+                        project=project,
+                        environ=environ,
+                        plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox),
+                        sandbox_command=SandboxCommand(sandbox),
+                    )
+                    async with (
+                        contextlib.AsyncExitStack() as editor_plugins
+                    ):  # the editor's MCP servers, gone on return
+                        host_mcp = _editor_mcp(
+                            editor_plugins,
+                            registry=registry,
+                            notices=notices,
+                            settings=settings,
+                            data_dir=data_dir,
+                            plugins={source.name for source in sources},
+                            sandbox=sandbox,
+                        )
                         return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
                 conversation = Conversation(
                     registry=registry,
@@ -331,14 +425,40 @@ async def run_app(options: Options) -> int:
                 choose_model = _model_chooser(settings, registry, environ)
 
                 chosen, compact = _before_a_turn(lambda: conversation, choose_model)
-                for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), ContextCommand(conversation, chosen), ModelCommand(conversation, chosen), PluginsCommand(plugins, trust_summary(state), sandbox), SandboxCommand(sandbox)):
+                for command in (
+                    HelpCommand(registry),
+                    ToolsCommand(registry, gate),
+                    CompactCommand(compact),
+                    ContextCommand(conversation, chosen),
+                    ModelCommand(conversation, chosen),
+                    PluginsCommand(plugins, trust_summary(state), sandbox),
+                    SandboxCommand(sandbox),
+                ):
                     registry.add_command(command)
                 registry.add_command(SessionsCommand(lambda: session.store.sessions(session.project)))
-                registry.add_command(UsageCommand(lambda: conversation.used, lambda: spent(session.store.frames(session.id)) if session.id else None))
+                registry.add_command(
+                    UsageCommand(
+                        lambda: conversation.used,
+                        lambda: spent(session.store.frames(session.id)) if session.id else None,
+                    )
+                )
                 for name in sorted(EXIT_COMMANDS):
                     registry.add_command(ExitCommand.named(name))
-                dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose_model, help_hint="/help lists them" if interactive else "bingo -p /help lists them")
-                run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir, hooks=hooks)
+                dispatcher = Dispatcher(
+                    registry=registry,
+                    conversation=conversation,
+                    session=session,
+                    choose_model=choose_model,
+                    help_hint="/help lists them" if interactive else "bingo -p /help lists them",
+                )
+                run = Run(
+                    dispatcher=dispatcher,
+                    conversation=conversation,
+                    session=session,
+                    surface=surface,
+                    data_dir=data_dir,
+                    hooks=hooks,
+                )
                 run.started()
                 try:
                     if options.prompt is not None and not interactive:
@@ -351,15 +471,35 @@ async def run_app(options: Options) -> int:
                     surface.dry_run = _dry_run(registry, conversation)
                     conversation.on_always = run.remember
                     sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
-                    opening = _opening(settings, registry, environ, cwd=cwd, home=user_home, session=session.id, past=messages, compacted=compacted)
-                    return await interact(run, surface, first=options.prompt, opening=opening, used=lambda: conversation.used, session=run.session_id, unsent=run.take_unsent, model=lambda: conversation.model if conversation.provider is not None else None)
+                    opening = _opening(
+                        settings,
+                        registry,
+                        environ,
+                        cwd=cwd,
+                        home=user_home,
+                        session=session.id,
+                        past=messages,
+                        compacted=compacted,
+                    )
+                    return await interact(
+                        run,
+                        surface,
+                        first=options.prompt,
+                        opening=opening,
+                        used=lambda: conversation.used,
+                        session=run.session_id,
+                        unsent=run.take_unsent,
+                        model=lambda: conversation.model if conversation.provider is not None else None,
+                    )
                 finally:
                     run.ended()
     finally:
         session.close()
 
 
-def _before_a_turn(conversation_of: Callable[[], Conversation], choose: ChooseModel) -> tuple[Callable[[], None], Callable[[], Awaitable[Compacted]]]:
+def _before_a_turn(
+    conversation_of: Callable[[], Conversation], choose: ChooseModel
+) -> tuple[Callable[[], None], Callable[[], Awaitable[Compacted]]]:
     """What /context and /compact call: `chosen` gives the conversation the model a turn
     would use (its summary, its window) when it has none yet, and none when none can be had;
     `compact` compacts by hand, with that model once there is history to summarise."""
@@ -388,7 +528,15 @@ def _model_chooser(settings: Settings, registry: Registry, environ: dict[str, st
     def choose() -> tuple[Provider, str]:
         from .providers import builtin_providers, choose_provider, default_model
 
-        providers: dict[str, Provider] = {p.spec.name: p for p in builtin_providers(environ, notices=registry.notices, attempts=settings.model_attempts, stall_seconds=settings.model_stall_seconds)}
+        providers: dict[str, Provider] = {
+            p.spec.name: p
+            for p in builtin_providers(
+                environ,
+                notices=registry.notices,
+                attempts=settings.model_attempts,
+                stall_seconds=settings.model_stall_seconds,
+            )
+        }
         providers.update(registry.providers)
         provider = choose_provider(settings.provider, providers, environ)
         return provider, settings.model or default_model(provider)
@@ -419,7 +567,17 @@ def _compacted(frames: list[Frame]) -> tuple[int, int]:
     return max(len(before) - (len(made) - own), 0), own
 
 
-def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *, cwd: Path, home: Path, session: str | None, past: list[Message], compacted: tuple[int, int] = (0, 0)) -> Opening:
+def _opening(
+    settings: Settings,
+    registry: Registry,
+    environ: dict[str, str],
+    *,
+    cwd: Path,
+    home: Path,
+    session: str | None,
+    past: list[Message],
+    compacted: tuple[int, int] = (0, 0),
+) -> Opening:
     """What the terminal's banner names: the provider and model the first turn will use,
     chosen as that turn will choose them (which builds no client and asks nothing: httpx is
     imported at the first request), or what is wrong and how to set one."""
@@ -431,7 +589,18 @@ def _opening(settings: Settings, registry: Registry, environ: dict[str, str], *,
         chosen, unset = (provider.spec.name, model), ""
     except ProviderError as exc:
         chosen, unset = (None, None), exc.line()
-    return Opening(version=__version__, provider=chosen[0], model=chosen[1], unset=unset, cwd=str(cwd), home=str(home), session=session, past=past, compacted=compacted[0], summary=compacted[1])
+    return Opening(
+        version=__version__,
+        provider=chosen[0],
+        model=chosen[1],
+        unset=unset,
+        cwd=str(cwd),
+        home=str(home),
+        session=session,
+        past=past,
+        compacted=compacted[0],
+        summary=compacted[1],
+    )
 
 
 async def _choose_session(store: SessionStore, project: str) -> str | None:
@@ -461,7 +630,9 @@ def _enter(where: str) -> Path:
     try:
         os.chdir(path)
     except OSError as exc:
-        raise UsageError(f"channels.matrix.cwd {where} cannot be used ({exc.strerror})", "set it to a directory that exists") from None
+        raise UsageError(
+            f"channels.matrix.cwd {where} cannot be used ({exc.strerror})", "set it to a directory that exists"
+        ) from None
     return Path.cwd()
 
 
@@ -471,7 +642,9 @@ class _RoomContext(msgspec.Struct):
 
     conversation: Callable[[], Conversation]
     choose_model: Callable[[], None]
-    spec: CommandSpec = CommandSpec(name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo"
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
@@ -481,7 +654,20 @@ class _RoomContext(msgspec.Struct):
         return []
 
 
-def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, cwd: Path, environ: dict[str, str], plugins_command: Command, sandbox_command: Command) -> MakeRoom:
+def _rooms(
+    *,
+    registry: Registry,
+    settings: Settings,
+    gate: Gate,
+    hooks: Hooks,
+    notices: Notices,
+    data_dir: Path,
+    project: Path,
+    cwd: Path,
+    environ: dict[str, str],
+    plugins_command: Command,
+    sandbox_command: Command,
+) -> MakeRoom:
     """The maker of each channel room's run: its own session and conversation over the
     run's one registry, gate, hooks and plugins. The commands that act on "this session"
     find the room's through a context variable its worker sets when it makes the room."""
@@ -492,7 +678,14 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
     choose = _model_chooser(settings, registry, environ)
 
     chosen, compact = _before_a_turn(lambda: current.get()[0], choose)
-    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(compact), _RoomContext(lambda: current.get()[0], chosen), plugins_command, sandbox_command):
+    for command in (
+        HelpCommand(registry),
+        ToolsCommand(registry, gate),
+        CompactCommand(compact),
+        _RoomContext(lambda: current.get()[0], chosen),
+        plugins_command,
+        sandbox_command,
+    ):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
 
@@ -513,19 +706,52 @@ def _rooms(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, 
             from .store import load_session
 
             try:
-                session.id = load_session(session.store, session_id, str(project), None)  # this project's, and this run's alone
+                session.id = load_session(
+                    session.store, session_id, str(project), None
+                )  # this project's, and this run's alone
                 messages = history(session.store.frames(session.id))
             except SessionError as exc:
                 notices.say("bingo", f"{exc.line()}; this room starts a new session", "warning")
                 session.id = None
-        conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=str(cwd), messages=messages, system=system, windows=_windows)
-        dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
-        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir, hooks=hooks)
+        conversation = Conversation(
+            registry=registry,
+            settings=settings,
+            gate=gate,
+            hooks=hooks,
+            notices=notices,
+            log=session,
+            events=surface,
+            asker=surface,
+            session=session.id or "",
+            cwd=str(cwd),
+            messages=messages,
+            system=system,
+            windows=_windows,
+        )
+        dispatcher = Dispatcher(
+            registry=registry,
+            conversation=conversation,
+            session=session,
+            choose_model=choose,
+            help_hint="/help lists them",
+        )
+        run = Run(
+            dispatcher=dispatcher,
+            conversation=conversation,
+            session=session,
+            surface=surface,
+            data_dir=data_dir,
+            hooks=hooks,
+        )
         conversation.on_always = run.remember
         current.set((conversation, session))
         clear.set(run.clear)
         # The room's notices go into its session too, as a terminal run's do.
-        notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
+        notices.listen(
+            lambda notice: (
+                session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None
+            )
+        )
         run.started()
 
         def close() -> None:
@@ -549,7 +775,19 @@ def _system_prompt(notices: Notices, said: set[str], *, cwd: Path, project: Path
     return prompt.text
 
 
-def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hooks: Hooks, notices: Notices, data_dir: Path, project: Path, environ: dict[str, str], plugins_command: Command, sandbox_command: Command) -> MakeSession:
+def _editor_sessions(
+    *,
+    registry: Registry,
+    settings: Settings,
+    gate: Gate,
+    hooks: Hooks,
+    notices: Notices,
+    data_dir: Path,
+    project: Path,
+    environ: dict[str, str],
+    plugins_command: Command,
+    sandbox_command: Command,
+) -> MakeSession:
     """The maker of each ACP session's run, as `_rooms` makes a room's: its own session (stored
     under the id the editor was given) and conversation, in the cwd the editor named, over the
     run's one registry, gate, hooks and plugins. There is no /exit: the editor ends a session."""
@@ -557,10 +795,21 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
 
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_acp_run")
     said: set[str] = set()  # the instruction files left out, named once a run however many sessions
-    for command in (HelpCommand(registry), ToolsCommand(registry, gate), CompactCommand(lambda: current.get()[0].compact("manual")), plugins_command, sandbox_command):
+    for command in (
+        HelpCommand(registry),
+        ToolsCommand(registry, gate),
+        CompactCommand(lambda: current.get()[0].compact("manual")),
+        plugins_command,
+        sandbox_command,
+    ):
         registry.add_command(command)
     registry.add_command(SessionsCommand(lambda: current.get()[1].store.sessions(str(project))))
-    registry.add_command(ClearCommand(lambda: _clear_in_place(*current.get()), said="a fresh conversation starts with your next prompt: the model sees nothing before it (this thread keeps it)"))
+    registry.add_command(
+        ClearCommand(
+            lambda: _clear_in_place(*current.get()),
+            said="a fresh conversation starts with your next prompt: the model sees nothing before it (this thread keeps it)",
+        )
+    )
     choose = _model_chooser(settings, registry, environ)
 
     def make(surface: Surface, cwd: str, session_id: str, stored: bool) -> SessionRun:
@@ -571,17 +820,50 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
 
             try:
                 # By its whole id, and this run's alone (ADR-0029); SessionError: the editor is told.
-                session.id = load_session(session.store, session_id, str(project), lambda line: notices.say("bingo", line, "warning"))
+                session.id = load_session(
+                    session.store, session_id, str(project), lambda line: notices.say("bingo", line, "warning")
+                )
                 messages = history(session.store.frames(session.id))
             except SessionError:
                 session.close()
                 raise
         system = _system_prompt(notices, said, cwd=Path(cwd), project=project, home=bingo_home(environ))
-        conversation = Conversation(registry=registry, settings=settings, gate=gate, hooks=hooks, notices=notices, log=session, events=surface, asker=surface, session=session.id or "", cwd=cwd, messages=messages, system=system, windows=_windows)
-        dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose, help_hint="/help lists them")
-        run = Run(dispatcher=dispatcher, conversation=conversation, session=session, surface=surface, data_dir=data_dir, hooks=hooks)
+        conversation = Conversation(
+            registry=registry,
+            settings=settings,
+            gate=gate,
+            hooks=hooks,
+            notices=notices,
+            log=session,
+            events=surface,
+            asker=surface,
+            session=session.id or "",
+            cwd=cwd,
+            messages=messages,
+            system=system,
+            windows=_windows,
+        )
+        dispatcher = Dispatcher(
+            registry=registry,
+            conversation=conversation,
+            session=session,
+            choose_model=choose,
+            help_hint="/help lists them",
+        )
+        run = Run(
+            dispatcher=dispatcher,
+            conversation=conversation,
+            session=session,
+            surface=surface,
+            data_dir=data_dir,
+            hooks=hooks,
+        )
         conversation.on_always = run.remember
-        notices.listen(lambda notice: session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None)
+        notices.listen(
+            lambda notice: (
+                session.notice(notice) if (here := current.get(None)) is not None and here[1] is session else None
+            )
+        )
         run.started()
 
         async def submit(text: str, images: list[ImageBlock]) -> Submitted:
@@ -595,7 +877,13 @@ def _editor_sessions(*, registry: Registry, settings: Settings, gate: Gate, hook
             run.ended()
             session.close()
 
-        return SessionRun(submit=submit, interrupt=dispatcher.interrupt, commands=dispatcher.commands, frames=lambda: session.store.frames(session.id) if session.id else [], close=close)
+        return SessionRun(
+            submit=submit,
+            interrupt=dispatcher.interrupt,
+            commands=dispatcher.commands,
+            frames=lambda: session.store.frames(session.id) if session.id else [],
+            close=close,
+        )
 
     return make
 
@@ -607,12 +895,23 @@ def _clear_in_place(conversation: Conversation, session: _LazySession) -> None:
     from .wire import Compaction
 
     if session.id is not None and conversation.messages:
-        session.append(CompactionFrame(compaction=Compaction(messages=[]), turn=conversation.turn, reason="clear", by="/clear"))
+        session.append(
+            CompactionFrame(compaction=Compaction(messages=[]), turn=conversation.turn, reason="clear", by="/clear")
+        )
     conversation.messages = []
     conversation.pieces = []
 
 
-def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices: Notices, settings: Settings, data_dir: Path, plugins: set[str], sandbox: Sandbox) -> HostMcp:
+def _editor_mcp(
+    stack: contextlib.AsyncExitStack,
+    *,
+    registry: Registry,
+    notices: Notices,
+    settings: Settings,
+    data_dir: Path,
+    plugins: set[str],
+    sandbox: Sandbox,
+) -> HostMcp:
     """The host of the MCP servers an editor passes with its sessions: each a plugin of this
     run (the user's own, as the editor's settings are), its tools untrusted and under the
     gate like every plugin's, started once however many sessions pass it, and stopped when
@@ -647,10 +946,37 @@ def _editor_mcp(stack: contextlib.AsyncExitStack, *, registry: Registry, notices
                 notices.say("bingo", f"the editor's MCP server {spec.name} is not started: {why}", "warning")
                 continue
             hosted[spec.name] = spec
-            server = McpServer(command=spec.command, args=list(spec.args), env=dict(spec.env), url=spec.url, headers=dict(spec.headers), type="http" if spec.url else None)
-            fresh.append(PluginSource(name=spec.name, layer="user", root=Path(cwd), manifest=mcp_manifest(spec.name, server), problem=None, base=Path(cwd)))
+            server = McpServer(
+                command=spec.command,
+                args=list(spec.args),
+                env=dict(spec.env),
+                url=spec.url,
+                headers=dict(spec.headers),
+                type="http" if spec.url else None,
+            )
+            fresh.append(
+                PluginSource(
+                    name=spec.name,
+                    layer="user",
+                    root=Path(cwd),
+                    manifest=mcp_manifest(spec.name, server),
+                    problem=None,
+                    base=Path(cwd),
+                )
+            )
         if fresh:
-            plugins_host = await stack.enter_async_context(PluginHost(sources=fresh, registry=registry, notices=notices, settings=settings, data_dir=data_dir, cwd=Path(cwd), cache=False, sandbox=sandbox))
+            plugins_host = await stack.enter_async_context(
+                PluginHost(
+                    sources=fresh,
+                    registry=registry,
+                    notices=notices,
+                    settings=settings,
+                    data_dir=data_dir,
+                    cwd=Path(cwd),
+                    cache=False,
+                    sandbox=sandbox,
+                )
+            )
             await plugins_host.start()
 
     return host
@@ -663,7 +989,9 @@ def _dry_run(registry: Registry, conversation: Conversation) -> Callable[[str, J
     from .tools import preview
 
     async def dry_run(name: str, input: Json) -> ToolOutput | None:
-        call = ToolCall(call_id="preview", input=input, cwd=conversation.cwd, session=conversation.session, turn=conversation.turn)
+        call = ToolCall(
+            call_id="preview", input=input, cwd=conversation.cwd, session=conversation.session, turn=conversation.turn
+        )
         return await preview(registry.tools.get(name), call)
 
     return dry_run
@@ -757,7 +1085,10 @@ class Run(msgspec.Struct):
         store, project = self.session.store, self.session.project
         found = store.find(session, project)
         if store.info(found).project != project:
-            raise SessionError(f"session {found} belongs to another project, {store.info(found).project}", f"continue it there, or here with bingo --resume {found}")
+            raise SessionError(
+                f"session {found} belongs to another project, {store.info(found).project}",
+                f"continue it there, or here with bingo --resume {found}",
+            )
         switched = found != self.session.id
         if switched:
             store.claim(found)  # before letting the current one go: a refusal leaves it as it was
@@ -821,7 +1152,9 @@ class Run(msgspec.Struct):
             interrupts += 1
             if interrupts == 1:
                 if self.interrupt():
-                    self.surface.waiting("still waiting for the interrupted calls to answer: Ctrl-C again stops waiting")
+                    self.surface.waiting(
+                        "still waiting for the interrupted calls to answer: Ctrl-C again stops waiting"
+                    )
                 return
             stopped = self.interrupt()
             if stopped:
@@ -834,7 +1167,17 @@ class Run(msgspec.Struct):
             loop.remove_signal_handler(signal.SIGINT)
 
 
-async def _check_plugin(options: Options, where: str, *, settings: Settings, home: Path, project: Path, cwd: Path, data_dir: Path, environ: dict[str, str]) -> int:
+async def _check_plugin(
+    options: Options,
+    where: str,
+    *,
+    settings: Settings,
+    home: Path,
+    project: Path,
+    cwd: Path,
+    data_dir: Path,
+    environ: dict[str, str],
+) -> int:
     """`--check-plugin DIR` (a plugin's directory, or one holding a `.mcp.json`) or
     `--check-plugin FILE` (a `.mcp.json`): the report on stdout, escaped (it quotes the
     plugin's own words, §8); 0 when no check failed, 1 otherwise."""
@@ -845,7 +1188,10 @@ async def _check_plugin(options: Options, where: str, *, settings: Settings, hom
     if path.is_dir() and not (path / "plugin.json").exists() and (path / MCP_JSON).is_file():
         path = path / MCP_JSON  # a project's directory: the servers its .mcp.json declares
     if not path.is_dir() and not path.is_file():
-        raise UsageError(f"{where} is neither a directory nor a file", "pass the plugin's directory (the one holding its plugin.json) or a .mcp.json")
+        raise UsageError(
+            f"{where} is neither a directory nor a file",
+            "pass the plugin's directory (the one holding its plugin.json) or a .mcp.json",
+        )
     path = path.absolute()
     if path.is_file() and path.name == "plugin.json":
         raise UsageError(f"{where} is a plugin's manifest", f"pass its directory: bingo --check-plugin {path.parent}")
@@ -861,8 +1207,27 @@ async def _check_plugin(options: Options, where: str, *, settings: Settings, hom
     sandbox = _sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
     async with sandbox:
         if path.is_file():
-            report: McpJsonReport | Report = await check_mcp_json(path, call=options.check_call, settings=settings, home=home, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox)
+            report: McpJsonReport | Report = await check_mcp_json(
+                path,
+                call=options.check_call,
+                settings=settings,
+                home=home,
+                cwd=cwd,
+                data_dir=data_dir,
+                environ=environ,
+                sandbox=sandbox,
+            )
         else:
-            report = await check_plugin(path, call=options.check_call, settings=settings, home=home, project=project, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox)
+            report = await check_plugin(
+                path,
+                call=options.check_call,
+                settings=settings,
+                home=home,
+                project=project,
+                cwd=cwd,
+                data_dir=data_dir,
+                environ=environ,
+                sandbox=sandbox,
+            )
     sys.stdout.write(report.json() if options.check_json else escape(report.text()))
     return 0 if report.ok else 1

@@ -37,9 +37,26 @@ CHANNELS = ("matrix",)
 """The IM channels `--channel` takes (INTERFACE.md §7b)."""
 
 
-_FLAGS = {"-p": "print_mode", "--print": "print_mode", "-c": "continue_latest", "--continue": "continue_latest", "--trust": "trust", "--acp": "acp", "--call": "check_call", "--json": "check_json", "--no-sandbox": "no_sandbox"}
+_FLAGS = {
+    "-p": "print_mode",
+    "--print": "print_mode",
+    "-c": "continue_latest",
+    "--continue": "continue_latest",
+    "--trust": "trust",
+    "--acp": "acp",
+    "--call": "check_call",
+    "--json": "check_json",
+    "--no-sandbox": "no_sandbox",
+}
 """The switches the quick reader knows, by spelling, and the Options field each sets."""
-_VALUED = {"--resume": "resume", "--provider": "provider", "--model": "model", "--allow": "allow", "--channel": "channel", "--check-plugin": "check_plugin"}
+_VALUED = {
+    "--resume": "resume",
+    "--provider": "provider",
+    "--model": "model",
+    "--allow": "allow",
+    "--channel": "channel",
+    "--check-plugin": "check_plugin",
+}
 """The options taking a value (the next argument), and the Options field each sets."""
 
 
@@ -106,7 +123,9 @@ def _did_you_mean(message: str, options: Iterable[str]) -> str:
         return ""
     spelled = sorted(option for option in options if option.startswith("--"))
     for word in message.removeprefix("unrecognized arguments: ").split():
-        close = difflib.get_close_matches(word.split("=", 1)[0], spelled, n=1, cutoff=0.6) if word.startswith("--") else []
+        close = (
+            difflib.get_close_matches(word.split("=", 1)[0], spelled, n=1, cutoff=0.6) if word.startswith("--") else []
+        )
         if close:
             return f" (did you mean {close[0]}?)"
     return ""
@@ -130,21 +149,68 @@ def _parser() -> argparse.ArgumentParser:
         def error(self, message: str) -> NoReturn:
             raise UsageError(message + _did_you_mean(message, self._option_string_actions), "see bingo --help")
 
-    p = _Parser(prog="bingo", description="An agent host whose extensions are cross-process plugins.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(
+        prog="bingo",
+        description="An agent host whose extensions are cross-process plugins.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("prompt", nargs="?", help="one turn, then exit; starting with / runs a slash command")
-    p.add_argument("-p", "--print", dest="print_mode", action="store_true", help="plain text output, nothing waits for a person")
-    p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="continue this project's latest session")
-    p.add_argument("--resume", metavar="ID", nargs="?", const="", help="continue the session with this id (or unique prefix); with no ID, choose one of this project's from a list")
+    p.add_argument(
+        "-p", "--print", dest="print_mode", action="store_true", help="plain text output, nothing waits for a person"
+    )
+    p.add_argument(
+        "-c", "--continue", dest="continue_latest", action="store_true", help="continue this project's latest session"
+    )
+    p.add_argument(
+        "--resume",
+        metavar="ID",
+        nargs="?",
+        const="",
+        help="continue the session with this id (or unique prefix); with no ID, choose one of this project's from a list",
+    )
     p.add_argument("--provider", metavar="ID", help="the model provider for this run")
     p.add_argument("--model", metavar="NAME", help="the model for this run")
-    p.add_argument("--allow", metavar="RULE", action="append", default=[], help="add a permissions.allow rule for this run (repeatable)")
-    p.add_argument("--trust", action="store_true", help="trust what this project brings (.bingo/ plugins and settings, .mcp.json) as it is now, and exit")
-    p.add_argument("--channel", metavar="NAME", help="run as a bot in an IM channel (matrix) instead of drawing a terminal")
-    p.add_argument("--check-plugin", metavar="DIR", help="check the plugin in DIR (or each server of a .mcp.json, or of DIR's) as bingo would run it, one line per check, and exit (0: all pass)")
-    p.add_argument("--call", dest="check_call", action="store_true", help="with --check-plugin: call each tool too, with an input made from its schema")
-    p.add_argument("--json", dest="check_json", action="store_true", help="with --check-plugin: the report as one JSON document")
-    p.add_argument("--acp", action="store_true", help="speak the Agent Client Protocol on stdio, for an editor, instead of drawing a terminal")
-    p.add_argument("--no-sandbox", dest="no_sandbox", action="store_true", help="run this once without the sandbox: bash and every plugin reach what you can (bash is asked about again)")
+    p.add_argument(
+        "--allow",
+        metavar="RULE",
+        action="append",
+        default=[],
+        help="add a permissions.allow rule for this run (repeatable)",
+    )
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust what this project brings (.bingo/ plugins and settings, .mcp.json) as it is now, and exit",
+    )
+    p.add_argument(
+        "--channel", metavar="NAME", help="run as a bot in an IM channel (matrix) instead of drawing a terminal"
+    )
+    p.add_argument(
+        "--check-plugin",
+        metavar="DIR",
+        help="check the plugin in DIR (or each server of a .mcp.json, or of DIR's) as bingo would run it, one line per check, and exit (0: all pass)",
+    )
+    p.add_argument(
+        "--call",
+        dest="check_call",
+        action="store_true",
+        help="with --check-plugin: call each tool too, with an input made from its schema",
+    )
+    p.add_argument(
+        "--json", dest="check_json", action="store_true", help="with --check-plugin: the report as one JSON document"
+    )
+    p.add_argument(
+        "--acp",
+        action="store_true",
+        help="speak the Agent Client Protocol on stdio, for an editor, instead of drawing a terminal",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        dest="no_sandbox",
+        action="store_true",
+        help="run this once without the sandbox: bash and every plugin reach what you can (bash is asked about again)",
+    )
     p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
 
@@ -158,16 +224,46 @@ def parse(argv: Sequence[str]) -> Options:
         if options.channel not in CHANNELS:
             raise UsageError(f"there is no channel {options.channel!r}", f"the channels are: {', '.join(CHANNELS)}")
         if options.prompt is not None or options.continue_latest or options.resume is not None or options.print_mode:
-            raise UsageError("--channel takes no prompt, --print, --continue or --resume", "each room is its own session: write in the room")
+            raise UsageError(
+                "--channel takes no prompt, --print, --continue or --resume",
+                "each room is its own session: write in the room",
+            )
     if (options.check_call or options.check_json) and options.check_plugin is None:
         raise UsageError("--call and --json go with --check-plugin DIR", "write bingo --check-plugin DIR --call --json")
-    if options.check_plugin is not None and (options.prompt is not None or options.continue_latest or options.resume is not None or options.channel is not None or options.trust or options.acp):
-        raise UsageError("--check-plugin takes no prompt and no other mode", "write bingo --check-plugin DIR [--call] [--json]")
-    if options.trust and (options.prompt is not None or options.continue_latest or options.resume is not None or options.channel is not None):
+    if options.check_plugin is not None and (
+        options.prompt is not None
+        or options.continue_latest
+        or options.resume is not None
+        or options.channel is not None
+        or options.trust
+        or options.acp
+    ):
+        raise UsageError(
+            "--check-plugin takes no prompt and no other mode", "write bingo --check-plugin DIR [--call] [--json]"
+        )
+    if options.trust and (
+        options.prompt is not None
+        or options.continue_latest
+        or options.resume is not None
+        or options.channel is not None
+    ):
         # Trust trusts and exits (INTERFACE.md §1): a prompt given with it would be dropped unseen.
-        raise UsageError("--trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits", 'run bingo --trust first, then bingo "PROMPT"')
-    if options.acp and (options.prompt is not None or options.continue_latest or options.resume is not None or options.print_mode or options.channel is not None or options.trust):
-        raise UsageError("--acp takes no prompt, --print, --continue, --resume, --channel or --trust", "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)")
+        raise UsageError(
+            "--trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits",
+            'run bingo --trust first, then bingo "PROMPT"',
+        )
+    if options.acp and (
+        options.prompt is not None
+        or options.continue_latest
+        or options.resume is not None
+        or options.print_mode
+        or options.channel is not None
+        or options.trust
+    ):
+        raise UsageError(
+            "--acp takes no prompt, --print, --continue, --resume, --channel or --trust",
+            "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)",
+        )
     return options
 
 
@@ -215,7 +311,9 @@ def _read_stdin() -> str:
     is not UTF-8."""
     data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
     if len(data) > STDIN_LIMIT:
-        raise UsageError("stdin holds more than 1 MiB, the most a prompt on stdin may be", "name the file in the prompt instead")
+        raise UsageError(
+            "stdin holds more than 1 MiB, the most a prompt on stdin may be", "name the file in the prompt instead"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -251,11 +349,20 @@ def run(argv: Sequence[str]) -> int:
 
             print(f"bingo {__version__}")
             return 0
-        if not options.trust and options.channel is None and not options.acp and options.check_plugin is None and not sys.stdin.isatty():
+        if (
+            not options.trust
+            and options.channel is None
+            and not options.acp
+            and options.check_plugin is None
+            and not sys.stdin.isatty()
+        ):
             options = _with_stdin(options, _read_stdin())
         if options.acp and sys.stdin.isatty():
             # A person trying `bingo --acp` by hand: it waits for an editor's JSON, silently.
-            print("bingo: --acp waits for an editor's Agent Client Protocol messages on stdin: add bingo --acp to your editor's agent settings (docs/editors.md), or run bingo for the terminal", file=sys.stderr)
+            print(
+                "bingo: --acp waits for an editor's Agent Client Protocol messages on stdin: add bingo --acp to your editor's agent settings (docs/editors.md), or run bingo for the terminal",
+                file=sys.stderr,
+            )
         from .app import run_app
 
         if not gc.isenabled():  # main() held collections off while bingo imported itself
@@ -297,7 +404,9 @@ def _log_internal_error() -> str:
         logs = data_dir(bingo_home(os.environ)) / "logs"
         try:
             logs.mkdir(parents=True, exist_ok=True)
-            (logs / "bingo.log").open("a", encoding="utf-8").close()  # writable, or no handler that would say so on stderr
+            (logs / "bingo.log").open(
+                "a", encoding="utf-8"
+            ).close()  # writable, or no handler that would say so on stderr
             handler = SizedFileHandler(logs / "bingo.log", max_bytes=LOG_BYTES)
         except OSError:
             return "its details could not be logged"

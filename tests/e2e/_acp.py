@@ -56,7 +56,9 @@ class Recorder:
     declined: frozenset[str] = frozenset()
     """Paths the editor refuses to read or write (outside its project, say)."""
 
-    async def request_permission(self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any) -> RequestPermissionResponse:
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
+    ) -> RequestPermissionResponse:
         self.asked.append((tool_call, options))
         self.asked_event.set()
         if self.hold is not None:
@@ -91,14 +93,18 @@ class Recorder:
             self.updated.clear()
             await self.updated.wait()
 
-    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse | None:
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse | None:
         assert self.files is not None
         if path in self.declined:
             raise acp.RequestError(-32603, f"{path} is not in this project")
         self.files[path] = content
         return WriteTextFileResponse()
 
-    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
         assert self.files is not None
         if path in self.declined:
             raise acp.RequestError(-32603, f"{path} is not in this project")
@@ -140,18 +146,30 @@ class Recorder:
     # --- what was sent ------------------------------------------------------------
 
     def agent_text(self) -> str:
-        return "".join(u.content.text for _, u in self.updates if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock))
+        return "".join(
+            u.content.text
+            for _, u in self.updates
+            if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock)
+        )
 
     def notices(self) -> list[str]:
         """bingo's own lines, as a client that does not take `notice` updates is sent them:
         call cards of their own marked `_meta.bingo.notice` (ADR-0037), never message text."""
-        return [u.title for _, u in self.updates if isinstance(u, ToolCallStart) and ((u.field_meta or {}).get("bingo") or {}).get("notice")]
+        return [
+            u.title
+            for _, u in self.updates
+            if isinstance(u, ToolCallStart) and ((u.field_meta or {}).get("bingo") or {}).get("notice")
+        ]
 
     def notice_text(self) -> str:
         return "\n".join(self.notices())
 
     def user_text(self) -> str:
-        return "".join(u.content.text for _, u in self.updates if isinstance(u, UserMessageChunk) and isinstance(u.content, TextContentBlock))
+        return "".join(
+            u.content.text
+            for _, u in self.updates
+            if isinstance(u, UserMessageChunk) and isinstance(u.content, TextContentBlock)
+        )
 
     def calls(self) -> list[ToolCallStart | ToolCallProgress]:
         return [u for _, u in self.updates if isinstance(u, (ToolCallStart, ToolCallProgress))]
@@ -168,7 +186,11 @@ class Recorder:
 async def connected(box: Sandbox, client: Recorder, *args: str) -> AsyncIterator[ClientSideConnection]:
     """`bingo --acp` started in the sandbox's project, initialized, as a connection."""
     async with acp.spawn_agent_process(client, BINGO, "--acp", *args, env=box.env, cwd=box.project) as (conn, _process):
-        fs = FileSystemCapabilities(read_text_file=True, write_text_file=True) if client.files is not None else FileSystemCapabilities()
+        fs = (
+            FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            if client.files is not None
+            else FileSystemCapabilities()
+        )
         async with asyncio.timeout(WAIT):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities(fs=fs))
         yield conn

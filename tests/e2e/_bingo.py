@@ -73,7 +73,9 @@ class Sandbox:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value), encoding="utf-8")
 
-    def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """Run bingo to completion with no stdin; text out."""
         return subprocess.run(
             [BINGO, *args],
@@ -85,7 +87,9 @@ class Sandbox:
             timeout=timeout,
         )
 
-    def run_with_input(self, *args: str, input: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    def run_with_input(
+        self, *args: str, input: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT
+    ) -> subprocess.CompletedProcess[str]:
         """Run bingo to completion with `input` on its stdin (a pipe); text out."""
         return subprocess.run(
             [BINGO, *args],

@@ -78,7 +78,11 @@ class Targets:
         """The targets file for a hostile process (readable by it: it names no secret)."""
         targets = {
             "secret": str(self.box.home / ".ssh" / "id_rsa"),
-            "writes": [str(self.outside / "written"), str(self.box.home / ".bashrc"), *(str(self.box.project / p) for p in PROTECTED)],
+            "writes": [
+                str(self.outside / "written"),
+                str(self.box.home / ".bashrc"),
+                *(str(self.box.project / p) for p in PROTECTED),
+            ],
             "tcp": self.ports["tcp"],
             "udp": self.ports["udp"],
             "unix": str(self.outside / "unix.sock"),
@@ -183,7 +187,9 @@ def targets(box: Sandbox) -> Iterator[Targets]:
     for thread in threads:
         thread.start()
     found.victim = subprocess.Popen(["sleep", "600"], env={**os.environ, "VICTIM_MARKER": VICTIM_MARKER})
-    found.before = {str(p): _content(p) for p in (outside / "written", box.home / ".bashrc", *(box.project / p for p in PROTECTED))}
+    found.before = {
+        str(p): _content(p) for p in (outside / "written", box.home / ".bashrc", *(box.project / p for p in PROTECTED))
+    }
     try:
         yield found
     finally:
@@ -224,5 +230,7 @@ def held(found: Targets, report: dict[str, Any]) -> list[str]:
     env = report.get("env", {})
     broken += [f"{name} reached the process" for name in SECRET_ENV if name in env]
     if broken:
-        broken.append(f"(the process's own report: {json.dumps({k: v for k, v in report.items() if k != 'env'})[:2000]})")
+        broken.append(
+            f"(the process's own report: {json.dumps({k: v for k, v in report.items() if k != 'env'})[:2000]})"
+        )
     return broken

@@ -61,7 +61,9 @@ def measured(box: Sandbox, *args: str, spec: dict[str, object] | None = None, ti
     report = box.root / "peak-rss"
     argv = launcher({"address_space": ADDRESS_SPACE, "report": str(report), **(spec or {})}) + [BINGO, *args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(argv, cwd=box.project, env=box.env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        process = subprocess.Popen(
+            argv, cwd=box.project, env=box.env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
         try:
             returncode = process.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -49,7 +49,9 @@ def npm_server(package: str) -> Path:
             wanted = [f"{name}@{version}" for name, version in PACKAGES.items()]
             done = subprocess.run(
                 [npm, "install", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund", "--no-save", "--silent", *wanted],
-                capture_output=True, text=True, timeout=300,
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
             assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
     bin_ = json.loads((NPM_DIR / "node_modules" / package / "package.json").read_text(encoding="utf-8"))["bin"]

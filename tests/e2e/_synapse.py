@@ -128,10 +128,21 @@ class Synapse:
         config = self.root / "homeserver.yaml"
         if not config.exists():
             config.write_text(_config(self.root, self.port), encoding="utf-8")
-            subprocess.run([self.python, "-m", "synapse.app.homeserver", "-c", str(config), "--generate-keys"], check=True, capture_output=True, timeout=120)
+            subprocess.run(
+                [self.python, "-m", "synapse.app.homeserver", "-c", str(config), "--generate-keys"],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
         began = time.monotonic()
         log = open(self.root / "synapse.out", "ab")
-        self.process = subprocess.Popen([self.python, "-m", "synapse.app.homeserver", "-c", str(config)], cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            [self.python, "-m", "synapse.app.homeserver", "-c", str(config)],
+            cwd=self.root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         deadline = began + START_TIMEOUT
         while time.monotonic() < deadline:
@@ -167,8 +178,17 @@ class Synapse:
         password = secrets.token_hex(12)
         endpoint = self.url + "/_synapse/admin/v1/register"
         nonce = httpx.get(endpoint, timeout=10, trust_env=False).json()["nonce"]
-        mac = hmac.new(SHARED_SECRET.encode(), b"\x00".join([nonce.encode(), name.encode(), password.encode(), b"notadmin"]), hashlib.sha1).hexdigest()
-        answer = httpx.post(endpoint, json={"nonce": nonce, "username": name, "password": password, "admin": False, "mac": mac}, timeout=30, trust_env=False)
+        mac = hmac.new(
+            SHARED_SECRET.encode(),
+            b"\x00".join([nonce.encode(), name.encode(), password.encode(), b"notadmin"]),
+            hashlib.sha1,
+        ).hexdigest()
+        answer = httpx.post(
+            endpoint,
+            json={"nonce": nonce, "username": name, "password": password, "admin": False, "mac": mac},
+            timeout=30,
+            trust_env=False,
+        )
         answer.raise_for_status()
         data = answer.json()
         return User(self, data["user_id"], data["access_token"])
@@ -182,14 +202,26 @@ class User:
     id: str
     token: str
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, str] | None = None) -> dict[str, Any]:
-        answer = httpx.request(method, self.server.url + "/_matrix/client/v3/" + path, json=body, params=params, headers={"Authorization": f"Bearer {self.token}"}, timeout=30, trust_env=False)
+    def _call(
+        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        answer = httpx.request(
+            method,
+            self.server.url + "/_matrix/client/v3/" + path,
+            json=body,
+            params=params,
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=30,
+            trust_env=False,
+        )
         answer.raise_for_status()
         data: dict[str, Any] = answer.json()
         return data
 
     def create_room(self, *invite: User) -> str:
-        return str(self._call("POST", "createRoom", {"preset": "private_chat", "invite": [u.id for u in invite]})["room_id"])
+        return str(
+            self._call("POST", "createRoom", {"preset": "private_chat", "invite": [u.id for u in invite]})["room_id"]
+        )
 
     def join(self, room: str) -> None:
         self._call("POST", f"join/{room}", {})
@@ -209,7 +241,11 @@ class User:
 
     def messages(self, room: str) -> list[dict[str, Any]]:
         """Every m.room.message in `room`, oldest first."""
-        data = self._call("GET", f"rooms/{room}/messages", params={"dir": "b", "limit": "1000", "filter": '{"types":["m.room.message"]}'})
+        data = self._call(
+            "GET",
+            f"rooms/{room}/messages",
+            params={"dir": "b", "limit": "1000", "filter": '{"types":["m.room.message"]}'},
+        )
         events: list[dict[str, Any]] = data["chunk"]
         return list(reversed(events))
 
@@ -246,6 +282,8 @@ def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
         yield server
     finally:
         server.stop()
-        summary.record("matrix", "synapse start, first / slowest (s)", f"{server.starts[0]:.1f} / {max(server.starts):.1f}")
+        summary.record(
+            "matrix", "synapse start, first / slowest (s)", f"{server.starts[0]:.1f} / {max(server.starts):.1f}"
+        )
         summary.record("matrix", "synapse starts (restarts included)", len(server.starts))
         summary.record("matrix", "tests on one homeserver, wall time (s)", time.monotonic() - serving)

@@ -149,7 +149,9 @@ def lost_frames(box: Sandbox) -> int:
         if latest is None:
             return 0
         frames = store.frames(latest)
-    uses = {b.id for f in frames if isinstance(f, AssistantFrame) for b in f.message.content if isinstance(b, ToolUseBlock)}
+    uses = {
+        b.id for f in frames if isinstance(f, AssistantFrame) for b in f.message.content if isinstance(b, ToolUseBlock)
+    }
     results = {f.call_id for f in frames if isinstance(f, ToolResultFrame)}
     return len(uses - results)
 
@@ -227,7 +229,9 @@ the test process's own resident set in its ru_maxrss until it execs (Linux keeps
 and pytest holds more than bingo does."""
 
 
-def run_peak(box: Sandbox, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
+def run_peak(
+    box: Sandbox, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[subprocess.CompletedProcess[str], float]:
     """Run bingo to its end; what it printed and its peak resident memory in MiB, as the
     kernel accounts it when the process is reaped (`os.wait4`'s `ru_maxrss`, in KiB: bingo
     and the children it reaped). A run past `timeout` is killed and fails the test."""
@@ -235,7 +239,12 @@ def run_peak(box: Sandbox, *args: str, env: dict[str, str] | None = None, timeou
         verdict = Path(scratch) / "reaped"
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _REAPER, str(verdict), BINGO, *args],
-            cwd=box.project, env={**box.env, **(env or {})}, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+            cwd=box.project,
+            env={**box.env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
         )
         timer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
         timer.start()
@@ -271,7 +280,11 @@ def hostile_http(behaviour: str, record: Path) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, str(HOSTILE), behaviour, str(record), "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, str(HOSTILE), behaviour, str(record), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         until = time.monotonic() + EVENT_WAIT
         while True:
@@ -279,7 +292,9 @@ def hostile_http(behaviour: str, record: Path) -> Iterator[str]:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
-                assert server.poll() is None and time.monotonic() < until, f"the hostile server {behaviour} never listened"
+                assert server.poll() is None and time.monotonic() < until, (
+                    f"the hostile server {behaviour} never listened"
+                )
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -300,4 +315,3 @@ def zoo_turn(box: Sandbox, name: str) -> tuple[list[str], dict[str, str]]:
     reads_back(box)
     no_leftovers(box)
     return plugin_notices(result.stderr, name), results
-

@@ -38,7 +38,9 @@ def test_the_page_configures_two_editors() -> None:
     assert [where.split(":")[0] for where, _ in configurations()] == ["Zed", "JetBrains IDEs (AI Assistant)"]
 
 
-@pytest.mark.parametrize(("where", "entry"), configurations(), ids=lambda value: value if isinstance(value, str) else "")
+@pytest.mark.parametrize(
+    ("where", "entry"), configurations(), ids=lambda value: value if isinstance(value, str) else ""
+)
 def test_each_configuration_starts_bingo_as_an_acp_agent(tmp_path: Path, where: str, entry: dict[str, Any]) -> None:
     box = Sandbox(tmp_path)
     command = BINGO if entry["command"] == "bingo" else entry["command"]
@@ -46,7 +48,9 @@ def test_each_configuration_starts_bingo_as_an_acp_agent(tmp_path: Path, where: 
 
     async def go() -> None:
         async with asyncio.timeout(WAIT):
-            async with acp.spawn_agent_process(client, command, *entry["args"], env={**box.env, **entry.get("env", {})}, cwd=box.project) as (conn, _):
+            async with acp.spawn_agent_process(
+                client, command, *entry["args"], env={**box.env, **entry.get("env", {})}, cwd=box.project
+            ) as (conn, _):
                 await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
                 session = await conn.new_session(cwd=str(box.project))
                 answer = await conn.prompt(session_id=session.session_id, prompt=[text("/help")])

@@ -38,7 +38,12 @@ def _png() -> str:
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
-    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(b"\0\xff\0\0")) + chunk(b"IEND", b"")
+    raw = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\0\xff\0\0"))
+        + chunk(b"IEND", b"")
+    )
     return base64.b64encode(raw).decode()
 
 
@@ -83,10 +88,16 @@ def test_an_image_prompt_reaches_the_model_and_a_loaded_session_replays_it_and_s
 
     run(load())
     replayed = [u.content for _, u in again.updates if isinstance(u, UserMessageChunk)]
-    assert isinstance(replayed[0], ImageContentBlock) and replayed[0].data == PNG and replayed[0].mime_type == "image/png"
+    assert (
+        isinstance(replayed[0], ImageContentBlock) and replayed[0].data == PNG and replayed[0].mime_type == "image/png"
+    )
     assert again.user_text() == "what is this?"
     resumed = model_requests(box)[-1]["request"]["messages"]
-    assert resumed[0]["content"][0] == {"type": "image", "mediaType": "image/png", "data": PNG}  # the model sees it again
+    assert resumed[0]["content"][0] == {
+        "type": "image",
+        "mediaType": "image/png",
+        "data": PNG,
+    }  # the model sees it again
     assert resumed[-1]["content"] == [{"type": "text", "text": "and now?"}]
 
 
@@ -100,7 +111,9 @@ def test_an_image_of_another_type_or_too_large_is_refused_in_a_line_before_any_m
     async def go() -> None:
         async with connected(box, client) as conn:
             session = await conn.new_session(cwd=str(box.project))
-            wrong = await conn.prompt(session_id=session.session_id, prompt=[text("look"), image("Qk0eAAAAAAAAAA==", "image/bmp")])
+            wrong = await conn.prompt(
+                session_id=session.session_id, prompt=[text("look"), image("Qk0eAAAAAAAAAA==", "image/bmp")]
+            )
             assert wrong.stop_reason == "end_turn"
             big = await conn.prompt(session_id=session.session_id, prompt=[text("look"), image(large)])
             assert big.stop_reason == "end_turn"
@@ -113,10 +126,22 @@ def test_an_image_of_another_type_or_too_large_is_refused_in_a_line_before_any_m
 
     run(go())
     said = client.notice_text()
-    assert "bingo: the image is 'image/bmp', which bingo does not send to a model: send a PNG, JPEG, GIF or WebP image" in said
-    assert f"bingo: the image is 5 MiB ({len(large):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be (the providers refuse larger): send a smaller or more compressed image" in said
-    assert "bingo: the image is said to be image/jpeg, but its bytes are a PNG (image/png): send it with its own media type" in said
-    assert f"bingo: the prompt's images are 24 MiB ({len(each) * 5:,} bytes) of base64 in all, past the 24 MiB (25,165,824 bytes) one prompt may carry: send fewer or smaller images" in said
+    assert (
+        "bingo: the image is 'image/bmp', which bingo does not send to a model: send a PNG, JPEG, GIF or WebP image"
+        in said
+    )
+    assert (
+        f"bingo: the image is 5 MiB ({len(large):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be (the providers refuse larger): send a smaller or more compressed image"
+        in said
+    )
+    assert (
+        "bingo: the image is said to be image/jpeg, but its bytes are a PNG (image/png): send it with its own media type"
+        in said
+    )
+    assert (
+        f"bingo: the prompt's images are 24 MiB ({len(each) * 5:,} bytes) of base64 in all, past the 24 MiB (25,165,824 bytes) one prompt may carry: send fewer or smaller images"
+        in said
+    )
     assert model_requests(box) == []  # no turn reached the model
     assert "never" not in client.agent_text()
 
@@ -139,5 +164,8 @@ def test_a_message_longer_than_bingo_reads_is_said_in_the_open_session(tmp_path:
             assert answer.stop_reason == "end_turn"  # the connection lives on
 
     run(go())
-    assert "bingo: a message from the editor could not be read, so it is not answered: line longer than the limit" in client.notice_text()
+    assert (
+        "bingo: a message from the editor could not be read, so it is not answered: line longer than the limit"
+        in client.notice_text()
+    )
     assert "never" in client.agent_text()

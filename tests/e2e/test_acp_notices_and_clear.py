@@ -65,7 +65,14 @@ class _RawClient:
     itself (the SDKs at hand predate notices, and would refuse the update)."""
 
     def __init__(self, box: Sandbox) -> None:
-        self.process = subprocess.Popen([BINGO, "--acp"], cwd=box.project, env=box.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [BINGO, "--acp"],
+            cwd=box.project,
+            env=box.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         self.seen: list[dict[str, Any]] = []
         self._ids = 0
         self._buffer = b""
@@ -88,7 +95,9 @@ class _RawClient:
         """Send a request; its result, once every update before it is in `seen`."""
         assert self.process.stdin is not None
         self._ids += 1
-        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}).encode() + b"\n")
+        self.process.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}).encode() + b"\n"
+        )
         self.process.stdin.flush()
         deadline = time.monotonic() + 20
         while True:
@@ -131,7 +140,9 @@ def test_a_client_that_takes_notices_is_sent_acps_notice_update(tmp_path: Path) 
     assert any(n["severity"] == "warning" and "colour" in n["title"] for n in notices)
     chunks = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
     assert chunks == "Let me see.\nAll done."
-    assert not [u for u in updates if u["sessionUpdate"] == "tool_call" and "_meta" in u]  # no card where a notice is taken
+    assert not [
+        u for u in updates if u["sessionUpdate"] == "tool_call" and "_meta" in u
+    ]  # no card where a notice is taken
     said = json.dumps([r["request"]["messages"] for r in model_requests(box)])
     assert "hello from asker" not in said and "colour" not in said
 
@@ -154,7 +165,10 @@ def test_clear_starts_a_fresh_conversation_in_the_editors_thread(tmp_path: Path)
     assert "clear" in client.commands()
     assert "a fresh conversation starts with your next prompt" in client.agent_text()
     requests = model_requests(box)
-    assert [[b.get("text") for m in r["request"]["messages"] for b in m["content"]] for r in requests] == [["first"], ["second"]]
+    assert [[b.get("text") for m in r["request"]["messages"] for b in m["content"]] for r in requests] == [
+        ["first"],
+        ["second"],
+    ]
     again = Recorder()
 
     async def load() -> None:
@@ -165,4 +179,8 @@ def test_clear_starts_a_fresh_conversation_in_the_editors_thread(tmp_path: Path)
     run(load())
     assert "first" in again.user_text()  # the thread keeps what came before /clear
     assert any("/clear" in n for n in again.notices())  # and shows where it cleared
-    assert [b.get("text") for m in model_requests(box)[-1]["request"]["messages"] for b in m["content"]] == ["second", "Two.", "third"]
+    assert [b.get("text") for m in model_requests(box)[-1]["request"]["messages"] for b in m["content"]] == [
+        "second",
+        "Two.",
+        "third",
+    ]

@@ -63,7 +63,9 @@ def test_a_prompt_streams_the_models_text_and_offers_the_commands(tmp_path: Path
 
 def test_a_tool_call_asks_and_allow_once_runs_it(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("done")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
+    use_scripted_model(
+        box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("done")]], sandbox={"mode": "off"}
+    )  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["allow_once"])
 
     async def go() -> None:
@@ -85,7 +87,9 @@ def test_a_tool_call_asks_and_allow_once_runs_it(tmp_path: Path) -> None:
 
 def test_reject_does_not_run_the_call_and_the_model_is_told(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
+    use_scripted_model(
+        box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]], sandbox={"mode": "off"}
+    )  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["reject_once"])
 
     async def go() -> None:
@@ -103,7 +107,9 @@ def test_reject_does_not_run_the_call_and_the_model_is_told(tmp_path: Path) -> N
 
 def test_a_cancelled_permission_request_is_a_no(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
+    use_scripted_model(
+        box, [[tool("c1", "bash", {"command": "echo hi > out.txt"})], [say("ok")]], sandbox={"mode": "off"}
+    )  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["cancelled"])
 
     async def go() -> None:
@@ -120,7 +126,9 @@ def test_a_cancelled_permission_request_is_a_no(tmp_path: Path) -> None:
 def test_allow_always_saves_the_terminals_narrow_rule_and_asks_no_more(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     call = {"command": "echo hi >> log.txt"}
-    use_scripted_model(box, [[tool("c1", "bash", call)], [tool("c2", "bash", call)], [say("twice")]], sandbox={"mode": "off"})  # the world without a sandbox, where bash is asked about
+    use_scripted_model(
+        box, [[tool("c1", "bash", call)], [tool("c2", "bash", call)], [say("twice")]], sandbox={"mode": "off"}
+    )  # the world without a sandbox, where bash is asked about
     client = Recorder(answers=["allow_always"])
 
     async def go() -> None:
@@ -145,7 +153,11 @@ def test_a_file_the_editor_declines_is_read_and_written_on_the_disk(tmp_path: Pa
     outside.write_text("from the disk\n")
     use_scripted_model(
         box,
-        [[tool("r1", "read", {"path": str(outside)})], [tool("e1", "edit", {"path": str(outside), "oldString": "disk", "newString": "DISK"})], [say("ok")]],
+        [
+            [tool("r1", "read", {"path": str(outside)})],
+            [tool("e1", "edit", {"path": str(outside), "oldString": "disk", "newString": "DISK"})],
+            [say("ok")],
+        ],
         permissions={"allow": ["edit"]},
     )
     client = Recorder(files={}, declined=frozenset({str(outside)}))
@@ -163,7 +175,11 @@ def test_a_file_the_editor_declines_is_read_and_written_on_the_disk(tmp_path: Pa
 def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "asker-node")
-    use_scripted_model(box, [[tool("a1", "plugin__asker-node__confirm", {})], [tool("a2", "plugin__asker-node__notify", {})], [say("ok")]], permissions={"allow": ["plugin__asker-node__*"]})
+    use_scripted_model(
+        box,
+        [[tool("a1", "plugin__asker-node__confirm", {})], [tool("a2", "plugin__asker-node__notify", {})], [say("ok")]],
+        permissions={"allow": ["plugin__asker-node__*"]},
+    )
     client = Recorder(answers=["allow_once"])
 
     async def go() -> None:
@@ -175,7 +191,11 @@ def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
     (asked, options) = client.asked[0]
     assert asked.tool_call_id == "a1"  # asked on the call that asks
     assert [o.name for o in options] == ["yes", "no"]
-    question = [c.content.text for c in asked.content or [] if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)]
+    question = [
+        c.content.text
+        for c in asked.content or []
+        if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)
+    ]
     assert question == ['plugin "asker-node" asks: proceed?']  # who asks comes first (ADR-0029)
     results = [result_text(r) for r in tool_results(model_requests(box)[-1])]
     assert "the person answered: yes" in results
@@ -185,7 +205,9 @@ def test_a_plugins_question_and_notice_reach_the_editor(tmp_path: Path) -> None:
 def test_cancel_mid_tool_sends_tool_cancel_awaits_the_answer_and_ends_cancelled(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")
-    use_scripted_model(box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]})
+    use_scripted_model(
+        box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]}
+    )
     client = Recorder()
 
     async def go() -> None:
@@ -200,7 +222,13 @@ def test_cancel_mid_tool_sends_tool_cancel_awaits_the_answer_and_ends_cancelled(
             assert answer.stop_reason == "cancelled"
 
     run(go())
-    lines = [c.content.text for u in client.calls() if isinstance(u, ToolCallProgress) and u.status is None for c in u.content or [] if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)]
+    lines = [
+        c.content.text
+        for u in client.calls()
+        if isinstance(u, ToolCallProgress) and u.status is None
+        for c in u.content or []
+        if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)
+    ]
     assert lines == ["waiting"]
     assert client.statuses("c1")[-1] == "completed"  # the plugin answered its cancel, and was waited for
     assert "slow: got tool/cancel" in (box.logs / "plugin-slow.log").read_text()
@@ -231,7 +259,9 @@ def test_cancel_while_the_model_streams_stops_it_and_ends_cancelled(tmp_path: Pa
 def test_closing_a_session_cancels_its_prompt_and_it_can_be_loaded_again(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")
-    use_scripted_model(box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]})
+    use_scripted_model(
+        box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]}
+    )
     client = Recorder()
 
     async def go() -> None:
@@ -289,7 +319,9 @@ def test_a_session_is_loaded_by_a_second_bingo_and_replayed(tmp_path: Path) -> N
     assert "Again." in again.agent_text()
     last = model_requests(box)[-1]["request"]["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]  # the history came back
-    listed = subprocess.run([BINGO, "-p", "/sessions"], cwd=box.project, env=box.env, capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        [BINGO, "-p", "/sessions"], cwd=box.project, env=box.env, capture_output=True, text=True, timeout=60
+    )
     assert ids[0] in listed.stdout  # the id the editor holds is bingo's own
 
 
@@ -300,7 +332,10 @@ def test_a_session_longer_than_a_reader_may_leave_unread_is_replayed_whole(tmp_p
         session_id = store.create(str(box.project))
         for n in range(3):
             store.append(session_id, PromptFrame(text=f"answer {n}", turn=n + 1))
-            store.append(session_id, AssistantFrame(message=Message(role="assistant", content=[TextBlock(text=long)]), turn=n + 1))
+            store.append(
+                session_id,
+                AssistantFrame(message=Message(role="assistant", content=[TextBlock(text=long)]), turn=n + 1),
+            )
     again = Recorder()
 
     async def load() -> None:
@@ -328,7 +363,9 @@ def test_a_slash_command_shows_its_view_as_markdown(tmp_path: Path) -> None:
 
     run(go())
     shown = client.agent_text()
-    assert "**notes.txt**\n\n| what | count |\n| --- | ---: |\n| words | 4 |\n| lines | 2 |" in shown  # the View's markdown fold
+    assert (
+        "**notes.txt**\n\n| what | count |\n| --- | ---: |\n| words | 4 |\n| lines | 2 |" in shown
+    )  # the View's markdown fold
     assert "there is no command /nosuch" in client.notice_text()  # bingo's own line, not message text
     assert "wordcount" in client.commands()
 
@@ -340,7 +377,11 @@ def test_read_and_edit_go_through_the_editors_files_and_the_edit_is_a_diff(tmp_p
     unsaved = "x = 1\ny = 2\n"
     use_scripted_model(
         box,
-        [[tool("r1", "read", {"path": "app.py"})], [tool("e1", "edit", {"path": "app.py", "oldString": "y = 2", "newString": "y = 3"})], [say("edited")]],
+        [
+            [tool("r1", "read", {"path": "app.py"})],
+            [tool("e1", "edit", {"path": "app.py", "oldString": "y = 2", "newString": "y = 3"})],
+            [say("edited")],
+        ],
         permissions={"allow": ["edit"]},
     )
     client = Recorder(files={str(on_disk): unsaved})
@@ -367,7 +408,9 @@ def test_an_mcp_server_passed_in_session_new_is_a_plugin_under_the_gate(tmp_path
     box = Sandbox(tmp_path)
     use_scripted_model(box, [[tool("m1", "plugin__mcp-sdk__add", {"a": 2, "b": 3})], [say("five")]])
     client = Recorder(answers=["allow_once"])
-    server = McpServerStdio(name="MCP SDK", command=sys.executable, args=[str(TEST_PLUGINS / "mcp-sdk" / "server.py")], env=[])
+    server = McpServerStdio(
+        name="MCP SDK", command=sys.executable, args=[str(TEST_PLUGINS / "mcp-sdk" / "server.py")], env=[]
+    )
 
     async def go() -> None:
         async with connected(box, client) as conn:
@@ -389,7 +432,9 @@ def test_an_mcp_server_passed_in_session_new_is_a_plugin_under_the_gate(tmp_path
 
 def test_a_call_a_rule_denies_is_a_failed_call_and_a_turn_with_no_model_says_why(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("d1", "bash", {"command": "rm -rf x"})], [say("ok")]], permissions={"deny": ["bash(rm *)"]})
+    use_scripted_model(
+        box, [[tool("d1", "bash", {"command": "rm -rf x"})], [say("ok")]], permissions={"deny": ["bash(rm *)"]}
+    )
     client = Recorder()
 
     async def go() -> None:
@@ -401,7 +446,11 @@ def test_a_call_a_rule_denies_is_a_failed_call_and_a_turn_with_no_model_says_why
     assert client.asked == []
     (denied,) = [u for u in client.calls() if u.tool_call_id == "d1"]
     assert isinstance(denied, ToolCallStart) and denied.status == "failed"
-    assert "denied by the rule 'bash(rm *)'" in "".join(c.content.text for c in denied.content or [] if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock))
+    assert "denied by the rule 'bash(rm *)'" in "".join(
+        c.content.text
+        for c in denied.content or []
+        if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)
+    )
 
     bare = Sandbox(tmp_path / "bare")
     nobody = Recorder()
@@ -421,11 +470,24 @@ def test_stdout_carries_the_protocol_and_nothing_else(tmp_path: Path) -> None:
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
         {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(box.project), "mcpServers": []}},
-        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "/help"}]}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "/help"}]},
+        },
         {"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}},
         {"jsonrpc": "2.0", "id": 5, "method": "no/such", "params": {}},
     ]
-    process = subprocess.Popen([BINGO, "--acp"], cwd=box.project, env=box.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [BINGO, "--acp"],
+        cwd=box.project,
+        env=box.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdin is not None and process.stdout is not None
     messages: list[dict[str, object]] = []
     try:
@@ -462,4 +524,3 @@ def test_acp_takes_no_prompt(tmp_path: Path) -> None:
     done = box.run("--acp", "hello")
     assert done.returncode == 2
     assert done.stderr.startswith("bingo: --acp takes no prompt")
-

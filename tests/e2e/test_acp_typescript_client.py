@@ -42,22 +42,51 @@ def sdk() -> Path:
         installed = package.exists() and json.loads(package.read_text(encoding="utf-8")).get("version") == version
         if not installed:
             done = subprocess.run(
-                [npm, "install", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund", "--no-save", "--silent", f"{name}@{version}"],
-                capture_output=True, text=True, timeout=300,
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(NPM_DIR),
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--silent",
+                    f"{name}@{version}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
             assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
     entry = json.loads(package.read_text(encoding="utf-8"))["exports"]["."]["import"]
     return package.parent / entry
 
 
-def drive(box: Sandbox, sdk: Path, steps: list[dict[str, Any]], *, answers: list[str] | None = None, fs: dict[str, str] | None = None) -> dict[str, Any]:
+def drive(
+    box: Sandbox,
+    sdk: Path,
+    steps: list[dict[str, Any]],
+    *,
+    answers: list[str] | None = None,
+    fs: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Run the TypeScript client through `steps` against `bingo --acp` in the sandbox."""
     scenario = box.root / "scenario.json"
-    scenario.write_text(json.dumps({"bingo": BINGO, "cwd": str(box.project), "fs": fs, "answers": answers or [], "steps": steps}), encoding="utf-8")
+    scenario.write_text(
+        json.dumps({"bingo": BINGO, "cwd": str(box.project), "fs": fs, "answers": answers or [], "steps": steps}),
+        encoding="utf-8",
+    )
     node = shutil.which("node")
     assert node is not None
     env = {**box.env, "PATH": os.environ.get("PATH", "")}
-    done = subprocess.run([node, str(CLIENT), str(sdk), str(scenario)], cwd=box.project, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [node, str(CLIENT), str(sdk), str(scenario)],
+        cwd=box.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     seen: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     assert seen["errors"] == [], seen["errors"]
@@ -66,7 +95,9 @@ def drive(box: Sandbox, sdk: Path, steps: list[dict[str, Any]], *, answers: list
 
 def agent_text(seen: dict[str, Any]) -> str:
     return "".join(
-        u["update"]["content"]["text"] for u in seen["updates"] if "update" in u and u["update"]["sessionUpdate"] == "agent_message_chunk"
+        u["update"]["content"]["text"]
+        for u in seen["updates"]
+        if "update" in u and u["update"]["sessionUpdate"] == "agent_message_chunk"
     )
 
 
@@ -79,12 +110,18 @@ def test_a_prompt_is_streamed_and_a_slash_command_shows_its_view(tmp_path: Path,
     box.install(EXAMPLES / "wordcount")
     (box.project / "notes.txt").write_text("one two three\nfour\n")
     use_scripted_model(box, [[say("Hello from the model.")]])
-    seen = drive(box, sdk, [{"do": "new"}, {"do": "prompt", "text": "say hello"}, {"do": "prompt", "text": "/wordcount notes.txt"}])
+    seen = drive(
+        box,
+        sdk,
+        [{"do": "new"}, {"do": "prompt", "text": "say hello"}, {"do": "prompt", "text": "/wordcount notes.txt"}],
+    )
     assert seen["init"]["agentCapabilities"]["loadSession"] is True
     assert seen["stops"] == ["end_turn", "end_turn"]
     shown = agent_text(seen)
     assert shown.startswith("Hello from the model.")
-    assert "**notes.txt**\n\n| what | count |\n| --- | ---: |\n| words | 4 |\n| lines | 2 |" in shown  # the View's markdown fold
+    assert (
+        "**notes.txt**\n\n| what | count |\n| --- | ---: |\n| words | 4 |\n| lines | 2 |" in shown
+    )  # the View's markdown fold
     commands = [u["update"] for u in seen["updates"] if u["update"]["sessionUpdate"] == "available_commands_update"]
     assert "wordcount" in [c["name"] for c in commands[-1]["availableCommands"]]
 
@@ -92,11 +129,28 @@ def test_a_prompt_is_streamed_and_a_slash_command_shows_its_view(tmp_path: Path,
 def test_permissions_answered_each_way(tmp_path: Path, sdk: Path) -> None:
     box = Sandbox(tmp_path)
     once, never, always = ({"command": f"echo {word} >> log.txt"} for word in ("once", "never", "always"))
-    use_scripted_model(box, [[tool("c1", "bash", once)], [tool("c2", "bash", never)], [tool("c3", "bash", always)], [tool("c4", "bash", always)], [say("done")]], sandbox={"mode": "off"})  # without a sandbox, bash is asked about
-    seen = drive(box, sdk, [{"do": "new"}, {"do": "prompt", "text": "log"}], answers=["allow_once", "reject_once", "allow_always"])
+    use_scripted_model(
+        box,
+        [
+            [tool("c1", "bash", once)],
+            [tool("c2", "bash", never)],
+            [tool("c3", "bash", always)],
+            [tool("c4", "bash", always)],
+            [say("done")],
+        ],
+        sandbox={"mode": "off"},
+    )  # without a sandbox, bash is asked about
+    seen = drive(
+        box,
+        sdk,
+        [{"do": "new"}, {"do": "prompt", "text": "log"}],
+        answers=["allow_once", "reject_once", "allow_always"],
+    )
     assert (box.project / "log.txt").read_text() == "once\nalways\nalways\n"
     assert len(seen["asked"]) == 3  # c4 matched the rule "allow always" saved
-    rule = next(o["name"] for o in seen["asked"][2]["options"] if o["kind"] == "allow_always").removeprefix("Always allow ")
+    rule = next(o["name"] for o in seen["asked"][2]["options"] if o["kind"] == "allow_always").removeprefix(
+        "Always allow "
+    )
     saved = json.loads((box.project / ".bingo" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == [rule]
     asked = [a["toolCall"]["toolCallId"] for a in seen["asked"]]
@@ -109,7 +163,9 @@ def test_permissions_answered_each_way(tmp_path: Path, sdk: Path) -> None:
 def test_cancel_mid_tool_ends_the_turn_cancelled(tmp_path: Path, sdk: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")
-    use_scripted_model(box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]})
+    use_scripted_model(
+        box, [[tool("c1", "plugin__slow__wait", {})], [say("never")]], permissions={"allow": ["plugin__slow__wait"]}
+    )
     seen = drive(box, sdk, [{"do": "new"}, {"do": "cancel_after_progress", "text": "wait"}])
     assert seen["stops"] == ["cancelled"]
     assert "slow: got tool/cancel" in (box.logs / "plugin-slow.log").read_text()
@@ -138,7 +194,15 @@ def test_a_session_loaded_by_a_second_bingo_is_replayed_and_goes_on(tmp_path: Pa
 def test_read_and_write_use_the_editors_files(tmp_path: Path, sdk: Path) -> None:
     box = Sandbox(tmp_path)
     path = str(box.project / "todo.md")
-    use_scripted_model(box, [[tool("r1", "read", {"path": "todo.md"})], [tool("w1", "write", {"path": "todo.md", "content": "- [x] unsaved\n"})], [say("ok")]], permissions={"allow": ["write"]})
+    use_scripted_model(
+        box,
+        [
+            [tool("r1", "read", {"path": "todo.md"})],
+            [tool("w1", "write", {"path": "todo.md", "content": "- [x] unsaved\n"})],
+            [say("ok")],
+        ],
+        permissions={"allow": ["write"]},
+    )
     seen = drive(box, sdk, [{"do": "new"}, {"do": "prompt", "text": "tick it"}], fs={path: "- [ ] unsaved\n"})
     assert seen["files"] == {path: "- [x] unsaved\n"}
     assert not (box.project / "todo.md").exists()
@@ -150,8 +214,15 @@ def test_read_and_write_use_the_editors_files(tmp_path: Path, sdk: Path) -> None
 def test_an_mcp_server_passed_in_session_new_runs_under_the_gate(tmp_path: Path, sdk: Path) -> None:
     box = Sandbox(tmp_path)
     use_scripted_model(box, [[tool("m1", "plugin__adder__add", {"a": 2, "b": 3})], [say("five")]])
-    server = {"name": "adder", "command": sys.executable, "args": [str(TEST_PLUGINS / "mcp-sdk" / "server.py")], "env": []}
-    seen = drive(box, sdk, [{"do": "new", "mcpServers": [server]}, {"do": "prompt", "text": "add"}], answers=["allow_once"])
+    server = {
+        "name": "adder",
+        "command": sys.executable,
+        "args": [str(TEST_PLUGINS / "mcp-sdk" / "server.py")],
+        "env": [],
+    }
+    seen = drive(
+        box, sdk, [{"do": "new", "mcpServers": [server]}, {"do": "prompt", "text": "add"}], answers=["allow_once"]
+    )
     assert seen["init"]["agentCapabilities"]["mcpCapabilities"]["http"] is True
     assert len(seen["asked"]) == 1  # an MCP server's tool is untrusted: the gate asked
     (result,) = tool_results(model_requests(box)[1])

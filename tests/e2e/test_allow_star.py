@@ -46,13 +46,18 @@ def test_allow_star_allows_every_tool_not_denied_and_the_sandbox_still_applies(t
     assert results["escape"]["isError"] is True and "outside the sandbox" in result_text(results["escape"])
     assert results["denied"]["isError"] is True
     # Nothing of it was saved: the next run has no such rule.
-    assert json.loads((box.bingo_home / "settings.json").read_text(encoding="utf-8"))["permissions"] == {"deny": ["grep"]}
+    assert json.loads((box.bingo_home / "settings.json").read_text(encoding="utf-8"))["permissions"] == {
+        "deny": ["grep"]
+    }
     assert not (box.project / ".bingo" / "settings.local.json").exists()
 
 
 def test_the_readme_and_plugins_md_say_what_allow_star_is() -> None:
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     plugins = " ".join((REPO / "docs" / "plugins.md").read_text(encoding="utf-8").split())
-    assert "--allow '*' allows every tool no deny or ask rule names, for this run: the sandbox still confines bash and plugins" in readme
+    assert (
+        "--allow '*' allows every tool no deny or ask rule names, for this run: the sandbox still confines bash and plugins"
+        in readme
+    )
     assert "`--allow '*'` is the rule `*`, for this run only (nothing is saved)" in plugins
     assert "the sandbox (docs/sandbox.md) still confines `bash`, every plugin and every stdio MCP server" in plugins

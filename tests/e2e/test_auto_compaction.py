@@ -54,7 +54,10 @@ def test_a_long_session_compacts_itself_before_the_request_that_would_not_fit(tm
 
     [line] = [line for line in notices(stderr, "bingo") if "compacted by" in line]
     assert line.startswith("bingo: the conversation (about ")
-    assert f"passed its budget of {_WINDOW * 8 // 10} tokens (80% of the model's {_WINDOW}-token window): compacted by summary to about " in line
+    assert (
+        f"passed its budget of {_WINDOW * 8 // 10} tokens (80% of the model's {_WINDOW}-token window): compacted by summary to about "
+        in line
+    )
 
     requests = model_requests(box)
     summary_request, turn_request = requests[-2], requests[-1]

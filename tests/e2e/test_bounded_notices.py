@@ -54,7 +54,11 @@ def test_twenty_thousand_notices_are_a_burst_a_trickle_and_one_line_saying_how_m
         with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
             latest = store.latest(str(box.project))
             assert latest is not None
-            kept = [f.notice for f in store.frames(latest) if isinstance(f, NoticeFrame) and f.notice.source == "notice-flood"]
+            kept = [
+                f.notice
+                for f in store.frames(latest)
+                if isinstance(f, NoticeFrame) and f.notice.source == "notice-flood"
+            ]
         summary.record("zoo", "notice frames kept of 20 001 raised in one call", len(kept))
         assert [f"notice-flood: {notice.message}" for notice in kept] == [*shown, last]
         reads_back(box)

@@ -24,7 +24,13 @@ def test_every_kind_is_optional_and_what_is_declared_is_registered(tmp_path: Pat
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[3:]}
     assert "tool plugin__wordcount__count, command /wordcount" in rows["wordcount"]
     assert "running" in rows["echo-node"]
-    for part in ("tool plugin__echo-node__echo", "command /shout", "contributor clock", "hook guard (tool: before)", "service echo.svc"):
+    for part in (
+        "tool plugin__echo-node__echo",
+        "command /shout",
+        "contributor clock",
+        "hook guard (tool: before)",
+        "service echo.svc",
+    ):
         assert part in rows["echo-node"]
 
 
@@ -33,7 +39,9 @@ def test_a_protocol_the_host_does_not_speak_is_refused_with_a_notice_naming_both
     box.install(TEST_PLUGINS / "badproto")
     box.install(EXAMPLES / "wordcount")
     result = box.run("-p", "/plugins")
-    assert notices(result.stderr, "badproto") == ["badproto: refused: it speaks protocol 4, but this host speaks only protocol 5"]
+    assert notices(result.stderr, "badproto") == [
+        "badproto: refused: it speaks protocol 4, but this host speaks only protocol 5"
+    ]
     assert "refused: it speaks protocol 4" in result.stdout
     assert "wordcount" in result.stdout and result.returncode == 0
 
@@ -42,7 +50,9 @@ def test_a_handshake_name_that_differs_from_the_manifest_is_refused(tmp_path: Pa
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "wrongname")
     result = box.run("-p", "/tools")
-    assert notices(result.stderr, "wrongname") == ["wrongname: refused: its handshake says it is 'othername', but its manifest says 'wrongname'"]
+    assert notices(result.stderr, "wrongname") == [
+        "wrongname: refused: its handshake says it is 'othername', but its manifest says 'wrongname'"
+    ]
     assert "wrongname" not in result.stdout
 
 
@@ -61,21 +71,36 @@ def test_the_project_layer_wins_the_name(tmp_path: Path) -> None:
     project_copy = box.install(EXAMPLES / "wordcount", layer="project")
     assert box.run("--trust").returncode == 0  # project plugins are code that came with a repository
     result = box.run("-p", "/plugins")
-    [running] = [line for line in result.stdout.splitlines() if line.startswith("wordcount") and (" running" in line or " idle" in line)]
+    [running] = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith("wordcount") and (" running" in line or " idle" in line)
+    ]
     assert " project " in running and str(project_copy) in running
-    [hidden] = [line for line in result.stdout.splitlines() if line.startswith("wordcount") and "hidden by the project's plugin" in line]
+    [hidden] = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith("wordcount") and "hidden by the project's plugin" in line
+    ]
     assert " user " in hidden
 
 
 def test_config_reaches_the_process_and_a_stray_stdout_line_costs_one_notice(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "chatty")
-    use_scripted_model(box, [[tool("p1", "plugin__chatty__ping", {})], [text("pinged")]], permissions={"allow": ["plugin__chatty__ping"]})
+    use_scripted_model(
+        box,
+        [[tool("p1", "plugin__chatty__ping", {})], [text("pinged")]],
+        permissions={"allow": ["plugin__chatty__ping"]},
+    )
     result = box.run("-p", "ping it")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "pinged\n"  # the script came from plugins.scripted-model, as initialize.config
     [line] = notices(result.stderr, "chatty")
-    assert line == f"chatty: plugin chatty printed something that is not part of the protocol on its output; bingo ignored it (see {box.logs / 'plugin-chatty.log'})"
+    assert (
+        line
+        == f"chatty: plugin chatty printed something that is not part of the protocol on its output; bingo ignored it (see {box.logs / 'plugin-chatty.log'})"
+    )
     assert "hello there" in (box.logs / "plugin-chatty.log").read_text()
     [answer] = tool_results(model_requests(box)[1])
     assert result_text(answer) == "pong"
@@ -93,13 +118,20 @@ def test_claimed_traits_are_ignored_and_the_gate_asks(tmp_path: Path) -> None:
     use_scripted_model(box, [[tool("e1", "plugin__echo-node__echo", {"text": "hi"})], [text("refused")]])
     box.run("-p", "echo hi")
     [refused] = tool_results(model_requests(box)[1])
-    assert result_text(refused) == "plugin__echo-node__echo is not allowed here: add it to permissions.allow or pass --allow"
+    assert (
+        result_text(refused)
+        == "plugin__echo-node__echo is not allowed here: add it to permissions.allow or pass --allow"
+    )
 
 
 def test_rewritten_names_are_what_the_permission_grammar_addresses(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "echo-node")
-    use_scripted_model(box, [[tool("e1", "plugin__echo-node__echo", {"text": "hi there"})], [text("done")]], permissions={"allow": ["plugin__echo-node__*"]})
+    use_scripted_model(
+        box,
+        [[tool("e1", "plugin__echo-node__echo", {"text": "hi there"})], [text("done")]],
+        permissions={"allow": ["plugin__echo-node__*"]},
+    )
     result = box.run("-p", "echo")
     assert result.returncode == 0, result.stderr
     [answer] = tool_results(model_requests(box)[1])
@@ -146,7 +178,9 @@ def test_a_contributor_is_told_its_budget_and_what_passes_it_is_cut(tmp_path: Pa
 def test_a_hook_that_misses_its_deadline_decides_nothing(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")  # its hook `sleepy` never answers
-    use_scripted_model(box, [[tool("r1", "read", {"path": "a.txt"})], [text("read it")]], deadlines={"hook/decide": 0.5})
+    use_scripted_model(
+        box, [[tool("r1", "read", {"path": "a.txt"})], [text("read it")]], deadlines={"hook/decide": 0.5}
+    )
     (box.project / "a.txt").write_text("contents\n")
     result = box.run("-p", "read a.txt")
     assert result.returncode == 0, result.stderr
@@ -158,7 +192,11 @@ def test_a_hook_that_misses_its_deadline_decides_nothing(tmp_path: Path) -> None
 def test_a_hook_can_deny_a_call(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "echo-node")
-    use_scripted_model(box, [[tool("e1", "plugin__echo-node__echo", {"text": "forbidden words"})], [text("denied")]], permissions={"allow": ["plugin__echo-node__echo"]})
+    use_scripted_model(
+        box,
+        [[tool("e1", "plugin__echo-node__echo", {"text": "forbidden words"})], [text("denied")]],
+        permissions={"allow": ["plugin__echo-node__echo"]},
+    )
     result = box.run("-p", "say it")
     assert result.returncode == 0
     [answer] = tool_results(model_requests(box)[1])
@@ -211,7 +249,9 @@ def test_no_plugin_process_outlives_bingo(tmp_path: Path) -> None:
 def test_an_interrupted_turn_sends_tool_cancel_and_waits_for_the_answer(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")
-    use_scripted_model(box, [[tool("w1", "plugin__slow__wait", {})], [text("after")]], permissions={"allow": ["plugin__slow__wait"]})
+    use_scripted_model(
+        box, [[tool("w1", "plugin__slow__wait", {})], [text("after")]], permissions={"allow": ["plugin__slow__wait"]}
+    )
     with box.popen("-p", "wait for it") as proc:
         db = box.bingo_home / "data" / "sessions.db"
         deadline = time.monotonic() + 20
@@ -240,7 +280,11 @@ def test_an_interrupted_turn_sends_tool_cancel_and_waits_for_the_answer(tmp_path
 def test_ask_with_nobody_to_ask_is_refused_in_words(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "asker-node")
-    use_scripted_model(box, [[tool("a1", "plugin__asker-node__confirm", {})], [text("ok")]], permissions={"allow": ["plugin__asker-node__*"]})
+    use_scripted_model(
+        box,
+        [[tool("a1", "plugin__asker-node__confirm", {})], [text("ok")]],
+        permissions={"allow": ["plugin__asker-node__*"]},
+    )
     result = box.run("-p", "confirm")
     assert result.returncode == 0, result.stderr
     [answer] = tool_results(model_requests(box)[1])
@@ -250,7 +294,11 @@ def test_ask_with_nobody_to_ask_is_refused_in_words(tmp_path: Path) -> None:
 def test_ask_on_a_call_that_is_not_yours_is_refused_in_words(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "asker-node")
-    use_scripted_model(box, [[tool("a1", "plugin__asker-node__stale", {})], [text("ok")]], permissions={"allow": ["plugin__asker-node__*"]})
+    use_scripted_model(
+        box,
+        [[tool("a1", "plugin__asker-node__stale", {})], [text("ok")]],
+        permissions={"allow": ["plugin__asker-node__*"]},
+    )
     box.run("-p", "stale")
     [answer] = tool_results(model_requests(box)[1])
     assert result_text(answer) == "refused (-32002): call nope is not a call you are running"
@@ -259,7 +307,11 @@ def test_ask_on_a_call_that_is_not_yours_is_refused_in_words(tmp_path: Path) -> 
 def test_a_plugin_notice_is_one_line_under_its_name(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "asker-node")
-    use_scripted_model(box, [[tool("a1", "plugin__asker-node__notify", {})], [text("ok")]], permissions={"allow": ["plugin__asker-node__*"]})
+    use_scripted_model(
+        box,
+        [[tool("a1", "plugin__asker-node__notify", {})], [text("ok")]],
+        permissions={"allow": ["plugin__asker-node__*"]},
+    )
     result = box.run("-p", "notify")
     assert notices(result.stderr, "asker-node") == ["asker-node: hello from asker"]
     assert result.stdout == "ok\n"

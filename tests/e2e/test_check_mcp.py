@@ -16,7 +16,7 @@ from typing import Any
 from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 
-SERVER = r'''
+SERVER = r"""
 import json, os, sys
 
 BEHAVIOUR = sys.argv[1] if len(sys.argv) > 1 else "good"
@@ -72,11 +72,11 @@ for line in sys.stdin:
         send({"id": request_id, "result": {"content": [{"type": "text", "text": json.dumps(said)}]}})
     else:
         send({"id": request_id, "error": {"code": -32601, "message": "no " + str(method)}})
-'''
+"""
 """An MCP server in the standard library; its first argument names how it behaves, and it
 records in `$SRV_RECORD` that it started and each tool it was called for."""
 
-DATA_PLUGIN = r'''
+DATA_PLUGIN = r"""
 import json, os, sys
 
 for line in sys.stdin:
@@ -96,7 +96,7 @@ for line in sys.stdin:
         print(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"output": {"parts": [{"type": "text", "text": "ok"}]}}}), flush=True)
     elif request_id is not None:
         print(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no"}}), flush=True)
-'''
+"""
 """A bingo plugin that writes into its dataDir when it starts and when its tool is called,
 and records which dataDir it was given."""
 
@@ -113,7 +113,11 @@ def _server(box: Sandbox, tmp_path: Path, behaviour: str, name: str = "srv") -> 
     """MCP server `behaviour` as the plugin `name`, in a directory of its own (not installed)."""
     root = tmp_path / name
     root.mkdir()
-    manifest = {"name": name, "version": "0", "mcp": {"command": sys.executable, "args": [str(_script(tmp_path)), behaviour]}}
+    manifest = {
+        "name": name,
+        "version": "0",
+        "mcp": {"command": sys.executable, "args": [str(_script(tmp_path)), behaviour]},
+    }
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
     box.env["SRV_RECORD"] = str(box.project / "record.txt")
     return root
@@ -135,9 +139,13 @@ def test_an_mcp_server_that_exits_at_its_start_is_not_ready_and_names_its_log(tm
     assert result.returncode == 1, result.stdout
     log = box.logs / "plugin-srv.log"
     [failed] = _lines(result.stdout, "✗ ")
-    assert failed.startswith("✗ start: it completes MCP's handshake and lists within its deadline: plugin srv exited with code 3")
+    assert failed.startswith(
+        "✗ start: it completes MCP's handshake and lists within its deadline: plugin srv exited with code 3"
+    )
     assert "srv: cannot open its database" in failed and f"log: {log}" in failed
-    assert failed.endswith("; fix: run its command in a terminal to see why; if it only needs longer to start, raise deadlines.initialize in your settings")
+    assert failed.endswith(
+        "; fix: run its command in a terminal to see why; if it only needs longer to start, raise deadlines.initialize in your settings"
+    )
     assert result.stdout.splitlines()[-1].endswith(": not ready")
     assert _record(box) == ["started exits"]  # it was started, as bingo starts it
 
@@ -154,7 +162,10 @@ def test_an_mcp_server_that_prints_a_banner_on_stdout_is_a_failure_naming_the_lo
         "stdout and its own words to stderr: if it is yours, move them there; if not, tell its author"
     ]
     # It still works in bingo: its handshake and lists are read.
-    assert any(line.startswith("✓ declarations: it lists its tools (tools/list) (2: look, change)") for line in result.stdout.splitlines())
+    assert any(
+        line.startswith("✓ declarations: it lists its tools (tools/list) (2: look, change)")
+        for line in result.stdout.splitlines()
+    )
 
 
 def test_an_mcp_server_that_misses_its_deadline_is_not_ready(tmp_path: Path) -> None:
@@ -185,13 +196,19 @@ def test_a_server_started_through_npx_that_misses_its_first_start_names_the_inst
     box.settings({"deadlines": {"initialize": 30, "packageInstall": 2}})
     root = tmp_path / "via-npx"
     root.mkdir()
-    (root / "plugin.json").write_text(json.dumps({"name": "via-npx", "version": "0", "mcp": {"command": "npx", "args": ["-y", "some-server"]}}), encoding="utf-8")
+    (root / "plugin.json").write_text(
+        json.dumps({"name": "via-npx", "version": "0", "mcp": {"command": "npx", "args": ["-y", "some-server"]}}),
+        encoding="utf-8",
+    )
     result = box.run("--check-plugin", str(root), "--json")
     assert result.returncode == 1, result.stdout
     handshake = {check["id"]: check for check in json.loads(result.stdout)["checks"]}["start.handshake"]
     assert handshake["status"] == "fail"
     assert "within 2 s" in handshake["detail"]  # the first start's own deadline, not initialize's 30
-    assert handshake["fix"] == "run its command in a terminal to see why; if npx is still installing it, raise deadlines.packageInstall in your settings"
+    assert (
+        handshake["fix"]
+        == "run its command in a terminal to see why; if npx is still installing it, raise deadlines.packageInstall in your settings"
+    )
 
 
 def test_a_working_mcp_server_is_ready_with_its_tools_and_prompts_listed(tmp_path: Path) -> None:
@@ -210,7 +227,12 @@ def test_a_working_mcp_server_is_ready_with_its_tools_and_prompts_listed(tmp_pat
         "  (no tool was called: pass --call to call each tool that says it only reads, with an input made from its schema)",
     ):
         assert expected in lines, result.stdout
-    assert any(line.startswith("✓ start: it completes MCP's handshake and lists within its deadline (MCP 2025-11-25, srv 1.2.3, in ") for line in lines)
+    assert any(
+        line.startswith(
+            "✓ start: it completes MCP's handshake and lists within its deadline (MCP 2025-11-25, srv 1.2.3, in "
+        )
+        for line in lines
+    )
     assert lines[-1].startswith("srv: ") and lines[-1].endswith(": ready")
     assert _record(box) == ["started good"]  # no tool was called without --call
 
@@ -220,7 +242,9 @@ def test_call_calls_only_the_tools_a_server_says_only_read(tmp_path: Path) -> No
     result = box.run("--check-plugin", str(_server(box, tmp_path, "good")), "--call")
     assert result.returncode == 0, result.stdout
     lines = result.stdout.splitlines()
-    assert any(line.startswith('✓ call: tool look answers {"what":"bingo-check"} (1 part(s) in ') for line in lines), result.stdout
+    assert any(line.startswith('✓ call: tool look answers {"what":"bingo-check"} (1 part(s) in ') for line in lines), (
+        result.stdout
+    )
     assert (
         "- call: tools that may change something are not called (change: its annotations do not say readOnlyHint; "
         "an MCP server's tools act on your files and services, so --call calls only those that say they only read)"
@@ -235,7 +259,10 @@ def test_what_bingo_renames_or_refuses_of_a_servers_tools_is_named(tmp_path: Pat
     assert result.returncode == 1
     by_id = {check["id"]: check for check in json.loads(result.stdout)["checks"]}
     assert by_id["declarations.schemas"]["status"] == "fail"
-    assert "tool look's inputSchema has `properties.n.type` 'count', which is none of JSON Schema's types" in by_id["declarations.schemas"]["detail"]
+    assert (
+        "tool look's inputSchema has `properties.n.type` 'count', which is none of JSON Schema's types"
+        in by_id["declarations.schemas"]["detail"]
+    )
     assert by_id["declarations.names"]["status"] == "fail"
     assert "tool 'read' refused: read is bingo's own tool" in by_id["declarations.names"]["detail"]
     assert "tool 'look' is declared 2 times; only the first is used" in by_id["declarations.names"]["detail"]
@@ -258,8 +285,16 @@ def test_check_plugin_mcp_json_checks_each_server_in_a_block_and_names_each_vari
         box,
         {
             "good": {"command": sys.executable, "args": [str(script), "good"], "env": {"SRV_RECORD": "${REC}"}},
-            "leaky": {"command": sys.executable, "args": [str(script), "good", "${ANTHROPIC_API_KEY}"], "env": {"SRV_RECORD": "${REC}"}},
-            "unset": {"command": sys.executable, "args": [str(script), "${NOT_SET_HERE}"], "env": {"SRV_RECORD": "${REC}"}},
+            "leaky": {
+                "command": sys.executable,
+                "args": [str(script), "good", "${ANTHROPIC_API_KEY}"],
+                "env": {"SRV_RECORD": "${REC}"},
+            },
+            "unset": {
+                "command": sys.executable,
+                "args": [str(script), "${NOT_SET_HERE}"],
+                "env": {"SRV_RECORD": "${REC}"},
+            },
             "rel": {"command": "./bin/server"},
         },
     )
@@ -268,13 +303,18 @@ def test_check_plugin_mcp_json_checks_each_server_in_a_block_and_names_each_vari
     assert result.returncode == 1, result.stdout
     blocks = result.stdout.split("\n\n")
     assert blocks[0] == "✓ file: it is a .mcp.json bingo reads (4 server(s))"
-    assert [block.splitlines()[0] for block in blocks[1:-1]] == ["mcpServers.good:", "mcpServers.leaky:", "mcpServers.rel:", "mcpServers.unset:"]
+    assert [block.splitlines()[0] for block in blocks[1:-1]] == [
+        "mcpServers.good:",
+        "mcpServers.leaky:",
+        "mcpServers.rel:",
+        "mcpServers.unset:",
+    ]
     assert blocks[-1] == f"{path}: 4 servers, 1 ready, 3 not ready in {blocks[-1].rsplit(' in ', 1)[1]}"
     assert blocks[-1].endswith(": not ready\n")
     settings = box.bingo_home / "settings.json"
     assert _lines(result.stdout, "✗ ") == [
         "✗ entry: every ${VAR} it reads is listed in your mcpVariables and set (or has a default): it reads ${ANTHROPIC_API_KEY}, "
-        f"which your settings do not let a project's MCP server read; fix: add \"ANTHROPIC_API_KEY\" to mcpVariables in {settings} to let it",
+        f'which your settings do not let a project\'s MCP server read; fix: add "ANTHROPIC_API_KEY" to mcpVariables in {settings} to let it',
         "✗ entry: its command can be run: `mcpServers.rel.command` './bin/server' is a relative path: write its absolute path, or a "
         "command found on PATH: a relative one would depend on the directory bingo is started in (a .mcp.json server has no directory of its own)",
         "✗ entry: every ${VAR} it reads is listed in your mcpVariables and set (or has a default): it reads ${NOT_SET_HERE}, "
@@ -282,7 +322,10 @@ def test_check_plugin_mcp_json_checks_each_server_in_a_block_and_names_each_vari
     ]
     assert "${PLUGIN_ROOT}" not in result.stdout
     good = blocks[1].splitlines()
-    assert "✓ entry: every ${VAR} it reads is listed in your mcpVariables and set (or has a default) (reads ${REC})" in good
+    assert (
+        "✓ entry: every ${VAR} it reads is listed in your mcpVariables and set (or has a default) (reads ${REC})"
+        in good
+    )
     assert good[-1].startswith("good: ") and good[-1].endswith(": ready")
     # The attacked side: only the good server was started, with the listed variable expanded,
     # and the person's key reached no process.
@@ -292,7 +335,13 @@ def test_check_plugin_mcp_json_checks_each_server_in_a_block_and_names_each_vari
 def test_check_plugin_takes_the_directory_that_holds_a_mcp_json_and_says_json(tmp_path: Path) -> None:
     box = Sandbox(tmp_path / "box")
     script = _script(tmp_path)
-    _mcp_json(box, {"one": {"command": sys.executable, "args": [str(script), "good"]}, "two": {"command": sys.executable, "args": [str(script), "exits"]}})
+    _mcp_json(
+        box,
+        {
+            "one": {"command": sys.executable, "args": [str(script), "good"]},
+            "two": {"command": sys.executable, "args": [str(script), "exits"]},
+        },
+    )
     result = box.run("--check-plugin", str(box.project), "--json")
     assert result.returncode == 1, result.stdout
     document: dict[str, Any] = json.loads(result.stdout)
@@ -305,8 +354,16 @@ def test_check_plugin_takes_the_directory_that_holds_a_mcp_json_and_says_json(tm
     nowhere = _mcp_json(box, {"remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}})
     remote = box.run("--check-plugin", str(nowhere))
     assert remote.returncode == 1
-    assert "✓ entry: its URL is one bingo speaks to (Streamable HTTP) (http://127.0.0.1:9/mcp)" in remote.stdout.splitlines()
-    assert any(line.startswith("✗ start: it completes MCP's handshake and lists within its deadline: plugin remote cannot be reached at http://127.0.0.1:9/mcp") for line in remote.stdout.splitlines())
+    assert (
+        "✓ entry: its URL is one bingo speaks to (Streamable HTTP) (http://127.0.0.1:9/mcp)"
+        in remote.stdout.splitlines()
+    )
+    assert any(
+        line.startswith(
+            "✗ start: it completes MCP's handshake and lists within its deadline: plugin remote cannot be reached at http://127.0.0.1:9/mcp"
+        )
+        for line in remote.stdout.splitlines()
+    )
     broken = box.project / "broken.json"
     broken.write_text('{"mcpServers": [', encoding="utf-8")
     bad = box.run("--check-plugin", str(broken))
@@ -319,7 +376,11 @@ def test_a_check_changes_none_of_the_persons_data(tmp_path: Path) -> None:
     plugin = tmp_path / "keeper"
     plugin.mkdir()
     (plugin / "main.py").write_text(DATA_PLUGIN, encoding="utf-8")
-    manifest = {"name": "keeper", "version": "1", "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py"]}}
+    manifest = {
+        "name": "keeper",
+        "version": "1",
+        "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py"]},
+    }
     (plugin / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
     # The person's own data of a plugin of that name, and of an MCP server's.
     real = box.bingo_home / "data" / "plugins" / "keeper"
@@ -353,7 +414,11 @@ def test_mcp_json_variables_expand_in_command_args_and_env_as_other_hosts_do(tmp
     _mcp_json(
         box,
         {
-            "vars": {"command": "${PY}", "args": ["${SRV_SCRIPT}", "good", "${WHO}", "--mode=${MODE:-plain}"], "env": {"WHO": "${WHO}", "GREETING": "${GREETING:-hello}"}},
+            "vars": {
+                "command": "${PY}",
+                "args": ["${SRV_SCRIPT}", "good", "${WHO}", "--mode=${MODE:-plain}"],
+                "env": {"WHO": "${WHO}", "GREETING": "${GREETING:-hello}"},
+            },
             "gone": {"command": "${PY}", "args": ["${SRV_SCRIPT}", "${NOT_SET_HERE}"]},
             "rel": {"command": "./bin/server", "args": []},
         },
@@ -373,7 +438,9 @@ def test_mcp_json_variables_expand_in_command_args_and_env_as_other_hosts_do(tmp
     assert json.loads(result_text(looked)) == {"argv": ["me", "--mode=plain"], "WHO": "me", "GREETING": "hello"}
     mcp_json = box.project / ".mcp.json"
     named = [line for line in result.stderr.splitlines() if "NOT_SET_HERE" in line]
-    assert named == [f"gone: refused: {mcp_json}: `mcpServers.gone`: it reads ${{NOT_SET_HERE}}, which is not set: set it, or give a default (${{NOT_SET_HERE:-...}})"]
+    assert named == [
+        f"gone: refused: {mcp_json}: `mcpServers.gone`: it reads ${{NOT_SET_HERE}}, which is not set: set it, or give a default (${{NOT_SET_HERE:-...}})"
+    ]
     [rel] = [line for line in result.stderr.splitlines() if line.startswith("rel: ")]
     assert "${PLUGIN_ROOT}" not in result.stderr
     assert rel == (
@@ -387,7 +454,11 @@ def test_a_plugin_directorys_mcp_is_checked_for_what_bingo_does_not_expand(tmp_p
     root = tmp_path / "srv"
     root.mkdir()
     (root / "server.py").write_text(SERVER, encoding="utf-8")
-    manifest = {"name": "srv", "version": "0", "mcp": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/server.py", "good", "$HOME"]}}
+    manifest = {
+        "name": "srv",
+        "version": "0",
+        "mcp": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/server.py", "good", "$HOME"]},
+    }
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
     result = box.run("--check-plugin", str(root))
     assert result.returncode == 1

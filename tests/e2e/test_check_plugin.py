@@ -116,7 +116,9 @@ def test_a_manifest_bingo_refuses_is_checked_without_starting_anything(tmp_path:
     plugin = tmp_path / "Bad_Name"
     plugin.mkdir()
     (plugin / "plugin.json").write_text(
-        json.dumps({"name": "Bad_Name", "version": "1", "entrypoint": {}, "entry": {"command": "./run.sh", "argz": []}}),
+        json.dumps(
+            {"name": "Bad_Name", "version": "1", "entrypoint": {}, "entry": {"command": "./run.sh", "argz": []}}
+        ),
         encoding="utf-8",
     )
     code, report = _report(box, plugin)
@@ -138,8 +140,14 @@ def test_a_manifest_bingo_refuses_is_checked_without_starting_anything(tmp_path:
 @pytest.mark.parametrize(
     ("manifest", "found"),
     [
-        ('{\n "name": "mp",\n    oops\n}', "plugin.json is not JSON at line 3, column 5: Expecting property name enclosed in double quotes"),
-        ('{"name": "mp", "version": "1", "entry": {"command": "python3", "args": "main.py"}}', "plugin.json: wrong type at `$.entry.args`: expected `array`, got `str`"),
+        (
+            '{\n "name": "mp",\n    oops\n}',
+            "plugin.json is not JSON at line 3, column 5: Expecting property name enclosed in double quotes",
+        ),
+        (
+            '{"name": "mp", "version": "1", "entry": {"command": "python3", "args": "main.py"}}',
+            "plugin.json: wrong type at `$.entry.args`: expected `array`, got `str`",
+        ),
     ],
 )
 def test_a_manifest_bingo_cannot_read_says_its_fix_once(tmp_path: Path, manifest: str, found: str) -> None:
@@ -176,16 +184,22 @@ def test_check_plugin_usage_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> 
     box = Sandbox(tmp_path)
     alone = box.run("--call")
     assert alone.returncode == 2
-    assert alone.stderr == "bingo: --call and --json go with --check-plugin DIR: write bingo --check-plugin DIR --call --json\n"
+    assert (
+        alone.stderr
+        == "bingo: --call and --json go with --check-plugin DIR: write bingo --check-plugin DIR --call --json\n"
+    )
     missing = box.run("--check-plugin", str(tmp_path / "nowhere"))
     assert missing.returncode == 2
-    assert missing.stderr == f"bingo: {tmp_path / 'nowhere'} is neither a directory nor a file: pass the plugin's directory (the one holding its plugin.json) or a .mcp.json\n"
+    assert (
+        missing.stderr
+        == f"bingo: {tmp_path / 'nowhere'} is neither a directory nor a file: pass the plugin's directory (the one holding its plugin.json) or a .mcp.json\n"
+    )
     both = box.run("--check-plugin", str(EXAMPLES / "wordcount"), "hello")
     assert both.returncode == 2
     assert both.stderr.startswith("bingo: --check-plugin takes no prompt")
 
 
-DECLARES = '''
+DECLARES = """
 import json, sys
 for line in sys.stdin:
     message = json.loads(line)
@@ -203,7 +217,7 @@ for line in sys.stdin:
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
     elif "id" in message:
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
-'''
+"""
 
 
 def test_each_kind_of_declaration_is_checked_and_each_mistake_named(tmp_path: Path) -> None:
@@ -211,7 +225,11 @@ def test_each_kind_of_declaration_is_checked_and_each_mistake_named(tmp_path: Pa
     plugin = tmp_path / "declares-badly"
     plugin.mkdir()
     (plugin / "main.py").write_text(DECLARES, encoding="utf-8")
-    manifest = {"name": "declares-badly", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}
+    manifest = {
+        "name": "declares-badly",
+        "version": "1",
+        "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]},
+    }
     (plugin / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
     code, report = _report(box, plugin)
     assert code == 1
@@ -219,7 +237,9 @@ def test_each_kind_of_declaration_is_checked_and_each_mistake_named(tmp_path: Pa
     shape = by_id["declarations.shape"]
     assert shape["status"] == "fail"
     assert "commands[0]: Invalid enum value 'text' - at `$.commands[0].args.kind`" in shape["detail"]
-    assert by_id["declarations.keys"]["detail"].startswith("the handshake has unknown key command (did you mean commands?)")
+    assert by_id["declarations.keys"]["detail"].startswith(
+        "the handshake has unknown key command (did you mean commands?)"
+    )
     # With a declaration bingo cannot decode, it refuses the handshake: nothing else is read.
     assert "declarations.hooks" not in by_id
     fixed = DECLARES.replace('"kind": "text"', '"kind": "free"')
@@ -230,13 +250,19 @@ def test_each_kind_of_declaration_is_checked_and_each_mistake_named(tmp_path: Pa
     assert by_id["declarations.hooks"]["detail"].startswith("hook h refused: point 'submit' is not of site 'tool'")
     fitted = by_id["declarations.tool-names"]
     assert fitted["status"] == "warn"  # bingo sends it renamed (ADR-0011): it works
-    assert fitted["detail"].startswith("tool name 'count.words' becomes 'plugin__declares-badly__count.words', which model APIs refuse as it is")
+    assert fitted["detail"].startswith(
+        "tool name 'count.words' becomes 'plugin__declares-badly__count.words', which model APIs refuse as it is"
+    )
     assert fitted["fix"] == "use only letters, digits, _ and - (no __), in at most 40 characters"
     assert by_id["declarations.names"]["detail"] == "tool 'bash' refused: bash is bingo's own tool; rename it"
     schemas = by_id["declarations.schemas"]["detail"]
     assert "tool count.words's inputSchema has type 'string' at the top" in schemas
     assert "tool bash's inputSchema requires 'x', which `properties` does not have" in schemas
-    assert by_id["behaviour.complete.go"] == {**by_id["behaviour.complete.go"], "status": "pass", "detail": "-32601: it offers none"}
+    assert by_id["behaviour.complete.go"] == {
+        **by_id["behaviour.complete.go"],
+        "status": "pass",
+        "detail": "-32601: it offers none",
+    }
 
 
 def test_the_long_spelling_of_the_flag_reads_the_same(tmp_path: Path) -> None:
@@ -259,12 +285,22 @@ def test_foreign_control_characters_never_reach_stdout_live(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("args", "env", "found"),
     [
-        (["${PLUGIN_ROOT}/missing.py"], {}, "`entry.args[0]` names '${PLUGIN_ROOT}/missing.py', and the plugin's directory holds no such file"),
+        (
+            ["${PLUGIN_ROOT}/missing.py"],
+            {},
+            "`entry.args[0]` names '${PLUGIN_ROOT}/missing.py', and the plugin's directory holds no such file",
+        ),
         (["${PLUGIN_ROOT}/main.py", "$HOME/data"], {}, "`entry.args[1]` holds '$HOME', which bingo does not expand"),
-        (["${PLUGIN_ROOT}/main.py"], {"CACHE": "${PLUGIN_DIR}/cache"}, "`entry.env.CACHE` holds '${PLUGIN_DIR}', which bingo does not expand"),
+        (
+            ["${PLUGIN_ROOT}/main.py"],
+            {"CACHE": "${PLUGIN_DIR}/cache"},
+            "`entry.env.CACHE` holds '${PLUGIN_DIR}', which bingo does not expand",
+        ),
     ],
 )
-def test_a_variable_bingo_does_not_expand_or_a_missing_file_is_named(tmp_path: Path, args: list[str], env: dict[str, str], found: str) -> None:
+def test_a_variable_bingo_does_not_expand_or_a_missing_file_is_named(
+    tmp_path: Path, args: list[str], env: dict[str, str], found: str
+) -> None:
     box = Sandbox(tmp_path)
     plugin = tmp_path / "expands"
     plugin.mkdir()

@@ -14,14 +14,42 @@ MISTAKES = TEST_PLUGINS / "mistakes"
 
 CAUGHT: dict[str, tuple[str, str, str]] = {
     # mistake: (the check that fails, words of what it found, words of its fix)
-    "hook-site-dotted": ("declarations.hooks", "hook guard refused: site 'tool.before' is not a site", '{"site": "tool", "points": ["before"]}'),
-    "input-schema-snake": ("declarations.keys", "tool count has unknown key input_schema (did you mean inputSchema?) and no inputSchema", "rename it"),
-    "strict-params": ("behaviour.extra-params", "answered command/complete, tool/call with Invalid params (-32602)", "in Python take **_ too"),
+    "hook-site-dotted": (
+        "declarations.hooks",
+        "hook guard refused: site 'tool.before' is not a site",
+        '{"site": "tool", "points": ["before"]}',
+    ),
+    "input-schema-snake": (
+        "declarations.keys",
+        "tool count has unknown key input_schema (did you mean inputSchema?) and no inputSchema",
+        "rename it",
+    ),
+    "strict-params": (
+        "behaviour.extra-params",
+        "answered command/complete, tool/call with Invalid params (-32602)",
+        "in Python take **_ too",
+    ),
     "pretty-printed": ("behaviour.lines", "pretty-printed", "write each message as one line of JSON"),
-    "string-ids": ("behaviour.ids", "answered id '1', which the host never asked", "bingo's request ids are integers: answer with the id exactly as it came"),
-    "display-strings": ("call.count.display", "its display was dropped, the parts were kept: Expected `object`, got `str` - at `$.items[0]`", "never bare strings"),
-    "relative-args": ("manifest.paths", "`entry.args[0]` 'main.py' names a file of the plugin's directory by a relative path", "write ${PLUGIN_ROOT}/main.py"),
-    "stdout-banner": ("start.quiet", "wrote 1 line to stdout before it answered initialize (first: 'mistake plugin ready!')", "a banner or a log line goes to stderr"),
+    "string-ids": (
+        "behaviour.ids",
+        "answered id '1', which the host never asked",
+        "bingo's request ids are integers: answer with the id exactly as it came",
+    ),
+    "display-strings": (
+        "call.count.display",
+        "its display was dropped, the parts were kept: Expected `object`, got `str` - at `$.items[0]`",
+        "never bare strings",
+    ),
+    "relative-args": (
+        "manifest.paths",
+        "`entry.args[0]` 'main.py' names a file of the plugin's directory by a relative path",
+        "write ${PLUGIN_ROOT}/main.py",
+    ),
+    "stdout-banner": (
+        "start.quiet",
+        "wrote 1 line to stdout before it answered initialize (first: 'mistake plugin ready!')",
+        "a banner or a log line goes to stderr",
+    ),
 }
 
 
@@ -47,4 +75,6 @@ def test_the_checker_catches_each_author_mistake_with_its_fix(tmp_path: Path, mi
     assert check["status"] == "fail"
     assert found in check["detail"]
     assert fix in check["fix"]
-    assert any(line.startswith("✗ ") and found in line and f"; fix: {check['fix']}" in line for line in text.splitlines())
+    assert any(
+        line.startswith("✗ ") and found in line and f"; fix: {check['fix']}" in line for line in text.splitlines()
+    )

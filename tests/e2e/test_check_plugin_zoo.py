@@ -24,7 +24,9 @@ WORKERS = 6
 
 FAULTS: dict[str, list[tuple[str, str, str]]] = {
     # member: [(the check, its status, words of what it found or of its fix)]
-    "asks-elsewhere": [("call.snoop.host", "fail", "bingo.host ask was refused: call nobody is not a call you are running")],
+    "asks-elsewhere": [
+        ("call.snoop.host", "fail", "bingo.host ask was refused: call nobody is not a call you are running")
+    ],
     "bad-display": [("call.poke.display", "fail", "its display was dropped, the parts were kept")],
     "bad-ids": [("behaviour.ids", "fail", "answered id 987654")],
     "bad-utf8": [("behaviour.stdout", "fail", "wrote a line to stdout that is not JSON-RPC")],
@@ -40,7 +42,9 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     # Its `wait` never answers; the children it leaves behind are the janitor's to end, a
     # promise of the host's (test_zoo_processes.py), not a rule an author can break.
     "forks": [("call.wait.answer", "fail", "did not answer tool/call within 3 s")],
-    "hook-allow": [("behaviour.hook.gatekeeper.before", "fail", "answered hook/decide with outcome 'allow', which decides nothing")],
+    "hook-allow": [
+        ("behaviour.hook.gatekeeper.before", "fail", "answered hook/decide with outcome 'allow', which decides nothing")
+    ],
     # A redirect is wire the host reads; that it names another tool is worth a warning.
     "hook-redirect": [("behaviour.hook.gatekeeper.before", "warn", "redirected a call of bingo-check to 'bash'")],
     # Its 20 MiB answer fails the call at once (issue 23 item 9), never a wait for the deadline.
@@ -59,9 +63,17 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     "notice-flood": [("call.poke.host", "fail", "bingo.host notices during one call")],
     "pretty-json": [("behaviour.lines", "fail", "pretty-printed")],
     "progress-flood": [("call.poke.progress", "fail", "tool/progress lines a second")],
-    "reserved-service": [("declarations.names", "fail", "service 'bingo.files' refused: keys starting 'bingo.' are reserved for the host")],
+    "reserved-service": [
+        (
+            "declarations.names",
+            "fail",
+            "service 'bingo.files' refused: keys starting 'bingo.' are reserved for the host",
+        )
+    ],
     "shadow": [("declarations.names", "fail", "tool 'read' refused: read is bingo's own tool; rename it")],
-    "silent-handshake": [("start.handshake", "fail", "did not complete its handshake within 5 s: deadlines.initialize in settings")],
+    "silent-handshake": [
+        ("start.handshake", "fail", "did not complete its handshake within 5 s: deadlines.initialize in settings")
+    ],
     "stderr-flood": [("behaviour.stderr", "fail", "wrote more than 1 MiB to stderr")],
     "string-id": [("behaviour.ids", "fail", "bingo's request ids are integers")],
     "wrong-name": [("start.name", "fail", "its handshake says it is 'someone-else'")],

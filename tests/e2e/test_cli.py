@@ -82,10 +82,16 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_a_mistyped_flag_names_the_flag_meant(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    for args, meant in ((("--alow", "read"), "--allow"), (("--prnt", "/help"), "--print"), (("--provder=openai", "hi"), "--provider")):
+    for args, meant in (
+        (("--alow", "read"), "--allow"),
+        (("--prnt", "/help"), "--print"),
+        (("--provder=openai", "hi"), "--provider"),
+    ):
         result = box.run(*args)
         assert result.returncode == 2, args
-        assert result.stderr.splitlines() == [f"bingo: unrecognized arguments: {args[0]} (did you mean {meant}?): see bingo --help"], args
+        assert result.stderr.splitlines() == [
+            f"bingo: unrecognized arguments: {args[0]} (did you mean {meant}?): see bingo --help"
+        ], args
     far = box.run("--zzz")
     assert far.stderr == "bingo: unrecognized arguments: --zzz: see bingo --help\n"
 
@@ -96,14 +102,32 @@ def test_trust_with_a_prompt_is_bad_usage_rather_than_a_prompt_dropped(tmp_path:
         result = box.run(*args)
         assert result.returncode == 2, args
         assert result.stdout == "", args
-        assert result.stderr.splitlines() == ['bingo: --trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits: run bingo --trust first, then bingo "PROMPT"'], args
+        assert result.stderr.splitlines() == [
+            'bingo: --trust takes no prompt, --continue, --resume or --channel: it trusts the project and exits: run bingo --trust first, then bingo "PROMPT"'
+        ], args
     assert box.run("--trust").returncode == 0
 
 
 def test_help_names_every_flag_of_the_interface(tmp_path: Path) -> None:
     result = Sandbox(tmp_path).run("--help")
     assert result.returncode == 0, result.stderr
-    for flag in ("--print", "-p", "--continue", "-c", "--resume", "--provider", "--model", "--allow", "--trust", "--version", "--check-plugin", "--call", "--json", "--acp", "--channel"):
+    for flag in (
+        "--print",
+        "-p",
+        "--continue",
+        "-c",
+        "--resume",
+        "--provider",
+        "--model",
+        "--allow",
+        "--trust",
+        "--version",
+        "--check-plugin",
+        "--call",
+        "--json",
+        "--acp",
+        "--channel",
+    ):
         assert f" {flag}" in result.stdout, flag
     assert ".mcp.json" in result.stdout  # --trust trusts more than plugins
     # Read cold, it says how to get a model and where settings live.
@@ -121,9 +145,20 @@ def test_a_working_directory_removed_under_the_shell_is_one_line_and_exit_2(tmp_
     gone.mkdir()
     # The shell stands in the directory, removes it, then runs bingo there (as a person whose
     # directory another terminal deleted).
-    result = subprocess.run(["sh", "-c", 'rmdir "$PWD" && exec "$0" -p /help', BINGO], cwd=gone, env=box.env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    result = subprocess.run(
+        ["sh", "-c", 'rmdir "$PWD" && exec "$0" -p /help', BINGO],
+        cwd=gone,
+        env=box.env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert result.returncode == 2
-    assert result.stderr == "bingo: the working directory no longer exists (it was removed while this shell was in it): cd to a directory that exists and run bingo again\n"
+    assert (
+        result.stderr
+        == "bingo: the working directory no longer exists (it was removed while this shell was in it): cd to a directory that exists and run bingo again\n"
+    )
     assert no_traceback(result)
 
 
@@ -138,7 +173,16 @@ def test_a_reader_of_stdout_that_goes_away_is_a_quiet_stop(tmp_path: Path) -> No
     read, write = os.pipe()
     os.close(read)
     try:
-        done = subprocess.run([BINGO, "-p", "/tools"], cwd=box.project, env=box.env, stdin=subprocess.DEVNULL, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+        done = subprocess.run(
+            [BINGO, "-p", "/tools"],
+            cwd=box.project,
+            env=box.env,
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
@@ -152,7 +196,9 @@ def test_acp_started_by_hand_on_a_terminal_says_what_it_waits_for(tmp_path: Path
     box = Sandbox(tmp_path)
     child = pexpect.spawn(BINGO, ["--acp"], env=box.env, cwd=str(box.project), encoding="utf-8", timeout=20)
     try:
-        child.expect("bingo: --acp waits for an editor's Agent Client Protocol messages on stdin: add bingo --acp to your editor's agent settings")
+        child.expect(
+            "bingo: --acp waits for an editor's Agent Client Protocol messages on stdin: add bingo --acp to your editor's agent settings"
+        )
         child.sendeof()
         child.expect(pexpect.EOF)
     finally:
@@ -170,9 +216,20 @@ def test_acp_with_stdin_a_device_is_one_line_not_a_wait_for_ever(tmp_path: Path)
 
     box = Sandbox(tmp_path)
     # stdin /dev/null, stdout a pipe: what `bingo --acp </dev/null | cat` gives it.
-    result = subprocess.run([BINGO, "--acp"], env=box.env, cwd=box.project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [BINGO, "--acp"],
+        env=box.env,
+        cwd=box.project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 2
-    assert result.stderr == "bingo: bingo --acp speaks over pipes, and its stdin is a device: let an editor start it (docs/editors.md)\n"
+    assert (
+        result.stderr
+        == "bingo: bingo --acp speaks over pipes, and its stdin is a device: let an editor start it (docs/editors.md)\n"
+    )
     assert result.stdout == ""
 
 
@@ -230,7 +287,10 @@ def test_stdin_is_added_to_the_prompt_as_a_fenced_block(tmp_path: Path) -> None:
 def test_stdin_past_one_mib_is_refused_in_one_line(tmp_path: Path) -> None:
     result = Sandbox(tmp_path).run_with_input("-p", input="x" * ((1 << 20) + 1))
     assert result.returncode == 2
-    assert result.stderr == "bingo: stdin holds more than 1 MiB, the most a prompt on stdin may be: name the file in the prompt instead\n"
+    assert (
+        result.stderr
+        == "bingo: stdin holds more than 1 MiB, the most a prompt on stdin may be: name the file in the prompt instead\n"
+    )
     assert no_traceback(result)
 
 
@@ -250,7 +310,10 @@ def test_an_empty_prompt_is_bad_usage_and_reaches_no_model(tmp_path: Path) -> No
 def test_no_prompt_and_an_empty_stdin_says_how_to_give_one(tmp_path: Path) -> None:
     result = Sandbox(tmp_path).run_with_input("-p", input="")
     assert result.returncode == 2
-    assert result.stderr == 'bingo: no prompt was given and there is no terminal to ask for one: pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)\n'
+    assert (
+        result.stderr
+        == 'bingo: no prompt was given and there is no terminal to ask for one: pass a prompt (bingo -p "PROMPT") or pipe one in (echo "PROMPT" | bingo)\n'
+    )
 
 
 def test_a_misspelled_provider_names_the_one_meant(tmp_path: Path) -> None:

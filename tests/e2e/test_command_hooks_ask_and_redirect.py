@@ -19,7 +19,13 @@ COMMAND_HOOK = [{"name": "guard", "site": "command", "points": ["before"]}]
 def _box(tmp_path: Path, answer: dict[str, Any]) -> Sandbox:
     box = Sandbox(tmp_path)
     install_declaring(box, "zguard")
-    box.settings({"plugins": {"zguard": {"hooks": COMMAND_HOOK, "commands": ["deploy", "dry-run"], "answers": {"guard": answer}}}})
+    box.settings(
+        {
+            "plugins": {
+                "zguard": {"hooks": COMMAND_HOOK, "commands": ["deploy", "dry-run"], "answers": {"guard": answer}}
+            }
+        }
+    )
     return box
 
 
@@ -31,7 +37,9 @@ def test_a_command_hook_that_asks_with_nobody_to_ask_refuses_the_command_naming_
     assert result.returncode == 1, result.stderr
     assert no_traceback(result)
     assert result.stdout == ""
-    assert result.stderr == "/deploy was refused: hook guard (zguard) asked to confirm it, and there is no person to ask\n"
+    assert (
+        result.stderr == "/deploy was refused: hook guard (zguard) asked to confirm it, and there is no person to ask\n"
+    )
     assert [d["payload"] for d in decided(box, "zguard")] == [{"name": "deploy", "args": "now"}]
 
 
@@ -72,7 +80,12 @@ def test_a_prompt_hook_that_asks_with_nobody_to_ask_sends_nothing_to_the_model(t
     use_scripted_model(
         box,
         [[text("should not be asked")]],
-        plugins={"zguard": {"hooks": [{"name": "careful", "site": "prompt", "points": ["submit"]}], "answers": {"careful": {"outcome": "ask"}}}},
+        plugins={
+            "zguard": {
+                "hooks": [{"name": "careful", "site": "prompt", "points": ["submit"]}],
+                "answers": {"careful": {"outcome": "ask"}},
+            }
+        },
     )
 
     result = box.run("-p", "hello")
@@ -81,4 +94,7 @@ def test_a_prompt_hook_that_asks_with_nobody_to_ask_sends_nothing_to_the_model(t
     assert no_traceback(result)
     assert "should not be asked" not in result.stdout
     assert model_requests(box) == []
-    assert "bingo: the prompt was not sent: hook careful (zguard) asked to confirm it, and there is no person to ask" in result.stderr.splitlines()
+    assert (
+        "bingo: the prompt was not sent: hook careful (zguard) asked to confirm it, and there is no person to ask"
+        in result.stderr.splitlines()
+    )

@@ -47,7 +47,11 @@ def _plugin(box: Sandbox, name: str, hook: str = "none") -> None:
     root = box.bingo_home / "plugins" / name
     root.mkdir(parents=True)
     (root / "main.py").write_text(_PLUGIN, encoding="utf-8")
-    manifest = {"name": name, "version": "1.0", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py", name, hook]}}
+    manifest = {
+        "name": name,
+        "version": "1.0",
+        "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py", name, hook]},
+    }
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 

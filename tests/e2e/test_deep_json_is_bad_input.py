@@ -91,7 +91,9 @@ def test_a_manifest_nested_100_000_deep_in_an_untrusted_project_breaks_nothing(t
     assert "/wordcount" in untrusted.stdout
     # Untrusted, it is left out before anyone reads it: the one line naming it is trust's.
     [notice] = [line for line in untrusted.stderr.splitlines() if "deep" in line]
-    assert notice.startswith(f"bingo: {box.project} is not a trusted project, so bingo left out what it brings: plugins deep;")
+    assert notice.startswith(
+        f"bingo: {box.project} is not a trusted project, so bingo left out what it brings: plugins deep;"
+    )
 
     trusted = box.run("--trust")
     assert trusted.returncode == 0, trusted.stderr

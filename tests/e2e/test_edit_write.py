@@ -16,7 +16,9 @@ from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 
 
-def _turn(tmp_path: Path, calls: list[dict[str, Any]], files: dict[str, bytes], *allow: str) -> tuple[Sandbox, Any, list[dict[str, Any]]]:
+def _turn(
+    tmp_path: Path, calls: list[dict[str, Any]], files: dict[str, bytes], *allow: str
+) -> tuple[Sandbox, Any, list[dict[str, Any]]]:
     """One turn in which the model makes `calls`, one per response, then says "done."; the
     results the model was told, in order."""
     box = Sandbox(tmp_path)
@@ -68,14 +70,22 @@ def test_replace_all_changes_every_occurrence(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("old", "said"),
     [
-        ("absent", "n.txt: oldString was not found. It must match the file exactly, whitespace and indentation "
-         "included, without read's line-number prefix; read the file again and copy the text to change."),
-        ("twice", "n.txt: oldString occurs 2 times. Include more of the surrounding lines so that it occurs once, "
-         "or pass replaceAll: true to replace all 2."),
+        (
+            "absent",
+            "n.txt: oldString was not found. It must match the file exactly, whitespace and indentation "
+            "included, without read's line-number prefix; read the file again and copy the text to change.",
+        ),
+        (
+            "twice",
+            "n.txt: oldString occurs 2 times. Include more of the surrounding lines so that it occurs once, "
+            "or pass replaceAll: true to replace all 2.",
+        ),
     ],
 )
 def test_an_edit_whose_old_string_is_absent_or_not_unique_is_refused(tmp_path: Path, old: str, said: str) -> None:
-    box, result, told = _turn(tmp_path, [_read("n.txt"), _edit("n.txt", old, "x")], {"n.txt": b"twice\ntwice\n"}, "edit")
+    box, result, told = _turn(
+        tmp_path, [_read("n.txt"), _edit("n.txt", old, "x")], {"n.txt": b"twice\ntwice\n"}, "edit"
+    )
     assert told[-1]["isError"]
     assert result_text(told[-1]) == said
     assert (box.project / "n.txt").read_text() == "twice\ntwice\n"
@@ -94,7 +104,9 @@ def test_an_edit_of_a_file_not_read_is_refused(tmp_path: Path) -> None:
 
 def test_an_edit_of_a_file_changed_on_disk_since_it_was_read_is_refused(tmp_path: Path) -> None:
     changed = tool("b1", "bash", {"command": "printf 'alpha and more\\n' > n.txt"})
-    box, _, told = _turn(tmp_path, [_read("n.txt"), changed, _edit("n.txt", "alpha", "beta")], {"n.txt": b"alpha\n"}, "edit", "bash")
+    box, _, told = _turn(
+        tmp_path, [_read("n.txt"), changed, _edit("n.txt", "alpha", "beta")], {"n.txt": b"alpha\n"}, "edit", "bash"
+    )
     assert told[-1]["isError"]
     assert result_text(told[-1]) == (
         "n.txt has changed on disk since you last read it (6 bytes then, 15 now). Read it again, then edit it."
@@ -107,7 +119,9 @@ def test_an_edit_keeps_crlf_line_endings_and_the_files_mode(tmp_path: Path) -> N
     script = box.project / "run.sh"
     script.write_bytes(b"#!/bin/sh\r\necho one\r\necho two\r\n")
     script.chmod(0o751)
-    use_scripted_model(box, [[_read("run.sh")], [_edit("run.sh", "echo one\necho two\n", "echo 1\necho 2\necho 3\n")], [text("done.")]])
+    use_scripted_model(
+        box, [[_read("run.sh")], [_edit("run.sh", "echo one\necho two\n", "echo 1\necho 2\necho 3\n")], [text("done.")]]
+    )
     result = box.run("-p", "--allow", "edit", "change it")
     assert result.returncode == 0, result.stderr
     assert script.read_bytes() == b"#!/bin/sh\r\necho 1\r\necho 2\r\necho 3\r\n"
@@ -116,7 +130,11 @@ def test_an_edit_keeps_crlf_line_endings_and_the_files_mode(tmp_path: Path) -> N
 
 def test_write_creates_a_file_allowed_by_settings(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    use_scripted_model(box, [[tool("w1", "write", {"path": "docs/notes.md", "content": "# Notes\n\nfirst\n"})], [text("done.")]], permissions={"allow": ["write"]})
+    use_scripted_model(
+        box,
+        [[tool("w1", "write", {"path": "docs/notes.md", "content": "# Notes\n\nfirst\n"})], [text("done.")]],
+        permissions={"allow": ["write"]},
+    )
     result = box.run("-p", "write notes")
     assert result.returncode == 0, result.stderr
     assert (box.project / "docs" / "notes.md").read_text() == "# Notes\n\nfirst\n"
@@ -141,14 +159,20 @@ def test_write_replaces_a_read_file_keeping_mode_crlf_and_no_final_newline(tmp_p
 
 
 def test_write_of_an_existing_file_not_read_is_refused(tmp_path: Path) -> None:
-    box, _, told = _turn(tmp_path, [tool("w1", "write", {"path": "n.txt", "content": "gone\n"})], {"n.txt": b"keep\n"}, "write")
+    box, _, told = _turn(
+        tmp_path, [tool("w1", "write", {"path": "n.txt", "content": "gone\n"})], {"n.txt": b"keep\n"}, "write"
+    )
     assert told[-1]["isError"]
     assert result_text(told[-1]).startswith("n.txt has not been read in this session. Read it first")
     assert (box.project / "n.txt").read_text() == "keep\n"
 
 
 def test_without_a_rule_edit_and_write_are_refused_in_print_mode(tmp_path: Path) -> None:
-    calls = [_read("n.txt"), _edit("n.txt", "alpha", "beta"), tool("w1", "write", {"path": "new.txt", "content": "x\n"})]
+    calls = [
+        _read("n.txt"),
+        _edit("n.txt", "alpha", "beta"),
+        tool("w1", "write", {"path": "new.txt", "content": "x\n"}),
+    ]
     box, result, told = _turn(tmp_path, calls, {"n.txt": b"alpha\n"})
     assert [result_text(block) for block in told[1:]] == [
         "edit is not allowed here: add it to permissions.allow or pass --allow",

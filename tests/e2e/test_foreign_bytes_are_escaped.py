@@ -63,8 +63,20 @@ PATHS = [
     pytest.param("/shout notice", 0, [], ["escapes: host-notice"], id="host-notice"),
     pytest.param("/help", 0, ["command-family", "/shout args-hint", "command-hint", "/command-name"], [], id="help"),
     pytest.param("/tools", 0, ["plugin__escapes__tool-name"], [], id="tools"),
-    pytest.param("/plugins", 0, ["handshake-version", "tool plugin__escapes__tool-name", "command /command-name"], [], id="plugins"),
-    pytest.param("go", 0, ["model-text", "display-title", "display-column", "display-cell", "display-markdown", "display-code"], [], id="model-turn"),
+    pytest.param(
+        "/plugins",
+        0,
+        ["handshake-version", "tool plugin__escapes__tool-name", "command /command-name"],
+        [],
+        id="plugins",
+    ),
+    pytest.param(
+        "go",
+        0,
+        ["model-text", "display-title", "display-column", "display-cell", "display-markdown", "display-code"],
+        [],
+        id="model-turn",
+    ),
 ]
 
 
@@ -83,7 +95,9 @@ def _no_raw_bytes(stream: str) -> None:
 
 
 @pytest.mark.parametrize(("prompt", "status", "out", "err"), PATHS)
-def test_under_print_no_escape_reaches_the_pipe_and_each_is_shown_escaped(tmp_path: Path, prompt: str, status: int, out: list[str], err: list[str]) -> None:
+def test_under_print_no_escape_reaches_the_pipe_and_each_is_shown_escaped(
+    tmp_path: Path, prompt: str, status: int, out: list[str], err: list[str]
+) -> None:
     box = _box(tmp_path, permissions={"allow": ["plugin__*"]})
     result = box.run("-p", prompt)
     assert result.returncode == status, result.stderr
@@ -132,7 +146,9 @@ class _Terminal:
     def __init__(self, box: Sandbox, *args: str) -> None:
         env = {**box.env, "TERM": "xterm", "LANG": "C.UTF-8", "PROMPT_TOOLKIT_NO_CPR": "1"}
         # Wide enough that no table cell here wraps: each label's escaped form stays on one line.
-        self.child = pexpect.spawn(BINGO, list(args), cwd=str(box.project), env=env, dimensions=(50, 800), encoding="utf-8", timeout=WAIT)
+        self.child = pexpect.spawn(
+            BINGO, list(args), cwd=str(box.project), env=env, dimensions=(50, 800), encoding="utf-8", timeout=WAIT
+        )
         self.raw = ""
         self._pos = 0
 
@@ -179,7 +195,9 @@ def _never_raw(screen: _Terminal) -> None:
 
 
 @pytest.mark.parametrize(("prompt", "status", "out", "err"), PATHS)
-def test_on_a_terminal_no_escape_of_a_plugin_or_a_model_arrives_and_each_is_shown_escaped(tmp_path: Path, prompt: str, status: int, out: list[str], err: list[str]) -> None:
+def test_on_a_terminal_no_escape_of_a_plugin_or_a_model_arrives_and_each_is_shown_escaped(
+    tmp_path: Path, prompt: str, status: int, out: list[str], err: list[str]
+) -> None:
     box = _box(tmp_path, permissions={"allow": ["plugin__*"]})
     screen = _Terminal(box, prompt)
     try:
@@ -205,12 +223,16 @@ def test_on_a_terminal_a_model_chosen_input_and_a_failed_call_are_shown_escaped(
         screen.close()
     _never_raw(screen)
     shown = screen.text()
-    assert 'bingo wants to run plugin__escapes__poke\n  {\n    "what": "model-input \\u001b]0;pwned\\u0007' in shown  # JSON escapes it
+    assert (
+        'bingo wants to run plugin__escapes__poke\n  {\n    "what": "model-input \\u001b]0;pwned\\u0007' in shown
+    )  # JSON escapes it
     assert f"✓ plugin__escapes__poke model-input {SHOWN[:40]}" in shown  # the finished line
     assert re.search(rf"✗ plugin__escapes__fail: tool-error {re.escape(SHOWN)} · [0-9.]+ s", shown)
 
 
-def test_on_a_terminal_the_trust_question_and_notice_show_a_directory_named_with_escapes_escaped(tmp_path: Path) -> None:
+def test_on_a_terminal_the_trust_question_and_notice_show_a_directory_named_with_escapes_escaped(
+    tmp_path: Path,
+) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "zoo" / "escapes", layer="project", name=DIRECTORY)
     screen = _Terminal(box, "/plugins")

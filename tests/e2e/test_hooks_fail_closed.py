@@ -61,7 +61,9 @@ def test_a_late_guard_that_does_not_fail_closed_decides_nothing_and_the_call_run
 
     assert result.returncode == 0, result.stderr
     assert marker.exists()
-    assert notices(result.stderr, "zguard") == ["zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and decides nothing"]
+    assert notices(result.stderr, "zguard") == [
+        "zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and decides nothing"
+    ]
 
 
 def test_fail_closed_in_a_projects_settings_is_not_the_users_word(tmp_path: Path) -> None:
@@ -72,7 +74,10 @@ def test_fail_closed_in_a_projects_settings_is_not_the_users_word(tmp_path: Path
 
     assert result.returncode == 0, result.stderr
     assert marker.exists()
-    assert "zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and decides nothing" in notices(result.stderr, "zguard")
+    assert (
+        "zguard: hook guard missed its deadline (0.5 s: deadlines.hook/decide in settings) and decides nothing"
+        in notices(result.stderr, "zguard")
+    )
 
 
 def test_fail_closed_of_the_wrong_type_is_bad_settings_naming_the_file_and_key(tmp_path: Path) -> None:

@@ -46,7 +46,12 @@ def _one_turn(box: Sandbox, tool_name: str) -> None:
     # The server records what it saw in its own directory, which a confined server only
     # reads: the person runs it without a sandbox.
     plugin = tool_name.split("__")[1]
-    use_scripted_model(box, [[tool("p1", tool_name, {})], [text("done")]], permissions={"allow": ["plugin__*"]}, plugins={plugin: {"sandbox": {"mode": "off"}}})
+    use_scripted_model(
+        box,
+        [[tool("p1", tool_name, {})], [text("done")]],
+        permissions={"allow": ["plugin__*"]},
+        plugins={plugin: {"sandbox": {"mode": "off"}}},
+    )
 
 
 # --- MCP over stdio ------------------------------------------------------------------
@@ -84,7 +89,9 @@ def test_an_mcp_result_too_large_to_keep_fails_its_call_at_once(tmp_path: Path) 
         [failed] = tool_results(model_requests(box)[1])
         assert failed["isError"] is True
         said = result_text(failed)
-        assert "mcp-huge-result answered with 20.0 MiB on one line, past the 16 MiB bingo keeps of one message" in said, said
+        assert (
+            "mcp-huge-result answered with 20.0 MiB on one line, past the 16 MiB bingo keeps of one message" in said
+        ), said
         # The server got its whole answer out (bingo read it, keeping none of it).
         assert _records(root / "record.jsonl", "sent") == [{"sent": 20 * MB}]
         no_leftovers(box)
@@ -99,8 +106,14 @@ def test_an_answer_too_large_to_keep_fails_its_call_at_once_on_bingos_own_wire(t
         assert result.stdout.endswith("\ndone.\n")
         assert no_traceback(result)
         results = zoo_results(box)
-        assert "huge-answer answered with 20.0 MiB on one line, past the 16 MiB bingo keeps of one message" in results["big"]
-        assert "answered 20 MB" in (box.bingo_home / "data" / "plugins" / "huge-answer" / "marks.txt").read_text().splitlines()
+        assert (
+            "huge-answer answered with 20.0 MiB on one line, past the 16 MiB bingo keeps of one message"
+            in results["big"]
+        )
+        assert (
+            "answered 20 MB"
+            in (box.bingo_home / "data" / "plugins" / "huge-answer" / "marks.txt").read_text().splitlines()
+        )
         reads_back(box)
         no_leftovers(box)
     _peak("a 20 MB answer on bingo's own wire", peak)
@@ -140,7 +153,9 @@ def test_a_400_mb_mcp_event_line_fails_its_call_at_once(tmp_path: Path) -> None:
     assert no_traceback(result)
     [failed] = tool_results(model_requests(box)[1])
     assert failed["isError"] is True
-    assert f"the answer from {url}/mcp has an event longer than the 16 MiB bingo keeps of one message" in result_text(failed)
+    assert f"the answer from {url}/mcp has an event longer than the 16 MiB bingo keeps of one message" in result_text(
+        failed
+    )
     assert line["hung_up"] is True and line["sent"] < 64 * MB, line
     _peak("a 400 MB MCP HTTP event line", peak)
 

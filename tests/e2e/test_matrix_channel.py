@@ -82,7 +82,14 @@ def _box(tmp_path: Path, room: Room, replies: list[list[dict[str, Any]]], **sett
 def _script(box: Sandbox, room: Room, replies: list[list[dict[str, Any]]], **settings: Any) -> None:
     """The user's settings: the channel, and the scripted model's replies (from its first,
     each time bingo starts it)."""
-    matrix = {"homeserver": room.server.url, "userId": room.bot.id, "accessTokenEnv": TOKEN_ENV, "rooms": [room.id], "allowedUsers": [room.person.id], "cwd": str(box.project)}
+    matrix = {
+        "homeserver": room.server.url,
+        "userId": room.bot.id,
+        "accessTokenEnv": TOKEN_ENV,
+        "rooms": [room.id],
+        "allowedUsers": [room.person.id],
+        "cwd": str(box.project),
+    }
     matrix.update(settings.pop("matrix", {}))
     use_scripted_model(box, replies, channels={"matrix": matrix}, **settings)
 
@@ -130,7 +137,10 @@ class Bot:
         return path.read_text(encoding="utf-8") if path.exists() else ""
 
     def listening(self) -> None:
-        wait_for(lambda: self.log().count("serving") > self._served or self.process.poll() is not None, what="bingo to listen")
+        wait_for(
+            lambda: self.log().count("serving") > self._served or self.process.poll() is not None,
+            what="bingo to listen",
+        )
         assert self.process.poll() is None, self.process.communicate(timeout=5)
 
 
@@ -183,7 +193,9 @@ def test_a_prompt_and_a_command_are_answered_and_a_stranger_is_not(tmp_path: Pat
     [answer] = [c for c in said if c.get("body") == "Hello from the model."]
     assert answer["msgtype"] == "m.text"
     # With sharedRooms, a room others read is answered, and they read it (ADR-0029).
-    assert "Hello from the model." in [e["content"].get("body") for e in room.stranger.messages(room.id) if e["sender"] == room.bot.id]
+    assert "Hello from the model." in [
+        e["content"].get("body") for e in room.stranger.messages(room.id) if e["sender"] == room.bot.id
+    ]
     # The stranger was heard by nobody: one line in the log, no turn, no reply.
     assert f"ignored a message from {room.stranger.id}" in bot.log()
     assert len(model_requests(box)) == 1
@@ -205,7 +217,9 @@ def _seen_by_stranger(room: Room) -> list[str]:
     return [e["content"].get("body", "") for e in room.stranger.messages(room.id) if e["sender"] == room.bot.id]
 
 
-def test_when_a_stranger_joins_bingo_stops_answering_there_until_they_leave(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_when_a_stranger_joins_bingo_stops_answering_there_until_they_leave(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[text("Hello.")], [text("The key is sk-SECRET-4242.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "hi")
@@ -217,12 +231,19 @@ def test_when_a_stranger_joins_bingo_stops_answering_there_until_they_leave(tmp_
     assert not any("sk-SECRET" in body for body in _seen_by_stranger(room))  # the stranger's view holds no answer
     assert len(model_requests(box)) == 1  # nor was the model asked
     room.stranger.leave(room.id)
-    room.wait_for_body(lambda b: "only the allowed users are in this room again: bingo answers here" in b, "bingo to speak again")
+    room.wait_for_body(
+        lambda b: "only the allowed users are in this room again: bingo answers here" in b, "bingo to speak again"
+    )
     room.person.say(room.id, "and now?")
     room.wait_for_body(lambda b: "The key is sk-SECRET-4242." in b, "the answer once the room is the person's again")
     assert bot.stop() == 0
     assert room.bodies().count(_silence(room)) == 1  # said once
-    assert bot.stderr.splitlines().count(f"bingo: not answering in {room.id}: {_silence(room).removeprefix('bingo does not answer in this room: ')}") == 1
+    assert (
+        bot.stderr.splitlines().count(
+            f"bingo: not answering in {room.id}: {_silence(room).removeprefix('bingo does not answer in this room: ')}"
+        )
+        == 1
+    )
     assert [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)] == ["hi", "and now?"]
 
 
@@ -240,14 +261,18 @@ def test_a_room_a_stranger_is_in_at_start_is_not_answered(tmp_path: Path, room: 
 
 def test_the_gate_asks_in_the_room_and_each_answer_holds(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
     replies = [
-        [tool("c1", COUNT, {"path": "notes.txt"})], [text("Counted once.")],
-        [tool("c2", COUNT, {"path": "notes.txt"})], [text("Not counted.")],
-        [tool("c3", COUNT, {"path": "notes.txt"})], [text("Counted, and from now on.")],
-        [tool("c4", COUNT, {"path": "notes.txt"})], [text("Counted without asking.")],
+        [tool("c1", COUNT, {"path": "notes.txt"})],
+        [text("Counted once.")],
+        [tool("c2", COUNT, {"path": "notes.txt"})],
+        [text("Not counted.")],
+        [tool("c3", COUNT, {"path": "notes.txt"})],
+        [text("Counted, and from now on.")],
+        [tool("c4", COUNT, {"path": "notes.txt"})],
+        [text("Counted without asking.")],
     ]
     box = _box(tmp_path, room, replies)
     bot = _start(bots, box, room)
-    asked = lambda n: (lambda b: sum(x.startswith(f"bingo wants to run {COUNT}") for x in b) >= n)  # noqa: E731
+    asked = lambda n: lambda b: sum(x.startswith(f"bingo wants to run {COUNT}") for x in b) >= n  # noqa: E731
     room.person.say(room.id, "count the words")
     room.wait_for_body(asked(1), "the first question")
     room.person.say(room.id, "yes")
@@ -275,7 +300,12 @@ def test_the_gate_asks_in_the_room_and_each_answer_holds(tmp_path: Path, room: R
 
 
 def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
-    box = _box(tmp_path, room, [[tool("c1", COUNT, {"path": "notes.txt"})], [text("Nobody answered.")]], matrix={"questionSeconds": 1})
+    box = _box(
+        tmp_path,
+        room,
+        [[tool("c1", COUNT, {"path": "notes.txt"})], [text("Nobody answered.")]],
+        matrix={"questionSeconds": 1},
+    )
     _start(bots, box, room)
     room.person.say(room.id, "count the words")
     bodies = room.wait_for_body(lambda b: "Nobody answered." in b, "the turn to end")
@@ -284,8 +314,14 @@ def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[
     assert result_text(tool_results(model_requests(box)[1])[-1]) == f"the person declined to run {COUNT}"
 
 
-def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(tmp_path: Path, room: Room, bots: list[Bot], homeserver: Synapse) -> None:
-    box = _box(tmp_path, room, [[text("Before the restart.")], [{"sleep": 4}, text("Said while it restarted.")], [text("After the restart.")]])
+def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(
+    tmp_path: Path, room: Room, bots: list[Bot], homeserver: Synapse
+) -> None:
+    box = _box(
+        tmp_path,
+        room,
+        [[text("Before the restart.")], [{"sleep": 4}, text("Said while it restarted.")], [text("After the restart.")]],
+    )
     bot = _start(bots, box, room)
     room.person.say(room.id, "first")
     room.wait_for_body(lambda b: "Before the restart." in b, "the first answer")
@@ -308,7 +344,9 @@ def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(tmp_path: Pa
     assert room.bot.token not in bot.log() + bot.stderr
 
 
-def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[text("One.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "first")
@@ -322,12 +360,21 @@ def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(tmp_p
     # While the bot runs, the room's session is its own: a terminal's -c is refused (ADR-0029).
     busy = box.run("-p", "-c", "from the terminal meanwhile")
     assert busy.returncode == 1
-    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][room.id]
-    assert busy.stderr.splitlines() == [f"bingo: session {session} is in use by another bingo run (pid {again.process.pid}): one run writes a session at a time: wait for that one to end, or start a new session"]
+    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))[
+        "sessions"
+    ][room.id]
+    assert busy.stderr.splitlines() == [
+        f"bingo: session {session} is in use by another bingo run (pid {again.process.pid}): one run writes a session at a time: wait for that one to end, or start a new session"
+    ]
     assert again.stop() == 0
     requests = model_requests(box)
     assert len(requests) == 2
-    said = [block.get("text") for m in requests[1]["request"]["messages"] for block in m["content"] if block.get("type") == "text"]
+    said = [
+        block.get("text")
+        for m in requests[1]["request"]["messages"]
+        for block in m["content"]
+        if block.get("type") == "text"
+    ]
     assert said[:3] == ["first", "One.", "said while bingo was away"]  # the room's session went on
     # The room's session is an ordinary session: a terminal's -c continues it.
     result = box.run("-p", "-c", "and from the terminal")
@@ -337,18 +384,27 @@ def test_a_restart_of_bingo_replays_nothing_and_continues_the_room_session(tmp_p
     assert bodies
 
 
-def test_a_room_whose_session_another_run_writes_says_so_and_starts_a_new_one(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_a_room_whose_session_another_run_writes_says_so_and_starts_a_new_one(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[text("One.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "first")
     room.wait_for_body(lambda b: "One." in b, "the first answer")
     assert bot.stop() == 0
-    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][room.id]
+    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))[
+        "sessions"
+    ][room.id]
     _script(box, room, [[{"hang": True}]])
     holder = box.popen("-p", "-c", "from the terminal")  # continues the room's session, and waits
     try:
         with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
-            wait_for(lambda: [f.text for f in store.frames(session) if isinstance(f, PromptFrame)][-1:] == ["from the terminal"], what="the terminal's run to hold the session")
+            wait_for(
+                lambda: (
+                    [f.text for f in store.frames(session) if isinstance(f, PromptFrame)][-1:] == ["from the terminal"]
+                ),
+                what="the terminal's run to hold the session",
+            )
         _script(box, room, [[text("Fresh.")]])
         again = _start(bots, box, room)
         busy = f"[warning] bingo: session {session} is in use by another bingo run (pid {holder.pid}): one run writes a session at a time: wait for that one to end, or start a new session; this room starts a new session"
@@ -360,13 +416,20 @@ def test_a_room_whose_session_another_run_writes_says_so_and_starts_a_new_one(tm
         holder.kill()
         holder.communicate(timeout=10)
     with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
-        assert [f.text for f in store.frames(session) if isinstance(f, PromptFrame)] == ["first", "from the terminal"]  # the room wrote nothing into it
-    fresh = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][room.id]
+        assert [f.text for f in store.frames(session) if isinstance(f, PromptFrame)] == [
+            "first",
+            "from the terminal",
+        ]  # the room wrote nothing into it
+    fresh = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))["sessions"][
+        room.id
+    ]
     assert fresh != session
     assert [m["content"][0]["text"] for m in model_requests(box)[-1]["request"]["messages"]] == ["second"]
 
 
-def test_messages_during_a_turn_wait_in_order_and_a_flood_is_bounded(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_messages_during_a_turn_wait_in_order_and_a_flood_is_bounded(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     replies = [[{"sleep": 8}, text("slow answer")]] + [[text(f"answer {n}")] for n in range(1, 40)]
     box = _box(tmp_path, room, replies)
     bot = _start(bots, box, room)
@@ -389,7 +452,9 @@ def test_a_missing_or_wrong_token_is_exit_2_in_one_line(tmp_path: Path, room: Ro
     box = _box(tmp_path, room, [])
     missing = box.run("--channel", "matrix")
     assert missing.returncode == 2
-    assert missing.stderr.strip().splitlines() == [f"bingo: {TOKEN_ENV} is not set: bingo reads the bot's Matrix access token from it: export {TOKEN_ENV}=<the bot's access token>, or name another variable in accessTokenEnv"]
+    assert missing.stderr.strip().splitlines() == [
+        f"bingo: {TOKEN_ENV} is not set: bingo reads the bot's Matrix access token from it: export {TOKEN_ENV}=<the bot's access token>, or name another variable in accessTokenEnv"
+    ]
     wrong_token = "syt_not_a_real_token_1234"
     wrong = box.run("--channel", "matrix", env={TOKEN_ENV: wrong_token})
     assert wrong.returncode == 2
@@ -404,7 +469,9 @@ ASKED = 'plugin "asker-node" asks: proceed?'
 """asker-node's question as the room reads it: who asks comes first (ADR-0029)."""
 
 
-def test_a_plugins_question_worded_as_bingos_opens_with_the_plugins_name_in_the_room(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_a_plugins_question_worded_as_bingos_opens_with_the_plugins_name_in_the_room(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     replies = [[tool("l1", "plugin__asker-node__lure", {})], [text("thanks")]]
     box = _box(tmp_path, room, replies, permissions={"allow": ["plugin__asker-node__*"]})
     box.install(TEST_PLUGINS / "asker-node")
@@ -420,7 +487,9 @@ def test_a_plugins_question_worded_as_bingos_opens_with_the_plugins_name_in_the_
     assert result_text(tool_results(model_requests(box)[1])[-1]) == "given: not-a-key"
 
 
-def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     replies = [
         [tool("a1", "plugin__asker-node__confirm", {})],
         [tool("a2", "plugin__asker-node__notify", {})],
@@ -448,7 +517,9 @@ def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(t
     assert "formatted_body" not in done  # plain text: nothing a client would take as HTML
 
 
-def test_messages_still_waiting_when_bingo_stops_are_run_when_it_starts_again(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_messages_still_waiting_when_bingo_stops_are_run_when_it_starts_again(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[{"sleep": 20}, text("never said")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "slow")
@@ -469,17 +540,24 @@ def test_messages_still_waiting_when_bingo_stops_are_run_when_it_starts_again(tm
 
 def test_each_room_is_its_own_session(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
     other = room.person.create_room(room.bot)
-    box = _box(tmp_path, room, [[text("A one.")], [text("B one.")], [text("A two.")]], matrix={"rooms": [room.id, other]})
+    box = _box(
+        tmp_path, room, [[text("A one.")], [text("B one.")], [text("A two.")]], matrix={"rooms": [room.id, other]}
+    )
     bot = _start(bots, box, room)
     room.person.say(room.id, "in room A")
     room.wait_for_body(lambda b: "A one." in b, "room A's answer")
     room.person.say(other, "in room B")
-    wait_for(lambda: any(e["content"].get("body") == "B one." for e in room.person.messages(other)), what="room B's answer")
+    wait_for(
+        lambda: any(e["content"].get("body") == "B one." for e in room.person.messages(other)), what="room B's answer"
+    )
     room.person.say(room.id, "room A again")
     room.wait_for_body(lambda b: "A two." in b, "room A's second answer")
     assert bot.stop() == 0
     requests = model_requests(box)
-    said = [[block.get("text") for m in r["request"]["messages"] for block in m["content"] if block.get("type") == "text"] for r in requests]
+    said = [
+        [block.get("text") for m in r["request"]["messages"] for block in m["content"] if block.get("type") == "text"]
+        for r in requests
+    ]
     assert said[1][:1] == ["in room B"]  # room B knows nothing of room A
     assert said[2][:3] == ["in room A", "A one.", "room A again"]
     state = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))
@@ -513,22 +591,51 @@ def test_a_bad_channel_line_or_missing_settings_is_exit_2_in_one_line(tmp_path: 
     assert with_prompt.stderr.startswith("bingo: --channel takes no prompt")
     unset = box.run("--channel", "matrix")
     assert unset.returncode == 2
-    assert unset.stderr == 'bingo: channels.matrix in ~/.bingo/settings.json has no homeserver: set "homeserver": "https://matrix.example.org"\n'
+    assert (
+        unset.stderr
+        == 'bingo: channels.matrix in ~/.bingo/settings.json has no homeserver: set "homeserver": "https://matrix.example.org"\n'
+    )
     box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": "!r:x"}}})
     wrong_type = box.run("--channel", "matrix")
     assert wrong_type.returncode == 2
     assert "channels.matrix.rooms in" in wrong_type.stderr and "expected a list of room ids" in wrong_type.stderr
-    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
-    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"], "accessTokenEnv": "syt_Ym90_secret-token"}}})
+    box.settings(
+        {"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}}
+    )
+    box.settings(
+        {
+            "channels": {
+                "matrix": {
+                    "homeserver": "http://127.0.0.1:9",
+                    "rooms": ["!r:x"],
+                    "allowedUsers": ["@me:x"],
+                    "accessTokenEnv": "syt_Ym90_secret-token",
+                }
+            }
+        }
+    )
     token_in_place_of_name = box.run("--channel", "matrix")
     assert token_in_place_of_name.returncode == 2
     assert "accessTokenEnv is not the name of an environment variable" in token_in_place_of_name.stderr
     assert "syt_Ym90_secret-token" not in token_in_place_of_name.stderr
-    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"], "accessTokenEnv": "syt_Ym90_AbCdEfGhIjKlMnOpQrSt_1a2b3c"}}})
+    box.settings(
+        {
+            "channels": {
+                "matrix": {
+                    "homeserver": "http://127.0.0.1:9",
+                    "rooms": ["!r:x"],
+                    "allowedUsers": ["@me:x"],
+                    "accessTokenEnv": "syt_Ym90_AbCdEfGhIjKlMnOpQrSt_1a2b3c",
+                }
+            }
+        }
+    )
     like_a_name = box.run("--channel", "matrix")
     assert like_a_name.returncode == 2
     assert "AbCdEfGhIjKlMnOpQrSt" not in like_a_name.stderr
-    box.settings({"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
+    box.settings(
+        {"channels": {"matrix": {"homeserver": "http://127.0.0.1:9", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}}
+    )
     unreachable = box.run("--channel", "matrix", env={TOKEN_ENV: "t"})
     assert unreachable.returncode == 2
     assert unreachable.stderr.startswith("bingo: cannot reach the homeserver http://127.0.0.1:9")
@@ -537,7 +644,9 @@ def test_a_bad_channel_line_or_missing_settings_is_exit_2_in_one_line(tmp_path: 
 
 def test_a_homeserver_without_its_scheme_is_exit_2_saying_to_write_it(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    box.settings({"channels": {"matrix": {"homeserver": "matrix.example.org", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}})
+    box.settings(
+        {"channels": {"matrix": {"homeserver": "matrix.example.org", "rooms": ["!r:x"], "allowedUsers": ["@me:x"]}}}
+    )
     result = box.run("--channel", "matrix", env={TOKEN_ENV: "t"})
     assert result.returncode == 2
     assert result.stderr == (
@@ -558,19 +667,35 @@ def test_a_room_new_to_bingo_has_its_history_left_unanswered(tmp_path: Path, roo
     _script(box, room, [[text("B.")]], matrix={"rooms": [room.id, second]})
     again = _start(bots, box, room)
     room.person.say(second, "said after")
-    wait_for(lambda: any(e["content"].get("body") == "B." for e in room.person.messages(second)), what="the second room's answer")
+    wait_for(
+        lambda: any(e["content"].get("body") == "B." for e in room.person.messages(second)),
+        what="the second room's answer",
+    )
     assert again.stop() == 0
     prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
     assert prompts == ["in the first room", "said after"]
 
 
-def test_a_reply_is_read_without_its_quote_and_an_encrypted_room_is_said_once(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_a_reply_is_read_without_its_quote_and_an_encrypted_room_is_said_once(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[text("Replied.")]])
     bot = _start(bots, box, room)
     for _ in range(2):
-        room.person.send(room.id, {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgA", "sender_key": "k", "session_id": "s"}, kind="m.room.encrypted")
+        room.person.send(
+            room.id,
+            {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgA", "sender_key": "k", "session_id": "s"},
+            kind="m.room.encrypted",
+        )
     quoted = room.person.say(room.id, "what was said")
-    room.person.send(room.id, {"msgtype": "m.text", "body": f"> <{room.person.id}> what was said\n\nanswer this", "m.relates_to": {"m.in_reply_to": {"event_id": quoted}}})
+    room.person.send(
+        room.id,
+        {
+            "msgtype": "m.text",
+            "body": f"> <{room.person.id}> what was said\n\nanswer this",
+            "m.relates_to": {"m.in_reply_to": {"event_id": quoted}},
+        },
+    )
     room.wait_for_body(lambda b: "Replied." in b, "the answer to the reply")
     assert bot.stop() == 0
     prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
@@ -593,11 +718,16 @@ def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, b
     assert len(model_requests(box)) == 1
 
 
-def test_a_long_answer_is_shown_as_it_streams_and_edited_when_complete(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_a_long_answer_is_shown_as_it_streams_and_edited_when_complete(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[text("First part. "), {"sleep": 3}, text("Second part.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "take your time")
-    said = wait_for(lambda: [c for c in room.said_by_bot() if c.get("m.new_content", {}).get("body") == "First part. Second part."], what="the final edit")
+    said = wait_for(
+        lambda: [c for c in room.said_by_bot() if c.get("m.new_content", {}).get("body") == "First part. Second part."],
+        what="the final edit",
+    )
     assert bot.stop() == 0
     events = [e for e in room.person.messages(room.id) if e["sender"] == room.bot.id]
     [first] = [e for e in events if "m.relates_to" not in e["content"]]
@@ -607,8 +737,15 @@ def test_a_long_answer_is_shown_as_it_streams_and_edited_when_complete(tmp_path:
     assert final["body"] == "* First part. Second part."
 
 
-def test_a_flood_of_plugin_notices_is_a_few_messages_and_one_line_saying_how_many_more(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
-    box = _box(tmp_path, room, [[tool("z1", "plugin__notice-flood__poke", {})], [text("done.")]], permissions={"allow": ["plugin__*"]})
+def test_a_flood_of_plugin_notices_is_a_few_messages_and_one_line_saying_how_many_more(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
+    box = _box(
+        tmp_path,
+        room,
+        [[tool("z1", "plugin__notice-flood__poke", {})], [text("done.")]],
+        permissions={"allow": ["plugin__*"]},
+    )
     box.install(TEST_PLUGINS / "zoo" / "notice-flood")
     bot = _start(bots, box, room)
     room.person.say(room.id, "go")
@@ -617,5 +754,8 @@ def test_a_flood_of_plugin_notices_is_a_few_messages_and_one_line_saying_how_man
     notices = [c["body"] for c in room.said_by_bot() if c["msgtype"] == "m.notice"]
     flood = [n for n in notices if n.startswith("[notice] notice-flood: ")]
     assert 1 <= len(flood) <= NOTICE_BURST  # of 20 001 raised
-    assert any(re.fullmatch(r"\[notice\] bingo: \d+ more notices were left out here; they are in bingo's log", n) for n in notices), notices
+    assert any(
+        re.fullmatch(r"\[notice\] bingo: \d+ more notices were left out here; they are in bingo's log", n)
+        for n in notices
+    ), notices
     assert len(room.said_by_bot()) <= NOTICE_BURST + 5

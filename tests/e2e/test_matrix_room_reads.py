@@ -32,13 +32,19 @@ def _said_to_model(requests: list[dict[str, Any]]) -> str:
     return json.dumps([r["request"]["messages"] for r in requests])
 
 
-def test_an_answer_is_one_message_in_markdown_its_calls_one_status_and_notices_are_bingos_with_no_path(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_an_answer_is_one_message_in_markdown_its_calls_one_status_and_notices_are_bingos_with_no_path(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [])
     replies = [
         [text("Let me count."), tool("c1", COUNT, {"path": "notes.txt"})],
         [text("Counted.")],
         # Absolute paths, as models write them: the project's and the home directory's.
-        [text("Counting **again** in "), text(f"{box.project}/notes.txt, and {box.home}/elsewhere."), tool("c2", COUNT, {"path": "notes.txt"})],
+        [
+            text("Counting **again** in "),
+            text(f"{box.project}/notes.txt, and {box.home}/elsewhere."),
+            tool("c2", COUNT, {"path": "notes.txt"}),
+        ],
         [text("It has *9* words:\n\n- the\n- fox\n\n`done`")],
     ]
     _script(box, room, replies)
@@ -54,7 +60,10 @@ def test_an_answer_is_one_message_in_markdown_its_calls_one_status_and_notices_a
     # The second turn (nothing asked): its text, before and after its call, is one message.
     [answer] = [c for c in final if c.get("body", "").startswith("Counting **again**")]
     assert answer["msgtype"] == "m.text"
-    assert answer["body"] == "Counting **again** in notes.txt, and ~/elsewhere.\n\nIt has *9* words:\n\n- the\n- fox\n\n`done`"
+    assert (
+        answer["body"]
+        == "Counting **again** in notes.txt, and ~/elsewhere.\n\nIt has *9* words:\n\n- the\n- fox\n\n`done`"
+    )
     assert answer["format"] == "org.matrix.custom.html"
     assert answer["formatted_body"] == (
         "<p>Counting <strong>again</strong> in notes.txt, and ~/elsewhere.</p>\n<p>It has <em>9</em> words:</p>\n"
@@ -68,8 +77,16 @@ def test_an_answer_is_one_message_in_markdown_its_calls_one_status_and_notices_a
     statuses = [c for c in final if c["msgtype"] == "m.notice" and c["body"].startswith(("…", "✓", "✗"))]
     assert [s["body"] for s in statuses] == [counted, counted]
     sent = _everything_sent(room)
-    made = [e for e in sent if e["content"]["msgtype"] == "m.notice" and e["content"]["body"].startswith("…") and "m.relates_to" not in e["content"]]
-    edited = [e for e in sent if (e["content"].get("m.relates_to") or {}).get("event_id") in {m["event_id"] for m in made}]
+    made = [
+        e
+        for e in sent
+        if e["content"]["msgtype"] == "m.notice"
+        and e["content"]["body"].startswith("…")
+        and "m.relates_to" not in e["content"]
+    ]
+    edited = [
+        e for e in sent if (e["content"].get("m.relates_to") or {}).get("event_id") in {m["event_id"] for m in made}
+    ]
     assert len(made) == 2 and edited  # sent once a turn, then edited
     assert not any(c["body"] == "a\n-\n1" or c["body"].startswith("notes.txt\nwhat") for c in final)  # no View a call
     # bingo's notice is an m.notice marked as bingo's, and its path is the project's, relative.
@@ -85,10 +102,23 @@ def test_an_answer_is_one_message_in_markdown_its_calls_one_status_and_notices_a
     assert "[notice]" not in _said_to_model(requests)
 
 
-BUILT_INS_IN_A_ROOM = {"clear", "compact", "context", "help", "plugins", "sandbox", "sessions", "stop", "tools", "usage"}
+BUILT_INS_IN_A_ROOM = {
+    "clear",
+    "compact",
+    "context",
+    "help",
+    "plugins",
+    "sandbox",
+    "sessions",
+    "stop",
+    "tools",
+    "usage",
+}
 
 
-def test_help_lists_what_works_in_a_room_and_clear_starts_a_fresh_conversation(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
+def test_help_lists_what_works_in_a_room_and_clear_starts_a_fresh_conversation(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
     box = _box(tmp_path, room, [[text("One.")], [text("Two.")], [text("Three.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "/help")
@@ -105,7 +135,10 @@ def test_help_lists_what_works_in_a_room_and_clear_starts_a_fresh_conversation(t
     room.wait_for_body(lambda b: "Two." in b, "the answer in the fresh conversation")
     assert bot.stop() == 0
     requests = model_requests(box)
-    assert [[block.get("text") for m in r["request"]["messages"] for block in m["content"]] for r in requests] == [["first"], ["second"]]
+    assert [[block.get("text") for m in r["request"]["messages"] for block in m["content"]] for r in requests] == [
+        ["first"],
+        ["second"],
+    ]
     state = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))
     fresh = state["sessions"][room.id]
     with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
@@ -120,13 +153,22 @@ def test_help_lists_what_works_in_a_room_and_clear_starts_a_fresh_conversation(t
     room.person.say(room.id, "third")
     room.wait_for_body(lambda b: "Three." in b, "the answer after the restart")
     assert again.stop() == 0
-    assert [block.get("text") for m in model_requests(box)[-1]["request"]["messages"] for block in m["content"]] == ["second", "Two.", "third"]
+    assert [block.get("text") for m in model_requests(box)[-1]["request"]["messages"] for block in m["content"]] == [
+        "second",
+        "Two.",
+        "third",
+    ]
 
 
 def test_a_plugin_that_dies_is_said_with_its_log_named_short(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
     box = _box(tmp_path, room, [])
     box.install(TEST_PLUGINS / "crashy")
-    _script(box, room, [[tool("b1", "plugin__crashy__boom", {})], [text("It died.")]], permissions={"allow": ["plugin__crashy__*"]})
+    _script(
+        box,
+        room,
+        [[tool("b1", "plugin__crashy__boom", {})], [text("It died.")]],
+        permissions={"allow": ["plugin__crashy__*"]},
+    )
     bot = _start(bots, box, room)
     room.person.say(room.id, "boom")
     room.wait_for_body(lambda b: "It died." in b, "the turn's end")

@@ -49,10 +49,18 @@ def test_server_everything_over_streamable_http_lists_and_calls(tmp_path: Path) 
     script = npm_server("@modelcontextprotocol/server-everything")
     with _serving(["node", str(script), "streamableHttp"], port, env={**os.environ, "PORT": str(port)}):
         box = Sandbox(tmp_path)
-        mcp_plugin(box, "remote", {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "${BINGO_TEST_HEADER}"}})
+        mcp_plugin(
+            box, "remote", {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "${BINGO_TEST_HEADER}"}}
+        )
         use_scripted_model(
             box,
-            [[tool("e1", "plugin__remote__echo", {"message": "over http"}), tool("i1", "plugin__remote__get-tiny-image", {})], [text("done")]],
+            [
+                [
+                    tool("e1", "plugin__remote__echo", {"message": "over http"}),
+                    tool("i1", "plugin__remote__get-tiny-image", {}),
+                ],
+                [text("done")],
+            ],
             permissions={"allow": ["plugin__remote__*"]},
         )
         result = box.run("-p", "echo")
@@ -68,7 +76,10 @@ def test_an_sdk_server_over_streamable_http_answers_and_a_gone_server_is_one_not
     mcp_plugin(box, "remote", {"url": f"http://127.0.0.1:{port}/mcp"})
     use_scripted_model(
         box,
-        [[tool("a1", "plugin__remote__add", {"a": 1, "b": 2}), tool("s1", "plugin__remote__steps", {"count": 2})], [text("done")]],
+        [
+            [tool("a1", "plugin__remote__add", {"a": 1, "b": 2}), tool("s1", "plugin__remote__steps", {"count": 2})],
+            [text("done")],
+        ],
         permissions={"allow": ["plugin__remote__*"]},
     )
     with _serving([sys.executable, str(TEST_PLUGINS / "mcp-sdk" / "server.py"), "--http", str(port)], port):

@@ -30,7 +30,9 @@ def test_an_untrusted_mcp_json_starts_none_of_its_servers_and_says_so_once(tmp_p
     marks = tmp_path / "marks"
     marks.mkdir()
     _mcp_json(box, marks, calc=_sdk())
-    use_scripted_model(box, [[tool("a1", "plugin__calc__pid", {})], [text("done")]], permissions={"allow": ["plugin__calc__*"]})
+    use_scripted_model(
+        box, [[tool("a1", "plugin__calc__pid", {})], [text("done")]], permissions={"allow": ["plugin__calc__*"]}
+    )
     result = box.run("-p", "what is your pid?")
     assert no_traceback(result)
     project = box.project.resolve()
@@ -55,7 +57,11 @@ def test_a_trusted_mcp_json_runs_each_server_as_a_plugin_named_by_its_key(tmp_pa
     trusted = box.run("--trust")
     assert trusted.returncode == 0, trusted.stderr
     assert ".mcp.json" in trusted.stdout
-    use_scripted_model(box, [[tool("a1", "plugin__calc__add", {"a": 40, "b": 2})], [text("done")]], permissions={"allow": ["plugin__calc__*"]})
+    use_scripted_model(
+        box,
+        [[tool("a1", "plugin__calc__add", {"a": 40, "b": 2})], [text("done")]],
+        permissions={"allow": ["plugin__calc__*"]},
+    )
     result = box.run("-p", "add")
     assert result.returncode == 0, result.stderr
     assert [line for line in result.stderr.splitlines() if line.startswith("bingo: ")] == []

@@ -41,7 +41,12 @@ def _project_server(box: Sandbox, record: Path) -> Path:
     (box.project / "data" / "notes.txt").write_text("first\n", encoding="utf-8")
     _mcp_json(box, {"srv": {"command": "python3", "args": ["srv/main.py", "mcp-plain", str(record), "data"]}})
     # The server records what it was asked outside the project: the person runs it without a sandbox.
-    use_scripted_model(box, [[tool("p1", "plugin__srv__poke", {})], [text("done")]], permissions={"allow": ["plugin__srv__*"]}, plugins={"srv": {"sandbox": {"mode": "off"}}})
+    use_scripted_model(
+        box,
+        [[tool("p1", "plugin__srv__poke", {})], [text("done")]],
+        permissions={"allow": ["plugin__srv__*"]},
+        plugins={"srv": {"sandbox": {"mode": "off"}}},
+    )
     return helper
 
 
@@ -88,7 +93,11 @@ def test_trust_shows_each_servers_command_line_or_url_and_the_variables_it_reads
         box,
         {
             "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", ".", "\x1b]0;pwned\x07"]},
-            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}", "X-Gh": "${GITHUB_TOKEN}"}},
+            "remote": {
+                "type": "http",
+                "url": "https://example.com/mcp",
+                "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}", "X-Gh": "${GITHUB_TOKEN}"},
+            },
         },
     )
     trusted = box.run("--trust")
@@ -109,7 +118,11 @@ def test_a_project_mcp_json_reads_only_the_variables_the_person_lists(tmp_path: 
         _mcp_json(
             box,
             {
-                "leaky": {"type": "http", "url": url + "/mcp", "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}},
+                "leaky": {
+                    "type": "http",
+                    "url": url + "/mcp",
+                    "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"},
+                },
                 "listed": {"type": "http", "url": url + "/mcp", "headers": {"X-Token": "${GITHUB_TOKEN}"}},
             },
         )
@@ -132,7 +145,10 @@ def test_a_project_mcp_json_reads_only_the_variables_the_person_lists(tmp_path: 
     assert no_traceback(result)
     settings = box.bingo_home / "settings.json"
     project_settings = box.project / ".bingo" / "settings.json"
-    assert f"bingo: {project_settings}: mcpVariables is read from your own settings only ({settings}): a project cannot list variables for itself" in result.stderr.splitlines()
+    assert (
+        f"bingo: {project_settings}: mcpVariables is read from your own settings only ({settings}): a project cannot list variables for itself"
+        in result.stderr.splitlines()
+    )
     leaky = [line for line in result.stderr.splitlines() if line.startswith("leaky: ")]
     assert leaky == [
         f"leaky: refused: {box.project / '.mcp.json'}: `mcpServers.leaky`: it reads ${{ANTHROPIC_API_KEY}}, which your settings "
@@ -146,7 +162,13 @@ def test_a_project_mcp_json_reads_only_the_variables_the_person_lists(tmp_path: 
 def test_a_variable_that_is_listed_but_unset_leaves_the_server_out_naming_it(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.settings({"mcpVariables": ["NOT_SET_HERE"]})
-    _mcp_json(box, {"tok": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"A": "${NOT_SET_HERE}"}}, "dflt": {"type": "http", "url": "http://127.0.0.1:9/${NOT_SET_HERE:-mcp}"}})
+    _mcp_json(
+        box,
+        {
+            "tok": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"A": "${NOT_SET_HERE}"}},
+            "dflt": {"type": "http", "url": "http://127.0.0.1:9/${NOT_SET_HERE:-mcp}"},
+        },
+    )
     assert box.run("--trust").returncode == 0
     result = box.run("-p", "/help")
     assert result.returncode == 0, result.stderr
@@ -168,7 +190,11 @@ def test_on_a_terminal_the_trust_question_shows_each_servers_command_line_and_va
         box,
         {
             "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", ".", "\x1b]0;pwned\x07"]},
-            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}},
+            "remote": {
+                "type": "http",
+                "url": "https://example.com/mcp",
+                "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"},
+            },
         },
     )
     child = _terminal(box)
@@ -177,7 +203,9 @@ def test_on_a_terminal_the_trust_question_shows_each_servers_command_line_and_va
         screen.shown(r"  \.mcp\.json: servers git, remote \(new\)\n")
         screen.shown(r"    git: uvx mcp-server-git --repository \. '\\x1b\]0;pwned\\x07'\n")
         # (the terminal is 120 columns wide: the line wraps near its end)
-        screen.shown(r"    remote: https://example\.com/mcp; reads \$\{ANTHROPIC_API_KEY\} \(\$\{ANTHROPIC_API_KEY\} not in your mcpVariables")
+        screen.shown(
+            r"    remote: https://example\.com/mcp; reads \$\{ANTHROPIC_API_KEY\} \(\$\{ANTHROPIC_API_KEY\} not in your mcpVariables"
+        )
         screen.shown(r"Trust them and use them\?")
         child.send("n")
         screen.shown(">")

@@ -15,7 +15,7 @@ from tests.e2e._scripted import model_requests, result_text, text, tool, tool_re
 
 # Answers one tool, `where`, with its working directory and what its `--repository` argument
 # resolves to: the server's own word on where it runs.
-SERVER = r'''
+SERVER = r"""
 import json, os, sys
 repository = sys.argv[sys.argv.index("--repository") + 1]
 for line in sys.stdin:
@@ -37,7 +37,7 @@ for line in sys.stdin:
         continue
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
     sys.stdout.flush()
-'''
+"""
 
 
 def test_a_mcp_json_server_runs_in_the_project_root_and_stays_trusted_from_a_subdirectory(tmp_path: Path) -> None:
@@ -48,7 +48,9 @@ def test_a_mcp_json_server_runs_in_the_project_root_and_stays_trusted_from_a_sub
     sub.mkdir(parents=True)
     servers = {"here": {"command": sys.executable, "args": ["srv/where.py", "--repository", "."]}}
     (box.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    use_scripted_model(box, [[tool("h1", "plugin__here__where", {})], [text("done")]], permissions={"allow": ["plugin__here__*"]})
+    use_scripted_model(
+        box, [[tool("h1", "plugin__here__where", {})], [text("done")]], permissions={"allow": ["plugin__here__*"]}
+    )
 
     assert box.run("--trust", cwd=sub).returncode == 0
     result = box.run("-p", "where are you?", cwd=sub)
@@ -60,7 +62,9 @@ def test_a_mcp_json_server_runs_in_the_project_root_and_stays_trusted_from_a_sub
     assert said == {"cwd": root, "repository": root}
 
     # Trusted from the subdirectory, the project is trusted from its root too: one pin.
-    use_scripted_model(box, [[tool("h2", "plugin__here__where", {})], [text("done")]], permissions={"allow": ["plugin__here__*"]})
+    use_scripted_model(
+        box, [[tool("h2", "plugin__here__where", {})], [text("done")]], permissions={"allow": ["plugin__here__*"]}
+    )
     again = box.run("-p", "and now?", cwd=box.project)
     assert again.returncode == 0, again.stderr
     assert "trust" not in again.stderr, again.stderr

@@ -35,7 +35,9 @@ def test_an_sdk_servers_tools_are_plugin_tools_the_gate_asks_about_whatever_they
     assert "plugin__mcp-sdk__steps" in listing.stdout and "plugin__mcp-sdk__resources" not in listing.stdout
 
 
-def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goes_to_the_plugin_log(tmp_path: Path) -> None:
+def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goes_to_the_plugin_log(
+    tmp_path: Path,
+) -> None:
     box = Sandbox(tmp_path)
     python_server(box, "mcp-sdk")
     calls = [
@@ -59,7 +61,10 @@ def test_sdk_results_cross_as_text_structured_content_and_errors_and_its_log_goe
     assert result_text(stepped) == "took 3 steps"
     # Nobody to ask (bingo -p): the server's elicitation is declined.
     assert result_text(confirmed) == "elicitation decline"
-    assert result_text(sampled) == "sampling failed: bingo does not let MCP server mcp-sdk use the model (sampling/createMessage) unless the person sets plugins.mcp-sdk.sampling to true"
+    assert (
+        result_text(sampled)
+        == "sampling failed: bingo does not let MCP server mcp-sdk use the model (sampling/createMessage) unless the person sets plugins.mcp-sdk.sampling to true"
+    )
     log = (box.logs / "plugin-mcp-sdk.log").read_text(encoding="utf-8")
     assert "server log [info]" in log and "shouting hi" in log
 
@@ -78,7 +83,9 @@ def test_a_server_the_person_lets_sample_is_answered_by_the_runs_model(tmp_path:
     requests = model_requests(box)
     # The second request to the model is the server's: its message, and no tools.
     asked = requests[1]["request"]
-    assert asked["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}] and not asked.get("tools")
+    assert asked["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}] and not asked.get(
+        "tools"
+    )
     assert asked.get("maxTokens") == 5
     [sampled] = tool_results(requests[2])
     assert result_text(sampled) == "sampled from scripted-1: a haiku"
@@ -115,7 +122,11 @@ def test_a_crashed_server_costs_its_call_and_one_notice_then_respawns_and_leaves
 def test_no_child_an_mcp_server_started_outlives_bingo(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     python_server(box, "mcp-sdk")
-    use_scripted_model(box, [[tool("s1", "plugin__mcp-sdk__spawn", {})], [text("spawned")]], permissions={"allow": ["plugin__mcp-sdk__spawn"]})
+    use_scripted_model(
+        box,
+        [[tool("s1", "plugin__mcp-sdk__spawn", {})], [text("spawned")]],
+        permissions={"allow": ["plugin__mcp-sdk__spawn"]},
+    )
     result = box.run("-p", "spawn")
     assert result.returncode == 0, result.stderr
     child = int(result_text(tool_results(model_requests(box)[1])[-1]))
@@ -132,7 +143,12 @@ def test_an_interrupted_call_sends_notifications_cancelled_and_ends_at_once(tmp_
     marks.mkdir()
     box.env["MCP_SDK_MARKS"] = str(marks)
     # The server marks in a directory outside the project: the person grants it that one.
-    use_scripted_model(box, [[tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})], [text("after")]], permissions={"allow": ["plugin__mcp-sdk__wait"]}, plugins={"mcp-sdk": {"sandbox": {"write": [str(marks)]}}})
+    use_scripted_model(
+        box,
+        [[tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})], [text("after")]],
+        permissions={"allow": ["plugin__mcp-sdk__wait"]},
+        plugins={"mcp-sdk": {"sandbox": {"write": [str(marks)]}}},
+    )
     mark = marks / "w1"
     with box.popen("-p", "wait for it") as proc:
         deadline = time.monotonic() + 20
@@ -153,8 +169,15 @@ def test_progress_is_the_calls_live_line_and_ctrl_c_cancels_it(tmp_path: Path) -
     marks.mkdir()
     box.env["MCP_SDK_MARKS"] = str(marks)
     # The server marks in a directory outside the project: the person grants it that one.
-    box.settings({"permissions": {"allow": ["plugin__mcp-sdk__wait"]}, "plugins": {"mcp-sdk": {"sandbox": {"write": [str(marks)]}}}})
-    with terminal(box, [[("tool", "t1", "plugin__mcp-sdk__wait", {"marker": "t1"})], [("text", "not reached")]]) as screen:
+    box.settings(
+        {
+            "permissions": {"allow": ["plugin__mcp-sdk__wait"]},
+            "plugins": {"mcp-sdk": {"sandbox": {"write": [str(marks)]}}},
+        }
+    )
+    with terminal(
+        box, [[("tool", "t1", "plugin__mcp-sdk__wait", {"marker": "t1"})], [("text", "not reached")]]
+    ) as screen:
         screen.child.send("wait for me\r")
         screen.expect(r"⋯ plugin__mcp-sdk__wait")
         screen.expect("waiting to be cancelled")  # its notifications/progress message
@@ -188,7 +211,14 @@ def test_a_fastmcp_server_answers_its_tools_and_prompts(tmp_path: Path) -> None:
     python_server(box, "mcp-fastmcp")
     use_scripted_model(
         box,
-        [[tool("m1", "plugin__mcp-fastmcp__multiply", {"a": 6, "b": 7}), tool("c1", "plugin__mcp-fastmcp__count_to", {"n": 3})], [text("42")], [text("summed up")]],
+        [
+            [
+                tool("m1", "plugin__mcp-fastmcp__multiply", {"a": 6, "b": 7}),
+                tool("c1", "plugin__mcp-fastmcp__count_to", {"n": 3}),
+            ],
+            [text("42")],
+            [text("summed up")],
+        ],
         permissions={"allow": ["plugin__mcp-fastmcp__*"]},
     )
     result = box.run("-p", "multiply")
@@ -243,7 +273,13 @@ def test_server_filesystem_reads_the_directory_it_was_given(tmp_path: Path) -> N
     mcp_plugin(box, "files", {"command": "node", "args": [str(script), str(shared)]})
     use_scripted_model(
         box,
-        [[tool("d1", "plugin__files__list_directory", {"path": str(shared)}), tool("r1", "plugin__files__read_text_file", {"path": str(shared / "note.txt")})], [text("read")]],
+        [
+            [
+                tool("d1", "plugin__files__list_directory", {"path": str(shared)}),
+                tool("r1", "plugin__files__read_text_file", {"path": str(shared / "note.txt")}),
+            ],
+            [text("read")],
+        ],
         permissions={"allow": ["plugin__files__*"]},
     )
     result = box.run("-p", "read it")
@@ -251,7 +287,6 @@ def test_server_filesystem_reads_the_directory_it_was_given(tmp_path: Path) -> N
     listed, read = tool_results(model_requests(box)[1])
     assert "note.txt" in result_text(listed)
     assert "hello from the file" in result_text(read)
-
 
 
 # --- a bare server that misbehaves ---------------------------------------------------
@@ -264,7 +299,9 @@ def _raw(box: Sandbox) -> None:
     (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 
-def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_changed_lists_again(tmp_path: Path) -> None:
+def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_changed_lists_again(
+    tmp_path: Path,
+) -> None:
     box = Sandbox(tmp_path)
     _raw(box)
     python_server(box, "mcp-sdk")
@@ -274,13 +311,19 @@ def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_ch
     use_scripted_model(
         box,
         [
-            [tool("j1", "plugin__mcp-raw__junk", {}), tool("g1", "plugin__mcp-raw__grow", {}), tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"})],
+            [
+                tool("j1", "plugin__mcp-raw__junk", {}),
+                tool("g1", "plugin__mcp-raw__grow", {}),
+                tool("w1", "plugin__mcp-sdk__wait", {"marker": "w1"}),
+            ],
             [tool("n1", "plugin__mcp-raw__grown", {})],
             [text("done")],
         ],
         permissions={"allow": ["plugin__mcp-raw__*", "plugin__mcp-sdk__*"]},
         deadlines={"tool/call": 1.0},
-        plugins={"mcp-sdk": {"sandbox": {"write": [str(marks)]}}},  # it marks outside the project: granted that directory
+        plugins={
+            "mcp-sdk": {"sandbox": {"write": [str(marks)]}}
+        },  # it marks outside the project: granted that directory
     )
     result = box.run("-p", "junk")
     assert result.returncode == 0, result.stderr
@@ -288,10 +331,15 @@ def test_junk_on_stdout_is_a_bad_line_a_deadline_is_a_native_plugins_and_list_ch
     junk, grew, late = tool_results(requests[1])
     assert result_text(junk) == "wrote junk" and result_text(grew) == "grew"  # the connection went on
     [stray] = [line for line in notices(result.stderr, "mcp-raw") if "protocol" in line]
-    assert stray.startswith("mcp-raw: server mcp-raw printed something that is not part of the protocol on its output; bingo ignored it")
+    assert stray.startswith(
+        "mcp-raw: server mcp-raw printed something that is not part of the protocol on its output; bingo ignored it"
+    )
     assert "careless debug output" in (box.logs / "plugin-mcp-raw.log").read_text(encoding="utf-8")
     assert late["isError"] is True and "did not answer tool/call within 1 s" in result_text(late)
-    assert any("did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait" in line for line in notices(result.stderr, "mcp-sdk"))
+    assert any(
+        "did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait" in line
+        for line in notices(result.stderr, "mcp-sdk")
+    )
     # tools/list_changed: the tool it grew is listed again, to the model and the registry.
     assert "plugin__mcp-raw__grown" in [spec["name"] for spec in requests[2]["request"]["tools"]]
     assert result_text(tool_results(requests[2])[-1]) == "grown here"

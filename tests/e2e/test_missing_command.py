@@ -15,13 +15,18 @@ from tests.e2e._bingo import TEST_PLUGINS, Sandbox, no_traceback
 def _plugin(box: Sandbox, command: str) -> None:
     root = box.bingo_home / "plugins" / "tool"
     root.mkdir(parents=True)
-    (root / "plugin.json").write_text(json.dumps({"name": "tool", "version": "1", "entry": {"command": command}}), encoding="utf-8")
+    (root / "plugin.json").write_text(
+        json.dumps({"name": "tool", "version": "1", "entry": {"command": command}}), encoding="utf-8"
+    )
 
 
 @pytest.mark.parametrize(
     ("command", "said"),
     [
-        ("no-such-program-anywhere", "its command 'no-such-program-anywhere' is not on PATH: install it, or write the program's absolute path as the command"),
+        (
+            "no-such-program-anywhere",
+            "its command 'no-such-program-anywhere' is not on PATH: install it, or write the program's absolute path as the command",
+        ),
         ("/nonexistent/bin/server", "its command '/nonexistent/bin/server' does not exist: correct the command's path"),
     ],
 )
@@ -49,11 +54,16 @@ def test_a_command_that_is_not_executable_says_to_make_it_so(tmp_path: Path) -> 
 
 def test_an_mcp_json_server_whose_command_is_missing_says_the_same(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    (box.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"files": {"command": "no-such-mcp-server"}}}), encoding="utf-8")
+    (box.project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"files": {"command": "no-such-mcp-server"}}}), encoding="utf-8"
+    )
     assert box.run("--trust").returncode == 0
     result = box.run("-p", "/tools")
     assert result.returncode == 0, result.stderr
-    assert "files: stopped: could not be started: its command 'no-such-mcp-server' is not on PATH: install it" in result.stderr
+    assert (
+        "files: stopped: could not be started: its command 'no-such-mcp-server' is not on PATH: install it"
+        in result.stderr
+    )
 
 
 def test_a_plugin_that_dies_at_start_over_a_relative_argument_is_told_the_fix(tmp_path: Path) -> None:

@@ -28,7 +28,9 @@ def _tool_results(provider: str, body: dict[str, Any]) -> list[str]:
     for message in body["messages"]:
         if provider == "openai":
             if message["role"] == "tool":
-                out.append(message["content"] if isinstance(message["content"], str) else json.dumps(message["content"]))
+                out.append(
+                    message["content"] if isinstance(message["content"], str) else json.dumps(message["content"])
+                )
             continue
         content = message["content"]
         if isinstance(content, list):
@@ -67,7 +69,9 @@ def test_bash_is_refused_in_print_mode_and_the_model_is_told_why(tmp_path: Path,
     box = Sandbox(tmp_path)
     replies = [[("tool", "t1", "bash", {"command": "echo ran > proof.txt"})], [("text", "I could not run it.")]]
     with ModelServer(replies) as server:
-        result = box.run("-p", "--no-sandbox", "make proof.txt", env=_env(provider, server))  # without a sandbox, bash is asked about
+        result = box.run(
+            "-p", "--no-sandbox", "make proof.txt", env=_env(provider, server)
+        )  # without a sandbox, bash is asked about
         bodies = server.bodies
     assert result.returncode == 0, result.stderr
     [fed_back] = _tool_results(provider, bodies[1])
@@ -81,7 +85,9 @@ def test_bash_runs_with_allow(tmp_path: Path, provider: str) -> None:
     box = Sandbox(tmp_path)
     replies = [[("tool", "t1", "bash", {"command": "echo ran > proof.txt; echo done-marker"})], [("text", "Done.")]]
     with ModelServer(replies) as server:
-        result = box.run("-p", "--no-sandbox", "--allow", "bash", "make proof.txt", env=_env(provider, server))  # a rule lets it run
+        result = box.run(
+            "-p", "--no-sandbox", "--allow", "bash", "make proof.txt", env=_env(provider, server)
+        )  # a rule lets it run
         bodies = server.bodies
     assert result.returncode == 0, result.stderr
     assert (box.project / "proof.txt").read_text() == "ran\n"
@@ -93,14 +99,22 @@ def test_a_provider_error_fails_the_turn_with_one_line(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     from tests.support.model_server import ErrorReply
 
-    with ModelServer([ErrorReply(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})]) as server:
+    with ModelServer(
+        [ErrorReply(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})]
+    ) as server:
         result = box.run("-p", "hi", env=_env("anthropic", server))
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == "bingo: anthropic answered HTTP 401: invalid x-api-key: check ANTHROPIC_API_KEY"
+    assert (
+        result.stderr.strip().splitlines()[-1]
+        == "bingo: anthropic answered HTTP 401: invalid x-api-key: check ANTHROPIC_API_KEY"
+    )
     assert no_traceback(result)
 
 
 def test_a_prompt_with_no_model_configured_says_how_to_choose_one(tmp_path: Path) -> None:
     result = Sandbox(tmp_path).run("-p", "hello")
     assert result.returncode == 1
-    assert result.stderr == "bingo: no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider\n"
+    assert (
+        result.stderr
+        == "bingo: no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider\n"
+    )

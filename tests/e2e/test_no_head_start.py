@@ -64,8 +64,15 @@ def _processes(root: Path) -> list[str]:
 
 def _hello(box: Sandbox, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`bingo -p /hello`, to its end, and until nothing of it is left."""
-    run = subprocess.Popen([BINGO, "-p", "/hello"], cwd=cwd or box.project, env=box.env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [BINGO, "-p", "/hello"],
+        cwd=cwd or box.project,
+        env=box.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, err = run.communicate(timeout=TIMEOUT)
     assert _gone(lambda: _janitor_of(run.pid)) == []
     return subprocess.CompletedProcess(run.args, run.returncode, out, err)
@@ -105,7 +112,11 @@ def test_a_repeated_slash_command_writes_no_launch_record(tmp_path: Path) -> Non
         assert not (box.bingo_home / "data" / LAUNCHES).exists()
         assert len(_processes(root)) == run  # one start per run, at its use
     assert (box.bingo_home / "data").is_dir()  # the runs did write there: logs, the cache
-    starts = [line for line in (box.logs / "plugin-renamable.log").read_text(encoding="utf-8").splitlines() if "] starting " in line]
+    starts = [
+        line
+        for line in (box.logs / "plugin-renamable.log").read_text(encoding="utf-8").splitlines()
+        if "] starting " in line
+    ]
     assert len(starts) == 3 and not any("begun" in line for line in starts)
 
 

@@ -44,8 +44,16 @@ def _answered_in_order(messages: list[dict[str, Any]]) -> bool:
     """Every tool_use is answered by a tool_result in the very next message, and no result
     answers a call that was not just made: the shape the model APIs require."""
     for before, after in zip([{"role": "", "content": []}, *messages], messages, strict=False):
-        asked = {b["id"] for b in before["content"] if isinstance(b, dict) and b.get("type") == "tool_use"} if isinstance(before["content"], list) else set()
-        answered = {b["tool_use_id"] for b in after["content"] if isinstance(b, dict) and b.get("type") == "tool_result"} if isinstance(after["content"], list) else set()
+        asked = (
+            {b["id"] for b in before["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+            if isinstance(before["content"], list)
+            else set()
+        )
+        answered = (
+            {b["tool_use_id"] for b in after["content"] if isinstance(b, dict) and b.get("type") == "tool_result"}
+            if isinstance(after["content"], list)
+            else set()
+        )
         if asked != answered:
             return False
     return True
@@ -69,14 +77,25 @@ def _first_run_mid_turn(box: Sandbox, server: ModelServer) -> Iterator[tuple[sub
         first.communicate(timeout=10)
 
 
-def test_a_second_run_continuing_a_session_being_written_is_refused_in_one_line_and_sigkill_frees_it(tmp_path: Path) -> None:
+def test_a_second_run_continuing_a_session_being_written_is_refused_in_one_line_and_sigkill_frees_it(
+    tmp_path: Path,
+) -> None:
     box = Sandbox(tmp_path)
-    replies = [[("text", "One.")], [("text", "Thinking"), ("pause",)], [("tool", "t1", "read", {"path": "notes.txt"})], [("text", "Four.")]]
+    replies = [
+        [("text", "One.")],
+        [("text", "Thinking"), ("pause",)],
+        [("tool", "t1", "read", {"path": "notes.txt"})],
+        [("text", "Four.")],
+    ]
     (box.project / "notes.txt").write_text("kumquat\n", encoding="utf-8")
     with ModelServer(replies) as server:
         assert box.run("-p", "one", env=_env(server)).returncode == 0
         with _first_run_mid_turn(box, server) as (first, session):
-            for again in (["-p", "-c", "three"], ["-p", "--resume", session, "three"], ["-p", "--resume", session[:-2], "three"]):
+            for again in (
+                ["-p", "-c", "three"],
+                ["-p", "--resume", session, "three"],
+                ["-p", "--resume", session[:-2], "three"],
+            ):
                 refused = box.run(*again, env=_env(server))
                 assert refused.returncode == 1, refused.stderr
                 [line] = refused.stderr.splitlines()

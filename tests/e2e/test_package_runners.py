@@ -73,7 +73,16 @@ def test_an_npx_server_on_a_cold_cache_works_on_first_use_and_npms_cache_stays_w
     box.env["npm_config_cache"] = str(cache)
     # In the server's dataDir, which the sandbox lets it write (the project's files are pinned by trust).
     memory = box.bingo_home / "data" / "plugins" / "memory" / "memory.jsonl"
-    _project(box, {"memory": {"command": NPX, "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": str(memory)}}})
+    _project(
+        box,
+        {
+            "memory": {
+                "command": NPX,
+                "args": ["-y", "@modelcontextprotocol/server-memory"],
+                "env": {"MEMORY_FILE_PATH": str(memory)},
+            }
+        },
+    )
     ada = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]}
     created, stderr, cold = _one_call(box, "plugin__memory__create_entities", ada)
     assert "Ada" in created, stderr
@@ -179,7 +188,11 @@ def test_bingo_interrupted_while_npx_installs_leaves_npms_cache_whole(tmp_path: 
     cache.mkdir()
     box.env["npm_config_cache"] = str(cache)
     _project(box, {"memory": {"command": NPX, "args": ["-y", "@modelcontextprotocol/server-memory"]}})
-    use_scripted_model(box, [[tool("c1", "plugin__memory__read_graph", {})], [text("done")]], permissions={"allow": ["plugin__memory__*"]})
+    use_scripted_model(
+        box,
+        [[tool("c1", "plugin__memory__read_graph", {})], [text("done")]],
+        permissions={"allow": ["plugin__memory__*"]},
+    )
     bingo = box.popen("-p", "go")
     try:
         # npm's installer is under way once the packages land in npx's node_modules: the
@@ -228,7 +241,12 @@ def test_a_slow_first_start_says_once_that_it_may_be_installing(tmp_path: Path) 
     box.env["PATH"] = f"{bin_dir}:{box.env['PATH']}"
     _project(box, {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}})
     # Bounded: were the notice never said, the start's deadline would end the run.
-    use_scripted_model(box, [[tool("c1", "plugin__memory__grow", {})], [text("done")]], permissions={"allow": ["plugin__memory__*"]}, deadlines={"packageInstall": 60})
+    use_scripted_model(
+        box,
+        [[tool("c1", "plugin__memory__grow", {})], [text("done")]],
+        permissions={"allow": ["plugin__memory__*"]},
+        deadlines={"packageInstall": 60},
+    )
     bingo = box.popen("-p", "go")
     try:
         assert bingo.stderr is not None
@@ -237,7 +255,10 @@ def test_a_slow_first_start_says_once_that_it_may_be_installing(tmp_path: Path) 
         _out, rest = bingo.communicate(timeout=RUN_TIMEOUT)
     finally:
         bingo.kill()
-    assert first == "memory: starting through npx, which may be installing it first (bingo waits up to 60 s: deadlines.packageInstall in settings)\n"
+    assert (
+        first
+        == "memory: starting through npx, which may be installing it first (bingo waits up to 60 s: deadlines.packageInstall in settings)\n"
+    )
     assert bingo.returncode == 0, rest
     assert "starting through" not in rest  # once
     [grew] = tool_results(model_requests(box)[1])

@@ -20,11 +20,15 @@ def _shared_dir_with_a_layer(box: Sandbox) -> tuple[Path, Path]:
     """`shared/.bingo/settings.json` allowing everything, and a work directory under it."""
     shared = box.root / "shared"
     (shared / ".bingo").mkdir(parents=True)
-    (shared / ".bingo" / "settings.json").write_text('{"permissions": {"deny": ["read"], "allow": ["*"]}}', encoding="utf-8")
+    (shared / ".bingo" / "settings.json").write_text(
+        '{"permissions": {"deny": ["read"], "allow": ["*"]}}', encoding="utf-8"
+    )
     work = shared / "work"
     work.mkdir()
     # Without a sandbox, where bash runs only when a rule allows it: what the layer gives shows.
-    use_scripted_model(box, [[tool("b1", "bash", {"command": "echo ran > ran.txt"})], [text("done")]], sandbox={"mode": "off"})
+    use_scripted_model(
+        box, [[tool("b1", "bash", {"command": "echo ran > ran.txt"})], [text("done")]], sandbox={"mode": "off"}
+    )
     return shared, work
 
 
@@ -42,7 +46,10 @@ def test_a_bingo_directory_another_user_owns_is_ignored(tmp_path: Path) -> None:
     assert no_traceback(result)
     assert not (work / "ran.txt").exists()
     [line] = _ignored(result.stderr)
-    assert line == f"bingo: {(shared / '.bingo').resolve()} is owned by another user: ignored, as git ignores a repository it does not own"
+    assert (
+        line
+        == f"bingo: {(shared / '.bingo').resolve()} is owned by another user: ignored, as git ignores a repository it does not own"
+    )
     # It is not the project either: nothing of it is trusted, or even offered for trust.
     trusted = box.run("--trust", cwd=work)
     assert trusted.stdout.startswith(f"{work.resolve()} brings nothing that needs trust")

@@ -52,7 +52,9 @@ def test_model_attempts_1_turns_retries_off(tmp_path: Path) -> None:
         result = box.run("-p", "hi", env=_anthropic(server))
         asked = len(server.requests)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[-1].endswith("anthropic answered HTTP 529: Overloaded: the service is overloaded: try again later")
+    assert result.stderr.splitlines()[-1].endswith(
+        "anthropic answered HTTP 529: Overloaded: the service is overloaded: try again later"
+    )
     assert asked == 1
 
 
@@ -65,7 +67,9 @@ def test_an_answer_broken_mid_stream_fails_naming_the_cause_and_what_arrived_is_
         bodies = server.bodies
     assert first.returncode == 1
     assert first.stdout == "Hello\n"
-    assert first.stderr.splitlines()[-1].endswith("anthropic failed mid-answer: Overloaded (overloaded_error): try again later")
+    assert first.stderr.splitlines()[-1].endswith(
+        "anthropic failed mid-answer: Overloaded (overloaded_error): try again later"
+    )
     assert len(bodies) == 2, "an answer that broke after text was shown is never retried"
     assert no_traceback(first)
     assert second.returncode == 0, second.stderr
@@ -114,7 +118,9 @@ def test_model_attempts_is_a_known_key_checked_like_the_rest(tmp_path: Path) -> 
     settings = box.bingo_home / "settings.json"
     assert (bad.returncode, bad.stderr.splitlines()) == (
         2,
-        [f"bingo: modelAttempts in {settings} (line 1) is the number 0: expected a positive whole number (tries of one model request; 1: no retry)"],
+        [
+            f"bingo: modelAttempts in {settings} (line 1) is the number 0: expected a positive whole number (tries of one model request; 1: no retry)"
+        ],
     )
     assert typo.returncode == 0
     assert typo.stderr.splitlines() == [f"bingo: {settings}: unknown key modelAtempts (did you mean modelAttempts?)"]

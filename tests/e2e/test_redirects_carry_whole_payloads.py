@@ -40,7 +40,9 @@ def test_a_redirect_to_an_empty_object_does_not_blind_the_guard_after_it(tmp_pat
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
     assert not marker.exists()
-    assert [d["payload"] for d in decided(box, "guard")] == [{"tool": "bash", "input": {"command": command}, "callId": "c1"}]
+    assert [d["payload"] for d in decided(box, "guard")] == [
+        {"tool": "bash", "input": {"command": command}, "callId": "c1"}
+    ]
     [refused] = tool_results(model_requests(box)[-1])
     assert result_text(refused) == "bash was refused by hook guard (guard): no shell here"
     assert notices(result.stderr, "blinder") == [

@@ -12,14 +12,19 @@ from tests.e2e._declares import install_declaring
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 
 
-def _run(tmp_path: Path, *args: str, answer: Any = None, call: tuple[str, dict[str, Any]] | None = None, **settings: Any) -> tuple[Sandbox, Any, Path]:
+def _run(
+    tmp_path: Path, *args: str, answer: Any = None, call: tuple[str, dict[str, Any]] | None = None, **settings: Any
+) -> tuple[Sandbox, Any, Path]:
     box = Sandbox(tmp_path)
     marker = box.root / "bash-ran"
     name, input = call or ("bash", {"command": f"touch {marker}"})
     plugins: dict[str, Any] = {}
     if answer is not None:
         install_declaring(box, "zguard")
-        plugins["zguard"] = {"hooks": [{"name": "guard", "site": "tool", "points": ["before"]}], "answers": {"guard": answer}}
+        plugins["zguard"] = {
+            "hooks": [{"name": "guard", "site": "tool", "points": ["before"]}],
+            "answers": {"guard": answer},
+        }
     use_scripted_model(box, [[tool("c1", name, input)], [text("done.")]], plugins=plugins, **settings)
     result = box.run("-p", *args, "run it")
     assert result.returncode == 0, result.stderr
@@ -121,7 +126,9 @@ def test_a_hooks_block_ends_the_turn_with_one_line_naming_the_hook(tmp_path: Pat
 
     assert result.returncode == 1, result.stderr
     assert no_traceback(result)
-    assert _bingo_lines(result.stderr) == ["bingo: bash was blocked by hook guard (zguard), which ended the turn: stop everything"]
+    assert _bingo_lines(result.stderr) == [
+        "bingo: bash was blocked by hook guard (zguard), which ended the turn: stop everything"
+    ]
     assert not marker.exists()
     assert "never." not in result.stdout
 

@@ -27,7 +27,9 @@ def test_a_plugins_tool_result_is_cut_with_a_note_saying_how_much_and_what_to_na
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "echo-node")
     said = "".join(f"line {n:05}\n" for n in range(5_000))  # 55 000 characters
-    use_scripted_model(box, [[tool("c1", "plugin__echo-node__echo", {"text": said})], [text("done")]], contextWindow=_WINDOW)
+    use_scripted_model(
+        box, [[tool("c1", "plugin__echo-node__echo", {"text": said})], [text("done")]], contextWindow=_WINDOW
+    )
     result = box.run("-p", "--allow", "plugin__echo-node__echo", "echo it")
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
@@ -39,7 +41,9 @@ def test_a_plugins_tool_result_is_cut_with_a_note_saying_how_much_and_what_to_na
     assert total == len(said) and room == _ROOM
     kept = told[: note.start()]
     assert said.startswith(kept) and len(kept) == total - cut and len(kept) <= _ROOM
-    assert kept.endswith("\n" + kept.splitlines()[-1]) and re.fullmatch(r"line \d{5}", kept.splitlines()[-1])  # ends on a whole line
+    assert kept.endswith("\n" + kept.splitlines()[-1]) and re.fullmatch(
+        r"line \d{5}", kept.splitlines()[-1]
+    )  # ends on a whole line
     assert how == "To see the rest, call plugin__echo-node__echo again asking for less (narrower input)."
     # The session keeps what the model was told, not the whole answer.
     db = sqlite3.connect(box.bingo_home / "data" / "sessions.db")
@@ -49,7 +53,9 @@ def test_a_plugins_tool_result_is_cut_with_a_note_saying_how_much_and_what_to_na
 
 def test_read_is_told_the_offset_its_next_call_starts_at_and_that_call_works(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    (box.project / "big.txt").write_text("".join(f"row {n} " + "." * 40 + "\n" for n in range(1, 3_001)), encoding="utf-8")
+    (box.project / "big.txt").write_text(
+        "".join(f"row {n} " + "." * 40 + "\n" for n in range(1, 3_001)), encoding="utf-8"
+    )
     replies = [[tool("r1", "read", {"path": "big.txt"})], [text("reading on")]]
     use_scripted_model(box, replies, contextWindow=_WINDOW)
     first = box.run("-p", "read big.txt")
@@ -58,7 +64,10 @@ def test_read_is_told_the_offset_its_next_call_starts_at_and_that_call_works(tmp
     told = result_text(block)
     note = _NOTE.search(told)
     assert note is not None, told[-300:]
-    offset = re.fullmatch(r"The rest starts at line (\d+): read again with offset=(\d+) and limit=(\d+) to see about as much as fits\.", note[4])
+    offset = re.fullmatch(
+        r"The rest starts at line (\d+): read again with offset=(\d+) and limit=(\d+) to see about as much as fits\.",
+        note[4],
+    )
     assert offset is not None, note[4]
     following, again, limit = int(offset[1]), int(offset[2]), int(offset[3])
     kept_lines = told[: note.start()].split("\n")
@@ -66,7 +75,11 @@ def test_read_is_told_the_offset_its_next_call_starts_at_and_that_call_works(tmp
     assert kept_lines[-1] == f"{following - 1:6}\trow {following - 1} " + "." * 40
     assert again == following and limit == (following - 1) - (following - 1) // 10
 
-    use_scripted_model(box, [[tool("r2", "read", {"path": "big.txt", "offset": again, "limit": limit})], [text("ok")]], contextWindow=_WINDOW)
+    use_scripted_model(
+        box,
+        [[tool("r2", "read", {"path": "big.txt", "offset": again, "limit": limit})], [text("ok")]],
+        contextWindow=_WINDOW,
+    )
     second = box.run("-p", "-c", "go on")
     assert second.returncode == 0, second.stderr
     more = result_text(tool_results(model_requests(box)[-1])[-1])
@@ -89,7 +102,11 @@ def test_bash_output_past_the_budget_is_cut_with_how_to_narrow_it(tmp_path: Path
 def test_a_result_that_fits_is_untouched(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "echo-node")
-    use_scripted_model(box, [[tool("c1", "plugin__echo-node__echo", {"text": "x" * (_ROOM - 10)})], [text("done")]], contextWindow=_WINDOW)
+    use_scripted_model(
+        box,
+        [[tool("c1", "plugin__echo-node__echo", {"text": "x" * (_ROOM - 10)})], [text("done")]],
+        contextWindow=_WINDOW,
+    )
     result = box.run("-p", "--allow", "plugin__echo-node__echo", "echo it")
     assert result.returncode == 0, result.stderr
     assert result_text(tool_results(model_requests(box)[1])[0]) == "x" * (_ROOM - 10)

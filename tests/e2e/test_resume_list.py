@@ -36,7 +36,9 @@ def test_resume_with_no_id_lists_this_projects_sessions_latest_first_and_a_digit
     with terminal(box, [[("text", "It is teal.")]], "--resume", server=served) as screen:
         screen.expect(r"continue which session of this project\?\n")
         # The latest first, each with when and its first prompt (escaped), then its id.
-        screen.expect(r"❯ 1\) +just now  the number is 42  · \S+\n +2\) +just now  the colour is \\x1b\]0;pwned\\x07teal  · \S+\n +3\) +just now  the secret word is kumquat  · \S+\n")
+        screen.expect(
+            r"❯ 1\) +just now  the number is 42  · \S+\n +2\) +just now  the colour is \\x1b\]0;pwned\\x07teal  · \S+\n +3\) +just now  the secret word is kumquat  · \S+\n"
+        )
         screen.expect(r"1-3 or ↑/↓ and Enter choose · Esc starts a new session")
         screen.child.send("2")
         screen.expect(r"continuing session")
@@ -90,7 +92,10 @@ def test_without_a_terminal_resume_with_no_id_is_usage_naming_how_to_list_them(t
     for args in (["--resume"], ["-p", "--resume"], ["--resume", "-p", "hello"]):
         result = box.run(*args)
         assert result.returncode == 2, (args, result.stderr)
-        assert result.stderr == "bingo: --resume with no session id needs a terminal to choose one on: give the session's id: bingo --resume ID (bingo -p /sessions lists them)\n", args
+        assert (
+            result.stderr
+            == "bingo: --resume with no session id needs a terminal to choose one on: give the session's id: bingo --resume ID (bingo -p /sessions lists them)\n"
+        ), args
         assert result.stdout == "" and no_traceback(result)
 
 
@@ -107,7 +112,9 @@ def test_slash_resume_offers_the_other_sessions_and_the_next_prompt_continues_th
         screen.prompt()
         screen.child.send("/resume\r")
         # This session is not offered: the two before it are, the latest first.
-        screen.expect(r"continue which session of this project\?\n❯ 1\) +just now  the colour is \\x1b\]0;pwned\\x07teal  · \S+\n +2\) +just now  the secret word is kumquat  · \S+\n")
+        screen.expect(
+            r"continue which session of this project\?\n❯ 1\) +just now  the colour is \\x1b\]0;pwned\\x07teal  · \S+\n +2\) +just now  the secret word is kumquat  · \S+\n"
+        )
         screen.child.send("2")
         screen.expect(r"> the secret word is kumquat *\nNoted\.")
         screen.expect(r"continuing session \S+: your next prompt goes on from it")

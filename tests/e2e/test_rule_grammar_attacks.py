@@ -66,7 +66,9 @@ def test_the_terminal_question_shows_a_commands_newline(tmp_path: Path) -> None:
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": "ls -la #'\ntouch pwned #'"})], [("text", "Not run.")]]
     with terminal(box, replies, server=served) as screen:
         screen.child.send("list\r")
-        screen.expect(r"bingo wants to run bash\n +ls -la #'\n +touch pwned #'\n +\[y\] yes, once +\[a\] yes, always: bash\(ls -la #'⏎touch pwned #'\)")
+        screen.expect(
+            r"bingo wants to run bash\n +ls -la #'\n +touch pwned #'\n +\[y\] yes, once +\[a\] yes, always: bash\(ls -la #'⏎touch pwned #'\)"
+        )
         screen.child.send("n")
         screen.expect("declined bash")
         screen.expect(r"Not run\.")
@@ -111,7 +113,9 @@ def test_always_to_a_command_with_a_star_saves_the_star_as_a_character(tmp_path:
     ]
     with terminal(box, replies) as screen:
         screen.child.send("clean the build\r")
-        screen.expect(r"bingo wants to run bash\n +rm -rf build/\*\n +\[y\] yes, once +\[a\] yes, always: bash\(rm -rf build/\\\*\) +\[n\] no")
+        screen.expect(
+            r"bingo wants to run bash\n +rm -rf build/\*\n +\[y\] yes, once +\[a\] yes, always: bash\(rm -rf build/\\\*\) +\[n\] no"
+        )
         screen.child.send("a")
         saved = box.project / ".bingo" / "settings.local.json"
         screen.expect(rf"bingo: allowed bash\(rm -rf build/\\\*\) from now on: saved in {re.escape(str(saved))}\n")
@@ -134,10 +138,15 @@ def test_an_exact_rule_with_an_escaped_star_runs_its_command_and_nothing_wider(t
     (box.project / "build" / "out.o").write_text("x", encoding="utf-8")
     victim = tmp_path / "victim"
     victim.mkdir()
-    calls = [tool("c1", "bash", {"command": "rm -rf build/*"}), tool("c2", "bash", {"command": "rm -rf build/ ../victim"})]
+    calls = [
+        tool("c1", "bash", {"command": "rm -rf build/*"}),
+        tool("c2", "bash", {"command": "rm -rf build/ ../victim"}),
+    ]
     use_scripted_model(box, [calls, [text("done.")]])
 
-    result = box.run("-p", "--no-sandbox", "--allow", "bash(rm -rf build/\\*)", "clean")  # without a sandbox, where rules decide bash
+    result = box.run(
+        "-p", "--no-sandbox", "--allow", "bash(rm -rf build/\\*)", "clean"
+    )  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     assert _errors(box, "c1", "c2") == [False, True]
@@ -181,8 +190,15 @@ def _repository_that_runs_a_monitor(box: Sandbox, marker: Path) -> None:
     monitor = box.root / "fsmonitor.sh"
     monitor.write_text(f"#!/bin/sh\ntouch {marker}\n", encoding="utf-8")
     monitor.chmod(0o755)
-    subprocess.run(["git", "-C", str(box.project), "config", "core.fsmonitor", str(monitor)], check=True, env=box.env, timeout=30)
-    subprocess.run(["git", "-C", str(box.project), "config", "alias.st", f"!touch {marker}.alias"], check=True, env=box.env, timeout=30)
+    subprocess.run(
+        ["git", "-C", str(box.project), "config", "core.fsmonitor", str(monitor)], check=True, env=box.env, timeout=30
+    )
+    subprocess.run(
+        ["git", "-C", str(box.project), "config", "alias.st", f"!touch {marker}.alias"],
+        check=True,
+        env=box.env,
+        timeout=30,
+    )
 
 
 def test_git_under_its_always_rule_runs_none_of_the_repositorys_programs(tmp_path: Path) -> None:

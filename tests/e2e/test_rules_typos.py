@@ -27,7 +27,18 @@ def _with_wordcount(tmp_path: Path) -> Sandbox:
 def test_allow_flags_naming_no_tool_are_named_with_the_tool_meant(tmp_path: Path) -> None:
     box = _with_wordcount(tmp_path)
 
-    result = box.run("-p", "--allow", "plugin__wordcount_count", "--allow", "wordcount", "--allow", "bash(ls", "--allow", "plugin__wordcount__count", "/help")
+    result = box.run(
+        "-p",
+        "--allow",
+        "plugin__wordcount_count",
+        "--allow",
+        "wordcount",
+        "--allow",
+        "bash(ls",
+        "--allow",
+        "plugin__wordcount__count",
+        "/help",
+    )
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
@@ -92,7 +103,10 @@ def test_a_rule_that_is_not_a_string_is_bad_settings(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert no_traceback(result)
     where = box.bingo_home / "settings.json"
-    assert result.stderr == f"bingo: permissions.deny[1] in {where} (line 1) is the number 3: expected a tool rule (a string)\n"
+    assert (
+        result.stderr
+        == f"bingo: permissions.deny[1] in {where} (line 1) is the number 3: expected a tool rule (a string)\n"
+    )
 
 
 def test_a_tool_declared_as_another_host_spells_it_is_named_once_for_its_plugin(tmp_path: Path) -> None:

@@ -61,7 +61,9 @@ def test_a_prefix_rule_from_the_command_line_refuses_a_substitution_and_a_redire
     ]
     use_scripted_model(box, [calls, [text("done.")]])
 
-    result = box.run("-p", "--no-sandbox", "--allow", "bash(echo hi*)", "go")  # without a sandbox, where rules decide bash
+    result = box.run(
+        "-p", "--no-sandbox", "--allow", "bash(echo hi*)", "go"
+    )  # without a sandbox, where rules decide bash
 
     assert result.returncode == 0, result.stderr
     results = _results(box)

@@ -38,7 +38,9 @@ def test_sandboxed_bash_runs_without_asking_and_reaches_only_what_was_granted(tm
         assert held(found, report) == []
         assert found.granted is not None and found.granted.paths == ["/granted"]  # through the proxy, by name
         port = found.ports["ungranted"]
-        refusal = [line for line in result.stderr.splitlines() if f"refused bash a connection to 127.0.0.1:{port}" in line]
+        refusal = [
+            line for line in result.stderr.splitlines() if f"refused bash a connection to 127.0.0.1:{port}" in line
+        ]
         assert len(refusal) == 1 and "sandbox.network.allow" in refusal[0], result.stderr
         assert "PATH" in report["env"] and no_traceback(result)
 
@@ -66,7 +68,9 @@ def test_a_trusted_project_cannot_widen_the_sandbox(tmp_path: Path) -> None:
     box = Sandbox(tmp_path, env=dict(SECRET_ENV))
     with targets(box) as found:
         targets_file = found.write(tmp_path / "targets.json")
-        box.settings({"sandbox": {"mode": "off", "write": [str(found.outside)], "env": {"keep": ["GH_TOKEN"]}}}, layer="project")
+        box.settings(
+            {"sandbox": {"mode": "off", "write": [str(found.outside)], "env": {"keep": ["GH_TOKEN"]}}}, layer="project"
+        )
         assert box.run("--trust").returncode == 0
         _breakout_turn(box, targets_file)
         result = box.run("-p", "run it")
@@ -80,7 +84,9 @@ def test_outside_the_sandbox_is_refused_where_nobody_can_be_asked_whatever_the_r
     box = Sandbox(tmp_path)
     marker = tmp_path / "outside-marker"
     call = {"command": f"touch {marker}", "outsideSandbox": True, "reason": "it writes outside the project"}
-    use_scripted_model(box, [[tool("b1", "bash", call)], [text("done")]], permissions={"allow": ["bash", f"bash(touch {marker})"]})
+    use_scripted_model(
+        box, [[tool("b1", "bash", call)], [text("done")]], permissions={"allow": ["bash", f"bash(touch {marker})"]}
+    )
     box.run("-p", "--allow", "bash", "run it")
     assert not marker.exists()
     told = _told(box)
@@ -136,7 +142,9 @@ def test_on_a_terminal_outside_the_sandbox_is_asked_with_a_question_that_says_so
     box.settings({"permissions": {"allow": ["bash"]}})  # no rule allows a call outside
     with terminal(box, replies) as screen:
         screen.child.send("touch it\r")
-        screen.expect(r"bash wants to run OUTSIDE the sandbox, with everything you can reach.*\n +reason: it writes beside the project\n +command: touch\s")
+        screen.expect(
+            r"bash wants to run OUTSIDE the sandbox, with everything you can reach.*\n +reason: it writes beside the project\n +command: touch\s"
+        )
         screen.expect(r"\[y\] yes +\[n\] no \(Esc\)")
         screen.child.send("n")
         screen.expect(r"bash wants to run OUTSIDE the sandbox")

@@ -13,7 +13,10 @@ from tests.e2e._bingo import TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._breakout import SECRET_ENV, attempted, held, targets
 
 ZOO = TEST_PLUGINS / "zoo"
-HOSTILE = {"breaks-out": ("breakout-plugin.json", "written-in-the-manifest"), "breaks-out-mcp": ("breakout-mcp.json", "written-in-the-mcp-entry")}
+HOSTILE = {
+    "breaks-out": ("breakout-plugin.json", "written-in-the-manifest"),
+    "breaks-out-mcp": ("breakout-mcp.json", "written-in-the-mcp-entry"),
+}
 
 
 def _install(box: Sandbox, name: str, targets_file: Path) -> None:
@@ -36,7 +39,9 @@ def test_a_hostile_plugin_reaches_only_what_it_was_granted(tmp_path: Path, name:
         assert report["env"].get("BREAKOUT_OWN_SECRET_KEY") == own  # its own env, as written, is kept
         assert found.granted is not None and found.granted.paths == ["/granted"]
         port = found.ports["ungranted"]
-        refusal = [line for line in result.stderr.splitlines() if f"refused {name} a connection to 127.0.0.1:{port}" in line]
+        refusal = [
+            line for line in result.stderr.splitlines() if f"refused {name} a connection to 127.0.0.1:{port}" in line
+        ]
         assert len(refusal) == 1 and f"plugins.{name}.sandbox.network" in refusal[0], result.stderr
         row = next(line for line in result.stdout.splitlines() if line.startswith(name + " "))
         assert "confined; granted network localhost" in row
@@ -72,7 +77,13 @@ def test_a_trusted_projects_plugin_cannot_turn_its_sandbox_off(tmp_path: Path) -
         targets_file = found.write(tmp_path / "targets.json")
         installed = box.install(ZOO / "breaks-out", layer="project")
         shutil.copy(targets_file, installed / "targets.json")
-        box.settings({"plugins": {"breaks-out": {"sandbox": {"mode": "off", "write": [str(found.outside)]}}}, "sandbox": {"env": {"keep": ["GH_TOKEN"]}}}, layer="project")
+        box.settings(
+            {
+                "plugins": {"breaks-out": {"sandbox": {"mode": "off", "write": [str(found.outside)]}}},
+                "sandbox": {"env": {"keep": ["GH_TOKEN"]}},
+            },
+            layer="project",
+        )
         assert box.run("--trust").returncode == 0
         result = box.run("-p", "/plugins")
         assert result.returncode == 0, result.stderr
@@ -92,14 +103,15 @@ def test_an_npx_server_gets_its_package_managers_cache_and_registry_alone(tmp_pa
     npx.write_text(
         "#!/bin/sh\n"
         'mkdir -p "$HOME/.npm/_cacache" && echo cached > "$HOME/.npm/_cacache/entry"\n'
-        f'exec python3 {ZOO / "_breakout.py"} {ZOO / "breaks-out" / "targets.json"} unused mcp\n',
+        f"exec python3 {ZOO / '_breakout.py'} {ZOO / 'breaks-out' / 'targets.json'} unused mcp\n",
         encoding="utf-8",
     )
     npx.chmod(0o755)
     server = box.bingo_home / "plugins" / "npm-server"
     server.mkdir(parents=True)
     (server / "plugin.json").write_text(
-        '{"name": "npm-server", "version": "1", "mcp": {"command": "npx", "args": ["-y", "@example/server"]}}', encoding="utf-8"
+        '{"name": "npm-server", "version": "1", "mcp": {"command": "npx", "args": ["-y", "@example/server"]}}',
+        encoding="utf-8",
     )
     result = box.run("-p", "/sandbox", env={"PATH": f"{bin_dir}:{box.env['PATH']}"})
     assert result.returncode == 0, result.stderr

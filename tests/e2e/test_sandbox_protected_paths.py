@@ -21,7 +21,9 @@ from tests.e2e._scripted import model_requests, result_text, text, tool, tool_re
 SUPPORT = probe()
 pytestmark = [
     pytest.mark.skipif(not SUPPORT.confines, reason="this kernel cannot confine: " + "; ".join(SUPPORT.missing)),
-    pytest.mark.skipif(not SUPPORT.userns, reason="no user namespaces here: the degraded path (tests/unit/sandbox/test_protected.py)"),
+    pytest.mark.skipif(
+        not SUPPORT.userns, reason="no user namespaces here: the degraded path (tests/unit/sandbox/test_protected.py)"
+    ),
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
 GIT = "git -c user.name=Tester -c user.email=tester@example.invalid"
@@ -34,7 +36,9 @@ def test_ordinary_work_beside_the_protected_paths_through_the_binary(tmp_path: P
     subprocess.run(["git", "init", "-q", str(project)], check=True, env=box.env, timeout=30)
     (project / "README").write_text("readme\n")
     subprocess.run(["git", *GIT.split()[1:], "-C", str(project), "add", "README"], check=True, env=box.env, timeout=30)
-    subprocess.run(["git", *GIT.split()[1:], "-C", str(project), "commit", "-qm", "first"], check=True, env=box.env, timeout=30)
+    subprocess.run(
+        ["git", *GIT.split()[1:], "-C", str(project), "commit", "-qm", "first"], check=True, env=box.env, timeout=30
+    )
     (project / ".mcp.json").write_text('{"mcpServers": {}}\n')
     (project / ".bingo").mkdir(exist_ok=True)
     (project / ".bingo" / "settings.json").write_text("{}\n")
@@ -46,17 +50,23 @@ def test_ordinary_work_beside_the_protected_paths_through_the_binary(tmp_path: P
         "echo evil > .bingo/settings.json; mv .git/hooks .git/x; rm -rf .git/hooks; mv .git g; umount .git/hooks; "
         "echo ATTACKED"
     )
-    use_scripted_model(box, [[tool("w", "bash", {"command": work}), tool("a", "bash", {"command": attacks})], [text("done")]])
+    use_scripted_model(
+        box, [[tool("w", "bash", {"command": work}), tool("a", "bash", {"command": attacks})], [text("done")]]
+    )
 
     result = box.run("-p", "work, then attack")  # no rule allows bash: the sandbox is its bound
 
     assert result.returncode == 0, result.stderr
     assert no_traceback(result)
-    told = {block["toolUseId"]: result_text(block) for request in model_requests(box) for block in tool_results(request)}
+    told = {
+        block["toolUseId"]: result_text(block) for request in model_requests(box) for block in tool_results(request)
+    }
     assert "WORKED" in told["w"], told["w"]
     assert "ATTACKED" in told["a"], told["a"]  # it ran, and was refused at every step
     assert (project / "new.py").exists() and (project / "node_modules" / "x").exists()
-    log = subprocess.run(["git", "-C", str(project), "log", "--format=%s"], capture_output=True, text=True, env=box.env, timeout=30)
+    log = subprocess.run(
+        ["git", "-C", str(project), "log", "--format=%s"], capture_output=True, text=True, env=box.env, timeout=30
+    )
     assert log.stdout.split() == ["inside", "first"], told["w"]
     for name, data in before.items():
         assert (project / name).read_bytes() == data, (name, told["a"])

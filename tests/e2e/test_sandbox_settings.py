@@ -28,20 +28,38 @@ def test_a_malformed_plugin_sandbox_in_a_project_file_is_exit_2_too(tmp_path: Pa
 
 def test_a_missing_path_and_a_host_that_is_no_host_are_one_notice_each_and_the_run_goes_on(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
-    box.settings({"sandbox": {"write": [str(tmp_path / "nowhere")], "network": {"allow": ["https://pypi.org/simple", "pypi.org"]}}})
+    box.settings(
+        {
+            "sandbox": {
+                "write": [str(tmp_path / "nowhere")],
+                "network": {"allow": ["https://pypi.org/simple", "pypi.org"]},
+            }
+        }
+    )
     result = box.run("-p", "/sandbox")
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if "sandbox." in line and "ignored" in line]
     assert len(lines) == 2, result.stderr
     assert any(f"sandbox.write '{tmp_path / 'nowhere'}' does not exist" in line for line in lines)
-    assert any("sandbox.network.allow holds 'https://pypi.org/simple', which is a URL, not a host" in line for line in lines)
+    assert any(
+        "sandbox.network.allow holds 'https://pypi.org/simple', which is a URL, not a host" in line for line in lines
+    )
     assert "pypi.org" in result.stdout and "https://pypi.org/simple" not in result.stdout
 
 
 def test_sandbox_shows_each_grant_and_where_it_came_from(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     (tmp_path / "cache").mkdir()
-    box.settings({"sandbox": {"network": {"allow": ["*.npmjs.org"]}, "write": [str(tmp_path / "cache")], "env": {"keep": ["GH_TOKEN"]}}, "plugins": {"wordcount": {"sandbox": {"network": ["api.example.com"]}}}})
+    box.settings(
+        {
+            "sandbox": {
+                "network": {"allow": ["*.npmjs.org"]},
+                "write": [str(tmp_path / "cache")],
+                "env": {"keep": ["GH_TOKEN"]},
+            },
+            "plugins": {"wordcount": {"sandbox": {"network": ["api.example.com"]}}},
+        }
+    )
     box.install(EXAMPLES / "wordcount")
     result = box.run("-p", "/sandbox")
     assert result.returncode == 0, result.stderr
@@ -63,7 +81,12 @@ def test_a_trusted_project_cannot_widen_and_each_attempt_is_named(tmp_path: Path
     project_file = box.project / ".bingo" / "settings.json"
     box.settings(
         {
-            "sandbox": {"mode": "off", "write": [str(outside), "build"], "env": {"keep": ["GH_TOKEN"]}, "network": {"allow": ["pypi.org"]}},
+            "sandbox": {
+                "mode": "off",
+                "write": [str(outside), "build"],
+                "env": {"keep": ["GH_TOKEN"]},
+                "network": {"allow": ["pypi.org"]},
+            },
             "plugins": {"wordcount": {"sandbox": {"mode": "off"}}},
         },
         layer="project",

@@ -17,7 +17,12 @@ by then was not stopped by the second Ctrl-C."""
 
 
 def test_a_second_ctrl_c_stops_a_plugin_that_ignores_its_cancel(tmp_path: Path) -> None:
-    box = zoo(tmp_path, "ignores-cancel", steps=[call("z1", "plugin__ignores-cancel__wait")], plugins={"ignores-cancel": {"delay": 300}})
+    box = zoo(
+        tmp_path,
+        "ignores-cancel",
+        steps=[call("z1", "plugin__ignores-cancel__wait")],
+        plugins={"ignores-cancel": {"delay": 300}},
+    )
     with fault("ignores-cancel"):
         proc = box.popen("-p", "go")
         try:
@@ -35,14 +40,22 @@ def test_a_second_ctrl_c_stops_a_plugin_that_ignores_its_cancel(tmp_path: Path) 
         assert "Traceback" not in err + out
         assert marks(box, "ignores-cancel").count("got tool/cancel") == 1
         [stopped] = plugin_notices(err, "ignores-cancel")
-        assert stopped == "ignores-cancel: stopped: it did not answer tool/cancel of wait, and the person stopped waiting for it"
+        assert (
+            stopped
+            == "ignores-cancel: stopped: it did not answer tool/cancel of wait, and the person stopped waiting for it"
+        )
         assert "bingo: stopped waiting for plugin__ignores-cancel__wait" in err.splitlines()
         assert "bingo: the turn was interrupted" in err.splitlines()
         no_leftovers(box)
 
 
 def test_one_ctrl_c_still_waits_for_the_answer(tmp_path: Path) -> None:
-    box = zoo(tmp_path, "ignores-cancel", steps=[call("z1", "plugin__ignores-cancel__wait")], plugins={"ignores-cancel": {"delay": 2}})
+    box = zoo(
+        tmp_path,
+        "ignores-cancel",
+        steps=[call("z1", "plugin__ignores-cancel__wait")],
+        plugins={"ignores-cancel": {"delay": 2}},
+    )
     with fault("ignores-cancel"):
         proc = box.popen("-p", "go")
         try:

@@ -15,7 +15,10 @@ from tests.e2e._scripted import model_requests, notices, result_text, text, tool
 def test_an_mcp_servers_banner_is_one_notice_for_its_user_and_the_server_works(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     python_server(box, "mcp-banner")
-    calls = [tool("e1", "plugin__mcp-banner__echo", {"text": "one"}), tool("e2", "plugin__mcp-banner__echo", {"text": "two"})]
+    calls = [
+        tool("e1", "plugin__mcp-banner__echo", {"text": "one"}),
+        tool("e2", "plugin__mcp-banner__echo", {"text": "two"}),
+    ]
     use_scripted_model(box, [calls, [text("done")]], permissions={"allow": ["plugin__mcp-banner__*"]})
     result = box.run("-p", "echo twice")
     assert result.returncode == 0, result.stderr
@@ -34,7 +37,11 @@ def test_an_mcp_servers_banner_is_one_notice_for_its_user_and_the_server_works(t
 def test_a_plugins_banner_is_the_same_notice_and_its_author_hears_how_to_fix_it_from_the_check(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     root = box.install(TEST_PLUGINS / "chatty")
-    use_scripted_model(box, [[tool("p1", "plugin__chatty__ping", {})], [text("pinged")]], permissions={"allow": ["plugin__chatty__ping"]})
+    use_scripted_model(
+        box,
+        [[tool("p1", "plugin__chatty__ping", {})], [text("pinged")]],
+        permissions={"allow": ["plugin__chatty__ping"]},
+    )
     result = box.run("-p", "ping it")
     assert result.returncode == 0, result.stderr
     log = box.logs / "plugin-chatty.log"

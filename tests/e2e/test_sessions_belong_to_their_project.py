@@ -43,13 +43,17 @@ def _prompts(box: Sandbox, session: str) -> list[str]:
         return [frame.text for frame in store.frames(session) if isinstance(frame, PromptFrame)]
 
 
-def test_under_p_a_prefix_of_another_projects_session_is_refused_and_its_whole_id_continues_it_saying_so(tmp_path: Path) -> None:
+def test_under_p_a_prefix_of_another_projects_session_is_refused_and_its_whole_id_continues_it_saying_so(
+    tmp_path: Path,
+) -> None:
     box = Sandbox(tmp_path)
     with ModelServer([[("text", "Noted.")], [("text", "Kumquat.")]]) as server:
         other, session = _other_projects_session(box, server)
         refused = box.run("-p", "--resume", session[:-2], "which word?", env=_env(server))
         assert refused.returncode == 1
-        assert refused.stderr.splitlines() == [f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id to continue it here: bingo --resume {session}"]
+        assert refused.stderr.splitlines() == [
+            f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id to continue it here: bingo --resume {session}"
+        ]
         assert no_traceback(refused)
         assert _prompts(box, session) == ["the secret word is kumquat"]  # nothing added
         assert len(server.bodies) == 1  # nor was the model asked
@@ -57,7 +61,10 @@ def test_under_p_a_prefix_of_another_projects_session_is_refused_and_its_whole_i
         bodies = server.bodies
     assert whole.returncode == 0, whole.stderr
     assert "Kumquat." in whole.stdout
-    assert f"bingo: session {session} belongs to another project, {other}; it continues here, in {box.project}" in whole.stderr.splitlines()
+    assert (
+        f"bingo: session {session} belongs to another project, {other}; it continues here, in {box.project}"
+        in whole.stderr.splitlines()
+    )
     assert "kumquat" in repr(bodies[1]["messages"])
     assert _prompts(box, session) == ["the secret word is kumquat", "which word?"]
 
@@ -69,11 +76,16 @@ def test_on_a_terminal_a_prefix_of_another_projects_session_asks_naming_both_pro
     with terminal(box, None, "--resume", session[:-2]) as screen:
         screen.expect(r"\[y\] yes +\[n\] no \(Esc\)")
         unwrapped = re.sub(r"\s+", " ", screen.text())  # the question is wrapped at a blank: wider than the 120 columns
-        assert f"session {session} belongs to another project, {other}: continue it here, in {box.project}?" in unwrapped
+        assert (
+            f"session {session} belongs to another project, {other}: continue it here, in {box.project}?" in unwrapped
+        )
         screen.child.send("n")
         screen.expect(r"whole id to continue it here")
         assert screen.exits() == 1
-        assert f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id" in re.sub(r"\s+", " ", screen.text())
+        assert (
+            f"bingo: session {session} belongs to another project, {other}: continue it there, or give its whole id"
+            in re.sub(r"\s+", " ", screen.text())
+        )
     assert _prompts(box, session) == ["the secret word is kumquat"]
     with terminal(box, None, "--resume", session[:-2]) as screen:
         screen.expect(r"continue\s+it\s+here,\s+in\s.*\?(.|\n)*\[y\] yes +\[n\] no \(Esc\)")

@@ -45,10 +45,22 @@ def test_an_mcp_servers_sampling_setting_that_is_not_a_boolean_is_named_not_igno
     server = box.bingo_home / "plugins" / "srv"
     server.mkdir(parents=True)
     # A stdio MCP server that never answers: the setting is read as its connection is made.
-    (server / "plugin.json").write_text(json.dumps({"name": "srv", "version": "0", "mcp": {"command": "python3", "args": ["-c", "import sys; sys.stdin.read()"]}}), encoding="utf-8")
+    (server / "plugin.json").write_text(
+        json.dumps(
+            {
+                "name": "srv",
+                "version": "0",
+                "mcp": {"command": "python3", "args": ["-c", "import sys; sys.stdin.read()"]},
+            }
+        ),
+        encoding="utf-8",
+    )
     box.settings({"plugins": {"srv": {"sampling": "yes"}}, "deadlines": {"initialize": 1}})
     result = box.run("-p", "/help")
     assert result.returncode == 0, result.stderr
-    assert 'srv: plugins.srv.sampling is "yes", not true or false, so sampling stays off: write "sampling": true to let this server use the model' in result.stderr.splitlines()
+    assert (
+        'srv: plugins.srv.sampling is "yes", not true or false, so sampling stays off: write "sampling": true to let this server use the model'
+        in result.stderr.splitlines()
+    )
     box.settings({"plugins": {"srv": {"sampling": False}}, "deadlines": {"initialize": 1}})
     assert "plugins.srv.sampling" not in box.run("-p", "/help").stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.e2e._bingo import Sandbox
 from tests.e2e.test_terminal import terminal
 
-_NAPPER = '''
+_NAPPER = """
 import json, sys
 def send(message):
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\\n")
@@ -24,14 +24,19 @@ for line in sys.stdin:
     elif "id" in message and message.get("method") not in (None, "command/run"):
         send({"id": message["id"], "error": {"code": -32601, "message": "no"}})
     # command/run is never answered
-'''
+"""
 
 
 def _napper(box: Sandbox) -> None:
     root = box.bingo_home / "plugins" / "napper"
     root.mkdir(parents=True)
     (root / "main.py").write_text(_NAPPER, encoding="utf-8")
-    (root / "plugin.json").write_text(json.dumps({"name": "napper", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}), encoding="utf-8")
+    (root / "plugin.json").write_text(
+        json.dumps(
+            {"name": "napper", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}
+        ),
+        encoding="utf-8",
+    )
     # Its deadline is the default 60 s: the test passes only if Ctrl-C beats it.
 
 

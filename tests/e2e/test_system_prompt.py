@@ -39,7 +39,10 @@ def test_the_model_receives_a_system_prompt_with_the_environment_and_both_agents
     assert f"- Date: {time.strftime('%Y-%m-%d')}" in system
     assert f"- Git: a git repository at {project}, on branch feature-x" in system
     mine, theirs = box.bingo_home / "AGENTS.md", project / "AGENTS.md"
-    assert f"The person's own instructions, from {mine}:\n<instructions path={str(mine)!r}>\n{_MINE}\n</instructions>" in system
+    assert (
+        f"The person's own instructions, from {mine}:\n<instructions path={str(mine)!r}>\n{_MINE}\n</instructions>"
+        in system
+    )
     assert f"The project's instructions, from {theirs}. They are the repository's own text" in system
     assert f"<instructions path={str(theirs)!r}>\n{_THEIRS}\n</instructions>" in system
     # The prompt is the person's words alone: nothing of the system prompt is in the messages.

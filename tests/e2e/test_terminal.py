@@ -64,7 +64,9 @@ class Screen:
                 continue
             except pexpect.EOF:
                 if not rx.search(self.text(), self._pos):
-                    raise AssertionError(f"bingo exited before {pattern!r}; the screen ends with {self.text()[-1200:]!r}") from None
+                    raise AssertionError(
+                        f"bingo exited before {pattern!r}; the screen ends with {self.text()[-1200:]!r}"
+                    ) from None
 
     def _answer_cpr(self) -> None:
         while self.cpr and self._answered < self.raw.count("\x1b[6n"):
@@ -95,7 +97,14 @@ class Screen:
 
 
 @contextmanager
-def terminal(box: Sandbox, replies: list[Reply] | None = None, *args: str, model: bool = True, server: list[ModelServer] | None = None, cpr: bool = False) -> Iterator[Screen]:
+def terminal(
+    box: Sandbox,
+    replies: list[Reply] | None = None,
+    *args: str,
+    model: bool = True,
+    server: list[ModelServer] | None = None,
+    cpr: bool = False,
+) -> Iterator[Screen]:
     """bingo in a 120x40 xterm, its model the local model server (none with `model=False`;
     the server is appended to `server` when given); with no `args`, once its prompt is up.
     With `cpr`, the screen answers cursor-position requests, as a real terminal does."""
@@ -112,7 +121,9 @@ def terminal(box: Sandbox, replies: list[Reply] | None = None, *args: str, model
             # without this prompt_toolkit spends its first seconds waiting to learn that.
             **({} if cpr else {"PROMPT_TOOLKIT_NO_CPR": "1"}),
         }
-        child = pexpect.spawn(BINGO, list(args), cwd=str(box.project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=WAIT)
+        child = pexpect.spawn(
+            BINGO, list(args), cwd=str(box.project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=WAIT
+        )
         try:
             screen = Screen(child, cpr=cpr)
             if not args:
@@ -181,12 +192,16 @@ def test_the_gate_asks_and_yes_always_is_saved_in_settings_local_json(tmp_path: 
     assert box.run("--trust").returncode == 0  # the local file's allow is the project's: trust it
     with terminal(box, replies) as screen:
         screen.child.send("run two commands\r")
-        screen.expect(r"bingo wants to run bash\n +echo one\n +\[y\] yes, once +\[a\] yes, always: \S.*? +\[n\] no \(Esc\)")
+        screen.expect(
+            r"bingo wants to run bash\n +echo one\n +\[y\] yes, once +\[a\] yes, always: \S.*? +\[n\] no \(Esc\)"
+        )
         screen.child.send("y")
         screen.expect("allowed bash once")
         # "always" shows the rule it adds (what the kernel passes: the bash rule for this
         # command, INTERFACE.md §3) and then says what it wrote where.
-        rule = screen.expect(r"bingo wants to run bash\n +echo two\n +\[y\] yes, once +\[a\] yes, always: (\S.*?) +\[n\] no").group(1)
+        rule = screen.expect(
+            r"bingo wants to run bash\n +echo two\n +\[y\] yes, once +\[a\] yes, always: (\S.*?) +\[n\] no"
+        ).group(1)
         screen.child.send("a")
         local = box.project / ".bingo" / "settings.local.json"
         screen.expect(rf"bingo: allowed {re.escape(rule)} from now on: saved in {re.escape(str(local))}\n")
@@ -210,7 +225,9 @@ def test_a_command_hooks_ask_is_put_to_the_person_and_yes_runs_the_command(tmp_p
     box = Sandbox(tmp_path)
     install_declaring(box, "zguard")
     hook = {"name": "guard", "site": "command", "points": ["before"]}
-    box.settings({"plugins": {"zguard": {"hooks": [hook], "commands": ["deploy"], "answers": {"guard": {"outcome": "ask"}}}}})
+    box.settings(
+        {"plugins": {"zguard": {"hooks": [hook], "commands": ["deploy"], "answers": {"guard": {"outcome": "ask"}}}}}
+    )
     with terminal(box) as screen:
         screen.child.send("/deploy now\r")
         screen.expect(r"\? hook guard \(zguard\) asks: run /deploy now\?\n +\[y\] yes +\[n\] no \(Esc\)")
@@ -230,7 +247,9 @@ def test_ctrl_c_sends_tool_cancel_to_a_slow_bridged_tool_and_ends_the_turn(tmp_p
     box = Sandbox(tmp_path)
     box.install(TEST_PLUGINS / "slow")
     # slow's contributor and hook never answer: short deadlines keep the turn quick.
-    box.settings({"permissions": {"allow": ["plugin__slow__wait"]}, "deadlines": {"hook/decide": 0.3, "context/contribute": 0.3}})
+    box.settings(
+        {"permissions": {"allow": ["plugin__slow__wait"]}, "deadlines": {"hook/decide": 0.3, "context/contribute": 0.3}}
+    )
     with terminal(box, [[("tool", "t1", "plugin__slow__wait", {})], [("text", "not reached")]]) as screen:
         screen.child.send("wait for me\r")
         screen.expect("contributor late gave no answer")  # notices, under their source's name
@@ -259,7 +278,9 @@ def test_a_prompt_on_the_command_line_draws_one_turn_and_exits_with_its_status(t
 def test_print_mode_imports_no_terminal_library(tmp_path: Path, library: str) -> None:
     result = Sandbox(tmp_path).run("-p", "/help", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.returncode == 0, result.stderr
-    imported = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    imported = {
+        line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
+    }
     assert "bingo.cli" in imported
     assert not {name for name in imported if name.split(".")[0] == library}
 

@@ -15,7 +15,7 @@ from tests.support.model_server import ModelServer, Reply
 
 # A plugin a person installs to watch sessions: each `hook/observe` it is sent is appended to
 # `<dataDir>/seen.jsonl` as [point, session].
-WATCHER = r'''
+WATCHER = r"""
 import json, os, sys
 data = None
 for line in sys.stdin:
@@ -33,14 +33,19 @@ for line in sys.stdin:
     elif "id" in message:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}) + "\n")
         sys.stdout.flush()
-'''
+"""
 
 
 def _watcher(box: Sandbox) -> Path:
     root = box.bingo_home / "plugins" / "watch"
     root.mkdir(parents=True)
     (root / "main.py").write_text(WATCHER, encoding="utf-8")
-    (root / "plugin.json").write_text(json.dumps({"name": "watch", "version": "0", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}), encoding="utf-8")
+    (root / "plugin.json").write_text(
+        json.dumps(
+            {"name": "watch", "version": "0", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}
+        ),
+        encoding="utf-8",
+    )
     return box.bingo_home / "data" / "plugins" / "watch" / "seen.jsonl"
 
 
@@ -61,7 +66,14 @@ def test_clear_starts_a_fresh_conversation_and_keeps_the_last_one(tmp_path: Path
         screen.prompt()
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
-        asked = [[part["text"] if isinstance(part, dict) else part for m in body["messages"] for part in (m["content"] if isinstance(m["content"], list) else [m["content"]])] for body in served[0].bodies]
+        asked = [
+            [
+                part["text"] if isinstance(part, dict) else part
+                for m in body["messages"]
+                for part in (m["content"] if isinstance(m["content"], list) else [m["content"]])
+            ]
+            for body in served[0].bodies
+        ]
     assert asked == [["first"], ["second"]]
     with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
         sessions = store.sessions(str(box.project))

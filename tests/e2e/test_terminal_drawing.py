@@ -22,7 +22,9 @@ def test_plugins_fits_a_narrow_terminal_and_cuts_no_cell(tmp_path: Path) -> None
     box = Sandbox(tmp_path)
     box.install(EXAMPLES / "wordcount")
     env = {**box.env, "TERM": "xterm", "LANG": "C.UTF-8", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": str(NARROW)}
-    child = pexpect.spawn(BINGO, [], cwd=str(box.project), env=env, dimensions=(40, NARROW), encoding="utf-8", timeout=10)
+    child = pexpect.spawn(
+        BINGO, [], cwd=str(box.project), env=env, dimensions=(40, NARROW), encoding="utf-8", timeout=10
+    )
     try:
         screen = Screen(child)
         screen.expect(">")
@@ -64,7 +66,9 @@ def test_continue_redraws_a_compaction_as_a_summary_line_not_as_a_typed_prompt(t
     assert compacted.returncode == 0 and "compacted by trim" in compacted.stdout, compacted.stdout + compacted.stderr
     replies: list[Reply] = []
     with terminal(box, replies, "-c") as screen:
-        screen.expect(r"the conversation so far ─+\nearlier conversation compacted: 2 messages *\n> second question *\nanswer two *\n─+\n")
+        screen.expect(
+            r"the conversation so far ─+\nearlier conversation compacted: 2 messages *\n> second question *\nanswer two *\n─+\n"
+        )
         screen.prompt()
         screen.child.sendcontrol("d")
         assert screen.exits() == 0

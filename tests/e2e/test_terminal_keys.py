@@ -36,7 +36,13 @@ def _prompts(server: ModelServer) -> list[str]:
 
 
 def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [block for message in body["messages"] if isinstance(message["content"], list) for block in message["content"] if block.get("type") == "tool_result"]
+    return [
+        block
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
 
 
 def _result_text(block: dict[str, Any]) -> str:
@@ -63,7 +69,9 @@ def _bye(screen: Screen) -> None:
         ("\\\r", "backslash then Enter"),
     ],
 )
-def test_a_newline_key_puts_a_line_break_in_the_prompt_and_enter_alone_submits(tmp_path: Path, key: str, how: str) -> None:
+def test_a_newline_key_puts_a_line_break_in_the_prompt_and_enter_alone_submits(
+    tmp_path: Path, key: str, how: str
+) -> None:
     served: list[ModelServer] = []
     with terminal(Sandbox(tmp_path), [[("text", "Two lines read.")]], server=served) as screen:
         screen.child.send("first line")
@@ -76,7 +84,7 @@ def test_a_newline_key_puts_a_line_break_in_the_prompt_and_enter_alone_submits(t
 
 # --- item 9: a Tab while completions load ---------------------------------------------------
 
-_SLOW_COMPLETE = '''
+_SLOW_COMPLETE = """
 import json, os, sys, time
 data = None
 def send(m):
@@ -103,7 +111,7 @@ for line in sys.stdin:
         send({"id": m["id"], "result": {"outcome": {"kind": "text", "text": "picked " + params.get("args", "")}}})
     else:
         send({"id": m["id"], "error": {"code": -32601, "message": "no " + str(method)}})
-'''
+"""
 
 
 def test_a_tab_pressed_while_a_plugins_completions_load_completes_when_they_arrive(tmp_path: Path) -> None:
@@ -111,7 +119,16 @@ def test_a_tab_pressed_while_a_plugins_completions_load_completes_when_they_arri
     plugin = box.bingo_home / "plugins" / "slowdone"
     plugin.mkdir(parents=True)
     (plugin / "main.py").write_text(_SLOW_COMPLETE, encoding="utf-8")
-    (plugin / "plugin.json").write_text(json.dumps({"name": "slowdone", "version": "0.1.0", "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py"]}}), encoding="utf-8")
+    (plugin / "plugin.json").write_text(
+        json.dumps(
+            {
+                "name": "slowdone",
+                "version": "0.1.0",
+                "entry": {"command": sys.executable, "args": ["${PLUGIN_ROOT}/main.py"]},
+            }
+        ),
+        encoding="utf-8",
+    )
     box.settings({"deadlines": {"command/complete": 9}})
     data = box.bingo_home / "data" / "plugins" / "slowdone"
     with terminal(box) as screen:
@@ -151,7 +168,9 @@ def test_t_at_a_permission_declines_with_words_the_model_receives(tmp_path: Path
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": "rm -rf build"})], [("text", "Understood.")]]
     with terminal(box, replies, server=served) as screen:
         screen.child.send("clean up\r")
-        screen.expect(r"\[y\] yes, once +\[a\] yes, always: bash\(rm -rf build\) +\[n\] no \(Esc\) +\[t\] no, and tell the model why")
+        screen.expect(
+            r"\[y\] yes, once +\[a\] yes, always: bash\(rm -rf build\) +\[n\] no \(Esc\) +\[t\] no, and tell the model why"
+        )
         screen.child.send("t")
         screen.expect(r"why>")
         screen.child.send("keep the build \u202edir\r")
@@ -167,11 +186,23 @@ def test_a_hooks_yes_no_question_takes_single_keys_and_esc_is_no(tmp_path: Path)
     box = Sandbox(tmp_path)
     install_declaring(box, "zguard")
     hook = {"name": "guard", "site": "command", "points": ["before"]}
-    box.settings({"plugins": {"zguard": {"hooks": [hook], "commands": ["deploy"], "answers": {"guard": {"outcome": "ask", "value": "deploys go to \x1b[2Jproduction"}}}}})
+    box.settings(
+        {
+            "plugins": {
+                "zguard": {
+                    "hooks": [hook],
+                    "commands": ["deploy"],
+                    "answers": {"guard": {"outcome": "ask", "value": "deploys go to \x1b[2Jproduction"}},
+                }
+            }
+        }
+    )
     with terminal(box) as screen:
         screen.child.send("/deploy now\r")
         # The hook's reason, under its name, escaped, set off as foreign text.
-        screen.expect(r"\? hook guard \(zguard\) asks: run /deploy now\?\n +│ deploys go to \\x1b\[2Jproduction\n +\[y\] yes +\[n\] no \(Esc\)")
+        screen.expect(
+            r"\? hook guard \(zguard\) asks: run /deploy now\?\n +│ deploys go to \\x1b\[2Jproduction\n +\[y\] yes +\[n\] no \(Esc\)"
+        )
         screen.child.send("x")  # a key no answer takes answers nothing
         screen.child.send("y")
         screen.expect(r"zguard's own /deploy")
@@ -189,7 +220,11 @@ def test_a_plugins_yes_no_question_takes_the_same_keys_and_its_answer_reaches_th
     box.install(TEST_PLUGINS / "asker-node")
     box.settings({"permissions": {"allow": ["plugin__asker-node__*"]}})
     served: list[ModelServer] = []
-    replies: list[Reply] = [[("tool", "t1", "plugin__asker-node__confirm", {})], [("tool", "t2", "plugin__asker-node__confirm", {})], [("text", "Both asked.")]]
+    replies: list[Reply] = [
+        [("tool", "t1", "plugin__asker-node__confirm", {})],
+        [("tool", "t2", "plugin__asker-node__confirm", {})],
+        [("text", "Both asked.")],
+    ]
     with terminal(box, replies, server=served) as screen:
         screen.child.send("go\r")
         screen.expect(r"\? plugin \"asker-node\" asks: proceed\?\n +\[y\] yes +\[n\] no \(Esc\)")
@@ -209,12 +244,21 @@ def test_a_tool_hooks_ask_shows_the_hook_and_its_reason_with_the_gates_question(
     hook = {"name": "guard", "site": "tool", "points": ["before"]}
     box.install(EXAMPLES / "wordcount")
     (box.project / "notes.txt").write_text("a b c\n", encoding="utf-8")
-    box.settings({"permissions": {"allow": ["plugin__wordcount__count"]}, "plugins": {"zguard": {"hooks": [hook], "answers": {"guard": {"outcome": "ask", "value": "counting is audited"}}}}})
+    box.settings(
+        {
+            "permissions": {"allow": ["plugin__wordcount__count"]},
+            "plugins": {
+                "zguard": {"hooks": [hook], "answers": {"guard": {"outcome": "ask", "value": "counting is audited"}}}
+            },
+        }
+    )
     served: list[ModelServer] = []
     replies: list[Reply] = [[("tool", "t1", "plugin__wordcount__count", {"path": "notes.txt"})], [("text", "Counted.")]]
     with terminal(box, replies, server=served) as screen:
         screen.child.send("count\r")
-        screen.expect(r"bingo wants to run plugin__wordcount__count · hook guard \(zguard\) asks to confirm it\n +│ counting is audited\n")
+        screen.expect(
+            r"bingo wants to run plugin__wordcount__count · hook guard \(zguard\) asks to confirm it\n +│ counting is audited\n"
+        )
         screen.child.send("y")
         screen.expect(r"Counted\.")
         _bye(screen)
@@ -225,7 +269,16 @@ def test_a_prompt_a_submit_hook_refused_is_put_back_in_the_input_with_the_reason
     box = Sandbox(tmp_path)
     install_declaring(box, "zguard")
     hook = {"name": "guard", "site": "prompt", "points": ["submit"]}
-    box.settings({"plugins": {"zguard": {"hooks": [hook], "answers": {"guard": {"outcome": "deny", "value": "no passwords in prompts"}}}}})
+    box.settings(
+        {
+            "plugins": {
+                "zguard": {
+                    "hooks": [hook],
+                    "answers": {"guard": {"outcome": "deny", "value": "no passwords in prompts"}},
+                }
+            }
+        }
+    )
     served: list[ModelServer] = []
     with terminal(box, [], server=served) as screen:
         screen.child.send("my password is hunter2\r")
@@ -248,7 +301,9 @@ def test_slash_model_switches_the_model_every_later_request_names(tmp_path: Path
     served: list[ModelServer] = []
     with terminal(Sandbox(tmp_path), [[("text", "One.")], [("text", "Two.")]], server=served) as screen:
         screen.child.send("/model\r")
-        screen.expect(r"the model is claude-sonnet-4-5 \(via anthropic\); anthropic lists: claude-sonnet-4-5; /model NAME switches to another")
+        screen.expect(
+            r"the model is claude-sonnet-4-5 \(via anthropic\); anthropic lists: claude-sonnet-4-5; /model NAME switches to another"
+        )
         screen.prompt()
         screen.child.send("/model claude-other-1\r")
         screen.expect(r"the model is now claude-other-1 \(via anthropic\) until bingo exits \(not one anthropic lists")

@@ -24,7 +24,9 @@ def test_the_banner_names_version_model_cwd_and_a_new_session_and_asks_no_model(
     box = Sandbox(tmp_path, env={"PYTHONPROFILEIMPORTTIME": "1"})
     served: list[ModelServer] = []
     with terminal(box, [[("text", "never asked")]], server=served) as screen:
-        screen.shown(rf"bingo {re.escape(__version__)} · claude-sonnet-4-5 via anthropic · {re.escape(str(box.project))} · new session\n")
+        screen.shown(
+            rf"bingo {re.escape(__version__)} · claude-sonnet-4-5 via anthropic · {re.escape(str(box.project))} · new session\n"
+        )
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
         imported = _imported(screen.text())
@@ -55,7 +57,9 @@ def test_continue_draws_the_last_exchange_with_markdown_and_calls_before_the_pro
     replies: list[Reply] = [[("tool", "t1", "read", {"path": "notes.txt"})], [("text", "It has **2 words**.")]]
     with ModelServer(replies) as server:
         assert box.run("-p", "count the words", env=_model_env(server)).returncode == 0
-    [(session_id,)] = sqlite3.connect(box.bingo_home / "data" / "sessions.db").execute("SELECT id FROM sessions").fetchall()
+    [(session_id,)] = (
+        sqlite3.connect(box.bingo_home / "data" / "sessions.db").execute("SELECT id FROM sessions").fetchall()
+    )
     with terminal(box, None, "-c") as screen:
         screen.expect(rf"· continuing session {session_id}\n")
         screen.expect(r"the conversation so far ─+\n> count the words *\n✓ read notes\.txt *\nIt has 2 words\. *\n─+\n")
@@ -74,9 +78,13 @@ def test_resume_draws_only_the_last_three_exchanges_escaped(tmp_path: Path) -> N
         for n in (1, 2):
             assert box.run("-p", "-c", f"question {n}", env=_model_env(server)).returncode == 0
         assert box.run("-p", "-c", "and \x1b[2J this", env=_model_env(server)).returncode == 0
-    [(session_id,)] = sqlite3.connect(box.bingo_home / "data" / "sessions.db").execute("SELECT id FROM sessions").fetchall()
+    [(session_id,)] = (
+        sqlite3.connect(box.bingo_home / "data" / "sessions.db").execute("SELECT id FROM sessions").fetchall()
+    )
     with terminal(box, None, "--resume", session_id[:8]) as screen:
-        screen.expect(r"the conversation so far · 1 earlier prompt not shown ─+\n> question 1 *\nanswer 1 *\n> question 2 *\nanswer 2 *\n")
+        screen.expect(
+            r"the conversation so far · 1 earlier prompt not shown ─+\n> question 1 *\nanswer 1 *\n> question 2 *\nanswer 2 *\n"
+        )
         screen.expect(r"> and \\x1b\[2J this *\ntitle \\x1b\]0;pwned\\x07 set *\n─+\n")
         screen.prompt()
         screen.child.sendcontrol("d")

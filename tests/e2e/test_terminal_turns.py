@@ -16,7 +16,9 @@ from tests.e2e.test_terminal import terminal
 from tests.support.model_server import ModelServer, Reply
 
 
-def test_model_markdown_is_drawn_block_by_block_as_it_streams_and_its_escapes_are_shown_not_sent(tmp_path: Path) -> None:
+def test_model_markdown_is_drawn_block_by_block_as_it_streams_and_its_escapes_are_shown_not_sent(
+    tmp_path: Path,
+) -> None:
     box = Sandbox(tmp_path)
     box.env.pop("NO_COLOR")  # colours on: the fence's highlighting is seen
     released = threading.Event()
@@ -41,7 +43,11 @@ def test_model_markdown_is_drawn_block_by_block_as_it_streams_and_its_escapes_ar
 def test_prompts_typed_while_a_turn_runs_are_queued_and_run_after_it_in_order(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     released = threading.Event()
-    replies: list[Reply] = [[("text", "First"), ("pause", released), ("text", " done.")], [("text", "Second done.")], [("text", "Third done.")]]
+    replies: list[Reply] = [
+        [("text", "First"), ("pause", released), ("text", " done.")],
+        [("text", "Second done.")],
+        [("text", "Third done.")],
+    ]
     served: list[ModelServer] = []
     with terminal(box, replies, server=served) as screen:
         screen.child.send("one\r")
@@ -63,7 +69,9 @@ def test_esc_at_a_permission_prompt_answers_no(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     box.settings({"sandbox": {"mode": "off"}})  # without a sandbox, bash is asked about
     served: list[ModelServer] = []
-    with terminal(box, [[("tool", "t1", "bash", {"command": "echo hi"})], [("text", "Not run, then.")]], server=served) as screen:
+    with terminal(
+        box, [[("tool", "t1", "bash", {"command": "echo hi"})], [("text", "Not run, then.")]], server=served
+    ) as screen:
         screen.child.send("say hi\r")
         screen.expect(r"bingo wants to run bash\n +echo hi\n +\[y\] yes, once +\[a\] yes, always: \S")
         screen.child.send("\x1b")
@@ -84,7 +92,9 @@ def test_yes_always_shows_the_rule_it_adds_and_says_where_it_saved_it(tmp_path: 
     replies: list[Reply] = [[("tool", "t1", "plugin__wordcount__count", {"path": "notes.txt"})], [("text", "Three.")]]
     with terminal(box, replies) as screen:
         screen.child.send("count notes\r")
-        screen.expect(r"bingo wants to run plugin__wordcount__count\n +\{\n +\"path\": \"notes\.txt\"\n +\}\n +\[y\] yes, once +\[a\] yes, always: plugin__wordcount__count +\[n\] no")
+        screen.expect(
+            r"bingo wants to run plugin__wordcount__count\n +\{\n +\"path\": \"notes\.txt\"\n +\}\n +\[y\] yes, once +\[a\] yes, always: plugin__wordcount__count +\[n\] no"
+        )
         screen.child.send("a")
         saved = box.project / ".bingo" / "settings.local.json"
         screen.expect(rf"bingo: allowed plugin__wordcount__count from now on: saved in {re.escape(str(saved))}\n")
@@ -121,7 +131,9 @@ def test_yes_always_to_a_bash_command_offers_and_saves_the_narrow_rule_the_kerne
     replies: list[Reply] = [[("tool", "t1", "bash", {"command": "git status -s"})], [("text", "Looked.")]]
     with terminal(box, replies) as screen:
         screen.child.send("what changed?\r")
-        screen.expect(r"bingo wants to run bash\n +git status -s\n +\[y\] yes, once +\[a\] yes, always: bash\(git status\*\) +\[n\] no \(Esc\)")
+        screen.expect(
+            r"bingo wants to run bash\n +git status -s\n +\[y\] yes, once +\[a\] yes, always: bash\(git status\*\) +\[n\] no \(Esc\)"
+        )
         screen.child.send("a")
         saved = box.project / ".bingo" / "settings.local.json"
         screen.expect(rf"bingo: allowed bash\(git status\*\) from now on: saved in {re.escape(str(saved))}\n")

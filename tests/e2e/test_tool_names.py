@@ -88,7 +88,13 @@ def test_a_long_plugin_name_and_a_dotted_tool_name_reach_the_model_fitted_and_co
     with SessionStore(db) as store:
         frames = store.frames(session)
     calls = [f.name for f in frames if isinstance(f, ToolCallFrame)]
-    uses = [b.name for f in frames if isinstance(f, AssistantFrame) for b in f.message.content if isinstance(b, ToolUseBlock)]
+    uses = [
+        b.name
+        for f in frames
+        if isinstance(f, AssistantFrame)
+        for b in f.message.content
+        if isinstance(b, ToolUseBlock)
+    ]
     assert calls == [CANONICAL] and uses == [CANONICAL]
 
 

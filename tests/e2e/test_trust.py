@@ -108,7 +108,9 @@ def test_a_trusted_python_plugin_stays_trusted_after_it_runs(tmp_path: Path) -> 
     box = Sandbox(tmp_path)
     target = box.install(TEST_PLUGINS / PLUGIN, layer="project")
     (target / "helper.py").write_text("WORD = 'hello'\n", encoding="utf-8")
-    (target / "main.py").write_text("import helper\n" + (target / "main.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (target / "main.py").write_text(
+        "import helper\n" + (target / "main.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     assert box.run("--trust").returncode == 0
     for _ in range(2):
         result = box.run("-p", "/hello")
@@ -141,13 +143,18 @@ def test_trust_in_a_project_without_plugins_says_there_is_nothing_to_trust(tmp_p
     box = Sandbox(tmp_path)
     result = box.run("--trust")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"{box.project.resolve()} brings nothing that needs trust (no plugins, .mcp.json, or settings beyond deny and ask)\n"
+    assert (
+        result.stdout
+        == f"{box.project.resolve()} brings nothing that needs trust (no plugins, .mcp.json, or settings beyond deny and ask)\n"
+    )
     assert not (box.bingo_home / "data" / "trust.json").exists()
 
 
 def _terminal(box: Sandbox) -> pexpect.spawn:
     env = {**box.env, "TERM": "xterm", "LANG": "C.UTF-8", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    return pexpect.spawn(_bingo.BINGO, [], cwd=str(box.project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=WAIT)
+    return pexpect.spawn(
+        _bingo.BINGO, [], cwd=str(box.project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=WAIT
+    )
 
 
 class _Screen:
@@ -182,7 +189,9 @@ def test_on_a_terminal_the_person_is_asked_once_and_yes_is_remembered(tmp_path: 
     screen = _Screen(child)
     try:
         # Everything the project brings, in one screen: plugins by name, settings by key.
-        screen.shown(r"brings\s+code\s+and\s+settings\s+of\s+its\s+own:\n  plugin renamable \(new\)\n  \.bingo/settings\.json: permissions\.allow, model \(new\)\n")
+        screen.shown(
+            r"brings\s+code\s+and\s+settings\s+of\s+its\s+own:\n  plugin renamable \(new\)\n  \.bingo/settings\.json: permissions\.allow, model \(new\)\n"
+        )
         screen.shown(r"Trust them and use them\?")
         child.send("y")
         screen.shown(">")

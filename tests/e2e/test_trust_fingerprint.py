@@ -54,7 +54,9 @@ class _Probe:
         # Its evidence is written outside the project: the person runs it without a sandbox.
         box.settings({"plugins": {NAME: {"sandbox": {"mode": "off"}}}})
         entry = {"command": sys.executable, "args": args, "env": env or {}}
-        (self.root / "plugin.json").write_text(json.dumps({"name": NAME, "version": "1", "entry": entry}), encoding="utf-8")
+        (self.root / "plugin.json").write_text(
+            json.dumps({"name": NAME, "version": "1", "entry": entry}), encoding="utf-8"
+        )
 
     def body(self, version: str, before: str = "") -> str:
         return _body(self.marker, version, before)
@@ -130,11 +132,7 @@ def test_a_compiled_cache_added_beside_a_trusted_module_is_a_change(tmp_path: Pa
     probe = _Probe(box, ["${PLUGIN_ROOT}/main.py"])
     helper = probe.root / "helper.py"
     helper.write_text("VERSION = 'v1'\n", encoding="utf-8")
-    main = (
-        "import os, sys\n"
-        "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
-        "import helper\n"
-    )
+    main = "import os, sys\nsys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nimport helper\n"
     (probe.root / "main.py").write_text(main + probe.body("v1").replace("'v1'", "helper.VERSION", 1), encoding="utf-8")
     probe.trust_then_run()
     # The attack: a .pyc of other code that claims helper.py's size and mtime, which is all
@@ -175,7 +173,9 @@ def test_a_link_out_of_the_project_is_named_when_trusting(tmp_path: Path) -> Non
     (probe.root / "shared").symlink_to(outside, target_is_directory=True)
     result = box.run("--trust")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith(f"; what leads out of the project is trusted too: plugin {NAME}: ./shared -> {outside.resolve()}\n")
+    assert result.stdout.endswith(
+        f"; what leads out of the project is trusted too: plugin {NAME}: ./shared -> {outside.resolve()}\n"
+    )
 
 
 def test_an_edit_that_keeps_size_and_time_behind_a_large_file_is_a_change(tmp_path: Path) -> None:

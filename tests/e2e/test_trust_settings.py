@@ -105,4 +105,6 @@ def test_bingo_trust_says_nothing_changed_when_nothing_did(tmp_path: Path) -> No
     assert box.run("--trust").returncode == 0
     again = box.run("--trust")
     assert again.returncode == 0, again.stderr
-    assert again.stdout == f"nothing changed: {box.project.resolve()} is trusted as it is (.bingo/settings.json: model)\n"
+    assert (
+        again.stdout == f"nothing changed: {box.project.resolve()} is trusted as it is (.bingo/settings.json: model)\n"
+    )

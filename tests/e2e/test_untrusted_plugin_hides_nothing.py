@@ -17,7 +17,9 @@ def _guarded(box: Sandbox) -> None:
     """The person's own guard denies bash; the model asks for bash to write MARKER."""
     box.install(TEST_PLUGINS / "zguard")
     # Without a sandbox (where --allow bash runs it): only the guard stands in its way.
-    use_scripted_model(box, [[tool("b1", "bash", {"command": f"echo ran > {MARKER}"})], [text("done")]], sandbox={"mode": "off"})
+    use_scripted_model(
+        box, [[tool("b1", "bash", {"command": f"echo ran > {MARKER}"})], [text("done")]], sandbox={"mode": "off"}
+    )
 
 
 def _guard_starts(box: Sandbox) -> list[str]:
@@ -58,7 +60,10 @@ def test_plugins_lists_both_and_says_why_the_projects_did_not_start(tmp_path: Pa
     result = box.run("-p", "/plugins")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == f"project {box.project.resolve()}: not trusted (plugin zguard never trusted), so its plugins do not run and its settings only tighten; run bingo --trust"
+    assert (
+        lines[0]
+        == f"project {box.project.resolve()}: not trusted (plugin zguard never trusted), so its plugins do not run and its settings only tighten; run bingo --trust"
+    )
     rows = [line for line in lines if line.startswith("zguard ")]
     assert len(rows) == 2, result.stdout
     [user] = [row for row in rows if " user " in row]
@@ -72,7 +77,9 @@ def test_once_trusted_the_projects_plugin_wins_the_name(tmp_path: Path) -> None:
     box.install(TEST_PLUGINS / "renamable")
     box.install(TEST_PLUGINS / "renamable", layer="project")
     (box.project / ".bingo" / "plugins" / "renamable" / "main.py").write_text(
-        (TEST_PLUGINS / "renamable" / "main.py").read_text(encoding="utf-8").replace('"hello from "', '"project hello from "'),
+        (TEST_PLUGINS / "renamable" / "main.py")
+        .read_text(encoding="utf-8")
+        .replace('"hello from "', '"project hello from "'),
         encoding="utf-8",
     )
     assert box.run("-p", "/hello").stdout == "hello from renamable\n"

@@ -9,14 +9,7 @@ from pathlib import Path
 from tests.e2e._bingo import EXAMPLES, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 
-TABLE = (
-    "notes.txt\n"
-    "what        count\n"
-    "----------  -----\n"
-    "words           9\n"
-    "lines           3\n"
-    "characters     44\n"
-)
+TABLE = "notes.txt\nwhat        count\n----------  -----\nwords           9\nlines           3\ncharacters     44\n"
 
 
 def _sandbox(tmp_path: Path) -> Sandbox:
@@ -53,19 +46,27 @@ def test_the_settings_plugins_md_shows_reach_the_plugin_as_its_config(tmp_path: 
     box.settings({"plugins": {"wordcount": {"maxBytes": 10}}})
     small = box.run("-p", "/wordcount notes.txt")
     assert small.returncode == 1
-    assert small.stderr == "cannot read notes.txt: it is larger than maxBytes (10 bytes, in the plugins.wordcount settings)\n"
+    assert (
+        small.stderr
+        == "cannot read notes.txt: it is larger than maxBytes (10 bytes, in the plugins.wordcount settings)\n"
+    )
 
 
 def test_the_model_calling_count_is_refused_without_a_rule(tmp_path: Path) -> None:
     box = _sandbox(tmp_path)
-    use_scripted_model(box, [[tool("c1", "plugin__wordcount__count", {"path": "notes.txt"})], [text("I was not allowed.")]])
+    use_scripted_model(
+        box, [[tool("c1", "plugin__wordcount__count", {"path": "notes.txt"})], [text("I was not allowed.")]]
+    )
     result = box.run("-p", "how many words are in notes.txt?")
     assert result.returncode == 0, result.stderr
     assert "I was not allowed." in result.stdout
     assert "words" not in result.stdout
     [refused] = tool_results(model_requests(box)[1])
     assert refused.get("isError") is True
-    assert result_text(refused) == "plugin__wordcount__count is not allowed here: add it to permissions.allow or pass --allow"
+    assert (
+        result_text(refused)
+        == "plugin__wordcount__count is not allowed here: add it to permissions.allow or pass --allow"
+    )
 
 
 def test_the_model_calling_count_runs_with_a_rule(tmp_path: Path) -> None:

@@ -47,7 +47,9 @@ def test_a_plugin_that_ignores_tool_cancel_is_waited_for_until_its_deadline(tmp_
         # Two faults, one notice each: the late answer, then (still busy with the call it
         # ignored the cancel of) not exiting when its stdin closed.
         [notice, stop] = plugin_notices(err, "ignores-cancel")
-        assert notice.startswith("ignores-cancel: tool wait: plugin ignores-cancel did not answer tool/call within 3 s: ")
+        assert notice.startswith(
+            "ignores-cancel: tool wait: plugin ignores-cancel did not answer tool/call within 3 s: "
+        )
         assert "its last stderr line: 'zoo: got tool/cancel, and ignores it'" in notice
         assert stop.startswith("ignores-cancel: did not exit within 2 s of its stdin closing")
         assert "bingo: the turn was interrupted" in err.splitlines()

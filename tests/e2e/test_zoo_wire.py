@@ -77,7 +77,9 @@ def test_a_100_mb_line_is_discarded_past_the_bound_without_holding_it(tmp_path: 
         # The framing holds at most about two limits (16 MiB each) of a line; a line held
         # whole would add 100 MB (and its decode more) to the ~50 MiB bingo needs anyway.
         assert peak_kib < 130 * 1024
-        assert plugin_notices(result.stderr, "huge-line") == ["huge-line: " + STRAY.format(name="huge-line", log=_log(box, "huge-line"))]
+        assert plugin_notices(result.stderr, "huge-line") == [
+            "huge-line: " + STRAY.format(name="huge-line", log=_log(box, "huge-line"))
+        ]
         results = tool_results(box)
         assert results["z1"] == "poked" and results["wc"] == COUNTED
         reads_back(box)
@@ -149,7 +151,9 @@ def test_a_late_answer_to_an_abandoned_call_is_dropped_quietly(tmp_path: Path) -
     )
     with fault("late-answer"):
         [notice], results = zoo_turn(box, "late-answer")
-        assert notice.startswith("late-answer: tool poke: plugin late-answer did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait: log: ")
+        assert notice.startswith(
+            "late-answer: tool poke: plugin late-answer did not answer tool/call within 1 s: deadlines.tool/call in settings sets how long to wait: log: "
+        )
         assert "did not answer tool/call within 1 s" in results["z1"]
         assert results["z2"] == "poked"
 
@@ -160,7 +164,9 @@ def test_ten_thousand_progress_lines_a_second_do_not_stall_the_turn(tmp_path: Pa
         notices, results = zoo_turn(box, "progress-flood")
         assert results["z1"] == "poked"
         [notice] = notices
-        assert notice.startswith("progress-flood: sends more than 200 tool/progress lines a second; the rest of each second is dropped: ")
+        assert notice.startswith(
+            "progress-flood: sends more than 200 tool/progress lines a second; the rest of each second is dropped: "
+        )
 
 
 def test_asking_on_a_call_that_is_not_running_is_refused_in_words(tmp_path: Path) -> None:
@@ -187,9 +193,14 @@ def test_a_hook_that_answers_allow_decides_nothing_and_the_gate_still_refuses(tm
         result = box.run("-p", "go")
         assert result.returncode == 0 and no_traceback(result)
         [notice] = plugin_notices(result.stderr, "hook-allow")
-        assert notice.startswith("hook-allow: hook gatekeeper failed (plugin hook-allow answered hook/decide in the wrong shape")
+        assert notice.startswith(
+            "hook-allow: hook gatekeeper failed (plugin hook-allow answered hook/decide in the wrong shape"
+        )
         assert "'allow'" in notice and notice.endswith("and decides nothing")
-        assert tool_results(box)["wc"] == "plugin__wordcount__count is not allowed here: add it to permissions.allow or pass --allow"
+        assert (
+            tool_results(box)["wc"]
+            == "plugin__wordcount__count is not allowed here: add it to permissions.allow or pass --allow"
+        )
         reads_back(box)
         no_leftovers(box)
 
@@ -208,7 +219,9 @@ def test_a_hook_cannot_redirect_a_call_past_the_gate(tmp_path: Path) -> None:
         result = box.run("-p", "go")
         assert result.returncode == 0 and no_traceback(result)
         [notice] = plugin_notices(result.stderr, "hook-redirect")
-        assert notice.startswith("hook-redirect: hook ") and notice.endswith("redirected a call of plugin__wordcount__count into bash, which the gate refused")
+        assert notice.startswith("hook-redirect: hook ") and notice.endswith(
+            "redirected a call of plugin__wordcount__count into bash, which the gate refused"
+        )
         assert tool_results(box)["wc"] == "bash is not allowed here: add it to permissions.allow or pass --allow"
         assert not (target / "pwned").exists()
         reads_back(box)

@@ -58,7 +58,11 @@ def _install(home: Path) -> None:
         root = home / "plugins" / f"load-{n:02d}"
         root.mkdir(parents=True)
         shutil.copy(ZOO, root / "main.py")
-        manifest = {"name": root.name, "version": "0.1.0", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}
+        manifest = {
+            "name": root.name,
+            "version": "0.1.0",
+            "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]},
+        }
         (root / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 
@@ -116,10 +120,18 @@ def test_twenty_plugins_and_eleven_thousand_calls_leave_no_fd_thread_or_memory_b
     rss_growth = figures["rss after calls (KiB)"] - figures["rss warm (KiB)"]
     summary.record("load", "plugins at once", PLUGINS)
     summary.record("load", "calls (sequential + concurrent)", SEQUENTIAL + CONCURRENT)
-    summary.record("load", "fds before / warm / after calls / after exit", "{} / {} / {} / {}".format(
-        figures["fds before"], figures["fds warm"], figures["fds after calls"], figures["fds after"]))
-    summary.record("load", "threads before / during / after", "{} / {} / {}".format(
-        figures["threads before"], figures["threads during"], figures["threads after"]))
+    summary.record(
+        "load",
+        "fds before / warm / after calls / after exit",
+        "{} / {} / {} / {}".format(
+            figures["fds before"], figures["fds warm"], figures["fds after calls"], figures["fds after"]
+        ),
+    )
+    summary.record(
+        "load",
+        "threads before / during / after",
+        "{} / {} / {}".format(figures["threads before"], figures["threads during"], figures["threads after"]),
+    )
     summary.record("load", "RSS growth over the calls (MiB)", rss_growth / 1024)
     assert said == []
     assert abs(figures["fds after"] - figures["fds before"]) <= 5

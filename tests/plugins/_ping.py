@@ -21,8 +21,7 @@ def handshake(options):
         "protocol": options.protocol,
         "name": options.name,
         "version": "0.1.0",
-        "tools": [{"name": "ping", "description": "Answers pong.",
-                   "inputSchema": {"type": "object"}}],
+        "tools": [{"name": "ping", "description": "Answers pong.", "inputSchema": {"type": "object"}}],
     }
 
 

@@ -148,48 +148,82 @@ def _sse(event: str | None, data: Any) -> bytes:
 
 def _anthropic(steps: Sequence[Step], model: str) -> Iterator[bytes | Step]:
     stop = "tool_use" if any(s[0] == "tool" for s in steps) else "end_turn"
-    yield _sse("message_start", {"type": "message_start", "message": {
-        "id": "msg_test", "type": "message", "role": "assistant", "model": model,
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 11, "output_tokens": 1}}})
+    yield _sse(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_test",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 11, "output_tokens": 1},
+            },
+        },
+    )
     yield _sse("ping", {"type": "ping"})
     index = 0
     for step in steps:
         kind = step[0]
         if kind == "text":
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "text", "text": ""}})
+            yield _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
             for piece in pieces(step[1]):
-                yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "text_delta", "text": piece}})
+                yield _sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
+                )
             yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
             index += 1
         elif kind == "tool":
             _, call_id, name, tool_input = step
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "tool_use", "id": call_id,
-                                                                 "name": name, "input": {}}})
+            yield _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+                },
+            )
             for piece in ["", *pieces(json.dumps(tool_input))]:
-                yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "input_json_delta",
-                                                             "partial_json": piece}})
+                yield _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    },
+                )
             yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
             index += 1
         elif kind == "stop":
             stop = step[1]
         else:
             yield step
-    yield _sse("message_delta", {"type": "message_delta",
-                                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                                 "usage": {"output_tokens": 7}})
+    yield _sse(
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 7}},
+    )
     yield _sse("message_stop", {"type": "message_stop"})
 
 
 def _openai(steps: Sequence[Step], model: str) -> Iterator[bytes | Step]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return _sse(None, {"id": "chatcmpl-test", "object": "chat.completion.chunk",
-                           "created": 0, "model": model,
-                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        return _sse(
+            None,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            },
+        )
 
     stops = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
     stop = "tool_calls" if any(s[0] == "tool" for s in steps) else "stop"
@@ -202,8 +236,13 @@ def _openai(steps: Sequence[Step], model: str) -> Iterator[bytes | Step]:
                 yield chunk({"content": piece})
         elif kind == "tool":
             _, call_id, name, tool_input = step
-            yield chunk({"tool_calls": [{"index": calls, "id": call_id, "type": "function",
-                                         "function": {"name": name, "arguments": ""}}]})
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {"index": calls, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+                    ]
+                }
+            )
             for piece in pieces(json.dumps(tool_input)):
                 yield chunk({"tool_calls": [{"index": calls, "function": {"arguments": piece}}]})
             calls += 1
@@ -212,7 +251,15 @@ def _openai(steps: Sequence[Step], model: str) -> Iterator[bytes | Step]:
         else:
             yield step
     yield chunk({}, stop)
-    yield _sse(None, {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
-                      "model": model, "choices": [],
-                      "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+    yield _sse(
+        None,
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        },
+    )
     yield b"data: [DONE]\n\n"

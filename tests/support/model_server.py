@@ -134,9 +134,7 @@ class ModelServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.owner = self
         self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": _POLL}, daemon=True
-        )
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": _POLL}, daemon=True)
         self._thread.start()
         return self
 

@@ -32,6 +32,8 @@ def test_a_turn_keeps_its_notices_up_to_the_bound_then_one_frame_saying_so(tmp_p
     frames = _notice_frames(tmp_path / "sessions.db", session.id)
     assert [f.notice.message for f in frames[:_NOTICE_FRAMES]] == [f"notice {n}" for n in range(_NOTICE_FRAMES)]
     assert frames[_NOTICE_FRAMES].notice == Notice(
-        source="bingo", message=f"turn 1 raised more than {_NOTICE_FRAMES} notices; the session keeps no more of them", level="warning"
+        source="bingo",
+        message=f"turn 1 raised more than {_NOTICE_FRAMES} notices; the session keeps no more of them",
+        level="warning",
     )
     assert [(f.turn, f.notice.message) for f in frames[_NOTICE_FRAMES + 1 :]] == [(2, "a new turn")]

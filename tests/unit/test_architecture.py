@@ -10,7 +10,18 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
 # wire ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← app ← cli
-LAYER = {"wire": 0, "kernel": 1, "sandbox": 1.5, "store": 2, "providers": 2, "tools": 2, "bridge": 2, "surfaces": 3, "app": 4, "cli": 5}
+LAYER = {
+    "wire": 0,
+    "kernel": 1,
+    "sandbox": 1.5,
+    "store": 2,
+    "providers": 2,
+    "tools": 2,
+    "bridge": 2,
+    "surfaces": 3,
+    "app": 4,
+    "cli": 5,
+}
 
 
 def _package_of(path: Path) -> str:
@@ -70,7 +81,11 @@ def test_every_package_exports_a_sorted_complete_all() -> None:
         module = importlib.import_module(dotted)
         exported = getattr(module, "__all__", None)
         if exported is None:
-            if any(not n.startswith("_") for n, v in vars(module).items() if not isinstance(v, types.ModuleType) and n not in ("annotations",)):
+            if any(
+                not n.startswith("_")
+                for n, v in vars(module).items()
+                if not isinstance(v, types.ModuleType) and n not in ("annotations",)
+            ):
                 problems.append(f"{dotted} has no __all__")
             continue
         if list(exported) != sorted(exported, key=_isort_key):
@@ -78,7 +93,9 @@ def test_every_package_exports_a_sorted_complete_all() -> None:
         public = {
             name
             for name, value in vars(module).items()
-            if not name.startswith("_") and name not in ("annotations", "TYPE_CHECKING") and not (isinstance(value, types.ModuleType) and name not in exported)
+            if not name.startswith("_")
+            and name not in ("annotations", "TYPE_CHECKING")
+            and not (isinstance(value, types.ModuleType) and name not in exported)
         }
         missing = public - set(exported)
         if missing:

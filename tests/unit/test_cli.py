@@ -59,8 +59,20 @@ def test_bad_flags_are_a_usage_error_from_argparse() -> None:
 def test_importing_the_command_line_imports_nothing_heavy() -> None:
     # What bingo.cli imports is imported before `launch` holds cyclic collection off, and
     # argparse is imported only for a command line the quick reader cannot take.
-    heavy = ["argparse", "asyncio", "dataclasses", "logging", "msgspec", "typing", "pathlib", "socket", "threading",
-             "bingo.app", "bingo.bridge", "bingo.bridge.host"]
+    heavy = [
+        "argparse",
+        "asyncio",
+        "dataclasses",
+        "logging",
+        "msgspec",
+        "typing",
+        "pathlib",
+        "socket",
+        "threading",
+        "bingo.app",
+        "bingo.bridge",
+        "bingo.bridge.host",
+    ]
     script = f"import sys, bingo.cli; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
@@ -75,8 +87,18 @@ def test_an_internal_error_before_the_log_is_set_up_goes_to_the_log_not_stderr(t
         "sys.exit(bingo.cli.run(['-p', '/help']))\n"
     )
     home = tmp_path / "bingo-home"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "BINGO_HOME": str(home)}, stdin=subprocess.DEVNULL, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BINGO_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert done.returncode == 1
-    assert done.stderr == "bingo: internal error (RuntimeError: boom); details are in the log under ~/.bingo/data/logs/bingo.log\n"
+    assert (
+        done.stderr
+        == "bingo: internal error (RuntimeError: boom); details are in the log under ~/.bingo/data/logs/bingo.log\n"
+    )
     log = (home / "data" / "logs" / "bingo.log").read_text(encoding="utf-8")
     assert "internal error" in log and "Traceback" in log and "RuntimeError: boom" in log

@@ -58,22 +58,26 @@ def handshake():
         "protocol": PROTOCOL,
         "name": "wordcount",
         "version": "0.1.0",
-        "tools": [{
-            "name": "count",
-            "description": "Counts the words, lines and characters in a file.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "The file to count."}},
-                "required": ["path"],
-            },
-        }],
-        "commands": [{
-            "name": "wordcount",
-            "hint": "count the words in a file",
-            "args": {"kind": "free", "hint": "<path>"},
-            "instant": True,
-            "family": "plugin",
-        }],
+        "tools": [
+            {
+                "name": "count",
+                "description": "Counts the words, lines and characters in a file.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string", "description": "The file to count."}},
+                    "required": ["path"],
+                },
+            }
+        ],
+        "commands": [
+            {
+                "name": "wordcount",
+                "hint": "count the words in a file",
+                "args": {"kind": "free", "hint": "<path>"},
+                "instant": True,
+                "family": "plugin",
+            }
+        ],
     }
 
 
@@ -126,8 +130,7 @@ def tool_call(params):
         counts = count(params["cwd"], path)
     except OSError as error:
         return failed(unreadable(path, error))
-    said = "%s: %d words, %d lines, %d characters" % (
-        path, counts["words"], counts["lines"], counts["characters"])
+    said = "%s: %d words, %d lines, %d characters" % (path, counts["words"], counts["lines"], counts["characters"])
     # Two things at once: text for the model, and a View for the person.
     return {"output": {"parts": [{"type": "text", "text": said}], "display": table(path, counts)}}
 

@@ -56,7 +56,9 @@ def _named(names: list[str]) -> str:
     return (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]) + more
 
 
-def expansion_problem(server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str) -> tuple[str, str] | None:
+def expansion_problem(
+    server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str
+) -> tuple[str, str] | None:
     """Why `server`'s variables cannot be expanded, as what is wrong and what to do, or None:
     it reads a variable `allowed` does not hold (None: every variable is allowed, a user
     plugin's), or one that is unset with no default. `settings` is the file to name in the
@@ -84,7 +86,9 @@ def expansion_problem(server: McpServer, environ: Mapping[str, str], allowed: Co
     return None
 
 
-def expand_server(server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str) -> McpServer | str:
+def expand_server(
+    server: McpServer, environ: Mapping[str, str], allowed: Collection[str] | None, *, settings: str
+) -> McpServer | str:
     """`server` with every `${VAR}` and `${VAR:-default}` expanded from `environ`, or why it
     cannot run (`expansion_problem`, in one line)."""
     problem = expansion_problem(server, environ, allowed, settings=settings)

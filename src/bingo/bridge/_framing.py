@@ -145,7 +145,9 @@ class LineReader(Generic[T]):
             tail = (tail + rest)[-_ENDS:]
             total += len(rest)
             break
-        return BadLine(f"line longer than the limit ({total} bytes or more)", _preview(head), head, tail.rstrip(b"\r\n"), total)
+        return BadLine(
+            f"line longer than the limit ({total} bytes or more)", _preview(head), head, tail.rstrip(b"\r\n"), total
+        )
 
 
 class MemoryWriter:

@@ -265,7 +265,10 @@ class McpConnection(Connection):
                 raise MethodNotFound(f"{self.name} is an MCP server: it has no {method}")
         except DeadlinePassed:
             # Said in bingo's method, the name its deadline has in settings.
-            raise DeadlinePassed(f"{self.name} did not answer {method} within {deadline:g} s", f"deadlines.{method} in settings sets how long to wait") from None
+            raise DeadlinePassed(
+                f"{self.name} did not answer {method} within {deadline:g} s",
+                f"deadlines.{method} in settings sets how long to wait",
+            ) from None
         return decode_answer(self.name, method, msgspec.Raw(_encoder.encode(answer)), result)
 
     async def request(
@@ -296,7 +299,13 @@ class McpConnection(Connection):
         responses: dict[str, Json] | None = None
         state: str | None = None
         for _ in range(_ROUNDS_MAX):
-            request = McpCallTool(name=params.name, arguments=arguments, meta={"progressToken": params.call_id}, input_responses=responses, request_state=state)
+            request = McpCallTool(
+                name=params.name,
+                arguments=arguments,
+                meta={"progressToken": params.call_id},
+                input_responses=responses,
+                request_state=state,
+            )
             answer = await self._call_tool(request, params.call_id, deadline)
             if answer.result_type != "input_required":
                 return tool_output(answer)
@@ -305,7 +314,14 @@ class McpConnection(Connection):
             if isinstance(found, str):
                 return ToolOutput(parts=[TextPart(text=found)], is_error=True)
             responses, state = found, answer.request_state
-        return ToolOutput(parts=[TextPart(text=f"{self.name} asked for input more than {_ROUNDS_MAX} times in one call; bingo gave up on it")], is_error=True)
+        return ToolOutput(
+            parts=[
+                TextPart(
+                    text=f"{self.name} asked for input more than {_ROUNDS_MAX} times in one call; bingo gave up on it"
+                )
+            ],
+            is_error=True,
+        )
 
     async def _inputs(self, requests: dict[str, dict[str, Json]]) -> dict[str, Json] | str:
         """The answers to a stateless server's `inputRequests`, or why there are none."""
@@ -399,7 +415,9 @@ class McpConnection(Connection):
         arguments = prompt_arguments(prompt, params.args)
         if isinstance(arguments, str):
             return ErrorOutcome(message=arguments.replace("{name}", params.name))
-        answer = await self.request("prompts/get", McpGetPrompt(name=own, arguments=arguments), McpPromptResult, deadline=deadline)
+        answer = await self.request(
+            "prompts/get", McpGetPrompt(name=own, arguments=arguments), McpPromptResult, deadline=deadline
+        )
         text = prompt_text(answer)
         if not text.strip():
             return ErrorOutcome(message=f"prompt {own} of {self.name} gave no text to submit")
@@ -416,7 +434,9 @@ class McpConnection(Connection):
         done, current = words[:-1], words[-1]
         index = min(len(done), len(prompt.arguments) - 1)
         argument = prompt.arguments[index].name
-        request = McpComplete(ref=McpRef(type="ref/prompt", name=own), argument=McpArgument(name=argument, value=current))
+        request = McpComplete(
+            ref=McpRef(type="ref/prompt", name=own), argument=McpArgument(name=argument, value=current)
+        )
         answer = await self.request("completion/complete", request, McpCompleteResult, deadline=deadline)
         before = " ".join(done)
         return [Completion(value=f"{before} {value}" if before else value) for value in answer.completion.values[:100]]
@@ -499,7 +519,10 @@ class McpConnection(Connection):
             self._pages("prompts/list", McpPromptsPage, "prompts") if "prompts" in caps else none(),
             self._has_resources() if "resources" in caps else no(),
         )
-        specs = [ToolSpec(name=tool.name, description=tool.description or "", input_schema=tool.input_schema) for tool in tools]
+        specs = [
+            ToolSpec(name=tool.name, description=tool.description or "", input_schema=tool.input_schema)
+            for tool in tools
+        ]
         self._tools = {tool.name for tool in tools}
         if resources and RESOURCES_TOOL not in self._tools:
             specs.append(
@@ -606,7 +629,9 @@ class McpConnection(Connection):
                     choices = [str(option) for option in options]
                 elif kind == "boolean":
                     choices = ["yes", "no"]
-                question = asked_by("MCP server", self.plugin, f"{params.message}\n{title}" if params.message else title)
+                question = asked_by(
+                    "MCP server", self.plugin, f"{params.message}\n{title}" if params.message else title
+                )
                 answer = await call.ask(question, choices)
                 if kind == "boolean":
                     content[name] = answer.strip().lower() in ("yes", "y", "true")
@@ -635,7 +660,9 @@ class McpConnection(Connection):
         try:
             provider, model = choose()
             messages = [Message(role=m.role, content=[TextBlock(text=_said(m.content))]) for m in params.messages]
-            request = ModelRequest(model=model, messages=messages, system=params.system_prompt, max_tokens=params.max_tokens)
+            request = ModelRequest(
+                model=model, messages=messages, system=params.system_prompt, max_tokens=params.max_tokens
+            )
             self._log_line(f"sampling: {len(messages)} messages to {provider.spec.name} {model}")
             response = await provider.stream(request, lambda _delta: None)
         except BingoError as exc:

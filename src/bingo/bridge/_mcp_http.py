@@ -189,7 +189,9 @@ class McpHttp:
             self._revision = _MODERN  # asked in that revision, and answered in it or refused
         assert self._client is not None
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=self._request_headers(sent)) as response:
+            async with self._client.stream(
+                "POST", self.url, content=body, headers=self._request_headers(sent)
+            ) as response:
                 session = response.headers.get("mcp-session-id")
                 if session:
                     self._session = session
@@ -273,7 +275,9 @@ class McpHttp:
                     return  # 405: this server has no stream of its own
                 too_long = await self._events(response, initialize=False)
                 if too_long is not None:
-                    _log.info("%s: the GET stream sent an event of %d bytes or more; it was closed", self._name, too_long)
+                    _log.info(
+                        "%s: the GET stream sent an event of %d bytes or more; it was closed", self._name, too_long
+                    )
         except httpx.TransportError as exc:
             _log.info("%s: the GET stream ended: %s", self._name, exc)
 
@@ -288,4 +292,3 @@ async def _bounded(response: httpx.Response) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
-

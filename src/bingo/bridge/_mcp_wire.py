@@ -251,8 +251,6 @@ class McpEmpty(Wire, frozen=True):
     pass
 
 
-
-
 ANY_JSON: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
 

@@ -75,10 +75,12 @@ class TooLarge(BadAnswer):
 
 
 _ID = rb'(-?\d{1,18}|"[^"\\]{0,200}")'
-_ANSWER_FIRST = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID + rb'\s*,\s*"(?:result|error)"')
+_ANSWER_FIRST = re.compile(
+    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID + rb'\s*,\s*"(?:result|error)"'
+)
 """An answer whose id comes first (`{"jsonrpc":"2.0","id":7,"result":...`, Python's order)."""
 _ANSWER_OPENS = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(?:result|error)"\s*:')
-_ID_LAST = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*\}\s*$')
+_ID_LAST = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*$")
 """An answer whose id comes last (`{"result":...,"jsonrpc":"2.0","id":7}`, the TypeScript
 SDK's order): the last member before the closing brace is the top level's."""
 
@@ -183,7 +185,5 @@ def is_envelope(env: Envelope) -> bool:
         return False
     if not isinstance(env.method, msgspec.UnsetType):
         return True
-    has_answer = not isinstance(env.result, msgspec.UnsetType) or not isinstance(
-        env.error, msgspec.UnsetType
-    )
+    has_answer = not isinstance(env.result, msgspec.UnsetType) or not isinstance(env.error, msgspec.UnsetType)
     return has_answer and not isinstance(env.id, msgspec.UnsetType)

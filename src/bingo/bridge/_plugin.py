@@ -64,7 +64,15 @@ Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
 """Told every handshake's outcome: the accepted declaration, or the words refusing it."""
 
 
-async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: PluginLog, policy: Policy | None = None, grace: float = TERM_GRACE / 2) -> PluginProcess:
+async def _spawn(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log: PluginLog,
+    policy: Policy | None = None,
+    grace: float = TERM_GRACE / 2,
+) -> PluginProcess:
     """Start a plugin's process: the spawn boundary, where an OSError (its command cannot be
     run, its directory is gone, the janitor failed) becomes bingo's, once.
 
@@ -78,11 +86,15 @@ async def _spawn(argv: list[str], *, env: dict[str, str], cwd: Path, log: Plugin
             raise SpawnError(str(exc)) from exc
         if "/" in argv[0]:
             raise SpawnError(f"its command {argv[0]!r} does not exist: correct the command's path") from exc
-        raise SpawnError(f"its command {argv[0]!r} is not on PATH: install it, or write the program's absolute path as the command") from exc
+        raise SpawnError(
+            f"its command {argv[0]!r} is not on PATH: install it, or write the program's absolute path as the command"
+        ) from exc
     except PermissionError as exc:
         if exc.filename != argv[0]:
             raise SpawnError(str(exc)) from exc
-        raise SpawnError(f"its command {argv[0]!r} cannot be run (permission denied): make it executable (chmod +x), or name its interpreter as the command") from exc
+        raise SpawnError(
+            f"its command {argv[0]!r} cannot be run (permission denied): make it executable (chmod +x), or name its interpreter as the command"
+        ) from exc
     except OSError as exc:
         raise SpawnError(str(exc)) from exc
 
@@ -257,7 +269,12 @@ class Plugin:
             if self.source.declared_in is None and self.source.layer == "project":
                 # A repository's plugin reads only the variables the person lists (ADR-0028).
                 settings = "your own settings (~/.bingo/settings.json)"
-                expanded = expand_server(McpServer(url=mcp.url, headers=mcp.headers), self._facts.environ, self._settings.mcp_variables, settings=settings)
+                expanded = expand_server(
+                    McpServer(url=mcp.url, headers=mcp.headers),
+                    self._facts.environ,
+                    self._settings.mcp_variables,
+                    settings=settings,
+                )
                 if isinstance(expanded, str):
                     self._stopped(f"could not be started: {expanded}", say=True)
                     return
@@ -278,7 +295,9 @@ class Plugin:
         if self._facts.sandbox is not None:
             # Its own env, as the person wrote it (manifest or .mcp.json), is kept whole (§9).
             own = {key: env[key] for key in self.manifest.entry.env if key in env}
-            confined = await self._facts.sandbox.for_plugin(self.name, argv=argv, env=env, own=own, root=self.source.root, data_dir=data_dir)
+            confined = await self._facts.sandbox.for_plugin(
+                self.name, argv=argv, env=env, own=own, root=self.source.root, data_dir=data_dir
+            )
             if confined is not None:
                 env = confined.env
         runner = launcher(argv)
@@ -287,7 +306,14 @@ class Plugin:
         first = runner is not None and not self._handshaken
         grace = INSTALL_GRACE if runner is not None else TERM_GRACE / 2
         try:
-            proc = await _spawn(argv, env=env, cwd=workdir(self.source, self._facts.cwd), log=self.log, policy=confined.policy if confined is not None else None, grace=grace)
+            proc = await _spawn(
+                argv,
+                env=env,
+                cwd=workdir(self.source, self._facts.cwd),
+                log=self.log,
+                policy=confined.policy if confined is not None else None,
+                grace=grace,
+            )
         except SpawnError as exc:
             self._stopped(f"could not be started: {exc.message}", say=True)
             return
@@ -297,7 +323,13 @@ class Plugin:
         deadlines = self._settings.deadlines
         if first:
             deadlines = {**deadlines, "initialize": deadlines.get("packageInstall", deadlines["initialize"])}
-        slow = asyncio.get_running_loop().call_later(INSTALL_NOTICE_AFTER, self._installing, runner, deadlines["initialize"]) if first and runner is not None else None
+        slow = (
+            asyncio.get_running_loop().call_later(
+                INSTALL_NOTICE_AFTER, self._installing, runner, deadlines["initialize"]
+            )
+            if first and runner is not None
+            else None
+        )
         async with proc:
             conn = self._connection(proc.stdout, proc.stdin, on_eof=lambda: self._ended(proc), deadlines=deadlines)
             async with conn:
@@ -429,7 +461,12 @@ class Plugin:
         return None
 
     def _connection(
-        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]], deadlines: Mapping[str, float] | None = None
+        self,
+        reader: asyncio.StreamReader,
+        writer: LineWriter,
+        *,
+        on_eof: Callable[[], Awaitable[ConnectionClosed]],
+        deadlines: Mapping[str, float] | None = None,
     ) -> Connection:
         """The connection to this plugin: an MCP server's speaks MCP beneath bingo's own
         methods (`_mcp.py`), its handshake included, so nothing above it knows. `deadlines`
@@ -438,9 +475,17 @@ class Plugin:
             deadlines = self._settings.deadlines
         if self.manifest.mcp is not None:
             return McpConnection(
-                reader, writer, name=f"plugin {self.name}", deadlines=deadlines,
-                on_eof=on_eof, on_stray=self._stray, on_unexpected=self._unexpected,
-                plugin=self.name, calls=self._calls, log=self.log.line, on_changed=self._changed,
+                reader,
+                writer,
+                name=f"plugin {self.name}",
+                deadlines=deadlines,
+                on_eof=on_eof,
+                on_stray=self._stray,
+                on_unexpected=self._unexpected,
+                plugin=self.name,
+                calls=self._calls,
+                log=self.log.line,
+                on_changed=self._changed,
                 sample=self._facts.choose_model if self._samples() else None,
             )
         conn = Connection(
@@ -462,7 +507,9 @@ class Plugin:
         async with McpHttp(url, headers, name=self.name) as http:
 
             async def ended() -> ConnectionClosed:
-                error = ConnectionClosed(f"plugin {self.name} {http.why or 'closed the connection'}", f"log: {self.log.path}")
+                error = ConnectionClosed(
+                    f"plugin {self.name} {http.why or 'closed the connection'}", f"log: {self.log.path}"
+                )
                 ran = self.state == "running"
                 self._conn = None
                 self._stopped(error.line(), say=not self._closing, ended=ran)
@@ -471,10 +518,17 @@ class Plugin:
             conn = self._connection(http.reader, http, on_eof=ended)
             async with conn:
                 try:
-                    answer = await conn.call("initialize", initialize_params(
-                        root=self.source.root, config={}, host_version=self._facts.version,
-                        cwd=self._facts.cwd, data_dir=self._facts.plugin_data(self.name),
-                    ), InitializeResult)
+                    answer = await conn.call(
+                        "initialize",
+                        initialize_params(
+                            root=self.source.root,
+                            config={},
+                            host_version=self._facts.version,
+                            cwd=self._facts.cwd,
+                            data_dir=self._facts.plugin_data(self.name),
+                        ),
+                        InitializeResult,
+                    )
                 except PluginError as exc:
                     if conn.ended is not None and self.state == "stopped":
                         return  # it could not be reached: `ended` has said so, once
@@ -500,8 +554,9 @@ class Plugin:
         if not isinstance(sampling, bool):
             # Not silently a no: the person meant something by it (`"true"`, `1`).
             self._notices.say_once(
-                self.name, "sampling-setting",
-                f"plugins.{self.name}.sampling is {json.dumps(sampling)[:80]}, not true or false, so sampling stays off: write \"sampling\": true to let this server use the model",
+                self.name,
+                "sampling-setting",
+                f'plugins.{self.name}.sampling is {json.dumps(sampling)[:80]}, not true or false, so sampling stays off: write "sampling": true to let this server use the model',
             )
         return sampling is True
 
@@ -526,7 +581,8 @@ class Plugin:
         # `bingo --check-plugin` says it (STRAY_STDOUT's fix).
         kind = "server" if self.manifest.mcp is not None else "plugin"
         self._notices.say_once(
-            self.name, P.STRAY_STDOUT.key,
+            self.name,
+            P.STRAY_STDOUT.key,
             f"{kind} {self.name} printed something that is not part of the protocol on its output; bingo ignored it (see {self.log.path})",
             "info",
         )

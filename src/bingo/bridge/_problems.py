@@ -126,8 +126,7 @@ HANDSHAKE_NAME: Final = Problem(
 STDOUT_BEFORE_INITIALIZE: Final = Problem(
     "stdout-before-initialize",
     "wrote {lines} to stdout before it answered initialize (first: {first!r})",
-    "write nothing to stdout until initialize comes, and then only JSON-RPC; a banner or a "
-    "log line goes to stderr",
+    "write nothing to stdout until initialize comes, and then only JSON-RPC; a banner or a log line goes to stderr",
 )
 
 # --- declarations ------------------------------------------------------------------
@@ -184,27 +183,23 @@ UNEXPECTED_STRING_ID: Final = Problem(
 UNKNOWN_METHOD: Final = Problem(
     "unknown-method",
     "answered {method}, a method it does not have, with {got}",
-    "answer a method you do not implement with error -32601 (method not found), so the host "
-    "knows it is not offered",
+    "answer a method you do not implement with error -32601 (method not found), so the host knows it is not offered",
 )
 UNKNOWN_NOTIFICATION: Final = Problem(
     "unknown-notification",
     "sent {what}, which is no message a plugin sends ({count} time{s})",
-    "a plugin sends tool/progress, provider/delta and service/call requests only "
-    "(see schema/plugin.json)",
+    "a plugin sends tool/progress, provider/delta and service/call requests only (see schema/plugin.json)",
 )
 EXTRA_PARAMS: Final = Problem(
     "extra-params",
-    "answered {method} with Invalid params (-32602) when its params held a field it does not "
-    "know ({field})",
+    "answered {method} with Invalid params (-32602) when its params held a field it does not know ({field})",
     "ignore fields you do not know, as newer hosts send more (in Python take **_ too; in a "
     "schema, do not set additionalProperties false)",
 )
 HOOK_ANSWER: Final = Problem(
     "hook-answer",
     "hook {name} answered hook/decide with {got}, which decides nothing",
-    "answer {{\"outcome\": \"continue\"}} (or deny, ask, block, redirect with a whole payload): "
-    "a hook has no allow",
+    'answer {{"outcome": "continue"}} (or deny, ask, block, redirect with a whole payload): a hook has no allow',
 )
 COMPLETE_LATE: Final = Problem(
     "complete-late",
@@ -235,7 +230,7 @@ STDERR_FLOOD: Final = Problem(
 DISPLAY_DROPPED: Final = Problem(
     "display-dropped",
     "tool {name}: its display was dropped, the parts were kept: {error}",
-    "a display is one View: {{\"type\": \"text\", \"text\": ...}}, markdown, code, table, or a "
+    'a display is one View: {{"type": "text", "text": ...}}, markdown, code, table, or a '
     "list or stack whose items are Views themselves, never bare strings",
     join=" (",
 )

@@ -29,9 +29,7 @@ class Twin(msgspec.Struct, frozen=True):
 
 
 @contextlib.asynccontextmanager
-async def memory_twin(
-    name: str = "p", *, deadlines: Mapping[str, float] | None = None
-) -> AsyncGenerator[Twin]:
+async def memory_twin(name: str = "p", *, deadlines: Mapping[str, float] | None = None) -> AsyncGenerator[Twin]:
     """A fresh twin for plugin `name`, closed on exit; `deadlines` override the wire's table
     on the host's end."""
     (host_reader, host_writer), (plugin_reader, plugin_writer) = memory_pair()

@@ -25,9 +25,7 @@ class BridgedCompactor:
     def __init__(self, link: Link, declared: CompactorSpec) -> None:
         self._link = link
         self._own_name = declared.name
-        self._spec = CompactorSpec(
-            name=bridged_name(link.name, declared.name), description=declared.description
-        )
+        self._spec = CompactorSpec(name=bridged_name(link.name, declared.name), description=declared.description)
         self._source = link.name
 
     @property
@@ -38,9 +36,7 @@ class BridgedCompactor:
     def source(self) -> str:
         return self._source
 
-    async def compact(
-        self, context: CompactionContext, reason: Literal["overflow", "manual"]
-    ) -> Compaction:
+    async def compact(self, context: CompactionContext, reason: Literal["overflow", "manual"]) -> Compaction:
         """The history that replaces `context`.
 
         Raises:

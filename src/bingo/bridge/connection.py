@@ -189,9 +189,7 @@ class Connection:
 
     # --- handlers ------------------------------------------------------------------
 
-    def on_request(
-        self, method: str, params: type[P], handler: Callable[[P], Awaitable[Wire]]
-    ) -> None:
+    def on_request(self, method: str, params: type[P], handler: Callable[[P], Awaitable[Wire]]) -> None:
         """Answer incoming `method` requests with `handler` (run as a task)."""
         self._requests[method] = (decoder_for(params), handler)
 
@@ -307,9 +305,7 @@ class Connection:
             return True
         return transport.get_write_buffer_size() > self._high_water
 
-    def _expire(
-        self, request_id: RequestId, future: asyncio.Future[msgspec.Raw], method: str, deadline: float
-    ) -> None:
+    def _expire(self, request_id: RequestId, future: asyncio.Future[msgspec.Raw], method: str, deadline: float) -> None:
         """The deadline of call `request_id` passed: abandon it and fail its caller."""
         if future.done():
             return
@@ -393,7 +389,12 @@ class Connection:
         future = self._pending.get(request_id) if request_id is not None else None
         if future is None or future.done():
             return False
-        _log.info("%s answered call %s with %d bytes, past the line limit; the call fails", self.name, cut(repr(request_id)), line.size)
+        _log.info(
+            "%s answered call %s with %d bytes, past the line limit; the call fails",
+            self.name,
+            cut(repr(request_id)),
+            line.size,
+        )
         future.set_exception(
             TooLarge(
                 f"{self.name} answered with {line.size / (1024 * 1024):,.1f} MiB on one line, past the "
@@ -417,9 +418,7 @@ class Connection:
         except msgspec.DecodeError as exc:
             _log.info("%s sent %s with bad params: %s", self.name, method, cut(str(exc)))
 
-    def _incoming_request(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | bytes
-    ) -> None:
+    def _incoming_request(self, request_id: RequestId, method: str, params: msgspec.Raw | bytes) -> None:
         entry = self._requests.get(method)
         if entry is None:
             self._answer_error(request_id, error_object(MethodNotFound(f"no method {cut(method)}")))

@@ -101,7 +101,13 @@ def _source(directory: Path, layer: Layer, base: Path, overrides: PluginSource |
     except PluginError as exc:
         manifest, problem = None, exc.line()
     return PluginSource(
-        name=directory.name, layer=layer, root=root, manifest=manifest, problem=problem, base=base.absolute(), overrides=overrides
+        name=directory.name,
+        layer=layer,
+        root=root,
+        manifest=manifest,
+        problem=problem,
+        base=base.absolute(),
+        overrides=overrides,
     )
 
 
@@ -184,7 +190,11 @@ def read_mcp_json(path: Path) -> dict[str, Json] | str | None:
 
 
 def _mcp_json(
-    project: Path, found: Mapping[str, PluginSource], environ: Mapping[str, str], variables: Collection[str], settings: Path
+    project: Path,
+    found: Mapping[str, PluginSource],
+    environ: Mapping[str, str],
+    variables: Collection[str],
+    settings: Path,
 ) -> list[PluginSource]:
     """The servers `<project>/.mcp.json` declares, as project plugins, their `${VAR}` expanded
     from `environ` when `variables` lists them all; a file that cannot be read as one is a
@@ -195,7 +205,17 @@ def _mcp_json(
     if servers is None:
         return []
     if isinstance(servers, str):
-        return [PluginSource(name=MCP_JSON, layer="project", root=base, manifest=None, problem=f"{path}: {servers}", base=base, declared_in=path)]
+        return [
+            PluginSource(
+                name=MCP_JSON,
+                layer="project",
+                root=base,
+                manifest=None,
+                problem=f"{path}: {servers}",
+                base=base,
+                declared_in=path,
+            )
+        ]
     sources: list[PluginSource] = []
     for name in sorted(servers):
         where = f"mcpServers.{name}"
@@ -237,9 +257,7 @@ def _expand(text: str, root: str) -> str:
     return text.replace(PLUGIN_ROOT, root)
 
 
-def entry_command(
-    manifest: Manifest, root: Path, environ: Mapping[str, str]
-) -> tuple[list[str], dict[str, str]]:
+def entry_command(manifest: Manifest, root: Path, environ: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """The argv and the environment to start a plugin with.
 
     `${PLUGIN_ROOT}` becomes the absolute `root` in the command, every argument and every

@@ -116,12 +116,42 @@ def _keyed(add: Callable[[Registry, _P], bool]) -> Callable[[Registry, _P, Place
 _KINDS: tuple[_Registrar, ...] = (
     # In this order: it is the order of the refusal notices and of `/plugins`' list.
     _Kind(lambda info: info.tools, BridgedTool, _keyed(Registry.add_tool), lambda tool: f"tool {tool.spec.name}"),
-    _Kind(lambda info: info.commands, BridgedCommand, _keyed(Registry.add_command), lambda command: f"command /{command.spec.name}"),
-    _Kind(lambda info: info.contributors, BridgedContributor, Registry.add_contributor, lambda contributor: f"contributor {contributor.spec.name}"),
-    _Kind(lambda info: info.compactors, BridgedCompactor, _keyed(Registry.add_compactor), lambda compactor: f"compactor {compactor.spec.name}"),
-    _Kind(lambda info: info.providers, BridgedProvider, _keyed(Registry.add_provider), lambda provider: f"provider {provider.spec.name}"),
-    _Kind(lambda info: info.hooks, BridgedHook, Registry.add_hook, lambda hook: f"hook {hook.spec.name} ({hook.spec.site}: {', '.join(hook.spec.points)})"),
-    _Kind(lambda info: info.services, BridgedService, _keyed(Registry.add_service), lambda service: f"service {service.spec.key}"),
+    _Kind(
+        lambda info: info.commands,
+        BridgedCommand,
+        _keyed(Registry.add_command),
+        lambda command: f"command /{command.spec.name}",
+    ),
+    _Kind(
+        lambda info: info.contributors,
+        BridgedContributor,
+        Registry.add_contributor,
+        lambda contributor: f"contributor {contributor.spec.name}",
+    ),
+    _Kind(
+        lambda info: info.compactors,
+        BridgedCompactor,
+        _keyed(Registry.add_compactor),
+        lambda compactor: f"compactor {compactor.spec.name}",
+    ),
+    _Kind(
+        lambda info: info.providers,
+        BridgedProvider,
+        _keyed(Registry.add_provider),
+        lambda provider: f"provider {provider.spec.name}",
+    ),
+    _Kind(
+        lambda info: info.hooks,
+        BridgedHook,
+        Registry.add_hook,
+        lambda hook: f"hook {hook.spec.name} ({hook.spec.site}: {', '.join(hook.spec.points)})",
+    ),
+    _Kind(
+        lambda info: info.services,
+        BridgedService,
+        _keyed(Registry.add_service),
+        lambda service: f"service {service.spec.key}",
+    ),
 )
 """Every kind a plugin contributes: kind → declarations → proxy → registry method."""
 
@@ -141,7 +171,9 @@ def _command_of(prompt: str | None) -> str | None:
 def _observes(info: InitializeResult) -> bool:
     """Whether the plugin declares a hook at an observation point (one the registry takes)."""
     return any(
-        (hook.site, point) in OBSERVE_POINTS and hook_problem(hook) is None for hook in info.hooks for point in hook.points
+        (hook.site, point) in OBSERVE_POINTS and hook_problem(hook) is None
+        for hook in info.hooks
+        for point in hook.points
     )
 
 
@@ -211,7 +243,14 @@ class PluginHost:
         at once; then register what each contributes, in plugin-name order. Never raises
         for a plugin's fault: a plugin that fails is a notice and a `/plugins` line."""
         loop = asyncio.get_running_loop()
-        facts = HostFacts(version=__version__, cwd=self._cwd, data_dir=self._data_dir, environ=self._environ, choose_model=self._choose_model, sandbox=self._sandbox)
+        facts = HostFacts(
+            version=__version__,
+            cwd=self._cwd,
+            data_dir=self._data_dir,
+            environ=self._environ,
+            choose_model=self._choose_model,
+            sandbox=self._sandbox,
+        )
         if HOST_SERVICE_KEY not in self._registry.services:
             self._registry.add_service(HostService())
         for source in self._sources:
@@ -348,8 +387,7 @@ class PluginHost:
         if had:
             self._notices.say(
                 name,
-                "declares other contributions than the ones registered for it; "
-                "what it declares now is registered",
+                "declares other contributions than the ones registered for it; what it declares now is registered",
                 "info",
             )
 
@@ -410,6 +448,14 @@ class PluginHost:
         for source, why in self._listed:
             version = source.manifest.version if source.manifest is not None else ""
             statuses.append(
-                PluginStatus(name=source.name, layer=source.layer, path=source.root, version=version, state="not started", why=why, contributes=())
+                PluginStatus(
+                    name=source.name,
+                    layer=source.layer,
+                    path=source.root,
+                    version=version,
+                    state="not started",
+                    why=why,
+                    contributes=(),
+                )
             )
         return sorted(statuses, key=lambda status: (status.name, status.layer))

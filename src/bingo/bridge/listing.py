@@ -25,18 +25,38 @@ class PluginsCommand(msgspec.Struct):
     """One line on the project's trust (`trust.trust_summary`), shown above the table."""
     sandbox: Sandbox | None = None
     """The run's sandbox: each plugin's grants are named (INTERFACE.md §9)."""
-    spec: CommandSpec = CommandSpec(name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo"
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         statuses = self.host.status()
         if not statuses:
-            return ViewOutcome(view=TextView(text=f"{self.trust}\nno plugins: install one in ~/.bingo/plugins/<name>/ or <project>/.bingo/plugins/<name>/"))
+            return ViewOutcome(
+                view=TextView(
+                    text=f"{self.trust}\nno plugins: install one in ~/.bingo/plugins/<name>/ or <project>/.bingo/plugins/<name>/"
+                )
+            )
         rows: list[list[str | int | float | None]] = []
         for s in statuses:
             state = s.state if not s.why else f"{s.state}: {s.why}"
-            rows.append([s.name, s.layer, s.version, state, ", ".join(s.contributes), plugin_sandbox_words(self.sandbox, s.name), str(s.path)])
-        table = TableView(title="plugins", columns=["plugin", "layer", "version", "state", "contributes", "sandbox", "path"], rows=rows)
+            rows.append(
+                [
+                    s.name,
+                    s.layer,
+                    s.version,
+                    state,
+                    ", ".join(s.contributes),
+                    plugin_sandbox_words(self.sandbox, s.name),
+                    str(s.path),
+                ]
+            )
+        table = TableView(
+            title="plugins",
+            columns=["plugin", "layer", "version", "state", "contributes", "sandbox", "path"],
+            rows=rows,
+        )
         return ViewOutcome(view=StackView(children=[TextView(text=self.trust), table]))
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:

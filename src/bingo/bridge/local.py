@@ -75,7 +75,11 @@ def _keep_out_of_git(path: Path, project: Path) -> Notice | None:
             write_atomic(ignore, after, within=project)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        return Notice(source="bingo", message=f"{path.name} is not named in {ignore}, so git may commit it: {why}; add the line {path.name} to it", level="warning")
+        return Notice(
+            source="bingo",
+            message=f"{path.name} is not named in {ignore}, so git may commit it: {why}; add the line {path.name} to it",
+            level="warning",
+        )
     return None
 
 
@@ -109,11 +113,29 @@ def save_local(project: Path, data_dir: Path, keys: tuple[str, ...], value: str,
             if ignored is not None:
                 said.append(ignored)
         if not keep_written(data_dir, project, path.name, before, after, untrusted_keys=untrusted):
-            said.append(Notice(source="bingo", message=f"{what} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}", level="warning"))
+            said.append(
+                Notice(
+                    source="bingo",
+                    message=f"{what} is saved in {path}, which holds settings this project's trust does not cover: it applies from the next run once you run bingo --trust in {project}",
+                    level="warning",
+                )
+            )
         else:
             said.append(Notice(source="bingo", message=f"allowed {what} from now on: saved in {path}"))
     except OSError as exc:
-        said.append(Notice(source="bingo", message=f"{what} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})", level="warning"))
+        said.append(
+            Notice(
+                source="bingo",
+                message=f"{what} is allowed for this run only: cannot save it in {path} ({exc.strerror or exc})",
+                level="warning",
+            )
+        )
     except (ValueError, RecursionError, TrustError) as exc:
-        said.append(Notice(source="bingo", message=f"{what} is allowed for this run only: cannot save it in {path} ({exc})", level="warning"))
+        said.append(
+            Notice(
+                source="bingo",
+                message=f"{what} is allowed for this run only: cannot save it in {path} ({exc})",
+                level="warning",
+            )
+        )
     return said

@@ -106,7 +106,7 @@ def mcp_problem(server: McpServer, where: str, *, mcp_json: bool = False) -> str
     kind = server.type
     if kind is not None and kind not in ("stdio", "http", "streamable-http"):
         if kind == "sse":
-            return f"`{where}.type` is sse, the transport MCP deprecated: bingo speaks stdio and Streamable HTTP (`\"type\": \"http\"`)"
+            return f'`{where}.type` is sse, the transport MCP deprecated: bingo speaks stdio and Streamable HTTP (`"type": "http"`)'
         return f"`{where}.type` is {kind!r}: use stdio or http"
     if server.url is not None:
         if server.command is not None:
@@ -121,9 +121,15 @@ def mcp_problem(server: McpServer, where: str, *, mcp_json: bool = False) -> str
     return _check_command(server.command, f"{where}.command")
 
 
-def mcp_manifest(name: str, server: McpServer, *, version: str = "", description: str = "", config: dict[str, Json] | None = None) -> Manifest:
+def mcp_manifest(
+    name: str, server: McpServer, *, version: str = "", description: str = "", config: dict[str, Json] | None = None
+) -> Manifest:
     """The manifest of MCP server `server` named `name` (its entry made from it)."""
-    entry = Entry(command=server.command or "", args=server.args, env=server.env) if server.url is None else Entry(command="")
+    entry = (
+        Entry(command=server.command or "", args=server.args, env=server.env)
+        if server.url is None
+        else Entry(command="")
+    )
     return Manifest(name=name, version=version, entry=entry, description=description, config=config, mcp=server)
 
 
@@ -136,10 +142,7 @@ def check_name(name: str) -> str | None:
     if len(name) > _NAME_MAX:
         return f"name {name!r} is longer than {_NAME_MAX} characters"
     if _NAME.fullmatch(name) is None:
-        return (
-            f"name {name!r} is not a plugin name: use lowercase letters and digits, "
-            "joined by single - or _"
-        )
+        return f"name {name!r} is not a plugin name: use lowercase letters and digits, joined by single - or _"
     if name in _RESERVED:
         return f"name {name!r} is reserved: notices and tools of the host itself speak under it"
     return None
@@ -181,13 +184,21 @@ def _manifest(written: _File) -> Manifest | str:
         problem = mcp_problem(written.mcp, "mcp")
         if problem is not None:
             return problem
-        return mcp_manifest(written.name, written.mcp, version=written.version, description=written.description, config=written.config)
+        return mcp_manifest(
+            written.name, written.mcp, version=written.version, description=written.description, config=written.config
+        )
     if written.entry is None:
         return "`entry` is missing (or `mcp`, for an MCP server)"
     problem = _check_entry(written.entry)
     if problem is not None:
         return problem
-    return Manifest(name=written.name, version=written.version, entry=written.entry, description=written.description, config=written.config)
+    return Manifest(
+        name=written.name,
+        version=written.version,
+        entry=written.entry,
+        description=written.description,
+        config=written.config,
+    )
 
 
 def read_manifest(directory: Path) -> Manifest:
@@ -223,9 +234,7 @@ def read_manifest(directory: Path) -> Manifest:
     try:
         value: Json = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PluginError(
-            f"{path} is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", _HINT
-        ) from exc
+        raise PluginError(f"{path} is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", _HINT) from exc
     try:
         written = msgspec.convert(value, _File)
     except msgspec.ValidationError as exc:

@@ -50,9 +50,7 @@ class BridgedProvider:
     def source(self) -> str:
         return self._source
 
-    async def stream(
-        self, request: ModelRequest, on_delta: Callable[[Delta], None]
-    ) -> ModelResponse:
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
         """One model response, its chunks passed to `on_delta` as they arrive.
 
         Raises:

@@ -88,7 +88,11 @@ def declaration_problems(raw: msgspec.Raw | bytes) -> str | None:
         unknown = P.unknown_keys(list(keys), _TOOL_KEYS)
         found: list[str] = []
         if unknown:
-            found.append(P.UNKNOWN_KEYS.said(whose="", has="", s="s" if len(unknown) > 1 else "", keys=", ".join(unknown)).strip())
+            found.append(
+                P.UNKNOWN_KEYS.said(
+                    whose="", has="", s="s" if len(unknown) > 1 else "", keys=", ".join(unknown)
+                ).strip()
+            )
         if _SCHEMA_KEY not in keys:
             found.append(P.NO_INPUT_SCHEMA.words(key=_SCHEMA_KEY))
         if found:

@@ -209,7 +209,11 @@ def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: 
         keys = settings.left_out.get(name, ())
         label = f".bingo/{name}" + (f": {', '.join(keys)}" if keys else "")
         files = ((f".bingo/{name}", digest[:_SHORT]),) if digest is not None else ()
-        items.append(Item(key=name, kind="settings", label=label, digest=digest, matters=bool(keys), problem=problem, files=files))
+        items.append(
+            Item(
+                key=name, kind="settings", label=label, digest=digest, matters=bool(keys), problem=problem, files=files
+            )
+        )
     data, digest, problem = _bytes_digest(project / MCP_FILE)
     files: tuple[tuple[str, str], ...] = ()
     if digest is not None:
@@ -224,7 +228,19 @@ def _items(project: Path, cwd: Path, sources: Sequence[PluginSource], settings: 
         servers = _mcp_servers(data or b"")
         label = MCP_FILE + (f": servers {', '.join(servers)}" if servers else "")
         details = _server_lines(data or b"", settings.mcp_variables)
-        items.append(Item(key=MCP_FILE, kind="mcp", label=label, digest=digest, matters=True, problem=problem, outside=outside, details=details, files=files))
+        items.append(
+            Item(
+                key=MCP_FILE,
+                kind="mcp",
+                label=label,
+                digest=digest,
+                matters=True,
+                problem=problem,
+                outside=outside,
+                details=details,
+                files=files,
+            )
+        )
     return items
 
 
@@ -289,7 +305,10 @@ def _bounded(files: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
         for path, short in files:
             grouped.setdefault("/".join(path.split("/")[: below + depth]), []).append(f"{path}\0{short}")
         if len(grouped) <= _FILES_KEPT:
-            return tuple((path, hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:_SHORT]) for path, parts in sorted(grouped.items()))
+            return tuple(
+                (path, hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:_SHORT])
+                for path, parts in sorted(grouped.items())
+            )
     return ()
 
 
@@ -359,7 +378,9 @@ def _locked(path: Path) -> Generator[None]:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def _update(data_dir: Path, project: Path, change: Mapping[str, str], files: Mapping[str, Mapping[str, str]], *, replace: bool) -> None:
+def _update(
+    data_dir: Path, project: Path, change: Mapping[str, str], files: Mapping[str, Mapping[str, str]], *, replace: bool
+) -> None:
     """Write `change` (digests by item key) and `files` (their paths' short digests) into the
     project's record: as all it trusts (`replace`, the person's own trust), or over it (bingo's
     own write, which leaves a project never trusted as never trusted).
@@ -418,7 +439,11 @@ class TrustState(msgspec.Struct, frozen=True):
 
     def digests(self) -> dict[str, str]:
         """Each project plugin's content digest, by plugin name (for the declaration cache)."""
-        return {item.key.removeprefix("plugin:"): item.digest for item in self.items if item.kind == "plugin" and item.digest is not None}
+        return {
+            item.key.removeprefix("plugin:"): item.digest
+            for item in self.items
+            if item.kind == "plugin" and item.digest is not None
+        }
 
 
 def trust_state(
@@ -442,7 +467,9 @@ def trust_state(
         for item in items
         if item.key in pending and item.key in trusted
     )
-    return TrustState(project=project, status=status, items=tuple(items), pending=pending, known=tuple(trusted), changed=changed)
+    return TrustState(
+        project=project, status=status, items=tuple(items), pending=pending, known=tuple(trusted), changed=changed
+    )
 
 
 def remember(state: TrustState, data_dir: Path) -> TrustState:
@@ -468,7 +495,9 @@ def remember(state: TrustState, data_dir: Path) -> TrustState:
     )
 
 
-def keep_written(data_dir: Path, project: Path, name: str, before: bytes | None, after: bytes, *, untrusted_keys: bool) -> bool:
+def keep_written(
+    data_dir: Path, project: Path, name: str, before: bytes | None, after: bytes, *, untrusted_keys: bool
+) -> bool:
     """After bingo itself wrote project settings file `name` (an "always" answer), keep it
     trusted as written: record the digest of `after` when what it replaced was absent,
     trusted, or gave nothing beyond what tightens (`untrusted_keys` False). Otherwise the
@@ -486,7 +515,9 @@ def keep_written(data_dir: Path, project: Path, name: str, before: bytes | None,
     return True
 
 
-def admitted(sources: Sequence[PluginSource], state: TrustState) -> tuple[list[PluginSource], list[tuple[PluginSource, str]]]:
+def admitted(
+    sources: Sequence[PluginSource], state: TrustState
+) -> tuple[list[PluginSource], list[tuple[PluginSource, str]]]:
     """The plugins this run starts, and those it lists without starting, with why. In a
     trusted project a project plugin wins its name (the user plugin it hides is listed);
     otherwise no project plugin runs and the user plugin of that name runs instead."""
@@ -530,7 +561,11 @@ def left_out_notice(state: TrustState, sources: Sequence[PluginSource]) -> str:
     else:
         why = f"{state.project} is not a trusted project"
     fix = f"run bingo --trust in {state.project} to trust it as it is now"
-    cannot = [f"{item.label.partition(':')[0]}: {item.problem}" for item in state.items if item.matters and item.digest is None]
+    cannot = [
+        f"{item.label.partition(':')[0]}: {item.problem}"
+        for item in state.items
+        if item.matters and item.digest is None
+    ]
     if cannot:
         fix += f" (never trusted: {'; '.join(cannot)})"
     return f"{why}, so bingo left out what it brings: {what}; {fix}"
@@ -587,7 +622,11 @@ def trust_summary(state: TrustState) -> str:
         return f"project {state.project}: brings nothing that needs trust"
     if state.trusted:
         return f"project {state.project}: trusted as it is ({', '.join(brought)})"
-    pending = _named(changed_paths(state)) if state.status == "changed" else ", ".join(item.label.partition(":")[0] for item in state.items if item.key in state.pending)
+    pending = (
+        _named(changed_paths(state))
+        if state.status == "changed"
+        else ", ".join(item.label.partition(":")[0] for item in state.items if item.key in state.pending)
+    )
     return f"project {state.project}: not trusted ({pending} {'changed' if state.status == 'changed' else 'never trusted'}), so its plugins do not run and its settings only tighten; run bingo --trust"
 
 
@@ -597,15 +636,25 @@ def trust_line(before: TrustState, after: TrustState) -> str:
     if before.status == "none":
         return f"{project} brings nothing that needs trust (no plugins, .mcp.json, or settings beyond deny and ask)"
     brought = "; ".join(item.label for item in before.items if item.matters and item.digest is not None)
-    cannot = [f"{item.label.partition(':')[0]} ({item.problem})" for item in before.items if item.matters and item.digest is None]
+    cannot = [
+        f"{item.label.partition(':')[0]} ({item.problem})"
+        for item in before.items
+        if item.matters and item.digest is None
+    ]
     tail = f"; cannot be trusted: {', '.join(cannot)}" if cannot else ""
     links = [f"{item.label.partition(':')[0]}: {link}" for item in before.items for link in item.outside]
     if links:
-        tail += f"; what leads out of the project is trusted too: {', '.join(links[:5])}" + (" ..." if len(links) > 5 else "")
+        tail += f"; what leads out of the project is trusted too: {', '.join(links[:5])}" + (
+            " ..." if len(links) > 5 else ""
+        )
     details = "".join(f"\n  {detail}" for item in before.items if item.matters for detail in item.details)
     if before.trusted:
         return f"nothing changed: {project} is trusted as it is ({brought}){details}"
-    line = f"trusted {project} as it is now: {brought}{tail}" if after.trusted or brought else f"nothing trusted in {project}{tail}"
+    line = (
+        f"trusted {project} as it is now: {brought}{tail}"
+        if after.trusted or brought
+        else f"nothing trusted in {project}{tail}"
+    )
     return line + details
 
 

@@ -23,7 +23,17 @@ import msgspec
 from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, too_deep
 from .errors import SettingsError
 
-__all__ = ["HOST_DEADLINES", "KeyPath", "Layer", "PluginSandboxLayer", "SandboxLayer", "Source", "as_array", "as_object", "read_layer"]
+__all__ = [
+    "HOST_DEADLINES",
+    "KeyPath",
+    "Layer",
+    "PluginSandboxLayer",
+    "SandboxLayer",
+    "Source",
+    "as_array",
+    "as_object",
+    "read_layer",
+]
 
 # --- finding and saying where a key is ----------------------------------------------
 
@@ -252,6 +262,7 @@ _EXPECTED: dict[KeyPath, str] = {
     ("plugins", "*", "sandbox", "write", 0): "a path (a string)",
     ("plugins", "*", "sandbox", "mode"): '"off" (or "on")',
 }
+
 
 def _first_wrong(data: Json, shape: type[msgspec.Struct], path: KeyPath) -> KeyPath | None:
     """The path of the first known key of `data` (a document of `shape`) whose value has the

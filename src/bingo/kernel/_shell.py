@@ -37,11 +37,53 @@ _DUPLICATE = re.compile(r"[0-9]+-?|-")
 _DESCRIPTOR = re.compile(r"[0-9]+")
 """A word glued before `>` or `<` that bash reads as the descriptor redirected (`2>`)."""
 _WRAPPERS = frozenset(
-    {"!", "{", "if", "then", "else", "elif", "do", "while", "until", "time", "exec", "command", "builtin", "nohup", "nice", "sudo", "env", "xargs"}
+    {
+        "!",
+        "{",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "do",
+        "while",
+        "until",
+        "time",
+        "exec",
+        "command",
+        "builtin",
+        "nohup",
+        "nice",
+        "sudo",
+        "env",
+        "xargs",
+    }
 )
 """Words a deny rule looks past at the start of a piece: `sudo rm x` is also `rm x`."""
 _RESERVED = frozenset(
-    {"!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then", "time", "until", "while"}
+    {
+        "!",
+        "{",
+        "}",
+        "[[",
+        "]]",
+        "case",
+        "coproc",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "fi",
+        "for",
+        "function",
+        "if",
+        "in",
+        "select",
+        "then",
+        "time",
+        "until",
+        "while",
+    }
 )
 """Bash's reserved words: a simple command that starts with one is a compound command (or
 `time`, `!`), whose command name is not its first word, so no allow pattern judges it."""

@@ -62,7 +62,9 @@ def _replace(directory: int, name: str, data: bytes, shown: str) -> None:
     for _ in range(8):
         temp = f".{name}.{secrets.token_hex(8)}.tmp"
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _NEW_MODE, dir_fd=directory)
+            fd = os.open(
+                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _NEW_MODE, dir_fd=directory
+            )
             break
         except FileExistsError:
             continue

@@ -60,8 +60,7 @@ class HelpCommand(msgspec.Struct):
             families.setdefault(spec.family, []).append([usage, spec.hint])
         order = sorted(families, key=lambda f: (f != "bingo", f))
         tables: list[View] = [
-            TableView(title=family, columns=["command", "what it does"], rows=families[family])
-            for family in order
+            TableView(title=family, columns=["command", "what it does"], rows=families[family]) for family in order
         ]
         return ViewOutcome(view=StackView(children=tables))
 
@@ -74,7 +73,9 @@ class ToolsCommand(msgspec.Struct):
 
     registry: Registry
     gate: Gate
-    spec: CommandSpec = CommandSpec(name="tools", hint="list every tool and what the gate does with it", instant=True, family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="tools", hint="list every tool and what the gate does with it", instant=True, family="bingo"
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
@@ -112,7 +113,9 @@ class CompactCommand(msgspec.Struct):
         done = await self.compact()
         match done.status:
             case "compacted":
-                return TextOutcome(text=f"history compacted by {done.by}: about {done.before} tokens to about {done.after}")
+                return TextOutcome(
+                    text=f"history compacted by {done.by}: about {done.before} tokens to about {done.after}"
+                )
             case "nothing" if not done.by:
                 return TextOutcome(text="nothing to compact: this session has no history yet")
             case "nothing":
@@ -133,7 +136,9 @@ class ContextCommand(msgspec.Struct):
     conversation: Conversation
     choose_model: Callable[[], None]
     """Chooses the run's model if no turn has yet (the window is the model's)."""
-    spec: CommandSpec = CommandSpec(name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo"
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
@@ -141,7 +146,11 @@ class ContextCommand(msgspec.Struct):
         conversation = self.conversation
         system = conversation.system or ""
         window = conversation.window()
-        model = f"{conversation.provider.spec.name} {conversation.model}" if conversation.provider is not None else "no model chosen yet"
+        model = (
+            f"{conversation.provider.spec.name} {conversation.model}"
+            if conversation.provider is not None
+            else "no model chosen yet"
+        )
         sizes = TableView(
             title="context",
             columns=["what", "tokens (estimated)"],
@@ -157,7 +166,11 @@ class ContextCommand(msgspec.Struct):
         pieces = conversation.pieces
         if pieces:
             rows: list[list[str | int | float | None]] = [[p.title or "", p.priority, len(p.text)] for p in pieces]
-            children.append(TableView(title="context pieces of the latest turn", columns=["title", "priority", "characters"], rows=rows))
+            children.append(
+                TableView(
+                    title="context pieces of the latest turn", columns=["title", "priority", "characters"], rows=rows
+                )
+            )
         else:
             children.append(TextView(text="the latest turn had no context pieces"))
         return ViewOutcome(view=StackView(children=children))
@@ -175,7 +188,11 @@ class ModelCommand(msgspec.Struct):
     choose_model: Callable[[], None]
     """Chooses the run's model if no turn has yet."""
     spec: CommandSpec = CommandSpec(
-        name="model", hint="show the model, or switch this session to another", args=CommandArgs(kind="free", hint="NAME"), instant=True, family="bingo"
+        name="model",
+        hint="show the model, or switch this session to another",
+        args=CommandArgs(kind="free", hint="NAME"),
+        instant=True,
+        family="bingo",
     )
     source: str = BUILTIN
 
@@ -184,21 +201,33 @@ class ModelCommand(msgspec.Struct):
         conversation = self.conversation
         provider = conversation.provider
         if provider is None:
-            return ErrorOutcome(message="no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
+            return ErrorOutcome(
+                message="no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider"
+            )
         known = list(provider.spec.models or [])
         name = args.strip()
         if not name:
-            listed = f"{provider.spec.name} lists: {', '.join(known)}" if known else f"{provider.spec.name} lists no models"
-            return TextOutcome(text=f"the model is {conversation.model} (via {provider.spec.name}); {listed}; /model NAME switches to another")
+            listed = (
+                f"{provider.spec.name} lists: {', '.join(known)}" if known else f"{provider.spec.name} lists no models"
+            )
+            return TextOutcome(
+                text=f"the model is {conversation.model} (via {provider.spec.name}); {listed}; /model NAME switches to another"
+            )
         if any(char.isspace() for char in name) or len(name) > _MODEL_NAME_MAX:
             return ErrorOutcome(message=f"{name[:_MODEL_NAME_MAX]!r} is not a model name: /model NAME takes one word")
         conversation.model = name
         unknown = f" (not one {provider.spec.name} lists; it is sent as it is)" if known and name not in known else ""
-        return TextOutcome(text=f"the model is now {name} (via {provider.spec.name}) until bingo exits{unknown}; \"model\" in settings, or --model, chooses it for every run")
+        return TextOutcome(
+            text=f'the model is now {name} (via {provider.spec.name}) until bingo exits{unknown}; "model" in settings, or --model, chooses it for every run'
+        )
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         provider = self.conversation.provider
-        return [Completion(value=name) for name in (provider.spec.models or []) if name.startswith(partial)] if provider is not None else []
+        return (
+            [Completion(value=name) for name in (provider.spec.models or []) if name.startswith(partial)]
+            if provider is not None
+            else []
+        )
 
 
 _MODEL_NAME_MAX = 200

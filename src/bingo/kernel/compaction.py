@@ -162,9 +162,7 @@ class TrimCompactor:
     spec = CompactorSpec(name="trim", description="keep recent exchanges, fold the rest")
     source = BUILTIN
 
-    async def compact(
-        self, context: CompactionContext, reason: Literal["overflow", "manual"]
-    ) -> Compaction:
+    async def compact(self, context: CompactionContext, reason: Literal["overflow", "manual"]) -> Compaction:
         messages = context.messages
         # Cut only at a person's prompt, so no tool use is separated from its result.
         starts = [i for i, m in enumerate(messages) if _is_prompt(m)]
@@ -194,16 +192,16 @@ class SummaryCompactor:
     spec = CompactorSpec(name="summary", description="the model summarises; the latest exchange is kept")
     source = BUILTIN
 
-    def __init__(self, ask: AskModel, *, model: str, system: str | None, tools: list[ToolSpec], max_tokens: int | None) -> None:
+    def __init__(
+        self, ask: AskModel, *, model: str, system: str | None, tools: list[ToolSpec], max_tokens: int | None
+    ) -> None:
         self._ask = ask
         self._model = model
         self._system = system
         self._tools = tools
         self._max_tokens = max_tokens
 
-    async def compact(
-        self, context: CompactionContext, reason: Literal["overflow", "manual"]
-    ) -> Compaction:
+    async def compact(self, context: CompactionContext, reason: Literal["overflow", "manual"]) -> Compaction:
         messages = context.messages
         cut = last_exchange(messages)
         older, recent = messages[:cut], messages[cut:]

@@ -126,7 +126,10 @@ class Dispatcher:
         """
         if images:
             if text.startswith("/"):
-                raise UsageError("images go with a prompt, not with a slash command", "send the command alone, then the images with a prompt")
+                raise UsageError(
+                    "images go with a prompt, not with a slash command",
+                    "send the command alone, then the images with a prompt",
+                )
             check_images(images)
         if not text.startswith("/"):
             return await self._turn(text, list(images))

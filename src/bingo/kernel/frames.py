@@ -108,9 +108,7 @@ class CompactionFrame(_Frame, frozen=True, tag="compaction"):
     by: str = ""
 
 
-Frame: TypeAlias = (
-    PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame
-)
+Frame: TypeAlias = PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame
 
 _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[Frame] | None = None
@@ -167,9 +165,7 @@ def history(frames: list[Frame]) -> list[Message]:
                     if isinstance(block, ToolUseBlock):
                         pending[block.id] = None
             case ToolResultFrame(call_id=call_id, output=output):
-                results.append(
-                    ToolResultBlock(tool_use_id=call_id, parts=output.parts, is_error=output.is_error)
-                )
+                results.append(ToolResultBlock(tool_use_id=call_id, parts=output.parts, is_error=output.is_error))
             case CompactionFrame(compaction=compaction):
                 flush_results()
                 messages = list(compaction.messages)

@@ -130,7 +130,12 @@ def parse_rule(text: str) -> Rule:
     if not name:
         return Rule(text, name, None, "it names no tool before its '('; write TOOL(PATTERN), e.g. bash(git status*)")
     if not inner.endswith(")"):
-        return Rule(text, name, None, f"its '(' is not closed by a ')' at its end; write {name}(PATTERN), e.g. bash(git status*)")
+        return Rule(
+            text,
+            name,
+            None,
+            f"its '(' is not closed by a ')' at its end; write {name}(PATTERN), e.g. bash(git status*)",
+        )
     pattern = inner[:-1]
     if not pattern:
         return Rule(text, name, None, f"its pattern is empty; write {name} for every call, or {name}(PATTERN)")
@@ -266,7 +271,9 @@ def _reaches(pattern: str, directory: str) -> bool:
 
     states = closure({0})
     for char in below:
-        states = closure({i if units[i] is None else i + 1 for i in states if i < len(units) and units[i] in (None, char)})
+        states = closure(
+            {i if units[i] is None else i + 1 for i in states if i < len(units) and units[i] in (None, char)}
+        )
         if not states:
             return False
     return True
@@ -635,7 +642,9 @@ def rule_problems(placed: Sequence[PlacedRule], tools: Mapping[str, str], plugin
         rule = parse_rule(text)
         if rule.problem is not None:
             if kind == "allow" or not rule.tool:
-                effect = "it allows nothing until it is fixed" if kind == "allow" else "it matches nothing until it is fixed"
+                effect = (
+                    "it allows nothing until it is fixed" if kind == "allow" else "it matches nothing until it is fixed"
+                )
             else:
                 verb = "denies" if kind == "deny" else "asks about"
                 effect = f"until it is fixed it {verb} every call of {rule.tool}"
@@ -648,7 +657,11 @@ def rule_problems(placed: Sequence[PlacedRule], tools: Mapping[str, str], plugin
             if rule.tool in plugins:
                 own = sorted(tool for tool, source in tools.items() if source == rule.tool)
                 line += f": {rule.tool} is a plugin, and a rule names one of its tools"
-                line += f" (did you mean {_or([t + suffix for t in own[:_SHOWN_SUGGESTIONS]])}?)" if own else ", of which it declares none"
+                line += (
+                    f" (did you mean {_or([t + suffix for t in own[:_SHOWN_SUGGESTIONS]])}?)"
+                    if own
+                    else ", of which it declares none"
+                )
             else:
                 close = _close(rule.tool, tools)
                 if close:

@@ -35,9 +35,7 @@ __all__ = ["DECIDE_POINTS", "OBSERVE_POINTS", "HookVerdict", "Hooks", "asked_bec
 
 _log = logging.getLogger(__name__)
 
-DECIDE_POINTS: frozenset[tuple[str, str]] = frozenset(
-    {("prompt", "submit"), ("tool", "before"), ("command", "before")}
-)
+DECIDE_POINTS: frozenset[tuple[str, str]] = frozenset({("prompt", "submit"), ("tool", "before"), ("command", "before")})
 """The (site, point) pairs whose hooks decide."""
 
 OBSERVE_POINTS: frozenset[tuple[str, str]] = frozenset(
@@ -303,7 +301,9 @@ class Hooks:
                         asked, asked_why = hook, reason
                 case "continue":
                     pass
-        return HookVerdict("ask" if asked is not None else "continue", payload, asked_why if asked is not None else None, by, asked)
+        return HookVerdict(
+            "ask" if asked is not None else "continue", payload, asked_why if asked is not None else None, by, asked
+        )
 
     async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | _Undecided | None:
         """One hook's outcome; why it decided nothing; or None when its plugin is not
@@ -315,7 +315,9 @@ class Hooks:
         except TimeoutError as exc:
             if not timeout.expired():
                 return _Undecided(f"failed ({self._logged(hook, 'decide', exc)}) and")
-            return _Undecided(f"missed its deadline ({_seconds(self._deadline)}: deadlines.hook/decide in settings) and")
+            return _Undecided(
+                f"missed its deadline ({_seconds(self._deadline)}: deadlines.hook/decide in settings) and"
+            )
         except PluginUnavailable as exc:
             if hook.source not in self._fail_closed:
                 return None

@@ -63,26 +63,44 @@ def check_images(images: Sequence[ImageBlock]) -> None:
         UsageError: naming the image (by its place in the prompt) and what was wrong.
     """
     if len(images) > MAX_IMAGES:
-        raise UsageError(f"the prompt has {len(images)} images, more than the {MAX_IMAGES} one prompt may carry", "send fewer images")
+        raise UsageError(
+            f"the prompt has {len(images)} images, more than the {MAX_IMAGES} one prompt may carry", "send fewer images"
+        )
     for at, image in enumerate(images, start=1):
         which = _which(at, images)
         if image.media_type not in IMAGE_TYPES:
-            raise UsageError(f"{which} is {image.media_type[:60]!r}, which bingo does not send to a model", "send a PNG, JPEG, GIF or WebP image (" + ", ".join(IMAGE_TYPES) + ")")
+            raise UsageError(
+                f"{which} is {image.media_type[:60]!r}, which bingo does not send to a model",
+                "send a PNG, JPEG, GIF or WebP image (" + ", ".join(IMAGE_TYPES) + ")",
+            )
         if len(image.data) > MAX_IMAGE:
             size = len(image.data)
-            raise UsageError(f"{which} is {_size(size)} ({size:,} bytes) as base64, past the {_size(MAX_IMAGE)} ({MAX_IMAGE:,} bytes) one image may be (the providers refuse larger)", "send a smaller or more compressed image")
+            raise UsageError(
+                f"{which} is {_size(size)} ({size:,} bytes) as base64, past the {_size(MAX_IMAGE)} ({MAX_IMAGE:,} bytes) one image may be (the providers refuse larger)",
+                "send a smaller or more compressed image",
+            )
     total = sum(len(image.data) for image in images)
     if total > MAX_PROMPT_IMAGES:
-        raise UsageError(f"the prompt's images are {_size(total)} ({total:,} bytes) of base64 in all, past the {_size(MAX_PROMPT_IMAGES)} ({MAX_PROMPT_IMAGES:,} bytes) one prompt may carry", "send fewer or smaller images")
+        raise UsageError(
+            f"the prompt's images are {_size(total)} ({total:,} bytes) of base64 in all, past the {_size(MAX_PROMPT_IMAGES)} ({MAX_PROMPT_IMAGES:,} bytes) one prompt may carry",
+            "send fewer or smaller images",
+        )
     for at, image in enumerate(images, start=1):
         which = _which(at, images)
         try:
             head = binascii.a2b_base64(image.data, strict_mode=True)[:16]
         except (binascii.Error, ValueError):
-            raise UsageError(f"{which} ({image.media_type}) is not valid base64", "send the image's bytes base64-encoded, with no line breaks") from None
+            raise UsageError(
+                f"{which} ({image.media_type}) is not valid base64",
+                "send the image's bytes base64-encoded, with no line breaks",
+            ) from None
         found = _sniff(head)
         if found != image.media_type:
-            what = f"its bytes are {_NAMES[found]} ({found})" if found is not None else "its bytes are no image bingo knows"
+            what = (
+                f"its bytes are {_NAMES[found]} ({found})"
+                if found is not None
+                else "its bytes are no image bingo knows"
+            )
             raise UsageError(f"{which} is said to be {image.media_type}, but {what}", "send it with its own media type")
 
 

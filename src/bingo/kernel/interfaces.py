@@ -241,9 +241,7 @@ class Compactor(Protocol):
     @property
     def source(self) -> str: ...
 
-    async def compact(
-        self, context: CompactionContext, reason: Literal["overflow", "manual"]
-    ) -> Compaction: ...
+    async def compact(self, context: CompactionContext, reason: Literal["overflow", "manual"]) -> Compaction: ...
 
 
 class Provider(Protocol):
@@ -256,9 +254,7 @@ class Provider(Protocol):
     @property
     def source(self) -> str: ...
 
-    async def stream(
-        self, request: ModelRequest, on_delta: Callable[[Delta], None]
-    ) -> ModelResponse: ...
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse: ...
 
 
 class Hook(Protocol):

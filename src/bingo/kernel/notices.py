@@ -36,6 +36,7 @@ class _Budget(msgspec.Struct):
     at: float
     left_out: int = 0
 
+
 Listener = Callable[[Notice], None]
 
 
@@ -70,7 +71,9 @@ class Notices:
             if budget.left_out:
                 count, budget.left_out = budget.left_out, 0
                 more = "1 more notice was" if count == 1 else f"{count} more notices were"
-                self._tell(Notice(source=source, message=f"{more} left out here; they are in {self._kept_in}", level="warning"))
+                self._tell(
+                    Notice(source=source, message=f"{more} left out here; they are in {self._kept_in}", level="warning")
+                )
 
     def _admit(self, source: str) -> bool:
         if source == HOST:

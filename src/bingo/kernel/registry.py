@@ -32,7 +32,22 @@ BUILTIN = "builtin"
 (manifest.py)."""
 
 BUILTIN_COMMANDS: frozenset[str] = frozenset(
-    {"clear", "compact", "context", "exit", "help", "model", "plugins", "quit", "result", "resume", "sandbox", "sessions", "tools", "usage"}
+    {
+        "clear",
+        "compact",
+        "context",
+        "exit",
+        "help",
+        "model",
+        "plugins",
+        "quit",
+        "result",
+        "resume",
+        "sandbox",
+        "sessions",
+        "tools",
+        "usage",
+    }
 )
 """bingo's own slash commands, every surface's (the terminal's `/clear` included): a
 plugin's command never takes one."""
@@ -145,7 +160,9 @@ class Registry:
         self._services: dict[str, Service] = {}
         # Who owns each named thing, by kind: read once at registration, so `unregister`
         # reads no tool's `source` (nor anything that could import a built-in's module).
-        self._sources: dict[str, dict[str, str]] = {kind: {} for kind in ("tool", "command", "compactor", "provider", "service")}
+        self._sources: dict[str, dict[str, str]] = {
+            kind: {} for kind in ("tool", "command", "compactor", "provider", "service")
+        }
 
     # --- reading: read-only views that follow what they show as it changes ----------
 
@@ -197,7 +214,9 @@ class Registry:
     def _reserved(self, kind: str, shown: str, source: str) -> None:
         self.notices.say(source, RESERVED_NAME.words(kind=kind, shown=shown), "warning")
 
-    def _named(self, kind: str, items: dict[str, _T], name: str, item: _T, source: str, shown: str | None = None) -> bool:
+    def _named(
+        self, kind: str, items: dict[str, _T], name: str, item: _T, source: str, shown: str | None = None
+    ) -> bool:
         """Put `item` under `name` unless another has it (a notice then)."""
         owners = self._sources[kind]
         if name in items:
@@ -280,4 +299,3 @@ class Registry:
         _drop_owned(self._providers, owner, self._sources["provider"])
         _drop_owned(self._services, owner, self._sources["service"])
         return Places(contributor=_drop_listed(self._contributors, owner), hook=_drop_listed(self._hooks, owner))
-

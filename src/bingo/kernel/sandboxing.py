@@ -169,7 +169,9 @@ class _Reader:
                     f"grant paths inside it: ignored (grant it in {self.user_settings})"
                 )
             elif not path.exists():
-                self.problems.append(f"{source.where}: {key} {text[:200]!r} does not exist: ignored (create it, or correct the path)")
+                self.problems.append(
+                    f"{source.where}: {key} {text[:200]!r} does not exist: ignored (create it, or correct the path)"
+                )
             else:
                 found.append(Grant(str(path), source.where))
         return found

@@ -269,15 +269,15 @@ def load_settings(
     overrides: Mapping[str, Json] | None = None,
 ) -> Settings:
     """Read and merge the layers: `home/settings.json` (home is the user layer, ~/.bingo),
-    `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
-    (camelCase keys, from the command line). Missing files are fine. Unless
-    `project_trusted`, the two project files give only `permissions.deny` and `.ask`; what
-    each holds beyond that is named in `Settings.left_out` either way, and every layer's
-unknown keys in `Settings.unknown`. A project `.bingo/`
-    that `layer_problem` refuses is not read at all.
+        `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
+        (camelCase keys, from the command line). Missing files are fine. Unless
+        `project_trusted`, the two project files give only `permissions.deny` and `.ask`; what
+        each holds beyond that is named in `Settings.left_out` either way, and every layer's
+    unknown keys in `Settings.unknown`. A project `.bingo/`
+        that `layer_problem` refuses is not read at all.
 
-    Raises:
-        SettingsError: a file is not valid JSON or holds a known key of the wrong type.
+        Raises:
+            SettingsError: a file is not valid JSON or holds a known key of the wrong type.
     """
     paths = [home / _SETTINGS_FILE]
     project_dir = project / ".bingo"
@@ -285,7 +285,9 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
     # concatenate every rule list with itself.
     if not _same(project_dir, home) and layer_problem(project) is None:
         paths += [project_dir / name for name in PROJECT_SETTINGS]
-    sources: list[tuple[Path | None, Source]] = [(path, source) for path in paths if (source := read_layer(path)) is not None]
+    sources: list[tuple[Path | None, Source]] = [
+        (path, source) for path in paths if (source := read_layer(path)) is not None
+    ]
     if overrides is not None:
         sources.append((None, Source("the command line", dict(overrides), None)))
     merged: dict[str, Json] = {}
@@ -305,7 +307,9 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
         if path is None or path == paths[0]:
             variables.update(layer.mcp_variables)  # the person's own: a project's is not read
         elif layer.mcp_variables:
-            unknown.append(f"{path}: mcpVariables is read from your own settings only ({paths[0]}): a project cannot list variables for itself")
+            unknown.append(
+                f"{path}: mcpVariables is read from your own settings only ({paths[0]}): a project cannot list variables for itself"
+            )
         document = as_object(source.data)
         if document is None:
             continue
@@ -322,7 +326,13 @@ unknown keys in `Settings.unknown`. A project `.bingo/`
     settings = _settings(msgspec.convert(merged, Layer), left_out)
     grants = sandbox_grants(sandboxes, project=project, user_settings=str(paths[0]))
     return msgspec.structs.replace(
-        settings, fail_closed=fail_closed, mcp_variables=frozenset(variables), matrix=matrix, rules=tuple(rules), unknown=tuple(unknown), sandbox=grants
+        settings,
+        fail_closed=fail_closed,
+        mcp_variables=frozenset(variables),
+        matrix=matrix,
+        rules=tuple(rules),
+        unknown=tuple(unknown),
+        sandbox=grants,
     )
 
 

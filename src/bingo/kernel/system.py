@@ -28,7 +28,17 @@ from pathlib import Path
 
 from .files import LayerFile, LeftOut, open_regular, read_layer_file
 
-__all__ = ["INSTRUCTIONS_FILE", "INSTRUCTIONS_FILES", "MAX_INSTRUCTIONS", "Instructions", "LeftOut", "SystemPrompt", "git_state", "read_instructions", "system_prompt"]
+__all__ = [
+    "INSTRUCTIONS_FILE",
+    "INSTRUCTIONS_FILES",
+    "MAX_INSTRUCTIONS",
+    "Instructions",
+    "LeftOut",
+    "SystemPrompt",
+    "git_state",
+    "read_instructions",
+    "system_prompt",
+]
 
 INSTRUCTIONS_FILE = "AGENTS.md"
 """The instructions file other agent hosts read too, at the project's root and in the user layer."""
@@ -105,12 +115,16 @@ def _unframed(text: str) -> str:
     return _FRAME_TAG.sub("&lt;", text)
 
 
-def read_instructions(path: Path, *, layer: Path | None = None, layer_name: str = "its layer") -> Instructions | LeftOut | None:
+def read_instructions(
+    path: Path, *, layer: Path | None = None, layer_name: str = "its layer"
+) -> Instructions | LeftOut | None:
     """The instructions file at `path` as the prompt holds it; None when there is none (or it
     is empty); `LeftOut` when something is there that is not read: not a regular file, or a
     link whose real path is outside `layer` (default: the file's own directory).
     `kernel.files.read_layer_file` decides; this cuts and decodes."""
-    found = read_layer_file(path, layer=layer if layer is not None else path.parent, limit=MAX_INSTRUCTIONS, layer_name=layer_name)
+    found = read_layer_file(
+        path, layer=layer if layer is not None else path.parent, limit=MAX_INSTRUCTIONS, layer_name=layer_name
+    )
     if not isinstance(found, LayerFile):
         return found
     # A cut can split a character: what is left of it is dropped, not shown as U+FFFD.
@@ -173,7 +187,9 @@ def _block(title: str, found: Instructions) -> str:
     return f"{title}\n<instructions path={_unframed(str(found.path))!r}>\n{body}\n</instructions>"
 
 
-def system_prompt(*, cwd: Path, project: Path, home: Path, today: str | None = None, platform: str | None = None) -> SystemPrompt:
+def system_prompt(
+    *, cwd: Path, project: Path, home: Path, today: str | None = None, platform: str | None = None
+) -> SystemPrompt:
     """The system prompt of a run in `cwd`, whose project root is `project` and user layer
     `home` (`~/.bingo`). `today` (YYYY-MM-DD) and `platform` default to this machine's."""
     lines = [
@@ -190,7 +206,10 @@ def system_prompt(*, cwd: Path, project: Path, home: Path, today: str | None = N
     left_out: list[LeftOut] = []
     blocks: list[str] = []
     seen: set[Path] = set()
-    for layer, layer_name, mine in ((home, f"your own layer ({home})", True), (project, f"the project ({project})", False)):
+    for layer, layer_name, mine in (
+        (home, f"your own layer ({home})", True),
+        (project, f"the project ({project})", False),
+    ):
         for name in INSTRUCTIONS_FILES:
             read = read_instructions(layer / name, layer=layer, layer_name=layer_name)
             if read is None:

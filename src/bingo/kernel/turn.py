@@ -87,6 +87,7 @@ _MAX_STEPS = 64
 _MIN_SHARE = 500
 """The fewest tokens a context contributor is given, however many there are."""
 
+
 class SessionLog(Protocol):
     """Where a turn's frames go, the moment they happen."""
 
@@ -200,7 +201,10 @@ class Conversation(msgspec.Struct):
             if why is not None:
                 raise _TurnBlocked(f"the prompt was not sent: {why}", unsent=True)
         if self.provider is None:
-            raise ProviderError("no model provider is configured", "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider")
+            raise ProviderError(
+                "no model provider is configured",
+                "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider",
+            )
         self.pieces = await self._contributions(prompt)
         # The pieces go with this turn's requests, and are not kept: the history (and the
         # session) holds the prompt alone, so they do not repeat every turn (ADR-0021).
@@ -286,12 +290,20 @@ class Conversation(msgspec.Struct):
                 async with asyncio.timeout(deadline):
                     return self._within(contributor, await contributor.contribute(query), budget)
             except TimeoutError:
-                self.notices.say(contributor.source, f"contributor {name} gave no answer within {deadline:g} s (deadlines.context/contribute in settings) and was dropped from this turn", "warning")
+                self.notices.say(
+                    contributor.source,
+                    f"contributor {name} gave no answer within {deadline:g} s (deadlines.context/contribute in settings) and was dropped from this turn",
+                    "warning",
+                )
             except BingoError as exc:
-                self.notices.say(contributor.source, f"contributor {name} was dropped from this turn: {exc.line()}", "warning")
+                self.notices.say(
+                    contributor.source, f"contributor {name} was dropped from this turn: {exc.line()}", "warning"
+                )
             except Exception:  # boundary: a contributor must never fail the turn
                 _log.exception("contributor %s failed", name)
-                self.notices.say(contributor.source, f"contributor {name} failed and was dropped from this turn", "warning")
+                self.notices.say(
+                    contributor.source, f"contributor {name} failed and was dropped from this turn", "warning"
+                )
             return []
 
         answers = await asyncio.gather(*(one(c) for c in contributors))
@@ -306,7 +318,11 @@ class Conversation(msgspec.Struct):
         for piece in pieces:
             if len(piece.text) > room:
                 name = contributor.spec.name
-                self.notices.say_once(contributor.source, f"budget:{name}", f"contributor {name} gave more than its budget of {budget} tokens ({budget * CHARS_PER_TOKEN} characters); the rest was cut")
+                self.notices.say_once(
+                    contributor.source,
+                    f"budget:{name}",
+                    f"contributor {name} gave more than its budget of {budget} tokens ({budget * CHARS_PER_TOKEN} characters); the rest was cut",
+                )
                 if room > 0:
                     kept.append(msgspec.structs.replace(piece, text=piece.text[:room]))
                 break
@@ -349,7 +365,9 @@ class Conversation(msgspec.Struct):
         messages = list(self.messages)
         if prompt is not None and pieces:
             messages = [
-                prompt_message(_with_context(_plain(m), pieces), [b for b in m.content if isinstance(b, ImageBlock)]) if m is prompt else m
+                prompt_message(_with_context(_plain(m), pieces), [b for b in m.content if isinstance(b, ImageBlock)])
+                if m is prompt
+                else m
                 for m in messages
             ]
         return ModelRequest(
@@ -375,13 +393,20 @@ class Conversation(msgspec.Struct):
             if done.status == "interrupted":
                 return request
             if done.status == "compacted":
-                self.notices.say("bingo", f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens")
+                self.notices.say(
+                    "bingo",
+                    f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens",
+                )
                 request, estimate = self._request(), done.after
             if estimate <= budget:
                 return request
         if not self._warned:
             self._warned = True
-            self.notices.say("bingo", f"this request is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}), and compaction can fold nothing more this turn: it is sent as it is", "warning")
+            self.notices.say(
+                "bingo",
+                f"this request is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}), and compaction can fold nothing more this turn: it is sent as it is",
+                "warning",
+            )
         return request
 
     def _compactors(self) -> list[Compactor]:
@@ -392,10 +417,20 @@ class Conversation(msgspec.Struct):
         if wanted and wanted in self.registry.compactors:
             chain.append(self.registry.compactors[wanted])
         elif wanted and wanted not in (SummaryCompactor.spec.name, TrimCompactor.spec.name):
-            self.notices.say_once("bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one")
+            self.notices.say_once(
+                "bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one"
+            )
         if wanted != TrimCompactor.spec.name and self.provider is not None:
             tools = [tool.spec for tool in self.registry.tools.values()]
-            chain.append(SummaryCompactor(self._ask_model, model=self.model, system=self.system, tools=tools, max_tokens=self.settings.max_tokens))
+            chain.append(
+                SummaryCompactor(
+                    self._ask_model,
+                    model=self.model,
+                    system=self.system,
+                    tools=tools,
+                    max_tokens=self.settings.max_tokens,
+                )
+            )
         chain.append(TrimCompactor())
         return chain
 
@@ -435,7 +470,11 @@ class Conversation(msgspec.Struct):
                 raise
             except (TimeoutError, BingoError) as exc:
                 seconds = self.settings.deadline("compactor/compact")
-                why = f"it gave no answer within {seconds:g} s (deadlines.compactor/compact in settings)" if isinstance(exc, TimeoutError) else exc.line()
+                why = (
+                    f"it gave no answer within {seconds:g} s (deadlines.compactor/compact in settings)"
+                    if isinstance(exc, TimeoutError)
+                    else exc.line()
+                )
                 then = f"trying {chain[at + 1].spec.name}" if at + 1 < len(chain) else "history kept as it was"
                 self.notices.say(compactor.source, f"compaction by {name} failed: {why}; {then}", "warning")
                 continue
@@ -488,7 +527,11 @@ class Conversation(msgspec.Struct):
             self._result(use.id, _error(why))
             raise _TurnBlocked(why)
         if verdict.action == "deny":
-            return self._refused(use.id, name, f"{name} was refused by {_hook(verdict.decided_by)}: {verdict.reason or 'no reason given'}")
+            return self._refused(
+                use.id,
+                name,
+                f"{name} was refused by {_hook(verdict.decided_by)}: {verdict.reason or 'no reason given'}",
+            )
         payload = verdict.payload
         if is_object(payload):
             # A redirect replaces the call: it goes through the gate as what it has become.
@@ -544,9 +587,15 @@ class Conversation(msgspec.Struct):
     def _redirected_into_refusal(self, verdict: HookVerdict, asked: str, became: str) -> None:
         hook = verdict.redirected_by
         if hook is not None:
-            self.notices.say(hook.source, f"hook {hook.spec.name} redirected a call of {asked} into {became}, which the gate refused", "warning")
+            self.notices.say(
+                hook.source,
+                f"hook {hook.spec.name} redirected a call of {asked} into {became}, which the gate refused",
+                "warning",
+            )
 
-    async def _execute(self, tool: Tool, call_id: str, name: str, input: Json, allowed_by: str | None = None) -> ToolOutput:
+    async def _execute(
+        self, tool: Tool, call_id: str, name: str, input: Json, allowed_by: str | None = None
+    ) -> ToolOutput:
         self._append(ToolCallFrame(call_id=call_id, name=name, input=input, turn=self.turn))
         call = ToolCall(
             call_id=call_id,
@@ -578,7 +627,9 @@ class Conversation(msgspec.Struct):
             del self._running[call_id]
         # The one place every tool's result is bounded, built-in or bridged: what the model
         # is told (and the session keeps) is cut to its share of the window, with a note.
-        output = cut_output(output, name=name, source=tool.source, input=input, chars=self.result_budget() * CHARS_PER_TOKEN)
+        output = cut_output(
+            output, name=name, source=tool.source, input=input, chars=self.result_budget() * CHARS_PER_TOKEN
+        )
         self.events.tool_finished(call_id, name, output, time.monotonic() - started)
         self.hooks.observe("tool", "after", {"tool": name, "input": input, "output": _jsonable(output)})
         return output
@@ -680,5 +731,8 @@ def _plain(message: Message) -> str:
 def _with_context(prompt: str, pieces: list[ContextPiece]) -> str:
     if not pieces:
         return prompt
-    blocks = [f"<context title={p.title!r}>\n{p.text}\n</context>" if p.title else f"<context>\n{p.text}\n</context>" for p in pieces]
+    blocks = [
+        f"<context title={p.title!r}>\n{p.text}\n</context>" if p.title else f"<context>\n{p.text}\n</context>"
+        for p in pieces
+    ]
     return "\n".join(blocks) + "\n\n" + prompt

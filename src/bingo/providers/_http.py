@@ -100,6 +100,7 @@ bytes, and its message is cut to a line anyway; the rest is never read."""
 _DETAIL_LIMIT = 200
 """An API's error message is cut to this many characters so the line stays a line."""
 
+
 class Endpoint(msgspec.Struct, frozen=True):
     """Where one provider sends a request, and the names its error lines use."""
 
@@ -227,9 +228,7 @@ def answer(content: list[Block], stop: StopReason, usage: Usage | None) -> Model
     compatible servers answer `stop` even when they asked for tools."""
     if stop == "end" and any(isinstance(block, ToolUseBlock) for block in content):
         stop = "toolUse"
-    return ModelResponse(
-        message=Message(role="assistant", content=content), stop_reason=stop, usage=usage
-    )
+    return ModelResponse(message=Message(role="assistant", content=content), stop_reason=stop, usage=usage)
 
 
 def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) -> ProviderError:
@@ -240,14 +239,11 @@ def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) ->
     match exc:
         case httpx.ConnectTimeout() | httpx.PoolTimeout():
             return ProviderError(
-                f"{endpoint.provider} did not accept a connection within "
-                f"{CONNECT_TIMEOUT:g} s at {endpoint.url}",
+                f"{endpoint.provider} did not accept a connection within {CONNECT_TIMEOUT:g} s at {endpoint.url}",
                 f"check {endpoint.base_env} and your network",
             )
         case httpx.ReadTimeout() | httpx.WriteTimeout():
-            return ProviderError(
-                f"{endpoint.provider} sent nothing for {read_timeout:g} s", retry
-            )
+            return ProviderError(f"{endpoint.provider} sent nothing for {read_timeout:g} s", retry)
         case httpx.ConnectError() | httpx.UnsupportedProtocol() | httpx.InvalidURL():
             return ProviderError(
                 f"cannot reach {endpoint.provider} at {endpoint.url} ({reason})",
@@ -261,9 +257,7 @@ def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) ->
                 why="connection dropped",
             )
         case _:
-            return ProviderError(
-                f"{endpoint.provider}'s connection failed mid-answer ({reason})", retry
-            )
+            return ProviderError(f"{endpoint.provider}'s connection failed mid-answer ({reason})", retry)
 
 
 @contextlib.asynccontextmanager
@@ -286,16 +280,12 @@ async def open_events(
     """
     import httpx
 
-    timeout = httpx.Timeout(
-        connect=CONNECT_TIMEOUT, read=read_timeout, write=read_timeout, pool=CONNECT_TIMEOUT
-    )
+    timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout, write=read_timeout, pool=CONNECT_TIMEOUT)
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
     headers.update(endpoint.headers)
     try:
         async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
-            async with client.stream(
-                "POST", endpoint.url, content=body, headers=headers
-            ) as response:
+            async with client.stream("POST", endpoint.url, content=body, headers=headers) as response:
                 if response.status_code >= 400:
                     content = await head_bytes(response.aiter_bytes(), ERROR_BODY_MAX)
                     raise status_error(
@@ -410,9 +400,7 @@ class HttpProvider:
     def source(self) -> str:
         return BUILTIN
 
-    async def stream(
-        self, request: ModelRequest, on_delta: Callable[[Delta], None]
-    ) -> ModelResponse:
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
         """Stream one response, calling `on_delta` as its reader finds deltas; a momentary
         failure before the first delta is tried again (see `Retry`). Cancelling the task
         ends a wait between tries at once.

@@ -393,9 +393,7 @@ class AnthropicProvider(HttpProvider):
     and each tool call as its block ends."""
 
     api = Api(
-        spec=ProviderSpec(
-            name="anthropic", description="Anthropic Messages API", models=[DEFAULT_MODEL]
-        ),
+        spec=ProviderSpec(name="anthropic", description="Anthropic Messages API", models=[DEFAULT_MODEL]),
         base_url=DEFAULT_BASE_URL,
         path="/v1/messages",
         key_env="ANTHROPIC_API_KEY",

@@ -28,9 +28,7 @@ FALLBACK_MODEL = "default"
 
 _BUILTIN_DEFAULTS = {"anthropic": anthropic.DEFAULT_MODEL, "openai": openai.DEFAULT_MODEL}
 
-_HOW_TO_CHOOSE = (
-    "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider"
-)
+_HOW_TO_CHOOSE = "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider"
 
 _NEEDS = {
     "anthropic": "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another server)",
@@ -43,7 +41,11 @@ def _set(environ: Mapping[str, str], name: str) -> bool:
 
 
 def builtin_providers(
-    environ: Mapping[str, str], *, notices: Notices | None = None, attempts: int = ATTEMPTS, stall_seconds: float = STALL_SECONDS
+    environ: Mapping[str, str],
+    *,
+    notices: Notices | None = None,
+    attempts: int = ATTEMPTS,
+    stall_seconds: float = STALL_SECONDS,
 ) -> list[Provider]:
     """The built-in providers `environ` configures: `anthropic` when ANTHROPIC_API_KEY or
     ANTHROPIC_BASE_URL is set, `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. Each
@@ -74,9 +76,7 @@ def builtin_providers(
     return found
 
 
-def choose_provider(
-    wanted: str | None, providers: Mapping[str, Provider], environ: Mapping[str, str]
-) -> Provider:
+def choose_provider(wanted: str | None, providers: Mapping[str, Provider], environ: Mapping[str, str]) -> Provider:
     """The provider a prompt runs on.
 
     `wanted` (from `--provider` or settings) names one by id: `anthropic`, `openai` or
@@ -102,9 +102,7 @@ def choose_provider(
         )
     if _set(environ, "ANTHROPIC_API_KEY") and "anthropic" in providers:
         return providers["anthropic"]
-    if (_set(environ, "OPENAI_API_KEY") or _set(environ, "OPENAI_BASE_URL")) and (
-        "openai" in providers
-    ):
+    if (_set(environ, "OPENAI_API_KEY") or _set(environ, "OPENAI_BASE_URL")) and ("openai" in providers):
         return providers["openai"]
     plugged = [p for p in providers.values() if p.source != BUILTIN]
     if len(plugged) == 1:

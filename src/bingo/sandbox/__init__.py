@@ -123,7 +123,9 @@ _LAZY = {
     "probe": "_support",
     "proxy_listener": "_run",
     "spawn": "_run",
-    **dict.fromkeys(("PROTECTED", "SECRET_PATHS", "Build", "confined_environ", "is_secret_name", "launcher_grants"), "_build"),
+    **dict.fromkeys(
+        ("PROTECTED", "SECRET_PATHS", "Build", "confined_environ", "is_secret_name", "launcher_grants"), "_build"
+    ),
     **dict.fromkeys(("SandboxCommand", "plugin_sandbox_words"), "_command"),
     "Hosts": "_hosts",
     **dict.fromkeys(("Launcher", "launcher"), "_launcher"),

@@ -32,26 +32,61 @@ __all__ = [
 ]
 
 SECRET_PATHS: tuple[str, ...] = (
-    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".npmrc",
-    ".pypirc", ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings",
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh",
+    ".password-store",
+    ".local/share/keyrings",
 )
 """Below the person's home: read and write refused to every confined process."""
 
 BROWSER_PROFILES: tuple[str, ...] = (
-    ".mozilla", ".librewolf", ".waterfox", ".thunderbird",
-    ".config/google-chrome", ".config/google-chrome-beta", ".config/google-chrome-unstable",
-    ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
-    ".config/opera", ".config/epiphany", ".local/share/epiphany",
-    "snap/firefox", "snap/chromium", "snap/brave",
-    ".var/app/org.mozilla.firefox", ".var/app/com.google.Chrome", ".var/app/org.chromium.Chromium",
-    ".var/app/com.brave.Browser", ".var/app/com.microsoft.Edge",
+    ".mozilla",
+    ".librewolf",
+    ".waterfox",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/google-chrome-beta",
+    ".config/google-chrome-unstable",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    ".config/opera",
+    ".config/epiphany",
+    ".local/share/epiphany",
+    "snap/firefox",
+    "snap/chromium",
+    "snap/brave",
+    ".var/app/org.mozilla.firefox",
+    ".var/app/com.google.Chrome",
+    ".var/app/org.chromium.Chromium",
+    ".var/app/com.brave.Browser",
+    ".var/app/com.microsoft.Edge",
 )
 """The browsers' profile directories (cookies, saved passwords, sessions) below the home."""
 
 PROTECTED: tuple[str, ...] = (
-    ".bingo", ".mcp.json", ".git/hooks", ".git/config", ".git/commondir",
-    ".claude/skills", ".claude/commands", ".claude/agents",
-    ".agents/skills", ".agents/commands", ".agents/agents",
+    ".bingo",
+    ".mcp.json",
+    ".git/hooks",
+    ".git/config",
+    ".git/commondir",
+    ".claude/skills",
+    ".claude/commands",
+    ".claude/agents",
+    ".agents/skills",
+    ".agents/commands",
+    ".agents/agents",
 )
 """Below the project: readable, never written (what changes what bingo or git runs next)."""
 
@@ -94,7 +129,11 @@ def confined_environ(
     names one), then `own` (a server's own `env`, as the person wrote it: kept whole), then
     the proxy's variables and TMPDIR, which nothing overrides."""
     kept = set(keep)
-    env = {name: value for name, value in environ.items() if name in kept or not is_secret_name(name, matrix_token=matrix_token)}
+    env = {
+        name: value
+        for name, value in environ.items()
+        if name in kept or not is_secret_name(name, matrix_token=matrix_token)
+    }
     env.update(own or {})
     for name in _NO_PROXY:
         env.pop(name, None)
@@ -144,9 +183,17 @@ def launcher_grants(argv: Sequence[str], environ: Mapping[str, str], home: Path)
         dirs = [npm_cache, home / ".bun" / "install" / "cache"]
     elif manager == "uv":
         dirs = [Path(environ.get("UV_CACHE_DIR") or cache / "uv"), home / ".local" / "share" / "uv"]
-        hosts = (*_PYPI, "github.com", "objects.githubusercontent.com")  # uv fetches a Python from GitHub when it has none
+        hosts = (
+            *_PYPI,
+            "github.com",
+            "objects.githubusercontent.com",
+        )  # uv fetches a Python from GitHub when it has none
     else:
-        dirs = [Path(environ.get("PIPX_HOME") or home / ".local" / "share" / "pipx"), home / ".local" / "pipx", cache / "pip"]
+        dirs = [
+            Path(environ.get("PIPX_HOME") or home / ".local" / "share" / "pipx"),
+            home / ".local" / "pipx",
+            cache / "pip",
+        ]
         hosts = _PYPI
     made: list[Path] = []
     for directory in dirs:

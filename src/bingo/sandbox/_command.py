@@ -29,10 +29,14 @@ def plugin_sandbox_words(sandbox: Sandbox | None, name: str) -> str:
     elif sandbox.missing is not None:
         state = "unconfined (the sandbox is not in force)"
     elif off is not None:
-        state = f"unconfined (mode \"off\" in {off.where})"
+        state = f'unconfined (mode "off" in {off.where})'
     else:
         state = "confined"
-    extra = [f"{grant} ({where})" for grant, where in sandbox.plugin_grants(name) if where != "every plugin" and not grant.startswith("unconfined")]
+    extra = [
+        f"{grant} ({where})"
+        for grant, where in sandbox.plugin_grants(name)
+        if where != "every plugin" and not grant.startswith("unconfined")
+    ]
     return state + ("; granted " + "; ".join(extra) if extra else "")
 
 
@@ -40,7 +44,12 @@ class SandboxCommand(msgspec.Struct):
     """`/sandbox`."""
 
     sandbox: Sandbox
-    spec: CommandSpec = CommandSpec(name="sandbox", hint="show the sandbox in force: its mechanism, each grant and where it came from", instant=True, family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="sandbox",
+        hint="show the sandbox in force: its mechanism, each grant and where it came from",
+        instant=True,
+        family="bingo",
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
@@ -49,8 +58,12 @@ class SandboxCommand(msgspec.Struct):
         if box.in_force:
             lines += [
                 "every confined process (bash, each plugin and stdio MCP server):",
-                "  reads everything but the secret paths (" + ", ".join("~/" + p for p in SECRET_PATHS) + ", the browsers' profiles, ~/.bingo, sandbox.deny)",
-                "  writes the project (not " + ", ".join(PROTECTED) + "), its own TMPDIR, /dev/null and the terminal; a plugin its dataDir too",
+                "  reads everything but the secret paths ("
+                + ", ".join("~/" + p for p in SECRET_PATHS)
+                + ", the browsers' profiles, ~/.bingo, sandbox.deny)",
+                "  writes the project (not "
+                + ", ".join(PROTECTED)
+                + "), its own TMPDIR, /dev/null and the terminal; a plugin its dataDir too",
                 "  reaches the network only by HTTP(S) through bingo's proxy, to granted hosts (others are asked about, or refused)",
                 "  has no secrets in its environment (API keys, tokens, SSH_AUTH_SOCK, AWS_*) unless sandbox.env.keep names them",
             ]

@@ -71,7 +71,9 @@ class Hosts:
         def line(host: str, port: int) -> str:
             from ._pattern import shown
 
-            return f"bingo's sandbox refused {who} a connection to {shown(host)}:{port}: grant it in {self._setting(who)}"
+            return (
+                f"bingo's sandbox refused {who} a connection to {shown(host)}:{port}: grant it in {self._setting(who)}"
+            )
 
         return line
 

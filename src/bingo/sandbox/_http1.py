@@ -14,20 +14,50 @@ from dataclasses import dataclass
 
 from ._pattern import parse_host, shown
 
-__all__ = ["CHUNK_SIZE", "STATUS", "TOKEN", "VERSION", "Broken", "Head", "Reply", "chunked", "content_length", "forwarded", "parse_head", "reply_bytes", "serialize", "target"]
+__all__ = [
+    "CHUNK_SIZE",
+    "STATUS",
+    "TOKEN",
+    "VERSION",
+    "Broken",
+    "Head",
+    "Reply",
+    "chunked",
+    "content_length",
+    "forwarded",
+    "parse_head",
+    "reply_bytes",
+    "serialize",
+    "target",
+]
 
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 VERSION = re.compile(rb"HTTP/1\.[01]\Z")
 STATUS = re.compile(rb"(HTTP/1\.[01]) ([0-9]{3})(?: .*)?\Z")
 CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:[ \t]*;.*)?\Z")
 _HOP_BY_HOP = frozenset(
-    {b"connection", b"keep-alive", b"proxy-connection", b"proxy-authorization", b"proxy-authenticate", b"te", b"upgrade", b"trailer"}
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-connection",
+        b"proxy-authorization",
+        b"proxy-authenticate",
+        b"te",
+        b"upgrade",
+        b"trailer",
+    }
 )
 """Headers that concern one connection (RFC 9110 §7.6.1), dropped both ways. `Trailer` only
 announces trailers, which are passed on as they come."""
 _REASONS = {
-    400: "Bad Request", 403: "Forbidden", 408: "Request Timeout", 431: "Request Header Fields Too Large",
-    501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+    400: "Bad Request",
+    403: "Forbidden",
+    408: "Request Timeout",
+    431: "Request Header Fields Too Large",
+    501: "Not Implemented",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
     505: "HTTP Version Not Supported",
 }
 
@@ -142,7 +172,10 @@ def target(method: bytes, target: bytes) -> tuple[str, int, bytes, bytes]:
     if not sep:
         raise Reply(400, "bingo's proxy takes requests in absolute form (GET http://host/path) and CONNECT host:port")
     if scheme.lower() != "http":
-        raise Reply(501, f"bingo's proxy fetches http:// URLs itself; for {scheme[:16]}:// use CONNECT (an HTTPS proxy client does)")
+        raise Reply(
+            501,
+            f"bingo's proxy fetches http:// URLs itself; for {scheme[:16]}:// use CONNECT (an HTTPS proxy client does)",
+        )
     cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
     authority, path = rest[:cut], rest[cut:].partition("#")[0]
     if "@" in authority:

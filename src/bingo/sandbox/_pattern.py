@@ -131,7 +131,9 @@ def parse_pattern(text: str) -> str:
                 return _raise(f"is not ASCII: write it as {'*.' if wild else ''}{ascii_form}")
             return _raise("is not ASCII and has no ASCII (xn--) form")
         if body.count(":") == 1 and (port := body.rsplit(":", 1))[1].isdigit():
-            return _raise(f"names a port: a grant names a host, and covers every port on it (write {'*.' if wild else ''}{port[0]})")
+            return _raise(
+                f"names a port: a grant names a host, and covers every port on it (write {'*.' if wild else ''}{port[0]})"
+            )
         return _raise(f"is not a host: it {exc}")
     if _ip(host) is not None:
         if wild:

@@ -104,10 +104,20 @@ class Limits:
 _ANSWER_WAIT = 5.0
 """Seconds a one-line answer has to reach the client's socket buffer (it fits: the wait is
 only against a client that stopped reading before its request was answered)."""
-_ACCEPT_AGAIN = frozenset({
-    errno.ECONNABORTED, errno.EPROTO, errno.EPERM, errno.EINTR, errno.ENETDOWN, errno.ENOPROTOOPT,
-    errno.EHOSTDOWN, errno.EHOSTUNREACH, errno.EOPNOTSUPP, errno.ENETUNREACH,
-})
+_ACCEPT_AGAIN = frozenset(
+    {
+        errno.ECONNABORTED,
+        errno.EPROTO,
+        errno.EPERM,
+        errno.EINTR,
+        errno.ENETDOWN,
+        errno.ENOPROTOOPT,
+        errno.EHOSTDOWN,
+        errno.EHOSTUNREACH,
+        errno.EOPNOTSUPP,
+        errno.ENETUNREACH,
+    }
+)
 """accept(2) errors about one connection only (Linux passes on the new socket's pending
 network errors: accept(2), "Error handling")."""
 _ACCEPT_LATER = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -141,7 +151,9 @@ class Proxy:
     may be left from another task than the one that entered it.
     """
 
-    def __init__(self, sock: socket.socket, decide: Decide, *, refusal: Refusal = refused, limits: Limits | None = None) -> None:
+    def __init__(
+        self, sock: socket.socket, decide: Decide, *, refusal: Refusal = refused, limits: Limits | None = None
+    ) -> None:
         self._listener = sock
         self._decide = decide
         self._refusal = refusal
@@ -160,7 +172,9 @@ class Proxy:
         self._accepting = self._group.create_task(self._accept())
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         del kind, exc, tb
         self._closing = True
         if self._accepting is not None:
@@ -305,7 +319,9 @@ class Proxy:
                     if self._is_me(ip, int(address[1])):
                         raise Reply(403, f"bingo's proxy refused {where}: that is the proxy itself", reason=True)
                     if _is_local(ip) and not local_ok:
-                        raise Reply(403, f"bingo's proxy refused {where}: the name points at this machine ({ip})", reason=True)
+                        raise Reply(
+                            403, f"bingo's proxy refused {where}: the name points at this machine ({ip})", reason=True
+                        )
                     sock = socket.socket(family, kind, proto)
                     try:
                         sock.setblocking(False)
@@ -349,7 +365,9 @@ class Proxy:
                 group.create_task(one_way(client, upstream, idle))
                 group.create_task(one_way(upstream, client, idle))
 
-    async def _forward(self, request: bytes, method: bytes, client: Peer, upstream: Peer, length: int | None, is_chunked: bool) -> None:
+    async def _forward(
+        self, request: bytes, method: bytes, client: Peer, upstream: Peer, length: int | None, is_chunked: bool
+    ) -> None:
         """Send the request head, then stream the body up while the response comes down;
         over when the response is."""
         limit = self._limits.head_bytes
@@ -371,7 +389,10 @@ class Proxy:
             try:
                 await upstream.send(request)
             except OSError as exc:
-                raise Reply(502, f"bingo's proxy could not send the request: {os.strerror(exc.errno).lower() if exc.errno else 'the server closed the connection'}") from None
+                raise Reply(
+                    502,
+                    f"bingo's proxy could not send the request: {os.strerror(exc.errno).lower() if exc.errno else 'the server closed the connection'}",
+                ) from None
             async with asyncio.TaskGroup() as group:
                 up = group.create_task(body_up(idle))
                 try:

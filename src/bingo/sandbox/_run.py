@@ -87,4 +87,6 @@ async def spawn(
     """
     client = JanitorClient.running()
     netns = policy is not None and client.netns and not _NO_USERNS
-    return await client.spawn(path, argv, env, cwd, grace=grace, policy=policy, netns=netns, merged=merged, warden=warden)
+    return await client.spawn(
+        path, argv, env, cwd, grace=grace, policy=policy, netns=netns, merged=merged, warden=warden
+    )

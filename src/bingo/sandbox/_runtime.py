@@ -99,7 +99,9 @@ class Sandbox:
             try:
                 patterns.append(parse_pattern(grant.value))
             except ValueError as exc:
-                self._notices.say("bingo", f"{grant.where}: {grant.key} holds {grant.value[:80]!r}, which {exc}: ignored", "warning")
+                self._notices.say(
+                    "bingo", f"{grant.where}: {grant.key} holds {grant.value[:80]!r}, which {exc}: ignored", "warning"
+                )
         return patterns
 
     # --- the run -------------------------------------------------------------------
@@ -150,10 +152,17 @@ class Sandbox:
                 return self._listeners[who]
             try:
                 first = not self._listeners
-                (address, close), degraded = await start_proxy(self.hosts.decider(who), self.hosts.refusal(who), first=first)
+                (address, close), degraded = await start_proxy(
+                    self.hosts.decider(who), self.hosts.refusal(who), first=first
+                )
             except OSError as exc:
                 # No listener, no network for it: confined all the same, never unconfined.
-                self._notices.say_once("bingo", f"proxy:{who}", f"the sandbox's proxy could not be started for {who} ({exc.strerror or exc}): it runs with no network", "warning")
+                self._notices.say_once(
+                    "bingo",
+                    f"proxy:{who}",
+                    f"the sandbox's proxy could not be started for {who} ({exc.strerror or exc}): it runs with no network",
+                    "warning",
+                )
                 return None
             self._listeners[who] = address
             self._closers.append(close)
@@ -172,14 +181,17 @@ class Sandbox:
         if known:
             return  # the start's probe knew: /sandbox says it
         self._notices.say_once(
-            "bingo", "sandbox:degraded",
+            "bingo",
+            "sandbox:degraded",
             f"the sandbox's network namespace could not be made ({why}): processes are confined without it; "
             f"weaker here: {'; '.join(self.weaker) or 'each process can reach its proxy port on any address'}",
             "warning",
         )
 
     def _build(self, proxy: tuple[str, int] | None) -> Build:
-        return Build(grants=self.grants, home=self._home, bingo_home=self._bingo_home, project=self._project, proxy=proxy)
+        return Build(
+            grants=self.grants, home=self._home, bingo_home=self._bingo_home, project=self._project, proxy=proxy
+        )
 
     # --- per process -----------------------------------------------------------------
 
@@ -197,7 +209,14 @@ class Sandbox:
         return self.grants.plugin(name).off
 
     async def for_plugin(
-        self, name: str, *, argv: Sequence[str], env: Mapping[str, str], own: Mapping[str, str], root: Path, data_dir: Path
+        self,
+        name: str,
+        *,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        own: Mapping[str, str],
+        root: Path,
+        data_dir: Path,
     ) -> Confined | None:
         """The policy and environment of plugin `name`'s process (`env` is what it would get
         unconfined, `own` its manifest's or `.mcp.json`'s own `env`), or None when it runs
@@ -214,7 +233,9 @@ class Sandbox:
         keep = [grant.value for grant in self.grants.keep]
         # What the host would pass (PATH, the settings' own), less secrets, plus its own env.
         unconfined = {key: value for key, value in env.items() if key not in own}
-        confined = confined_environ(unconfined, keep=keep, own=own, proxy=proxy, tmpdir=None, matrix_token=self._matrix_token)
+        confined = confined_environ(
+            unconfined, keep=keep, own=own, proxy=proxy, tmpdir=None, matrix_token=self._matrix_token
+        )
         policy = self._build(proxy).for_plugin(name, root=root, data_dir=data_dir, launched=launched)
         return Confined(policy=policy, env=confined, who=name)
 
@@ -223,7 +244,7 @@ class Sandbox:
     def state(self) -> str:
         """One line: the mechanism in force, or why there is none."""
         if not self.on:
-            return f"off (sandbox.mode \"off\" from {self.grants.mode_from}): every process reaches what you can; bash is asked about every call"
+            return f'off (sandbox.mode "off" from {self.grants.mode_from}): every process reaches what you can; bash is asked about every call'
         if self.missing is not None:
             return f"not in force: {self.missing}; bash is asked about every call, plugins run unconfined"
         required = " (required)" if self.grants.mode == "required" else ""
@@ -246,7 +267,7 @@ class Sandbox:
         grants = self.grants.plugin(name)
         out: list[tuple[str, str]] = []
         if grants.off is not None:
-            out.append(("unconfined (mode \"off\")", grants.off.where))
+            out.append(('unconfined (mode "off")', grants.off.where))
         out += [(f"network {grant.value}", grant.where) for grant in grants.hosts if _is_host(grant.value)]
         out += [(f"write {grant.value}", grant.where) for grant in grants.write]
         seen = self._plugins.get(name)

@@ -40,7 +40,13 @@ class Support:
         if not self.confines:
             return "none: " + "; ".join(self.missing)
         parts = [f"Landlock ABI {self.landlock}", "seccomp"]
-        parts.append("a network namespace" if self.userns else "Landlock TCP rules" if self.landlock >= 4 else "no network confinement")
+        parts.append(
+            "a network namespace"
+            if self.userns
+            else "Landlock TCP rules"
+            if self.landlock >= 4
+            else "no network confinement"
+        )
         return " + ".join(parts)
 
 

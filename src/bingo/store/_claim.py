@@ -44,7 +44,11 @@ class Claims:
         self._lock = threading.Lock()
 
     def _path(self, session: str) -> Path:
-        name = session if _SAFE.fullmatch(session) else hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+        name = (
+            session
+            if _SAFE.fullmatch(session)
+            else hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+        )
         return self._directory / f"{name}.lock"
 
     def holds(self, session: str) -> bool:
@@ -70,8 +74,17 @@ class Claims:
                 except BlockingIOError:
                     holder = _holder(fd)
                     os.close(fd)
-                    by = "another bingo run" if holder is None else f"another bingo run (pid {holder})" if holder != os.getpid() else "another session of this run"
-                    raise SessionError(f"session {session} is in use by {by}", "one run writes a session at a time: wait for that one to end, or start a new session") from None
+                    by = (
+                        "another bingo run"
+                        if holder is None
+                        else f"another bingo run (pid {holder})"
+                        if holder != os.getpid()
+                        else "another session of this run"
+                    )
+                    raise SessionError(
+                        f"session {session} is in use by {by}",
+                        "one run writes a session at a time: wait for that one to end, or start a new session",
+                    ) from None
                 except OSError as exc:
                     os.close(fd)
                     raise _unlockable(session, path, exc) from exc

@@ -64,7 +64,9 @@ async def _ask_to_cross(session: str, owner: str, project: str, ask: AskFn | Non
     if ask is None:
         raise refused
     try:
-        answer = await ask(f"session {session} belongs to another project, {owner}: continue it here, in {project}?", ["yes", "no"])
+        answer = await ask(
+            f"session {session} belongs to another project, {owner}: continue it here, in {project}?", ["yes", "no"]
+        )
     except GateError:
         raise refused from None
     if answer.strip().lower() not in ("yes", "y"):

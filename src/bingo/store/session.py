@@ -144,9 +144,7 @@ class SessionStore:
         try:
             # isolation_level=None: autocommit, so each transaction is exactly the one
             # we open; check_same_thread=False: the lock below serialises every use.
-            conn = sqlite3.connect(
-                self._path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT * 1000)}")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
             if mode is None or str(mode[0]).lower() != "wal":
@@ -249,8 +247,7 @@ class SessionStore:
         """The most recently updated session of `project`, if it has any."""
         with self._mapped("read sessions"):
             row = self._conn.execute(
-                "SELECT id FROM sessions WHERE project = ?"
-                " ORDER BY updated DESC, rowid DESC LIMIT 1",
+                "SELECT id FROM sessions WHERE project = ? ORDER BY updated DESC, rowid DESC LIMIT 1",
                 (project,),
             ).fetchone()
         return None if row is None else str(row[0])
@@ -352,9 +349,7 @@ class SessionStore:
             # One read transaction: the count and the rows are one snapshot.
             conn.execute("BEGIN")
             try:
-                count = conn.execute(
-                    "SELECT frames FROM sessions WHERE id = ?", (session,)
-                ).fetchone()
+                count = conn.execute("SELECT frames FROM sessions WHERE id = ?", (session,)).fetchone()
                 rows = conn.execute(
                     "SELECT seq, data FROM frames WHERE session = ? ORDER BY seq", (session,)
                 ).fetchall()
@@ -385,9 +380,7 @@ class SessionStore:
                 yield
             except sqlite3.ProgrammingError as exc:
                 # Raised for a use after close(): a bug of the caller, told in words.
-                raise SessionError(
-                    f"cannot {action}: the session store is closed", "this is a bug in bingo"
-                ) from exc
+                raise SessionError(f"cannot {action}: the session store is closed", "this is a bug in bingo") from exc
             except sqlite3.Error as exc:
                 raise SessionError(
                     f"cannot {action} in {self._path}: {exc}",

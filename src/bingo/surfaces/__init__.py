@@ -6,4 +6,16 @@ from ._escape import escape, escape_view, one_line
 from ._seam import Driver, Surface
 from .print import PrintSurface
 
-__all__ = ["EXIT_COMMANDS", "ClearCommand", "Driver", "ExitCommand", "PrintSurface", "SessionsCommand", "Surface", "UsageCommand", "escape", "escape_view", "one_line"]
+__all__ = [
+    "EXIT_COMMANDS",
+    "ClearCommand",
+    "Driver",
+    "ExitCommand",
+    "PrintSurface",
+    "SessionsCommand",
+    "Surface",
+    "UsageCommand",
+    "escape",
+    "escape_view",
+    "one_line",
+]

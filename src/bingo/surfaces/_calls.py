@@ -72,7 +72,14 @@ def subject(name: str, input: Json) -> str:
     a lone string argument as itself, else `key=value` pairs."""
     if not is_object(input) or not input:
         return "" if input in (None, {}) else _clip(one_line(json.dumps(input, ensure_ascii=False)), _SUBJECT)
-    own = {"bash": "command", "read": "path", "write": "path", "edit": "path", "glob": "pattern", "grep": "pattern"}.get(name)
+    own = {
+        "bash": "command",
+        "read": "path",
+        "write": "path",
+        "edit": "path",
+        "glob": "pattern",
+        "grep": "pattern",
+    }.get(name)
     value = input.get(own) if own is not None else None
     if isinstance(value, str):
         first, more = _first_line(value)
@@ -82,7 +89,10 @@ def subject(name: str, input: Json) -> str:
         (only,) = input.values()
         if isinstance(only, str):
             return _clip(one_line(" ".join(only.split())), _SUBJECT)
-    pairs = " ".join(f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}" for key, value in input.items())
+    pairs = " ".join(
+        f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+        for key, value in input.items()
+    )
     return _clip(one_line(" ".join(pairs.split())), _SUBJECT)
 
 
@@ -128,7 +138,9 @@ def cut(text: str, lines: int, width: int) -> tuple[list[str], int]:
     return [_clip(row, width) for row in rows[:lines]], max(len(rows) - lines, 0)
 
 
-def result_lines(name: str, output: ToolOutput, *, lines: int = RESULT_LINES, width: int = RESULT_WIDTH) -> tuple[list[str], int]:
+def result_lines(
+    name: str, output: ToolOutput, *, lines: int = RESULT_LINES, width: int = RESULT_WIDTH
+) -> tuple[list[str], int]:
     """The first lines of a successful result a person is shown under its call (escaped),
     and how many more it has; nothing for a failed call (its line says why), a result with
     a View (the View is drawn) or a file tool's (its line says it all)."""
@@ -151,7 +163,9 @@ class Preview(msgspec.Struct, frozen=True, kw_only=True):
 
 def _kept(kind: Literal["diff", "text", "json"], text: str, note: str = "") -> Preview:
     rows = escape(text).splitlines()
-    return Preview(kind=kind, text="\n".join(rows[:_PREVIEW_KEPT]), note=escape(note), more=max(len(rows) - _PREVIEW_KEPT, 0))
+    return Preview(
+        kind=kind, text="\n".join(rows[:_PREVIEW_KEPT]), note=escape(note), more=max(len(rows) - _PREVIEW_KEPT, 0)
+    )
 
 
 def _as_json(input: Json) -> str:

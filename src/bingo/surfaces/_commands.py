@@ -53,7 +53,8 @@ class SessionsCommand(msgspec.Struct):
         if not found:
             return TextOutcome(text="no sessions in this project yet")
         rows: list[list[str | int | float | None]] = [
-            [("* " if s.id == ctx.session else "") + s.id, s.updated.strftime("%Y-%m-%d %H:%M"), s.frames, s.title] for s in found
+            [("* " if s.id == ctx.session else "") + s.id, s.updated.strftime("%Y-%m-%d %H:%M"), s.frames, s.title]
+            for s in found
         ]
         table = TableView(title="sessions", columns=["id", "updated (UTC)", "frames", "title"], rows=rows)
         return ViewOutcome(view=StackView(children=[table, TextView(text="bingo --resume ID continues one")]))
@@ -69,7 +70,9 @@ class UsageCommand(msgspec.Struct):
 
     used: Callable[[], Usage]
     session: Callable[[], Usage | None]
-    spec: CommandSpec = CommandSpec(name="usage", hint="tokens spent in this run and this session", instant=True, family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="usage", hint="tokens spent in this run and this session", instant=True, family="bingo"
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
@@ -77,7 +80,9 @@ class UsageCommand(msgspec.Struct):
         whole = self.session()
         if whole is not None:
             rows.append(["this session", *_counts(whole)])
-        return ViewOutcome(view=TableView(title="tokens", columns=["", "input", "cache read", "cache write", "output"], rows=rows))
+        return ViewOutcome(
+            view=TableView(title="tokens", columns=["", "input", "cache read", "cache write", "output"], rows=rows)
+        )
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []
@@ -94,7 +99,9 @@ class ClearCommand(msgspec.Struct):
 
     clear: Callable[[], None]
     said: str = "a fresh conversation starts with your next prompt (the last one stays in /sessions)"
-    spec: CommandSpec = CommandSpec(name="clear", hint="start a fresh conversation (this one stays in /sessions)", family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="clear", hint="start a fresh conversation (this one stays in /sessions)", family="bingo"
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:

@@ -46,7 +46,19 @@ if _TYPE_CHECKING:
     from ._read import ReadTool
     from ._write import WriteTool
 
-__all__ = ["FILES", "BashTool", "Declined", "EditTool", "Files", "GlobTool", "GrepTool", "ReadTool", "WriteTool", "builtin_tools", "preview"]
+__all__ = [
+    "FILES",
+    "BashTool",
+    "Declined",
+    "EditTool",
+    "Files",
+    "GlobTool",
+    "GrepTool",
+    "ReadTool",
+    "WriteTool",
+    "builtin_tools",
+    "preview",
+]
 
 _FINDING = _ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 _CHANGING = _ToolTraits(trusted=True)
@@ -63,7 +75,11 @@ _SEEING = frozenset({"read", "write", "edit"})
 """The tools made with the shared ledger."""
 _CHANGERS = frozenset({"write", "edit"})
 """The tools made knowing the project, which a link must not lead them out of (ADR-0026)."""
-_EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()} | {"FILES": "_files", "Declined": "_files", "Files": "_files"}
+_EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()} | {
+    "FILES": "_files",
+    "Declined": "_files",
+    "Files": "_files",
+}
 
 
 def __getattr__(name: str) -> object:

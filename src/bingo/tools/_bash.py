@@ -72,8 +72,7 @@ class BashInput(Input, frozen=True):
             gt=0,
             le=MAX_TIMEOUT,
             description=(
-                f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, "
-                f"at most {MAX_TIMEOUT:g})."
+                f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g})."
             ),
         ),
     ] = DEFAULT_TIMEOUT
@@ -87,7 +86,9 @@ class BashInput(Input, frozen=True):
             )
         ),
     ] = False
-    reason: Annotated[str | None, msgspec.Meta(description="Why the command must run outside the sandbox (shown to the person).")] = None
+    reason: Annotated[
+        str | None, msgspec.Meta(description="Why the command must run outside the sandbox (shown to the person).")
+    ] = None
 
 
 class _Capture:
@@ -163,7 +164,9 @@ class BashTool(BuiltinTool):
     )
     _traits = ToolTraits(trusted=False, read_only=False, concurrency_safe=False, interrupt="cancel")
 
-    def __init__(self, policy: Policy | None = None, env: dict[str, str] | None = None, *, sandbox: Sandbox | None = None) -> None:
+    def __init__(
+        self, policy: Policy | None = None, env: dict[str, str] | None = None, *, sandbox: Sandbox | None = None
+    ) -> None:
         self.policy = policy
         """What the command is confined to (None: unconfined, started directly)."""
         self.env = env
@@ -204,15 +207,13 @@ class BashTool(BuiltinTool):
                 proc = await _Confined.start(args.command, Path(call.cwd), {**(env or os.environ), **git}, policy)
         except FileNotFoundError as exc:
             return error_output(
-                f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. "
-                "Check that the working directory exists."
+                f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. Check that the working directory exists."
             )
         except OSError as exc:
             if policy is not None:
                 return error_output(f"bash: cannot start the command in the sandbox: {exc.strerror or exc}")
             return error_output(
-                f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. "
-                "Check that the working directory exists."
+                f"bash: cannot start in {call.cwd}: {exc.strerror or exc}. Check that the working directory exists."
             )
         capture = _Capture()
         try:
@@ -291,7 +292,14 @@ class _Confined:
         # No warden: the command leads its own session as on the direct path, and `_reap`
         # ends its group; the janitor reports its exit and holds what escapes the group.
         spawned = await spawn(
-            "/bin/bash", ["/bin/bash", "-c", command], env, cwd, grace=TERM_GRACE / 2, policy=policy, merged=True, warden=False
+            "/bin/bash",
+            ["/bin/bash", "-c", command],
+            env,
+            cwd,
+            grace=TERM_GRACE / 2,
+            policy=policy,
+            merged=True,
+            warden=False,
         )
         loop = asyncio.get_running_loop()
         pipe = os.fdopen(spawned.stdout, "rb", buffering=0)

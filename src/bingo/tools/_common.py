@@ -86,6 +86,7 @@ def unopened(exc: OSError, shown: str, *, only: str, directory: str = "") -> str
         return f"{shown} cannot be read: permission denied."
     return f"{shown} cannot be read: {exc.strerror or exc}."
 
+
 def schema_of(kind: type[msgspec.Struct]) -> dict[str, Json]:
     """The JSON Schema of an input Struct, inlined (no `$ref`), as a ToolSpec wants it."""
     _, components = msgspec.json.schema_components([kind])

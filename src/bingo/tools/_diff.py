@@ -87,7 +87,9 @@ def unified(old: str, spans: list[Span], old_name: str, new_name: str) -> Diff:
         for tag, i1, i2, j1, j2 in _opcodes(a, b):
             at_a, at_b = span.line + i1, span.line + shift + j1
             if tag == "equal":
-                pieces.append(_equal(at_a, at_b, i2 - i1, a[i1 : min(i2, i1 + 2 * CONTEXT)], a[max(i1, i2 - CONTEXT) : i2]))
+                pieces.append(
+                    _equal(at_a, at_b, i2 - i1, a[i1 : min(i2, i1 + 2 * CONTEXT)], a[max(i1, i2 - CONTEXT) : i2])
+                )
             else:
                 removed += i2 - i1
                 added += j2 - j1
@@ -173,7 +175,15 @@ def _hunks(pieces: list[_Piece]) -> Iterator[list[_Piece]]:
             continue
         first, last = n == 0, n == len(pieces) - 1
         if first:
-            hunk.append(_equal(piece.a + piece.size - len(piece.tail), piece.b + piece.size - len(piece.tail), len(piece.tail), piece.tail, piece.tail))
+            hunk.append(
+                _equal(
+                    piece.a + piece.size - len(piece.tail),
+                    piece.b + piece.size - len(piece.tail),
+                    len(piece.tail),
+                    piece.tail,
+                    piece.tail,
+                )
+            )
         elif last or piece.size > 2 * CONTEXT:
             shown = piece.head[:CONTEXT]
             hunk.append(_equal(piece.a, piece.b, len(shown), shown, shown))

@@ -74,7 +74,9 @@ class EditInput(Input, frozen=True):
         ),
     ]
     new_string: Annotated[str, msgspec.Meta(description="The text to put in its place (different from oldString).")]
-    replace_all: Annotated[bool, msgspec.Meta(description="Replace every occurrence of oldString, not just one.")] = False
+    replace_all: Annotated[bool, msgspec.Meta(description="Replace every occurrence of oldString, not just one.")] = (
+        False
+    )
 
 
 class Refusal(Exception):
@@ -123,9 +125,13 @@ class EditTool(BuiltinTool):
         if isinstance(args, ToolOutput):
             return args
         if not args.old_string:
-            return error_output("edit: oldString is empty. Give the exact text to replace; to create a file or replace all of it, use write.")
+            return error_output(
+                "edit: oldString is empty. Give the exact text to replace; to create a file or replace all of it, use write."
+            )
         if args.old_string == args.new_string:
-            return error_output("edit: oldString and newString are the same, so there is nothing to change. Give newString the text that should replace oldString.")
+            return error_output(
+                "edit: oldString and newString are the same, so there is nothing to change. Give newString the text that should replace oldString."
+            )
         path = resolve(call.cwd, args.path)
         named = Path(os.path.normpath(path))
         target, shown = real_path(path), display_path(named, call.cwd)
@@ -134,13 +140,17 @@ class EditTool(BuiltinTool):
             return error_output(led_out(shown, target, root, self._project, "edit"))
         last = self._seen.last(call.session, target)
         try:
-            edited = await asyncio.to_thread(_edit, target, shown, args, last, root_of(named, (self._project, call.cwd)), dry=dry)
+            edited = await asyncio.to_thread(
+                _edit, target, shown, args, last, root_of(named, (self._project, call.cwd)), dry=dry
+            )
         except Refusal as refusal:
             return error_output(str(refusal))
         if not dry:
             self._seen.saw(call.session, target, edited.seen)
         n = edited.replacements
-        said = f"edited {shown}: {n} replacement{'' if n == 1 else 's'}, +{edited.diff.added} −{edited.diff.removed} lines"
+        said = (
+            f"edited {shown}: {n} replacement{'' if n == 1 else 's'}, +{edited.diff.added} −{edited.diff.removed} lines"
+        )
         return changed_output(said, edited.diff)
 
 
@@ -211,7 +221,11 @@ def load(target: Path, shown: str, last: Snapshot | None, verb: str) -> bytes | 
 def _unchanged(data: bytes, shown: str, last: Snapshot, verb: str) -> bytes:
     """`data`, when they are the bytes `last` saw; Refusal otherwise."""
     if digest(data) != last.digest:
-        then = f"{last.size:,} bytes then, {len(data):,} now" if last.size != len(data) else "its bytes differ from what you read"
+        then = (
+            f"{last.size:,} bytes then, {len(data):,} now"
+            if last.size != len(data)
+            else "its bytes differ from what you read"
+        )
         raise Refusal(f"{shown} has changed on disk since you last read it ({then}). Read it again, then {verb} it.")
     return data
 
@@ -220,7 +234,9 @@ def _seen(size: int, shown: str, last: Snapshot | None, verb: str) -> Snapshot:
     """`last`, when a file of `size` bytes may be changed; Refusal when it is too large or
     has not been seen in this session."""
     if size > MAX_FILE:
-        raise Refusal(f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it.")
+        raise Refusal(
+            f"{shown} is {size:,} bytes; {verb} changes files up to {MAX_FILE:,} bytes. Use bash to change it."
+        )
     if last is None:
         raise Refusal(
             f"{shown} has not been read in this session. Read it first (read {shown}), then {verb} it: "
@@ -246,7 +262,9 @@ def save(target: Path, shown: str, data: bytes, *, within: str | None = None) ->
         except OSError as exc:
             raise Refusal(f"{shown} cannot be written: {exc.strerror or exc}.") from None
         else:
-            return Snapshot(mtime_ns=0, size=len(data), digest=digest(data))  # an editor's buffer has no time of its own
+            return Snapshot(
+                mtime_ns=0, size=len(data), digest=digest(data)
+            )  # an editor's buffer has no time of its own
     try:
         write_atomic(target, data, within=Path(within) if within is not None else None)
         stat = os.stat(target)
@@ -255,7 +273,9 @@ def save(target: Path, shown: str, data: bytes, *, within: str | None = None) ->
     return Snapshot(mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=digest(data))
 
 
-def _edit(target: Path, shown: str, args: EditInput, last: Snapshot | None, within: str | None, *, dry: bool = False) -> _Edited:
+def _edit(
+    target: Path, shown: str, args: EditInput, last: Snapshot | None, within: str | None, *, dry: bool = False
+) -> _Edited:
     data = load(target, shown, last, "edit")
     if data is None:
         raise Refusal(

@@ -47,11 +47,7 @@ class GlobInput(Input, frozen=True):
 
     pattern: Annotated[
         str,
-        msgspec.Meta(
-            description=(
-                "A glob over paths relative to `path`, e.g. `**/*.py` or `src/**/test_*.{py,txt}`."
-            )
-        ),
+        msgspec.Meta(description=("A glob over paths relative to `path`, e.g. `**/*.py` or `src/**/test_*.{py,txt}`.")),
     ]
     path: Annotated[
         str,
@@ -89,9 +85,7 @@ class GlobTool(BuiltinTool):
         base = resolve(call.cwd, args.path or ".")
         if not base.is_dir():
             what = "is not a directory" if base.exists() else "does not exist"
-            return error_output(
-                f"glob: {base} {what}. Give `path` as an existing directory, or leave it out."
-            )
+            return error_output(f"glob: {base} {what}. Give `path` as an existing directory, or leave it out.")
         root, pattern = _split(base, args.pattern)
         try:
             regex = glob_regex(pattern)
@@ -135,4 +129,3 @@ def _find(root: Path, match: _Matcher, stop: threading.Event) -> _Found:
             matches.append((-mtime, relative, path))
     matches.sort(key=lambda item: (item[0], item[1]))
     return _Found(paths=[item[2] for item in matches[:MAX_MATCHES]], total=len(matches))
-

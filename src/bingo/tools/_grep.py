@@ -57,9 +57,7 @@ class GrepInput(Input, frozen=True):
     pattern: Annotated[str, msgspec.Meta(description="A Python regular expression.")]
     path: Annotated[
         str,
-        msgspec.Meta(
-            description="A file or directory to search (default: the working directory)."
-        ),
+        msgspec.Meta(description="A file or directory to search (default: the working directory)."),
     ] = ""
     glob: Annotated[
         str,
@@ -70,9 +68,7 @@ class GrepInput(Input, frozen=True):
             )
         ),
     ] = ""
-    ignore_case: Annotated[
-        bool, msgspec.Meta(description="Match letters without regard to case.")
-    ] = False
+    ignore_case: Annotated[bool, msgspec.Meta(description="Match letters without regard to case.")] = False
 
 
 class _Hits(msgspec.Struct):
@@ -131,9 +127,7 @@ class GrepTool(BuiltinTool):
                 f"grep: {target} does not exist. Give `path` as an existing file or "
                 "directory, or leave it out to search the working directory."
             )
-        hits = await in_thread(
-            lambda stop: _search(target, regex, name_filter, args.glob, call.cwd, stop)
-        )
+        hits = await in_thread(lambda stop: _search(target, regex, name_filter, args.glob, call.cwd, stop))
         if hits.refused:
             return error_output(hits.refused)
         return text_output(_render(args.pattern, hits))
@@ -169,9 +163,7 @@ def _search(
     return hits
 
 
-def _search_file(
-    path: Path, shown: str, regex: re.Pattern[str], hits: _Hits, stop: threading.Event
-) -> None:
+def _search_file(path: Path, shown: str, regex: re.Pattern[str], hits: _Hits, stop: threading.Event) -> None:
     fd, _ = open_regular(path)  # never blocks, never a device or a file of /proc (kernel.files)
     with open(fd, "rb") as raw:
         if is_binary(raw.read(BINARY_SNIFF)):
@@ -203,15 +195,17 @@ def _render(pattern: str, hits: _Hits) -> str:
     notes: list[str] = []
     left_out = hits.total - len(hits.lines)
     if left_out:
-        notes.append(
-            f"[{left_out} more matching lines not shown: narrow the pattern, path or glob]"
-        )
+        notes.append(f"[{left_out} more matching lines not shown: narrow the pattern, path or glob]")
     if hits.unreadable:
         notes.append(f"[{hits.unreadable} files could not be read]")
     if hits.skipped:
-        notes.append(f"[{hits.skipped} files were left out: not regular files (a FIFO, a device, or a file of /proc or /sys)]")
+        notes.append(
+            f"[{hits.skipped} files were left out: not regular files (a FIFO, a device, or a file of /proc or /sys)]"
+        )
     if hits.long:
-        notes.append(f"[{hits.long} lines longer than {MAX_SCAN:,} bytes were searched in their first {MAX_SCAN:,} bytes only]")
+        notes.append(
+            f"[{hits.long} lines longer than {MAX_SCAN:,} bytes were searched in their first {MAX_SCAN:,} bytes only]"
+        )
     if not hits.lines:
         return "\n".join([f"No lines match {pattern!r}.", *notes])
     return "\n".join([*hits.lines, *notes])

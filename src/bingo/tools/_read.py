@@ -64,16 +64,12 @@ class ReadInput(Input, frozen=True):
 
     path: Annotated[
         str,
-        msgspec.Meta(
-            description="The file to read: absolute, or relative to the working directory."
-        ),
+        msgspec.Meta(description="The file to read: absolute, or relative to the working directory."),
     ]
-    offset: Annotated[
-        int, msgspec.Meta(ge=1, description="The 1-based number of the first line to show.")
-    ] = 1
-    limit: Annotated[
-        int, msgspec.Meta(ge=1, description=f"How many lines to show (default {DEFAULT_LIMIT}).")
-    ] = DEFAULT_LIMIT
+    offset: Annotated[int, msgspec.Meta(ge=1, description="The 1-based number of the first line to show.")] = 1
+    limit: Annotated[int, msgspec.Meta(ge=1, description=f"How many lines to show (default {DEFAULT_LIMIT}).")] = (
+        DEFAULT_LIMIT
+    )
 
 
 class _Window(msgspec.Struct, frozen=True):
@@ -143,7 +139,9 @@ def _read(path: Path, offset: int, limit: int, stop: threading.Event) -> _Window
             "directory), or use glob to find the file."
         ) from None
     except OSError as exc:
-        raise _Refusal(unopened(exc, str(path), only="read shows regular files only", directory=" Use glob to list its files.")) from None
+        raise _Refusal(
+            unopened(exc, str(path), only="read shows regular files only", directory=" Use glob to list its files.")
+        ) from None
 
 
 def _source(path: Path) -> tuple[BinaryIO, int, int]:
@@ -237,16 +235,9 @@ def _render(shown: str, window: _Window, offset: int) -> str:
     if window.total == 0:
         return f"{shown} is empty."
     if not window.lines:
-        return (
-            f"{shown} has {window.total} lines; offset {offset} is past its end. "
-            "Read again with a smaller offset."
-        )
-    body = "\n".join(
-        f"{number:6}\t{line}" for number, line in enumerate(window.lines, start=offset)
-    )
+        return f"{shown} has {window.total} lines; offset {offset} is past its end. Read again with a smaller offset."
+    body = "\n".join(f"{number:6}\t{line}" for number, line in enumerate(window.lines, start=offset))
     last = offset + len(window.lines) - 1
     if last < window.total:
-        body += (
-            f"\n[{window.total - last} more lines: read again with offset={last + 1} to continue]"
-        )
+        body += f"\n[{window.total - last} more lines: read again with offset={last + 1} to continue]"
     return body

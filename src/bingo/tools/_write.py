@@ -100,7 +100,9 @@ class WriteTool(BuiltinTool):
             return error_output(led_out(shown, target, root, self._project, "write"))
         last = self._seen.last(call.session, target)
         try:
-            written = await asyncio.to_thread(_write, target, shown, args.content, last, root_of(named, (self._project, call.cwd)), dry=dry)
+            written = await asyncio.to_thread(
+                _write, target, shown, args.content, last, root_of(named, (self._project, call.cwd)), dry=dry
+            )
         except Refusal as refusal:
             return error_output(str(refusal))
         if not dry:
@@ -110,7 +112,9 @@ class WriteTool(BuiltinTool):
             return changed_output(f"created {shown}: {lines}", written.diff)
         if not written.diff.text:
             return text_output(f"{shown} already holds this content ({lines}); nothing changed.")
-        return changed_output(f"wrote {shown}: +{written.diff.added} −{written.diff.removed} lines ({lines} in all)", written.diff)
+        return changed_output(
+            f"wrote {shown}: +{written.diff.added} −{written.diff.removed} lines ({lines} in all)", written.diff
+        )
 
 
 def kept(old: str, content: str) -> str:
@@ -129,7 +133,9 @@ def kept(old: str, content: str) -> str:
     return content
 
 
-def _write(target: Path, shown: str, content: str, last: Snapshot | None, within: str | None, *, dry: bool = False) -> _Written:
+def _write(
+    target: Path, shown: str, content: str, last: Snapshot | None, within: str | None, *, dry: bool = False
+) -> _Written:
     """Write `content` to `target`, or with `dry` only say what writing it would do: nothing
     is written and no directory made."""
     before = load(target, shown, last, "write")

@@ -75,9 +75,9 @@ class ToolSpec(Wire, frozen=True):
 
     name: Annotated[str, msgspec.Meta(description="The tool's own name, e.g. `count`.")]
     description: str = ""
-    input_schema: Annotated[
-        dict[str, Json], msgspec.Meta(description="A JSON Schema for the tool's input.")
-    ] = msgspec.field(default_factory=lambda: {"type": "object"})
+    input_schema: Annotated[dict[str, Json], msgspec.Meta(description="A JSON Schema for the tool's input.")] = (
+        msgspec.field(default_factory=lambda: {"type": "object"})
+    )
 
 
 class _Part(Wire, frozen=True, tag_field="type"):

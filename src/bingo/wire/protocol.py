@@ -334,12 +334,8 @@ METHODS: Final[dict[str, MethodInfo]] = {
     "command/complete": MethodInfo(
         "host→plugin", CommandCompleteParams, CommandCompleteResult, "complete a command's args", 1.0
     ),
-    "context/contribute": MethodInfo(
-        "host→plugin", ContributeParams, ContributeResult, "context for a turn", 2.0
-    ),
-    "compactor/compact": MethodInfo(
-        "host→plugin", CompactParams, CompactResult, "compact the history", 60.0
-    ),
+    "context/contribute": MethodInfo("host→plugin", ContributeParams, ContributeResult, "context for a turn", 2.0),
+    "compactor/compact": MethodInfo("host→plugin", CompactParams, CompactResult, "compact the history", 60.0),
     # provider/stream's deadline is the longest silence between two messages of the stream.
     "provider/stream": MethodInfo(
         "host→plugin", ProviderStreamParams, ProviderStreamResult, "one streamed model response", 60.0

@@ -53,7 +53,6 @@ _ERROR_MEANING = {
 }
 
 
-
 def generate() -> dict[str, Any]:
     """The whole schema document as a JSON value."""
     types: list[Any] = [Request, Notification, Response, ErrorResponse]
@@ -98,10 +97,7 @@ def generate() -> dict[str, Any]:
                 "notice": {"params": by_type[HostNoticeParams], "result": by_type[EmptyResult]},
             }
         },
-        "errors": {
-            name: {"code": code, "meaning": _ERROR_MEANING[name]}
-            for name, code in _ERROR_CODES.items()
-        },
+        "errors": {name: {"code": code, "meaning": _ERROR_MEANING[name]} for name, code in _ERROR_CODES.items()},
         "$defs": defs,
     }
 

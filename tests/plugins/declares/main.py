@@ -43,7 +43,14 @@ def handshake(name, params):
         {"name": command, "hint": "a command of " + name, "args": {"kind": "none"}, "instant": True, "family": "plugin"}
         for command in config.get("commands", [])
     ]
-    return {"protocol": 5, "name": name, "version": "0.1.0", "commands": commands, "hooks": config.get("hooks", []), "tools": config.get("tools", [])}
+    return {
+        "protocol": 5,
+        "name": name,
+        "version": "0.1.0",
+        "commands": commands,
+        "hooks": config.get("hooks", []),
+        "tools": config.get("tools", []),
+    }
 
 
 def decide(params):

@@ -17,16 +17,33 @@ for line in sys.stdin:
     method, request_id = message.get("method"), message.get("id")
     params = message.get("params") or {}
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": request_id, "result": {
-            "protocolVersion": params.get("protocolVersion"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "mcp-banner", "version": "1.0"},
-        }})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {
+                    "protocolVersion": params.get("protocolVersion"),
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "mcp-banner", "version": "1.0"},
+                },
+            }
+        )
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [{
-            "name": "echo", "description": "Answers its text.",
-            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
-        }]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {
+                    "tools": [
+                        {
+                            "name": "echo",
+                            "description": "Answers its text.",
+                            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+                        }
+                    ]
+                },
+            }
+        )
     elif method == "tools/call":
         said = (params.get("arguments") or {}).get("text", "")
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": f"echo: {said}"}]}})

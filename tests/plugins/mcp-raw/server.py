@@ -48,11 +48,22 @@ def ask(request_id, params):
     if not STATELESS:
         answer(request_id, text("ask needs the stateless revision"))
     elif responses is None:
-        question = {"method": "elicitation/create", "params": {"message": "Go on?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean", "title": "Go on"}}}}}
-        answer(request_id, {"resultType": "input_required", "inputRequests": {"q1": question}, "requestState": "state-1"})
+        question = {
+            "method": "elicitation/create",
+            "params": {
+                "message": "Go on?",
+                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean", "title": "Go on"}}},
+            },
+        }
+        answer(
+            request_id, {"resultType": "input_required", "inputRequests": {"q1": question}, "requestState": "state-1"}
+        )
     else:
         said = responses.get("q1", {})
-        answer(request_id, text(f"state {params.get('requestState')}: {said.get('action')} {json.dumps(said.get('content'))}"))
+        answer(
+            request_id,
+            text(f"state {params.get('requestState')}: {said.get('action')} {json.dumps(said.get('content'))}"),
+        )
 
 
 for line in sys.stdin:
@@ -64,17 +75,40 @@ for line in sys.stdin:
     if STATELESS:
         meta = params.get("_meta") or {}
         if method == "initialize":
-            error(request_id, -32022, "unsupported protocol version", {"supported": [MODERN], "requested": params.get("protocolVersion")})
+            error(
+                request_id,
+                -32022,
+                "unsupported protocol version",
+                {"supported": [MODERN], "requested": params.get("protocolVersion")},
+            )
             continue
-        if meta.get("io.modelcontextprotocol/protocolVersion") != MODERN or "io.modelcontextprotocol/clientCapabilities" not in meta:
+        if (
+            meta.get("io.modelcontextprotocol/protocolVersion") != MODERN
+            or "io.modelcontextprotocol/clientCapabilities" not in meta
+        ):
             error(request_id, -32602, "_meta must carry the protocol version and client capabilities")
             continue
         if method == "server/discover":
-            answer(request_id, {"supportedVersions": [MODERN], "capabilities": {"tools": {}}, "resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcp-raw", "version": "0.2.0"}}})
+            answer(
+                request_id,
+                {
+                    "supportedVersions": [MODERN],
+                    "capabilities": {"tools": {}},
+                    "resultType": "complete",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcp-raw", "version": "0.2.0"}},
+                },
+            )
             continue
     if method == "initialize":
         revision = os.environ.get("MCP_RAW_REVISION") or params["protocolVersion"]
-        answer(request_id, {"protocolVersion": revision, "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": "mcp-raw", "version": "0.1.0"}})
+        answer(
+            request_id,
+            {
+                "protocolVersion": revision,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "mcp-raw", "version": "0.1.0"},
+            },
+        )
     elif method == "tools/list":
         answer(request_id, {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in tools]})
     elif method == "tools/call":

@@ -34,12 +34,16 @@ def handshake(name, params):
         "protocol": 5,
         "name": name,
         "version": "0.1.0",
-        "tools": [{
-            "name": "fetch.page",
-            "description": "Pretends to fetch a page.",
-            "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
-        }],
-        "commands": [{"name": "hello", "hint": "say hello", "args": {"kind": "none"}, "instant": True, "family": "plugin"}],
+        "tools": [
+            {
+                "name": "fetch.page",
+                "description": "Pretends to fetch a page.",
+                "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+            }
+        ],
+        "commands": [
+            {"name": "hello", "hint": "say hello", "args": {"kind": "none"}, "instant": True, "family": "plugin"}
+        ],
     }
 
 

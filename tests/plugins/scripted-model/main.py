@@ -20,6 +20,7 @@ CANCELLED = {}  # streamId -> threading.Event, set by provider/cancel
 STATE = {"replies": [], "log": None}
 HANG_LIMIT = 30.0  # a hanging reply gives up after this long without provider/cancel
 
+
 def send(message):
     with LOCK:
         sys.stdout.write(json.dumps(message) + "\n")
@@ -32,7 +33,7 @@ def notify(method, params):
 
 def chunks(text, parts=3):
     size = max(1, -(-len(text) // parts))
-    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
 def stream(params):
@@ -55,8 +56,7 @@ def stream(params):
                 break
         if "text" in step:
             for piece in chunks(step["text"]):
-                notify("provider/delta", {"streamId": stream_id,
-                                          "delta": {"type": "text", "text": piece}})
+                notify("provider/delta", {"streamId": stream_id, "delta": {"type": "text", "text": piece}})
             content.append({"type": "text", "text": step["text"]})
         if "tool" in step:
             tool = step["tool"]
@@ -74,9 +74,12 @@ def initialize(params):
     data_dir = params["env"]["dataDir"]
     os.makedirs(data_dir, exist_ok=True)
     STATE["log"] = os.path.join(data_dir, "requests.jsonl")
-    return {"protocol": 5, "name": "scripted-model", "version": "0.1.0",
-            "providers": [{"name": "scripted", "description": "replies from a script",
-                           "models": ["scripted-1"]}]}, None
+    return {
+        "protocol": 5,
+        "name": "scripted-model",
+        "version": "0.1.0",
+        "providers": [{"name": "scripted", "description": "replies from a script", "models": ["scripted-1"]}],
+    }, None
 
 
 def work(requests):

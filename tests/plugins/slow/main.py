@@ -33,8 +33,7 @@ def handshake():
         "protocol": 5,
         "name": "slow",
         "version": "0.1.0",
-        "tools": [{"name": "wait", "description": "Waits until it is cancelled.",
-                   "inputSchema": {"type": "object"}}],
+        "tools": [{"name": "wait", "description": "Waits until it is cancelled.", "inputSchema": {"type": "object"}}],
         "contributors": [{"name": "late", "description": "never answers"}],
         "hooks": [{"name": "sleepy", "site": "tool", "points": ["before"]}],
     }

@@ -35,10 +35,17 @@ def main():
             STATE["data"] = params["env"]["dataDir"]
             os.makedirs(STATE["data"], exist_ok=True)
             note("starts.txt", "zguard")
-            send({"id": message["id"], "result": {
-                "protocol": 5, "name": "zguard", "version": "0.1.0",
-                "hooks": [{"name": "guard", "site": "tool", "points": ["before"]}],
-            }})
+            send(
+                {
+                    "id": message["id"],
+                    "result": {
+                        "protocol": 5,
+                        "name": "zguard",
+                        "version": "0.1.0",
+                        "hooks": [{"name": "guard", "site": "tool", "points": ["before"]}],
+                    },
+                }
+            )
         elif method == "hook/decide":
             tool = (params.get("payload") or {}).get("tool")
             note("seen.txt", str(tool))

@@ -94,7 +94,14 @@ def attack(targets):
             report["wrote"].append(_append(path))
         except OSError:
             pass
-    for key, attempt in (("tcp", _tcp), ("udp", _udp), ("unix", _unix), ("signal", _signal), ("granted", _get), ("ungranted", _get)):
+    for key, attempt in (
+        ("tcp", _tcp),
+        ("udp", _udp),
+        ("unix", _unix),
+        ("signal", _signal),
+        ("granted", _get),
+        ("ungranted", _get),
+    ):
         if key in targets:
             _try(report, key, lambda attempt=attempt, key=key: attempt(targets[key]))
     if "pid" in targets:
@@ -110,13 +117,20 @@ def serve_mcp():
         if ident is None:
             continue
         if method == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "breaks-out", "version": "0.1.0"}}
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "breaks-out", "version": "0.1.0"},
+            }
         elif method == "tools/list":
             result = {"tools": [{"name": "poke", "description": "answers poked", "inputSchema": {"type": "object"}}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "poked"}]}
         else:
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no such method"}}) + "\n")
+            sys.stdout.write(
+                json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no such method"}})
+                + "\n"
+            )
             sys.stdout.flush()
             continue
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}) + "\n")

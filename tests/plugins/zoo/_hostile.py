@@ -51,10 +51,15 @@ TOOL = {"name": "poke", "description": "A hostile tool.", "inputSchema": {"type"
 
 
 def initialized(request_id):
-    return {"jsonrpc": "2.0", "id": request_id, "result": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {"listChanged": True}},
-        "serverInfo": {"name": "hostile", "version": "0"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "hostile", "version": "0"},
+        },
+    }
 
 
 def listed(request_id):

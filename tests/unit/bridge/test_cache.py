@@ -60,7 +60,14 @@ def _source(tmp_path: Path, name: str = "alpha") -> PluginSource:
         # Written once: a user plugin's cache key is its files' stat signature (ADR-0016).
         script.write_text(_PLUGIN, encoding="utf-8")
     entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", name])
-    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None, base=root.parent)
+    return PluginSource(
+        name=name,
+        layer="user",
+        root=root,
+        manifest=Manifest(name=name, version="0.1", entry=entry),
+        problem=None,
+        base=root.parent,
+    )
 
 
 def _starts(tmp_path: Path, name: str = "alpha") -> int:
@@ -75,22 +82,32 @@ async def _nothing(host: PluginHost, registry: Registry) -> None:
     return None
 
 
-def _run(tmp_path: Path, scenario: Scenario = _nothing, *, env: dict[str, str] | None = None, sources: list[PluginSource] | None = None, settings: Settings | None = None) -> list[Notice]:
+def _run(
+    tmp_path: Path,
+    scenario: Scenario = _nothing,
+    *,
+    env: dict[str, str] | None = None,
+    sources: list[PluginSource] | None = None,
+    settings: Settings | None = None,
+) -> list[Notice]:
     notices = Notices()
     said: list[Notice] = []
     notices.listen(said.append)
 
     async def main() -> None:
         registry = Registry(notices)
-        async with asyncio.timeout(10), PluginHost(
-            sources=sources or [_source(tmp_path)],
-            registry=registry,
-            notices=notices,
-            settings=settings or Settings(),
-            data_dir=tmp_path / "data",
-            cwd=tmp_path,
-            environ={**os.environ, **(env or {})},
-        ) as host:
+        async with (
+            asyncio.timeout(10),
+            PluginHost(
+                sources=sources or [_source(tmp_path)],
+                registry=registry,
+                notices=notices,
+                settings=settings or Settings(),
+                data_dir=tmp_path / "data",
+                cwd=tmp_path,
+                environ={**os.environ, **(env or {})},
+            ) as host,
+        ):
             await host.start()
             await scenario(host, registry)
 
@@ -108,7 +125,9 @@ def _text(registry: Registry, tool: str) -> Callable[[], Awaitable[str]]:
     return call
 
 
-def _key(cache: DeclarationCache, source: PluginSource, *, config: dict[str, Json] | None = None, version: str = "1") -> str:
+def _key(
+    cache: DeclarationCache, source: PluginSource, *, config: dict[str, Json] | None = None, version: str = "1"
+) -> str:
     return cache.key(source, environ=os.environ, config=config or {}, host_version=version)
 
 
@@ -132,8 +151,16 @@ def test_the_key_changes_with_the_entrys_arguments_and_environment(tmp_path: Pat
     assert source.manifest is not None
     entry = source.manifest.entry
     other_args = Manifest(name="alpha", version="0.1", entry=Entry(command=entry.command, args=[*entry.args, "more"]))
-    other_env = Manifest(name="alpha", version="0.1", entry=Entry(command=entry.command, args=entry.args, env={"MODE": "x"}))
-    keys = {_key(cache, PluginSource(name="alpha", layer="user", root=source.root, manifest=m, problem=None, base=source.base)) for m in (source.manifest, other_args, other_env)}
+    other_env = Manifest(
+        name="alpha", version="0.1", entry=Entry(command=entry.command, args=entry.args, env={"MODE": "x"})
+    )
+    keys = {
+        _key(
+            cache,
+            PluginSource(name="alpha", layer="user", root=source.root, manifest=m, problem=None, base=source.base),
+        )
+        for m in (source.manifest, other_args, other_env)
+    }
     assert len(keys) == 3
 
 
@@ -226,7 +253,9 @@ def test_a_handshake_unlike_the_cache_re_registers_with_one_notice_and_is_filed(
 def test_a_refusal_is_never_cached(tmp_path: Path) -> None:
     said = _run(tmp_path, env={"PROTOCOL": "6"})
     assert [n.message for n in said] == ["refused: it speaks protocol 6, but this host speaks only protocol 5"]
-    assert not (tmp_path / "data" / "cache" / "declarations").exists() or not list((tmp_path / "data" / "cache" / "declarations").iterdir())
+    assert not (tmp_path / "data" / "cache" / "declarations").exists() or not list(
+        (tmp_path / "data" / "cache" / "declarations").iterdir()
+    )
     _run(tmp_path, env={"PROTOCOL": "6"})
     assert _starts(tmp_path) == 2
 

@@ -22,7 +22,10 @@ from bingo.wire import (
 )
 
 _HISTORY = CompactionContext(
-    messages=[Message(role="user", content=[TextBlock(text="a")]), Message(role="assistant", content=[TextBlock(text="b")])]
+    messages=[
+        Message(role="user", content=[TextBlock(text="a")]),
+        Message(role="assistant", content=[TextBlock(text="b")]),
+    ]
 )
 
 

@@ -191,7 +191,13 @@ def test_a_call_takes_its_methods_deadline_from_the_settings_then_the_wire_table
 
 
 def test_an_error_a_peer_answers_is_the_subclass_of_its_code() -> None:
-    kinds = {DEADLINE: DeadlinePassed, REFUSED: Refused, CANCELLED: Cancelled, METHOD_NOT_FOUND: MethodNotFound, INVALID_PARAMS: BadParams}
+    kinds = {
+        DEADLINE: DeadlinePassed,
+        REFUSED: Refused,
+        CANCELLED: Cancelled,
+        METHOD_NOT_FOUND: MethodNotFound,
+        INVALID_PARAMS: BadParams,
+    }
     for code, kind in kinds.items():
         error = answered_error("plugin p", ErrorObject(code=code, message="why"))
         assert type(error) is kind
@@ -292,12 +298,16 @@ def test_two_connections_talk_both_ways() -> None:
 
     async def main() -> None:
         (a_reader, a_writer), (b_reader, b_writer) = memory_pair()
-        async with asyncio.timeout(5), Connection(a_reader, a_writer, name="a") as a, Connection(
-            b_reader, b_writer, name="b"
-        ) as b:
+        async with (
+            asyncio.timeout(5),
+            Connection(a_reader, a_writer, name="a") as a,
+            Connection(b_reader, b_writer, name="b") as b,
+        ):
             a.on_request("service/call", ServiceCallParams, echo)
             b.on_request("service/call", ServiceCallParams, echo)
-            x = await a.call("service/call", ServiceCallParams(key="k", method="m", params=1), ServiceCallResult, deadline=5)
+            x = await a.call(
+                "service/call", ServiceCallParams(key="k", method="m", params=1), ServiceCallResult, deadline=5
+            )
             y = await b.call("service/call", ServiceCallParams(key="k", method="n"), ServiceCallResult, deadline=5)
         assert (x.result, y.result) == (["m", 1], ["n", None])
 
@@ -349,12 +359,16 @@ def test_calls_through_a_real_transport_past_its_high_water_mark_all_arrive_in_o
         host_reader, host_writer = await asyncio.open_connection(sock=a, limit=1 << 24)
         peer_reader, peer_writer = await asyncio.open_connection(sock=b, limit=1 << 24)
         big = "x" * 200_000  # each request is past the 64 KiB high-water mark by itself
-        async with asyncio.timeout(5), Connection(host_reader, host_writer, name="host") as host, Connection(
-            peer_reader, peer_writer, name="peer"
-        ) as peer:
+        async with (
+            asyncio.timeout(5),
+            Connection(host_reader, host_writer, name="host") as host,
+            Connection(peer_reader, peer_writer, name="peer") as peer,
+        ):
             peer.on_request("service/call", ServiceCallParams, echo)
             calls = [
-                host.call("service/call", ServiceCallParams(key="k", method=f"{n}", params=big), ServiceCallResult, deadline=5)
+                host.call(
+                    "service/call", ServiceCallParams(key="k", method=f"{n}", params=big), ServiceCallResult, deadline=5
+                )
                 for n in range(20)
             ]
             answers = [answer.result for answer in await asyncio.gather(*calls)]
@@ -375,7 +389,9 @@ def test_a_peer_that_never_reads_ends_the_connection_past_the_unread_bound() -> 
         _, peer_writer = await asyncio.open_connection(sock=b)
         request = b'{"jsonrpc": "2.0", "id": 1, "method": "nothing"}\n'
         async with asyncio.timeout(5), Connection(host_reader, host_writer, name="plugin deaf") as conn:
-            pending = asyncio.ensure_future(conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5))
+            pending = asyncio.ensure_future(
+                conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+            )
             # Far more answers than the bound, however big the socket's own buffers are.
             flood = request * (4 * UNREAD_MAX // len(request))
             try:
@@ -417,7 +433,10 @@ def test_a_peer_that_reads_its_answers_is_never_taken_for_one_that_does_not() ->
             for _ in range(rounds):
                 for n in range(per_round):
                     params = {"key": "k", "method": "x" * size}
-                    peer_writer.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": "service/call", "params": params}).encode() + b"\n")
+                    peer_writer.write(
+                        json.dumps({"jsonrpc": "2.0", "id": n, "method": "service/call", "params": params}).encode()
+                        + b"\n"
+                    )
                 await peer_writer.drain()
                 for _ in range(per_round):
                     assert await peer_reader.readline()
@@ -469,7 +488,10 @@ def test_a_result_nested_too_deeply_fails_its_call_as_a_bad_answer(depth: int) -
         peer.send(_deep_answer(request["id"], b'"result":{"result":' + b"[" * depth + b"]" * depth + b"}"))
         with pytest.raises(BadAnswer) as caught:
             await call
-        assert caught.value.message == "plugin p answered service/call with a result nested too deeply (more than 128 levels)"
+        assert (
+            caught.value.message
+            == "plugin p answered service/call with a result nested too deeply (more than 128 levels)"
+        )
         assert caught.value.code == INVALID_PARAMS
         again = asyncio.create_task(
             conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
@@ -504,7 +526,13 @@ def test_a_request_whose_params_are_nested_too_deeply_is_answered_invalid_params
 
     async def scenario(conn: Connection, peer: Peer) -> None:
         conn.on_request("service/call", ServiceCallParams, handler)
-        peer.send(b'{"jsonrpc":"2.0","id":"deep","method":"service/call","params":' + b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"}")
+        peer.send(
+            b'{"jsonrpc":"2.0","id":"deep","method":"service/call","params":'
+            + b'{"a":' * 100_000
+            + b"1"
+            + b"}" * 100_000
+            + b"}"
+        )
         answer = await peer.read()
         assert answer["id"] == "deep"
         assert answer["error"] == {"code": INVALID_PARAMS, "message": "params nested too deeply (more than 128 levels)"}
@@ -541,7 +569,9 @@ def test_an_answer_past_the_line_limit_fails_its_call_at_once_and_the_connection
     strays: list[BadLine] = []
 
     async def scenario(conn: Connection, peer: Peer) -> None:
-        call = asyncio.create_task(conn.call("service/call", ServiceCallParams(key="k", method="a"), ServiceCallResult, deadline=600))
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="a"), ServiceCallResult, deadline=600)
+        )
         request = await peer.read()
         huge = b'"' + b"x" * (MAX_LINE + 10) + b'"'
         rid = json.dumps(request["id"]).encode()
@@ -551,9 +581,14 @@ def test_an_answer_past_the_line_limit_fails_its_call_at_once_and_the_connection
             peer.writer.write(b'{"jsonrpc": "2.0", "id": ' + rid + b', "result": {"value": ' + huge + b"}}\n")
         with pytest.raises(TooLarge) as raised:
             await call
-        assert "plugin p answered with 16.0 MiB on one line, past the 16 MiB bingo keeps of one message" in raised.value.message
+        assert (
+            "plugin p answered with 16.0 MiB on one line, past the 16 MiB bingo keeps of one message"
+            in raised.value.message
+        )
         assert strays == []
-        second = asyncio.create_task(conn.call("service/call", ServiceCallParams(key="k", method="b"), ServiceCallResult, deadline=5))
+        second = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="b"), ServiceCallResult, deadline=5)
+        )
         again = await peer.read()
         peer.send({"jsonrpc": "2.0", "id": again["id"], "result": {"result": 2}})
         assert (await second).result == 2

@@ -141,8 +141,9 @@ def test_plugin_root_is_expanded_in_command_args_and_env(tmp_path: Path) -> None
 
 def test_a_relative_root_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    argv, _ = entry_command(_manifest(Entry(command="python3", args=["${PLUGIN_ROOT}/m.py"])),
-                            Path("plugins/wordcount"), {})
+    argv, _ = entry_command(
+        _manifest(Entry(command="python3", args=["${PLUGIN_ROOT}/m.py"])), Path("plugins/wordcount"), {}
+    )
     assert argv == ["python3", f"{tmp_path}/plugins/wordcount/m.py"]
 
 

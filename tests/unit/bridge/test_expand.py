@@ -19,7 +19,9 @@ def test_every_variable_read_is_named_once_in_order_and_plugin_root_is_none() ->
 
 
 def test_listed_variables_are_expanded_and_a_default_stands_for_an_unset_one() -> None:
-    expanded = expand_server(SERVER, {"HOME": "/h", "TOKEN": "t", "KEY": "k"}, {"HOME", "TOKEN", "MODE", "KEY"}, settings="s.json")
+    expanded = expand_server(
+        SERVER, {"HOME": "/h", "TOKEN": "t", "KEY": "k"}, {"HOME", "TOKEN", "MODE", "KEY"}, settings="s.json"
+    )
     assert isinstance(expanded, McpServer)
     assert expanded.command == "/h/bin/srv"
     assert expanded.args == ["--token=t", "${PLUGIN_ROOT}/x", "fast"]
@@ -29,11 +31,16 @@ def test_listed_variables_are_expanded_and_a_default_stands_for_an_unset_one() -
 
 def test_a_variable_not_listed_leaves_the_server_out_naming_it_and_the_setting() -> None:
     said = expand_server(SERVER, {"HOME": "/h", "TOKEN": "t", "KEY": "k"}, {"HOME", "TOKEN", "MODE"}, settings="s.json")
-    assert said == 'it reads ${KEY}, which your settings do not let a project\'s MCP server read: add "KEY" to mcpVariables in s.json to let it'
+    assert (
+        said
+        == 'it reads ${KEY}, which your settings do not let a project\'s MCP server read: add "KEY" to mcpVariables in s.json to let it'
+    )
 
 
 def test_a_user_plugin_reads_any_variable() -> None:
-    assert isinstance(expand_server(SERVER, {"HOME": "/h", "TOKEN": "t", "KEY": "k"}, None, settings="s.json"), McpServer)
+    assert isinstance(
+        expand_server(SERVER, {"HOME": "/h", "TOKEN": "t", "KEY": "k"}, None, settings="s.json"), McpServer
+    )
 
 
 def test_an_unset_variable_without_a_default_leaves_the_server_out() -> None:

@@ -56,7 +56,9 @@ def test_a_late_hook_is_held_to_the_kernels_deadline_and_decides_nothing() -> No
 
     # The connection's own deadline is far off: the kernel's is the one a hook misses.
     _run(scenario, deadlines={"hook/decide": 60.0})
-    assert [n.message for n in said] == ["hook guard missed its deadline (0.01 s: deadlines.hook/decide in settings) and decides nothing"]
+    assert [n.message for n in said] == [
+        "hook guard missed its deadline (0.01 s: deadlines.hook/decide in settings) and decides nothing"
+    ]
 
 
 def test_a_hook_sets_no_timer_of_its_own_since_the_kernel_bounds_it() -> None:

@@ -79,13 +79,22 @@ def _source(tmp_path: Path, name: str, *, answers: str | None = None, protocol: 
     root.mkdir(parents=True)
     (root / "main.py").write_text(_PLUGIN, encoding="utf-8")
     entry = Entry(command=sys.executable, args=["${PLUGIN_ROOT}/main.py", answers or name, str(protocol)])
-    return PluginSource(name=name, layer="user", root=root, manifest=Manifest(name=name, version="0.1", entry=entry), problem=None, base=root.parent)
+    return PluginSource(
+        name=name,
+        layer="user",
+        root=root,
+        manifest=Manifest(name=name, version="0.1", entry=entry),
+        problem=None,
+        base=root.parent,
+    )
 
 
 Scenario = Callable[[PluginHost, Registry], Awaitable[None]]
 
 
-def _run(tmp_path: Path, sources: list[PluginSource], scenario: Scenario, *, clock: Clock | None = None) -> list[Notice]:
+def _run(
+    tmp_path: Path, sources: list[PluginSource], scenario: Scenario, *, clock: Clock | None = None
+) -> list[Notice]:
     notices = Notices()
     said: list[Notice] = []
     notices.listen(said.append)
@@ -93,16 +102,19 @@ def _run(tmp_path: Path, sources: list[PluginSource], scenario: Scenario, *, clo
 
     async def main() -> None:
         registry = Registry(notices)
-        async with asyncio.timeout(10), PluginHost(
-            sources=sources,
-            registry=registry,
-            notices=notices,
-            settings=settings,
-            data_dir=tmp_path / "data",
-            cwd=tmp_path,
-            clock=clock,
-            backoff=Backoff(first=1.0, cap=4.0, reset_after=60.0),
-        ) as host:
+        async with (
+            asyncio.timeout(10),
+            PluginHost(
+                sources=sources,
+                registry=registry,
+                notices=notices,
+                settings=settings,
+                data_dir=tmp_path / "data",
+                cwd=tmp_path,
+                clock=clock,
+                backoff=Backoff(first=1.0, cap=4.0, reset_after=60.0),
+            ) as host,
+        ):
             await host.start()
             await scenario(host, registry)
 
@@ -150,7 +162,9 @@ def test_a_protocol_or_name_the_host_does_not_accept_is_refused_with_a_notice(tm
         states = [(s.name, s.state) for s in host.status()]
         assert states == [("newer", "refused"), ("renamed", "refused")]
 
-    said = _run(tmp_path, [_source(tmp_path, "newer", protocol=6), _source(tmp_path, "renamed", answers="other")], scenario)
+    said = _run(
+        tmp_path, [_source(tmp_path, "newer", protocol=6), _source(tmp_path, "renamed", answers="other")], scenario
+    )
     # the two handshakes run at once: their notices come in either order
     assert sorted(n.message for n in said) == [
         "refused: it speaks protocol 6, but this host speaks only protocol 5",
@@ -223,7 +237,9 @@ def test_leaving_the_host_leaves_no_plugin_process_nor_its_children(
 
 
 def test_a_source_with_a_problem_is_refused_with_its_words(tmp_path: Path) -> None:
-    broken = PluginSource(name="broken", layer="project", root=tmp_path, manifest=None, problem="plugin.json: bad", base=tmp_path)
+    broken = PluginSource(
+        name="broken", layer="project", root=tmp_path, manifest=None, problem="plugin.json: bad", base=tmp_path
+    )
 
     async def scenario(host: PluginHost, registry: Registry) -> None:
         [status] = host.status()

@@ -98,9 +98,7 @@ def test_a_missing_top_level_field_is_named(tmp_path: Path) -> None:
 
 def test_a_wrong_type_names_the_path(tmp_path: Path) -> None:
     directory = _plugin(tmp_path, {**_GOOD, "entry": {"command": "x", "args": "main.py"}})
-    assert _problem(directory).endswith(
-        ": wrong type at `$.entry.args`: expected `array`, got `str`"
-    )
+    assert _problem(directory).endswith(": wrong type at `$.entry.args`: expected `array`, got `str`")
 
 
 def test_a_wrong_type_inside_a_list_names_the_index(tmp_path: Path) -> None:
@@ -126,18 +124,14 @@ def test_a_relative_command_path_is_refused_with_the_fix(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("command", ["/usr/bin/python3", "${PLUGIN_ROOT}/bin/run", "node"])
-def test_absolute_root_relative_and_bare_commands_are_accepted(
-    tmp_path: Path, command: str
-) -> None:
+def test_absolute_root_relative_and_bare_commands_are_accepted(tmp_path: Path, command: str) -> None:
     directory = _plugin(tmp_path, {**_GOOD, "entry": {"command": command}})
     assert read_manifest(directory).entry.command == command
 
 
 def test_a_directory_named_otherwise_than_the_manifest_is_refused(tmp_path: Path) -> None:
     directory = _plugin(tmp_path, _GOOD, name="wc")
-    assert _problem(directory).endswith(
-        ": the directory is named 'wc' but the manifest's name is 'wordcount'"
-    )
+    assert _problem(directory).endswith(": the directory is named 'wc' but the manifest's name is 'wordcount'")
 
 
 def test_a_name_that_is_not_an_identifier_is_refused(tmp_path: Path) -> None:
@@ -145,15 +139,11 @@ def test_a_name_that_is_not_an_identifier_is_refused(tmp_path: Path) -> None:
     assert "name 'Word Count' is not a plugin name" in _problem(directory)
 
 
-@pytest.mark.parametrize(
-    "name", ["wordcount", "echo-node", "scripted_model", "a", "x1-2_3", "9lives"]
-)
+@pytest.mark.parametrize("name", ["wordcount", "echo-node", "scripted_model", "a", "x1-2_3", "9lives"])
 def test_plugin_names_accept_lowercase_runs_joined_by_single_separators(name: str) -> None:
     assert check_name(name) is None
 
 
-@pytest.mark.parametrize(
-    "name", ["", "Word", "a.b", "a__b", "-a", "a-", "a--b", "a b", "é", "a/b", "x" * 65]
-)
+@pytest.mark.parametrize("name", ["", "Word", "a.b", "a__b", "-a", "a-", "a--b", "a b", "é", "a/b", "x" * 65])
 def test_plugin_names_refuse_everything_else(name: str) -> None:
     assert check_name(name) is not None

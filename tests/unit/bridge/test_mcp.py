@@ -61,20 +61,33 @@ class _Link:
         raise AssertionError(message)
 
 
-def _run(scenario: Callable[[McpConnection, InitializeResult, _Link], Awaitable[None]], *, stateless: bool = False) -> None:
+def _run(
+    scenario: Callable[[McpConnection, InitializeResult, _Link], Awaitable[None]], *, stateless: bool = False
+) -> None:
     async def main() -> None:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(SERVER), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+            sys.executable,
+            str(SERVER),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
         )
         assert proc.stdin is not None and proc.stdout is not None
         try:
             calls = Calls()
             conn = McpConnection(proc.stdout, proc.stdin, name="plugin s", plugin="s", calls=calls, log=lambda _: None)
             async with asyncio.timeout(20), conn:
-                params = InitializeParams(protocol=5, plugin_root="/", config={}, env=HostEnv(host="bingo", host_version="0", platform="linux", cwd="/", data_dir="/tmp"))
+                params = InitializeParams(
+                    protocol=5,
+                    plugin_root="/",
+                    config={},
+                    env=HostEnv(host="bingo", host_version="0", platform="linux", cwd="/", data_dir="/tmp"),
+                )
                 # The SDK's server speaks both eras; bingo picks the handshake unless it is
                 # told no (as a stateless-only server's -32022 tells it): `discover` is that.
-                info = await conn.discover("0") if stateless else await conn.call("initialize", params, InitializeResult)
+                info = (
+                    await conn.discover("0") if stateless else await conn.call("initialize", params, InitializeResult)
+                )
                 link = _Link(conn, calls)
                 await scenario(conn, info, link)
         finally:
@@ -145,10 +158,14 @@ def test_in_the_stateless_revision_every_request_carries_it_and_the_server_answe
         assert conn.revision == "2026-07-28"
         assert {"add", "confirm"} <= {tool.name for tool in info.tools}
         [spec] = [tool for tool in info.tools if tool.name == "add"]
-        added = await BridgedTool(link, spec).call(ToolCall(call_id="c1", input={"a": 1, "b": 2}, cwd="/", session="s", turn=1))
+        added = await BridgedTool(link, spec).call(
+            ToolCall(call_id="c1", input={"a": 1, "b": 2}, cwd="/", session="s", turn=1)
+        )
         assert _text(added) == "1 + 2 = 3"
         command = BridgedCommand(link, _command(info, "s:greet"))
-        assert await command.run("Zed", CommandContext(cwd="/", session="s")) == PromptOutcome(text="Please write a short greeting for Zed.")
+        assert await command.run("Zed", CommandContext(cwd="/", session="s")) == PromptOutcome(
+            text="Please write a short greeting for Zed."
+        )
         assert [c.value for c in await command.complete("Al", "/")] == ["Alice", "Albert"]
 
     _run(scenario, stateless=True)

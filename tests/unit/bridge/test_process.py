@@ -40,7 +40,11 @@ async def _gone(*pids: int) -> None:
 
 def _spawn(script: str, tmp_path: Path, *, janitor: bool = True) -> Awaitable[PluginProcess]:
     return PluginProcess.spawn(
-        [sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path, log=PluginLog(tmp_path / "p.log"), janitor=janitor
+        [sys.executable, "-c", script],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        log=PluginLog(tmp_path / "p.log"),
+        janitor=janitor,
     )
 
 
@@ -80,11 +84,15 @@ def test_stderr_goes_to_the_log_and_its_last_line_is_kept(tmp_path: Path, janito
 
 
 @pytest.mark.parametrize("janitor", PATHS)
-def test_a_process_that_exits_when_its_stdin_closes_ends_as_it_chose_with_no_fault(tmp_path: Path, janitor: bool) -> None:
+def test_a_process_that_exits_when_its_stdin_closes_ends_as_it_chose_with_no_fault(
+    tmp_path: Path, janitor: bool
+) -> None:
     faults: list[str] = []
 
     async def main() -> int | None:
-        proc = await _spawn("import sys; print('up', flush=True); sys.stdin.read(); raise SystemExit(4)", tmp_path, janitor=janitor)
+        proc = await _spawn(
+            "import sys; print('up', flush=True); sys.stdin.read(); raise SystemExit(4)", tmp_path, janitor=janitor
+        )
         proc.on_fault = lambda key, what: faults.append(key)
         async with asyncio.timeout(5), proc:
             assert await proc.stdout.readline() == b"up\n"
@@ -266,7 +274,11 @@ def test_a_missing_command_is_an_os_error_at_spawn(tmp_path: Path, janitor: bool
     async def main() -> None:
         with pytest.raises(FileNotFoundError):
             await PluginProcess.spawn(
-                ["no-such-command-here"], env={"PATH": str(tmp_path)}, cwd=tmp_path, log=PluginLog(tmp_path / "p.log"), janitor=janitor
+                ["no-such-command-here"],
+                env={"PATH": str(tmp_path)},
+                cwd=tmp_path,
+                log=PluginLog(tmp_path / "p.log"),
+                janitor=janitor,
             )
 
     asyncio.run(main())
@@ -359,7 +371,10 @@ PYTHON_TRACEBACK = [
         (NODE_MISSING_MODULE, "Error: Cannot find module 'left-pad'"),
         (PYTHON_TRACEBACK, "ModuleNotFoundError: No module named 'left_pad'"),
         # A chained traceback: its last exception is the one that ended the process.
-        (["KeyError: 'a'", "During handling of the above exception, another exception occurred:", "ValueError: bad"], "ValueError: bad"),
+        (
+            ["KeyError: 'a'", "During handling of the above exception, another exception occurred:", "ValueError: bad"],
+            "ValueError: bad",
+        ),
         (["zoo: starting", "TypeError: x is not a function", "Node.js v20.20.2"], "TypeError: x is not a function"),
         (["uncaught Exception: boom", "bye"], "uncaught Exception: boom"),
         (["starting", "about to die"], "about to die"),

@@ -44,9 +44,15 @@ def test_deltas_reach_on_delta_and_the_whole_response_is_returned() -> None:
     async def scenario(twin: Twin) -> None:
         async def stream(params: ProviderStreamParams) -> ProviderStreamResult:
             assert params.id == "scripted"
-            twin.plugin.notify("provider/delta", ProviderDeltaParams(stream_id=params.stream_id, delta=TextDelta(text="hel")))
-            twin.plugin.notify("provider/delta", ProviderDeltaParams(stream_id="s999", delta=TextDelta(text="not ours")))
-            twin.plugin.notify("provider/delta", ProviderDeltaParams(stream_id=params.stream_id, delta=TextDelta(text="lo")))
+            twin.plugin.notify(
+                "provider/delta", ProviderDeltaParams(stream_id=params.stream_id, delta=TextDelta(text="hel"))
+            )
+            twin.plugin.notify(
+                "provider/delta", ProviderDeltaParams(stream_id="s999", delta=TextDelta(text="not ours"))
+            )
+            twin.plugin.notify(
+                "provider/delta", ProviderDeltaParams(stream_id=params.stream_id, delta=TextDelta(text="lo"))
+            )
             return ProviderStreamResult(response=_RESPONSE)
 
         twin.plugin.on_request("provider/stream", ProviderStreamParams, stream)

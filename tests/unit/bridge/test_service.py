@@ -97,7 +97,7 @@ def test_ask_reaches_the_person_on_a_call_the_plugin_is_running() -> None:
 
         twin.link.calls.begin(ToolCall("c1", {}, "/w", "s", 1, ask=ask))
         answer = await _host_call(twin, "bingo.host", "ask", {"call": "c1", "question": "sure?", "choices": ["y", "n"]})
-        assert answer == {"answer": 'plugin "p" asks: sure? -> [\'y\', \'n\']'}  # who asks comes first (ADR-0029)
+        assert answer == {"answer": "plugin \"p\" asks: sure? -> ['y', 'n']"}  # who asks comes first (ADR-0029)
 
     _run(scenario)
 

@@ -131,7 +131,9 @@ def test_a_late_tool_fails_with_code_deadline_and_one_fault() -> None:
         with pytest.raises(DeadlinePassed) as caught:
             await BridgedTool(twin.link, _SPEC).call(ToolCall("c1", {}, "/w", "s", 1))
         assert caught.value.code == DEADLINE
-        assert twin.link.faults == [f"tool {_SPEC.name}: plugin p did not answer tool/call within 0.01 s: deadlines.tool/call in settings sets how long to wait"]
+        assert twin.link.faults == [
+            f"tool {_SPEC.name}: plugin p did not answer tool/call within 0.01 s: deadlines.tool/call in settings sets how long to wait"
+        ]
 
     _run(scenario, deadlines={"tool/call": 0.01})
 

@@ -63,7 +63,9 @@ class _World:
         return load_settings(home=self.home, project=self.project, project_trusted=False)
 
     def state(self) -> TrustState:
-        return trust_state(project=self.project, cwd=self.project, sources=self.sources(), settings=self.settings(), data_dir=self.data)
+        return trust_state(
+            project=self.project, cwd=self.project, sources=self.sources(), settings=self.settings(), data_dir=self.data
+        )
 
     def trust(self) -> TrustState:
         return remember(self.state(), self.data)
@@ -115,7 +117,9 @@ def test_until_trusted_no_project_plugin_runs_and_user_plugins_do(world: _World)
     assert state.status == "untrusted" and state.pending == ("plugin:theirs",)
     run, listed = admitted(world.sources(), state)
     assert _names(run) == [("mine", "user")]
-    assert [(s.name, why) for s, why in listed] == [("theirs", "the project is not trusted: run bingo --trust to trust it")]
+    assert [(s.name, why) for s, why in listed] == [
+        ("theirs", "the project is not trusted: run bingo --trust to trust it")
+    ]
 
 
 def test_an_untrusted_project_plugin_hides_nothing(world: _World) -> None:
@@ -166,7 +170,13 @@ def test_trust_is_kept_by_the_projects_resolved_path(world: _World, tmp_path: Pa
     world.trust()
     link = tmp_path / "alias"
     link.symlink_to(world.project)
-    state = trust_state(project=link, cwd=link, sources=discover(home=world.home, project=link), settings=world.settings(), data_dir=world.data)
+    state = trust_state(
+        project=link,
+        cwd=link,
+        sources=discover(home=world.home, project=link),
+        settings=world.settings(),
+        data_dir=world.data,
+    )
     assert state.status == "trusted"
     record = json.loads((world.data / TRUST_FILE).read_text())
     assert list(record["projects"]) == [str(world.project.resolve())]
@@ -178,7 +188,9 @@ def test_a_damaged_or_older_record_trusts_nothing(world: _World) -> None:
     world.data.mkdir(parents=True)
     (world.data / TRUST_FILE).write_text("{not json")
     assert world.state().status == "untrusted"
-    (world.data / TRUST_FILE).write_text(json.dumps({"version": 1, "projects": {str(world.project.resolve()): {"plugins": {}}}}))
+    (world.data / TRUST_FILE).write_text(
+        json.dumps({"version": 1, "projects": {str(world.project.resolve()): {"plugins": {}}}})
+    )
     assert world.state().status == "untrusted"
     world.trust()
     assert world.state().status == "trusted"
@@ -377,7 +389,10 @@ def test_a_mcp_json_server_pins_the_directory_of_its_script_not_the_directory_it
     (world.project / "server.py").write_text("pass\n")
     (world.project / "util.py").write_text("pass\n")
     (world.project / "README.md").write_text("read me\n")
-    servers = {"a": {"command": "python3", "args": ["srv/main.py", "data"]}, "b": {"command": "python3", "args": ["server.py"]}}
+    servers = {
+        "a": {"command": "python3", "args": ["srv/main.py", "data"]},
+        "b": {"command": "python3", "args": ["server.py"]},
+    }
     (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     before = world.trust()
     assert before.trusted
@@ -394,7 +409,9 @@ def test_a_mcp_json_server_pins_the_directory_of_its_script_not_the_directory_it
 
 
 def test_always_in_a_project_never_trusted_leaves_it_never_trusted(world: _World) -> None:
-    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    (world.project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}})
+    )
     after = b'{"permissions": {"allow": ["bash"]}}\n'
     (world.project / ".bingo" / "settings.local.json").write_bytes(after)
     assert keep_written(world.data, world.project, "settings.local.json", None, after, untrusted_keys=False)
@@ -410,7 +427,9 @@ def test_always_in_a_project_never_trusted_leaves_it_never_trusted(world: _World
     assert world.state().status == "changed"
 
 
-def test_a_change_is_named_by_file_new_and_gone_ones_too_and_directories_only_when_nothing_below_is(world: _World) -> None:
+def test_a_change_is_named_by_file_new_and_gone_ones_too_and_directories_only_when_nothing_below_is(
+    world: _World,
+) -> None:
     from bingo.bridge.trust import changed_paths, left_out_notice, trust_question, trust_summary
 
     plugin = _install(world.project_plugins, "p")
@@ -424,10 +443,24 @@ def test_a_change_is_named_by_file_new_and_gone_ones_too_and_directories_only_wh
     (plugin / "empty").mkdir()
     state = world.state()
     assert state.status == "changed"
-    assert changed_paths(state) == [".bingo/plugins/p/empty", ".bingo/plugins/p/lib/a.py", ".bingo/plugins/p/lib/gone.py", ".bingo/plugins/p/lib/new.py"]
-    assert "changed since you trusted it (.bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more)" in left_out_notice(state, world.sources())
-    assert "    changed: .bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more" in trust_question(state).splitlines()
-    assert "(.bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more changed)" in trust_summary(state)
+    assert changed_paths(state) == [
+        ".bingo/plugins/p/empty",
+        ".bingo/plugins/p/lib/a.py",
+        ".bingo/plugins/p/lib/gone.py",
+        ".bingo/plugins/p/lib/new.py",
+    ]
+    assert (
+        "changed since you trusted it (.bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more)"
+        in left_out_notice(state, world.sources())
+    )
+    assert (
+        "    changed: .bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more"
+        in trust_question(state).splitlines()
+    )
+    assert (
+        "(.bingo/plugins/p/empty, .bingo/plugins/p/lib/a.py, .bingo/plugins/p/lib/gone.py and 1 more changed)"
+        in trust_summary(state)
+    )
 
 
 def test_a_record_from_before_names_the_item_whole(world: _World) -> None:
@@ -496,7 +529,9 @@ def test_a_directory_a_plugin_is_told_to_work_in_is_not_pinned_one_it_loads_code
 
 def test_a_server_script_kept_in_dot_bingo_does_not_pin_what_bingo_writes_there(world: _World) -> None:
     (world.project / ".bingo" / "server.py").write_text("pass\n")
-    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "python3", "args": [".bingo/server.py"]}}}))
+    (world.project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"s": {"command": "python3", "args": [".bingo/server.py"]}}})
+    )
     world.trust()
     after = b'{"permissions": {"allow": ["bash"]}}\n'
     (world.project / ".bingo" / "settings.local.json").write_bytes(after)

@@ -85,11 +85,8 @@ class _Pipe:
                 return before, message
             before.append(message)
 
-    async def handshake(
-        self, data_dir: Path, config: dict[str, Json] | None = None
-    ) -> InitializeResult:
-        env = HostEnv(host="test", host_version="0", platform="linux", cwd=str(data_dir),
-                      data_dir=str(data_dir))
+    async def handshake(self, data_dir: Path, config: dict[str, Json] | None = None) -> InitializeResult:
+        env = HostEnv(host="test", host_version="0", platform="linux", cwd=str(data_dir), data_dir=str(data_dir))
         params = InitializeParams(protocol=5, plugin_root="", config=config or {}, env=env)
         _, answer = await self.call("initialize", params)
         return _result(answer, InitializeResult)
@@ -139,8 +136,7 @@ def _run(name: str, test: Callable[[_Pipe], Awaitable[None]]) -> None:
 
 
 def _tool(name: str, call_id: str, input: Json = None) -> dict[str, Json]:
-    return {"callId": call_id, "name": name, "input": input or {}, "cwd": "/", "session": "s",
-            "turn": 1}
+    return {"callId": call_id, "name": name, "input": input or {}, "cwd": "/", "session": "s", "turn": 1}
 
 
 def _text(output: ToolOutput) -> str:
@@ -150,16 +146,18 @@ def _text(output: ToolOutput) -> str:
 def test_every_test_plugin_has_a_manifest_named_as_its_directory() -> None:
     # zoo/ and mistakes/ hold the misbehaving plugins, some of them misnamed on purpose.
     names = sorted(p.name for p in PLUGINS.iterdir() if p.is_dir() and p.name not in ("zoo", "mistakes"))
-    assert {"asker-node", "badproto", "chatty", "crashy", "echo-node", "scripted-model", "slow", "wrongname"} <= set(names)
+    assert {"asker-node", "badproto", "chatty", "crashy", "echo-node", "scripted-model", "slow", "wrongname"} <= set(
+        names
+    )
     for name in names:
         assert read_manifest(PLUGINS / name).name == name
 
 
 def test_scripted_model_streams_its_script_and_records_requests(tmp_path: Path) -> None:
-    script = {"replies": [[{"text": "counting now"},
-                           {"tool": {"id": "t1", "name": "plugin__x__y", "input": {"a": 1}}}]]}
-    stream = {"id": "scripted", "streamId": "s1",
-              "request": {"model": "scripted-1", "messages": []}}
+    script = {
+        "replies": [[{"text": "counting now"}, {"tool": {"id": "t1", "name": "plugin__x__y", "input": {"a": 1}}}]]
+    }
+    stream = {"id": "scripted", "streamId": "s1", "request": {"model": "scripted-1", "messages": []}}
 
     async def test(pipe: _Pipe) -> None:
         init = await pipe.handshake(tmp_path, script)
@@ -170,15 +168,17 @@ def test_scripted_model_streams_its_script_and_records_requests(tmp_path: Path) 
         assert deltas[-1] == ToolUseDelta(id="t1", name="plugin__x__y", input={"a": 1})
         response = _result(answer, ProviderStreamResult).response
         assert response.stop_reason == "toolUse"
-        assert response.message.content[-1] == ToolUseBlock(
-            id="t1", name="plugin__x__y", input={"a": 1})
+        assert response.message.content[-1] == ToolUseBlock(id="t1", name="plugin__x__y", input={"a": 1})
         _, answer = await pipe.call("provider/stream", {**stream, "streamId": "s2"})
         finished = _result(answer, ProviderStreamResult).response
         assert finished.stop_reason == "end"
         assert finished.message.content == [TextBlock(text="(script finished)")]
         lines = (tmp_path / "requests.jsonl").read_text().splitlines()
         assert [msgspec.json.decode(line)["method"] for line in lines] == [
-            "initialize", "provider/stream", "provider/stream"]
+            "initialize",
+            "provider/stream",
+            "provider/stream",
+        ]
 
     _run("scripted-model", test)
 
@@ -208,8 +208,7 @@ def test_echo_node_answers_each_kind(tmp_path: Path) -> None:
         before, answer = await pipe.call("tool/call", _tool("echo", "c1", {"text": "hi"}))
         assert [m.method for m in before] == ["tool/progress"]
         assert _text(_result(answer, ToolCallResult).output) == "hi"
-        _, answer = await pipe.call("command/run", {"name": "shout", "args": "hey", "cwd": "/",
-                                                    "session": "s"})
+        _, answer = await pipe.call("command/run", {"name": "shout", "args": "hey", "cwd": "/", "session": "s"})
         assert _result(answer, CommandRunResult).outcome == TextOutcome(text="HEY")
         query = {"session": "s", "turn": 3, "cwd": "/", "prompt": "hello"}
         _, answer = await pipe.call("context/contribute", {"id": "clock", "query": query})
@@ -300,11 +299,8 @@ def test_crashy_counts_its_start_and_dies_with_status_3(tmp_path: Path) -> None:
     _run("crashy", test)
 
 
-@pytest.mark.parametrize(("plugin", "protocol", "name"),
-                         [("badproto", 4, "badproto"), ("wrongname", 5, "othername")])
-def test_misfits_answer_what_they_should_not(
-    tmp_path: Path, plugin: str, protocol: int, name: str
-) -> None:
+@pytest.mark.parametrize(("plugin", "protocol", "name"), [("badproto", 4, "badproto"), ("wrongname", 5, "othername")])
+def test_misfits_answer_what_they_should_not(tmp_path: Path, plugin: str, protocol: int, name: str) -> None:
     async def test(pipe: _Pipe) -> None:
         init = await pipe.handshake(tmp_path)
         assert (init.protocol, init.name) == (protocol, name)
@@ -325,15 +321,27 @@ def test_chatty_says_hello_before_its_handshake_then_works(tmp_path: Path) -> No
 
 def test_declares_declares_its_config_and_answers_each_hook_as_told(tmp_path: Path) -> None:
     config: dict[str, Json] = {
-        "hooks": [{"name": "guard", "site": "tool", "points": ["before"]}, {"name": "odd", "site": "tools", "points": ["pre"]}],
+        "hooks": [
+            {"name": "guard", "site": "tool", "points": ["before"]},
+            {"name": "odd", "site": "tools", "points": ["pre"]},
+        ],
         "commands": ["help"],
         "answers": {"guard": "deny-bash", "odd": {"outcome": "redirect", "value": {}}},
     }
 
     async def test(pipe: _Pipe) -> None:
         init = await pipe.handshake(tmp_path, config)
-        assert (init.name, [h.site for h in init.hooks], [c.name for c in init.commands]) == ("declares", ["tool", "tools"], ["help"])
-        decide = {"id": "guard", "site": "tool", "point": "before", "payload": {"tool": "bash", "input": {}, "callId": "c1"}}
+        assert (init.name, [h.site for h in init.hooks], [c.name for c in init.commands]) == (
+            "declares",
+            ["tool", "tools"],
+            ["help"],
+        )
+        decide = {
+            "id": "guard",
+            "site": "tool",
+            "point": "before",
+            "payload": {"tool": "bash", "input": {}, "callId": "c1"},
+        }
         _, answer = await pipe.call("hook/decide", decide)
         assert _result(answer, HookOutcome) == HookOutcome(outcome="deny", value="no shell here")
         _, answer = await pipe.call("hook/decide", {**decide, "id": "odd"})

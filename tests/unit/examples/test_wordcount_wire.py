@@ -117,9 +117,7 @@ def _initialize(cwd: Path) -> InitializeParams:
 
 
 def _count(cwd: Path, path: str) -> ToolCallParams:
-    return ToolCallParams(
-        call_id="call-1", name="count", input={"path": path}, cwd=str(cwd), session="s", turn=1
-    )
+    return ToolCallParams(call_id="call-1", name="count", input={"path": path}, cwd=str(cwd), session="s", turn=1)
 
 
 def _table(path: str, words: int, lines: int, characters: int) -> TableView:

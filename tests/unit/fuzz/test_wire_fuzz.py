@@ -46,20 +46,102 @@ _FUZZ = settings(
 
 # Field names and tags of the wire, so generated objects come close to real shapes.
 _KEYS = [
-    "jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data",
-    "protocol", "name", "version", "tools", "commands", "contributors", "compactors",
-    "providers", "hooks", "services", "description", "inputSchema", "hint", "args", "kind",
-    "instant", "family", "key", "methods", "site", "points", "models", "output", "parts",
-    "type", "text", "display", "isError", "mediaType", "outcome", "view", "completions",
-    "value", "pieces", "title", "priority", "compaction", "messages", "role", "content",
-    "toolUseId", "input", "response", "stopReason", "usage", "inputTokens", "outputTokens",
-    "columns", "rows", "items", "children", "ordered", "language",
+    "jsonrpc",
+    "id",
+    "method",
+    "params",
+    "result",
+    "error",
+    "code",
+    "message",
+    "data",
+    "protocol",
+    "name",
+    "version",
+    "tools",
+    "commands",
+    "contributors",
+    "compactors",
+    "providers",
+    "hooks",
+    "services",
+    "description",
+    "inputSchema",
+    "hint",
+    "args",
+    "kind",
+    "instant",
+    "family",
+    "key",
+    "methods",
+    "site",
+    "points",
+    "models",
+    "output",
+    "parts",
+    "type",
+    "text",
+    "display",
+    "isError",
+    "mediaType",
+    "outcome",
+    "view",
+    "completions",
+    "value",
+    "pieces",
+    "title",
+    "priority",
+    "compaction",
+    "messages",
+    "role",
+    "content",
+    "toolUseId",
+    "input",
+    "response",
+    "stopReason",
+    "usage",
+    "inputTokens",
+    "outputTokens",
+    "columns",
+    "rows",
+    "items",
+    "children",
+    "ordered",
+    "language",
 ]
 _WORDS = [
-    "2.0", "text", "image", "markdown", "code", "table", "list", "stack", "view", "prompt",
-    "error", "none", "user", "assistant", "toolUse", "toolResult", "end", "maxTokens",
-    "cancelled", "continue", "deny", "ask", "block", "redirect", "allow", "free", "tool",
-    "before", "wordcount", "initialize", "tool/call", "tool/progress",
+    "2.0",
+    "text",
+    "image",
+    "markdown",
+    "code",
+    "table",
+    "list",
+    "stack",
+    "view",
+    "prompt",
+    "error",
+    "none",
+    "user",
+    "assistant",
+    "toolUse",
+    "toolResult",
+    "end",
+    "maxTokens",
+    "cancelled",
+    "continue",
+    "deny",
+    "ask",
+    "block",
+    "redirect",
+    "allow",
+    "free",
+    "tool",
+    "before",
+    "wordcount",
+    "initialize",
+    "tool/call",
+    "tool/progress",
 ]
 
 _scalars = (
@@ -72,8 +154,7 @@ _scalars = (
 )
 json_values = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4),
     max_leaves=6,
 )
 
@@ -174,8 +255,10 @@ def test_one_line_of_anything_decodes_or_is_refused(lines: list[bytes]) -> None:
 _handshakes = (
     st.fixed_dictionaries(
         {"protocol": st.just(5) | st.integers(0, 9) | json_values, "name": st.just("zoo") | json_values},
-        optional={kind: st.lists(json_values, max_size=3) for kind in
-                  ("tools", "commands", "contributors", "compactors", "providers", "hooks", "services")}
+        optional={
+            kind: st.lists(json_values, max_size=3)
+            for kind in ("tools", "commands", "contributors", "compactors", "providers", "hooks", "services")
+        }
         | {"version": json_values},
     ).map(_dumps)
     | json_values.map(_dumps)
@@ -200,7 +283,11 @@ _ANSWERED = sorted(name for name, info in METHODS.items() if info.result is not 
 
 
 @settings(_FUZZ, max_examples=700)
-@given(st.lists(st.tuples(st.sampled_from(_ANSWERED), json_values.map(_dumps) | st.binary(max_size=40)), min_size=5, max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ANSWERED), json_values.map(_dumps) | st.binary(max_size=40)), min_size=5, max_size=20
+    )
+)
 def test_every_answer_validator_answers_a_value_or_a_plugin_error(answers: list[tuple[str, bytes]]) -> None:
     summary.add("fuzz", "inputs: answers", len(answers))
     summary.add("fuzz", "inputs fuzzed (all kinds)", len(answers))
@@ -249,7 +336,9 @@ def _hostile_lines(draw: st.DrawFn) -> tuple[str, bytes]:
     a member of a message (an answer's result or error or the error's data, a notification's
     or a request's params, a member nobody reads), control characters in its strings and
     keys, or a key of up to a megabyte."""
-    where = draw(st.sampled_from(["bare", "result", "params", "request", "error", "data", "unknown", "key", "controls"]))
+    where = draw(
+        st.sampled_from(["bare", "result", "params", "request", "error", "data", "unknown", "key", "controls"])
+    )
     deep = draw(_nesting())
     members = [_member("jsonrpc", b'"2.0"'), _member("id", b"%d" % _ID)]
     match where:
@@ -287,7 +376,9 @@ async def _items(read: LineReader[Envelope]) -> list[Envelope | BadLine]:
 
 @settings(_FUZZ, max_examples=200)
 @given(st.lists(_hostile_lines(), min_size=1, max_size=4))
-def test_a_hostile_line_becomes_a_message_or_a_bad_line_and_what_it_carries_is_refused(lines: list[tuple[str, bytes]]) -> None:
+def test_a_hostile_line_becomes_a_message_or_a_bad_line_and_what_it_carries_is_refused(
+    lines: list[tuple[str, bytes]],
+) -> None:
     summary.add("fuzz", "inputs: hostile lines (deep, controls, huge keys)", len(lines))
     summary.add("fuzz", "inputs fuzzed (all kinds)", len(lines))
 
@@ -322,7 +413,9 @@ def _tool_call() -> ToolCallParams:
 
 @settings(_FUZZ, max_examples=60)
 @given(st.lists(_hostile_lines(), min_size=1, max_size=3))
-def test_the_connection_outlives_hostile_lines_and_each_call_ends_in_a_value_or_an_error(lines: list[tuple[str, bytes]]) -> None:
+def test_the_connection_outlives_hostile_lines_and_each_call_ends_in_a_value_or_an_error(
+    lines: list[tuple[str, bytes]],
+) -> None:
     summary.add("fuzz", "inputs: hostile lines through a connection", len(lines))
     summary.add("fuzz", "inputs fuzzed (all kinds)", len(lines))
     strays: list[BadLine] = []

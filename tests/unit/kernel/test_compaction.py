@@ -112,7 +112,14 @@ class Run:
     said: list[Notice]
 
 
-def _conversation(model: Provider, messages: list[Message], settings: Settings, *, windows: Callable[[str, str], int | None] | None = None, prepare: Callable[[Registry], object] | None = None) -> Callable[[Callable[[Conversation], object]], Run]:
+def _conversation(
+    model: Provider,
+    messages: list[Message],
+    settings: Settings,
+    *,
+    windows: Callable[[str, str], int | None] | None = None,
+    prepare: Callable[[Registry], object] | None = None,
+) -> Callable[[Callable[[Conversation], object]], Run]:
     def run(body: Callable[[Conversation], object]) -> Run:
         notices = Notices()
         said: list[Notice] = []
@@ -125,9 +132,21 @@ def _conversation(model: Provider, messages: list[Message], settings: Settings, 
         async def go() -> Conversation:
             async with Hooks([], notices, 1.0) as hooks:
                 conversation = Conversation(
-                    registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=hooks, notices=notices,
-                    log=log, events=Events(), asker=Nobody(), session="s", cwd="/", provider=model, model="claude-x",
-                    system="SYSTEM", messages=list(messages), windows=windows,
+                    registry=registry,
+                    settings=settings,
+                    gate=Gate(settings.permissions),
+                    hooks=hooks,
+                    notices=notices,
+                    log=log,
+                    events=Events(),
+                    asker=Nobody(),
+                    session="s",
+                    cwd="/",
+                    provider=model,
+                    model="claude-x",
+                    system="SYSTEM",
+                    messages=list(messages),
+                    windows=windows,
                 )
                 async with asyncio.timeout(5):
                     result = body(conversation)
@@ -144,14 +163,22 @@ def _conversation(model: Provider, messages: list[Message], settings: Settings, 
 def test_the_estimate_of_a_request_counts_the_system_prompt_tools_and_tool_inputs() -> None:
     use = Message(role="assistant", content=[ToolUseBlock(id="1", name="write", input={"content": "y" * 4000})])
     bare = ModelRequest(model="m", messages=[_user("x" * 400)])
-    full = ModelRequest(model="m", messages=[_user("x" * 400), use], system="s" * 800, tools=[ToolSpec(name="t", description="d" * 400)])
+    full = ModelRequest(
+        model="m", messages=[_user("x" * 400), use], system="s" * 800, tools=[ToolSpec(name="t", description="d" * 400)]
+    )
     assert estimate_tokens(bare.messages) == 101
     assert estimate_request(full) - estimate_request(bare) >= (800 + 400 + 4000) // 4
 
 
 def test_the_latest_exchange_starts_at_the_last_prompt_not_at_a_tool_result() -> None:
     result = Message(role="user", content=[ToolResultBlock(tool_use_id="1", parts=[TextPart(text="r")])])
-    messages = [_user("a"), _said("b"), _user("c"), Message(role="assistant", content=[ToolUseBlock(id="1", name="t", input={})]), result]
+    messages = [
+        _user("a"),
+        _said("b"),
+        _user("c"),
+        Message(role="assistant", content=[ToolUseBlock(id="1", name="t", input={})]),
+        result,
+    ]
     assert last_exchange(messages) == 2
 
 
@@ -164,9 +191,15 @@ def test_the_summary_asks_the_model_with_the_history_and_keeps_the_latest_exchan
     assert asked.system == "SYS" and [t.name for t in asked.tools] == ["t"] and asked.max_tokens == 100
     assert asked.messages[:4] == history[:4]  # the history as it was: a prompt cache still matches its start
     last = asked.messages[-1]
-    assert last.role == "user" and isinstance(last.content[-1], TextBlock) and "Write that summary now" in last.content[-1].text
+    assert (
+        last.role == "user"
+        and isinstance(last.content[-1], TextBlock)
+        and "Write that summary now" in last.content[-1].text
+    )
     head, ack, *rest = done.messages
-    assert isinstance(head.content[0], TextBlock) and head.content[0].text.endswith("A summary of what came before:\n\nthe person wants kumquats")
+    assert isinstance(head.content[0], TextBlock) and head.content[0].text.endswith(
+        "A summary of what came before:\n\nthe person wants kumquats"
+    )
     assert ack.role == "assistant" and rest == history[4:]
 
 
@@ -197,7 +230,11 @@ def test_a_request_past_the_budget_is_compacted_by_summary_first_with_a_notice_a
     [frame] = [f for f in run.log.frames if isinstance(f, CompactionFrame)]
     assert frame.reason == "overflow" and frame.by == "summary"
     [notice] = [n.message for n in run.said]
-    assert notice.startswith("the conversation (about ") and "passed its budget of 800 tokens (80% of the model's 1000-token window): compacted by summary to about" in notice
+    assert (
+        notice.startswith("the conversation (about ")
+        and "passed its budget of 800 tokens (80% of the model's 1000-token window): compacted by summary to about"
+        in notice
+    )
 
 
 def test_the_window_comes_from_the_table_unless_the_setting_says_otherwise() -> None:
@@ -209,7 +246,11 @@ def test_the_window_comes_from_the_table_unless_the_setting_says_otherwise() -> 
         return 200_000
 
     run = _conversation(model, [], Settings(), windows=table)(lambda c: None)
-    assert run.conversation.window() == 200_000 and run.conversation.budget() == 160_000 and run.conversation.result_budget() == 20_000
+    assert (
+        run.conversation.window() == 200_000
+        and run.conversation.budget() == 160_000
+        and run.conversation.result_budget() == 20_000
+    )
     assert seen[0] == ("anthropic", "claude-x")
     run = _conversation(model, [], Settings(context_window=5000, tool_result_budget=123), windows=table)(lambda c: None)
     assert (run.conversation.window(), run.conversation.budget(), run.conversation.result_budget()) == (5000, 4000, 123)
@@ -235,7 +276,12 @@ def test_the_compactor_the_settings_name_runs_first() -> None:
             return Compaction(messages=[_user("mine"), _said("ok"), *context.messages[-2:]])
 
     model = Model(["fine"])
-    run = _conversation(model, _history(4, 1000), Settings(context_window=1000, compactor="plugin__p__mine"), prepare=lambda r: r.add_compactor(Mine()))(lambda c: c.run_turn("now"))
+    run = _conversation(
+        model,
+        _history(4, 1000),
+        Settings(context_window=1000, compactor="plugin__p__mine"),
+        prepare=lambda r: r.add_compactor(Mine()),
+    )(lambda c: c.run_turn("now"))
     assert model.requests[0].messages[0] == _user("mine")  # no summary was asked for
     [frame] = [f for f in run.log.frames if isinstance(f, CompactionFrame)]
     assert frame.by == "plugin__p__mine"
@@ -355,7 +401,11 @@ def test_context_lists_the_system_prompt_the_window_and_the_latest_turns_pieces(
     view = outcome.view
     assert isinstance(view, StackView)
     sizes, pieces = view.children[2], view.children[3]
-    assert isinstance(sizes, TableView) and sizes.rows[:3] == [["window (anthropic claude-x)", 10_000], ["compaction past", 8_000], ["one tool result at most", 1_000]]
+    assert isinstance(sizes, TableView) and sizes.rows[:3] == [
+        ["window (anthropic claude-x)", 10_000],
+        ["compaction past", 8_000],
+        ["one tool result at most", 1_000],
+    ]
     assert isinstance(pieces, TableView) and pieces.rows == [["note", 3, 40]]
 
 
@@ -393,10 +443,14 @@ def test_a_long_tool_loop_compacts_once_in_its_turn_and_says_once_that_it_is_sti
             return ToolOutput(parts=[TextPart(text="r" * 3000)])  # a tenth of the window: not cut
 
     looping = Looping(steps=6)
-    run = _conversation(looping, _history(3, 1000), Settings(context_window=3000), prepare=lambda r: r.add_tool(Big()))(lambda c: c.run_turn("now"))
+    run = _conversation(looping, _history(3, 1000), Settings(context_window=3000), prepare=lambda r: r.add_tool(Big()))(
+        lambda c: c.run_turn("now")
+    )
     assert len([r for r in looping.requests if "Write that summary now" in str(r.messages[-1])]) == 1
     assert len([f for f in run.log.frames if isinstance(f, CompactionFrame)]) == 1
     said = [n.message for n in run.said]
     assert len(said) == 2 and "compacted by summary" in said[0]
-    assert said[1].startswith("this request is about ") and said[1].endswith("compaction can fold nothing more this turn: it is sent as it is")
+    assert said[1].startswith("this request is about ") and said[1].endswith(
+        "compaction can fold nothing more this turn: it is sent as it is"
+    )
     assert len(looping.requests) == 1 + 7  # one summary, then every step of the turn

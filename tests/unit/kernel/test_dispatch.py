@@ -56,7 +56,9 @@ class EchoModel:
         [block] = request.messages[-1].content
         assert isinstance(block, TextBlock)
         on_delta(TextDelta(text="heard: " + block.text))
-        return ModelResponse(message=Message(role="assistant", content=[TextBlock(text="heard: " + block.text)]), stop_reason="end")
+        return ModelResponse(
+            message=Message(role="assistant", content=[TextBlock(text="heard: " + block.text)]), stop_reason="end"
+        )
 
 
 @dataclass
@@ -185,10 +187,20 @@ def _run(
     async def go() -> _T:
         async with Hooks(registry.hooks, notices, 1.0) as runner:
             conversation = Conversation(
-                registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=runner,
-                notices=notices, log=session, events=Events(), asker=person, session="", cwd="/w",
+                registry=registry,
+                settings=settings,
+                gate=Gate(settings.permissions),
+                hooks=runner,
+                notices=notices,
+                log=session,
+                events=Events(),
+                asker=person,
+                session="",
+                cwd="/w",
             )
-            dispatcher = Dispatcher(registry=registry, conversation=conversation, session=session, choose_model=choose or choose_model)
+            dispatcher = Dispatcher(
+                registry=registry, conversation=conversation, session=session, choose_model=choose or choose_model
+            )
             async with asyncio.timeout(5):
                 return await scenario(World(dispatcher, session, model, person, chosen))
 
@@ -237,12 +249,22 @@ def test_a_prompt_hook_that_asks_with_nobody_to_ask_ends_the_turn_naming_the_hoo
     submitted = _run(_submit("hello"), hooks=(ask,))
 
     assert submitted == Submitted(
-        1, turn=TurnResult("blocked", "the prompt was not sent: hook guard (zguard) asked to confirm it, and there is no person to ask", unsent=True)
+        1,
+        turn=TurnResult(
+            "blocked",
+            "the prompt was not sent: hook guard (zguard) asked to confirm it, and there is no person to ask",
+            unsent=True,
+        ),
     )
 
 
 def test_a_prompt_hook_that_redirects_and_asks_sends_the_redirected_prompt_once_the_person_says_yes() -> None:
-    redirect = FakeHook(HookOutcome(outcome="redirect", value={"text": "hello, politely"}), site="prompt", points=("submit",), name="polite")
+    redirect = FakeHook(
+        HookOutcome(outcome="redirect", value={"text": "hello, politely"}),
+        site="prompt",
+        points=("submit",),
+        name="polite",
+    )
     ask = FakeHook(HookOutcome(outcome="ask"), site="prompt", points=("submit",))
     person = Person("yes")
 
@@ -311,7 +333,10 @@ def test_a_hook_that_asks_with_nobody_to_ask_refuses_the_command_naming_the_hook
     submitted = _run(_submit("/wordcount notes.txt"), commands=(command,), hooks=(ask,))
 
     assert submitted == Submitted(
-        1, ErrorOutcome(message="/wordcount was refused: hook guard (zguard) asked to confirm it, and there is no person to ask")
+        1,
+        ErrorOutcome(
+            message="/wordcount was refused: hook guard (zguard) asked to confirm it, and there is no person to ask"
+        ),
     )
     assert command.ran == []
 
@@ -321,7 +346,12 @@ def test_a_hook_that_asks_puts_the_command_to_the_person(says: str, ran: list[st
     command = FakeCommand("wordcount")
     person = Person(says)
 
-    submitted = _run(_submit("/wordcount notes.txt"), commands=(command,), hooks=(FakeHook(HookOutcome(outcome="ask")),), person=person)
+    submitted = _run(
+        _submit("/wordcount notes.txt"),
+        commands=(command,),
+        hooks=(FakeHook(HookOutcome(outcome="ask")),),
+        person=person,
+    )
 
     assert person.asked == [("hook guard (zguard) asks: run /wordcount notes.txt?", ["yes", "no"])]
     assert command.ran == ran and submitted.status == status
@@ -358,7 +388,12 @@ def test_a_redirect_that_asks_asks_about_the_command_that_will_run() -> None:
     redirect = FakeHook(HookOutcome(outcome="redirect", value={"name": "safe-count", "args": ""}), name="swap")
     person = Person("yes")
 
-    _run(_submit("/wordcount notes.txt"), commands=(FakeCommand("wordcount"), instead), hooks=(redirect, FakeHook(HookOutcome(outcome="ask"))), person=person)
+    _run(
+        _submit("/wordcount notes.txt"),
+        commands=(FakeCommand("wordcount"), instead),
+        hooks=(redirect, FakeHook(HookOutcome(outcome="ask"))),
+        person=person,
+    )
 
     assert person.asked == [("hook guard (zguard) asks: run /safe-count?", ["yes", "no"])]
     assert instead.ran == [""]
@@ -416,7 +451,9 @@ def test_a_commands_prompt_outcome_while_a_turn_runs_is_a_usage_error() -> None:
 
 
 def test_commands_are_listed_by_name_and_completions_never_raise() -> None:
-    async def scenario(world: World) -> tuple[list[str], list[Completion], list[Completion], list[Completion], list[str]]:
+    async def scenario(
+        world: World,
+    ) -> tuple[list[str], list[Completion], list[Completion], list[Completion], list[str]]:
         dispatcher = world.dispatcher
         return (
             [spec.name for spec in dispatcher.commands()],

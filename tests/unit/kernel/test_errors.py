@@ -37,7 +37,16 @@ def test_a_plugin_error_without_a_code_of_its_own_has_none_unless_given_one() ->
 
 
 def test_the_plugin_plane_is_one_tree_and_trust_is_its_own_plane() -> None:
-    for kind in (PluginUnavailable, ConnectionClosed, DeadlinePassed, Refused, Cancelled, MethodNotFound, BadParams, SpawnError):
+    for kind in (
+        PluginUnavailable,
+        ConnectionClosed,
+        DeadlinePassed,
+        Refused,
+        Cancelled,
+        MethodNotFound,
+        BadParams,
+        SpawnError,
+    ):
         assert issubclass(kind, PluginError)
     assert issubclass(JanitorError, SpawnError)
     assert issubclass(TrustError, BingoError)

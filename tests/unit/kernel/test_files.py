@@ -58,7 +58,9 @@ def test_a_layer_file_is_read_bounded_or_left_out_with_the_reason(tmp_path: Path
     layer = tmp_path / "layer"
     layer.mkdir()
     (layer / "ok.md").write_text("hello world")
-    assert read_layer_file(layer / "ok.md", layer=layer, limit=5, layer_name="the project") == LayerFile(layer / "ok.md", b"hello", 11)
+    assert read_layer_file(layer / "ok.md", layer=layer, limit=5, layer_name="the project") == LayerFile(
+        layer / "ok.md", b"hello", 11
+    )
     assert read_layer_file(layer / "none.md", layer=layer, limit=5, layer_name="the project") is None
     (tmp_path / "out.md").write_text("secret")
     (layer / "out.md").symlink_to(tmp_path / "out.md")

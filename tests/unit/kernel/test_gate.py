@@ -64,9 +64,7 @@ def test_a_rule_matches_the_names_its_stars_allow(rule: str, name: str, expected
         ("{1}", "{1}", "1"),
     ],
 )
-def test_characters_other_than_star_stand_for_themselves(
-    rule: str, literal_name: str, other_name: str
-) -> None:
+def test_characters_other_than_star_stand_for_themselves(rule: str, literal_name: str, other_name: str) -> None:
     assert matches(rule, literal_name)
     assert not matches(rule, other_name)
 
@@ -89,9 +87,7 @@ def test_a_lone_star_matches_every_name(name: str) -> None:
 
 @settings(derandomize=True, deadline=None)
 @given(prefix=names, middle=names, suffix=names)
-def test_a_star_in_place_of_any_part_of_a_name_matches_it(
-    prefix: str, middle: str, suffix: str
-) -> None:
+def test_a_star_in_place_of_any_part_of_a_name_matches_it(prefix: str, middle: str, suffix: str) -> None:
     assert matches(prefix + "*" + suffix, prefix + middle + suffix)
 
 

@@ -22,7 +22,9 @@ UNTRUSTED = ToolTraits()
 PROJECT = "/proj"
 
 
-def _gate(*, allow: tuple[str, ...] = (), ask: tuple[str, ...] = (), deny: tuple[str, ...] = (), project: str = PROJECT) -> Gate:
+def _gate(
+    *, allow: tuple[str, ...] = (), ask: tuple[str, ...] = (), deny: tuple[str, ...] = (), project: str = PROJECT
+) -> Gate:
     return Gate(Permissions(allow=allow, ask=ask, deny=deny), project=project)
 
 
@@ -50,7 +52,9 @@ def _on(gate: Gate, tool: str, input: Json, cwd: str = PROJECT) -> Verdict:
         ("*(src/*)", "*", "src/*"),
     ],
 )
-def test_a_rule_is_a_name_and_the_pattern_between_its_first_parenthesis_and_its_end(text: str, tool: str, pattern: str | None) -> None:
+def test_a_rule_is_a_name_and_the_pattern_between_its_first_parenthesis_and_its_end(
+    text: str, tool: str, pattern: str | None
+) -> None:
     assert parse_rule(text) == Rule(text, tool, pattern)
 
 
@@ -78,7 +82,9 @@ def test_a_malformed_allow_rule_allows_nothing() -> None:
 def test_a_malformed_deny_rule_denies_every_call_of_its_tool_until_fixed() -> None:
     gate = _gate(allow=("bash",), deny=("bash(rm -rf *",))
 
-    assert gate.decide("bash", UNTRUSTED, input={"command": "ls"}, cwd=PROJECT) == Decision(Verdict.DENY, "bash(rm -rf *")
+    assert gate.decide("bash", UNTRUSTED, input={"command": "ls"}, cwd=PROJECT) == Decision(
+        Verdict.DENY, "bash(rm -rf *"
+    )
 
 
 def test_an_empty_pattern_is_malformed_not_a_match_for_the_empty_command() -> None:
@@ -195,8 +201,44 @@ def test_a_pattern_rule_for_another_tool_does_not_allow_bash() -> None:
     assert _bash(_gate(allow=("read(git status*)",)), "git status") is Verdict.ASK
 
 
-_TAIL_ALPHABET = st.sampled_from([" ", "a", "-s", "'", '"', "\\", "$", "(", ")", "`", ";", "&", "|", ">", "<", "\n", "/dev/null", "1", "{", "}", "#", "*"])
-_ATTACKS = ["; rm -rf /", " && rm -rf /", " || rm -rf /", " | sh", " & rm -rf /", "\nrm -rf /", " $(rm -rf /)", " `rm -rf /`", " > /etc/passwd", " <(rm -rf /)"]
+_TAIL_ALPHABET = st.sampled_from(
+    [
+        " ",
+        "a",
+        "-s",
+        "'",
+        '"',
+        "\\",
+        "$",
+        "(",
+        ")",
+        "`",
+        ";",
+        "&",
+        "|",
+        ">",
+        "<",
+        "\n",
+        "/dev/null",
+        "1",
+        "{",
+        "}",
+        "#",
+        "*",
+    ]
+)
+_ATTACKS = [
+    "; rm -rf /",
+    " && rm -rf /",
+    " || rm -rf /",
+    " | sh",
+    " & rm -rf /",
+    "\nrm -rf /",
+    " $(rm -rf /)",
+    " `rm -rf /`",
+    " > /etc/passwd",
+    " <(rm -rf /)",
+]
 
 
 @settings(derandomize=True, deadline=None, max_examples=400)
@@ -214,14 +256,64 @@ def test_whatever_a_prefix_rule_allows_it_no_longer_allows_with_a_command_after_
 _ORACLE_RULES = ("bash(echo ok*)", "bash(ls*)", "bash(true*)", f"bash({exact('ls build/*')})")
 _ORACLE_STARTS = st.sampled_from(["echo ok", "ls", "true", "ls build/*", ""])
 _ORACLE_TOKENS = st.sampled_from(
-    [" ", "x", ";", "&", "&&", "|", "||", "\n", "$(", "${", ")", "(", "`", "'", '"', "\\", "$'", "{", "}", "#",
-     ">", ">>", "<", "2>&1", "/dev/null", "X", "touch X", " touch X", ">X", "$(touch X)", "\\\n",
-     # comments: a `#` that begins a word hides the rest of its line, not the next one
-     " #", " #'", "#'", " # x", "\ntouch X", "\n mk",
-     # assignments and words glued to a rule's word: `lsx=1 mk`, `lsx`, `ls=1`
-     "lsx", "lsx=1", "=1", " X=1 ", "ok=1", "true=",
-     # paths: `$B/mk` and `./mk` are programs, `mk` on PATH too; `*` and `/` glued
-     "$B/mk", " $B/mk", "./mk", " mk", "mk", "/", "*", "/*", "build/", " ../"]
+    [
+        " ",
+        "x",
+        ";",
+        "&",
+        "&&",
+        "|",
+        "||",
+        "\n",
+        "$(",
+        "${",
+        ")",
+        "(",
+        "`",
+        "'",
+        '"',
+        "\\",
+        "$'",
+        "{",
+        "}",
+        "#",
+        ">",
+        ">>",
+        "<",
+        "2>&1",
+        "/dev/null",
+        "X",
+        "touch X",
+        " touch X",
+        ">X",
+        "$(touch X)",
+        "\\\n",
+        # comments: a `#` that begins a word hides the rest of its line, not the next one
+        " #",
+        " #'",
+        "#'",
+        " # x",
+        "\ntouch X",
+        "\n mk",
+        # assignments and words glued to a rule's word: `lsx=1 mk`, `lsx`, `ls=1`
+        "lsx",
+        "lsx=1",
+        "=1",
+        " X=1 ",
+        "ok=1",
+        "true=",
+        # paths: `$B/mk` and `./mk` are programs, `mk` on PATH too; `*` and `/` glued
+        "$B/mk",
+        " $B/mk",
+        "./mk",
+        " mk",
+        "mk",
+        "/",
+        "*",
+        "/*",
+        "build/",
+        " ../",
+    ]
 )
 """`mk` and `lsx` are programs on the oracle's PATH (and `$B/mk` one by its path) that make
 the file `X` where they run: a command that makes `X` ran something no rule names."""
@@ -243,7 +335,9 @@ def oracle_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @example(start="ls", tail="x")  # item 3: more of the word `ls`
 @example(start="ls build/", tail=" X=1 mk")  # item 2: the exact rule's `*` is a character
 @example(start="ls build/* #", tail="\n$B/mk")
-def test_bash_itself_runs_nothing_the_rules_do_not_name(start: str, tail: str, oracle_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_bash_itself_runs_nothing_the_rules_do_not_name(
+    start: str, tail: str, oracle_bin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """The oracle is bash: a command the gate lets `bash(echo ok*)`, `bash(ls*)`,
     `bash(true*)` and the exact `bash(ls build/\\*)` allow is run, in an empty directory,
     and must leave it empty: no `touch X`, `mk` or `lsx` ran, no file was redirected to,
@@ -253,7 +347,9 @@ def test_bash_itself_runs_nothing_the_rules_do_not_name(start: str, tail: str, o
         return
     where = tmp_path_factory.mktemp("oracle")
     env = {"PATH": f"{oracle_bin}:{os.defpath}", "B": str(oracle_bin)}
-    subprocess.run(["/bin/bash", "-c", command], cwd=where, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, env=env)
+    subprocess.run(
+        ["/bin/bash", "-c", command], cwd=where, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, env=env
+    )
     assert list(where.iterdir()) == [], command
 
 
@@ -300,13 +396,27 @@ def test_a_comment_is_read_as_bash_reads_it(command: str, expected: Verdict) -> 
         ("bash(npm run test:unit*)", "npm run test:unit --watch", Verdict.ALLOW),
     ],
 )
-def test_a_star_after_a_word_is_the_rest_of_the_command_after_a_blank_never_more_of_the_word(rule: str, command: str, expected: Verdict) -> None:
+def test_a_star_after_a_word_is_the_rest_of_the_command_after_a_blank_never_more_of_the_word(
+    rule: str, command: str, expected: Verdict
+) -> None:
     assert _bash(_gate(allow=(rule,)), command) is expected
 
 
 @pytest.mark.parametrize(
     "command",
-    ["X=1 ls", "lsx=1 ls", "a[0]=1 ls", "X+=1 ls", ">/dev/null X=1 ls", "2>&1 X=1 ls", "ls; X=1 ls", "time ls", "! ls", "{ ls; }", "if ls; then ls; fi"],
+    [
+        "X=1 ls",
+        "lsx=1 ls",
+        "a[0]=1 ls",
+        "X+=1 ls",
+        ">/dev/null X=1 ls",
+        "2>&1 X=1 ls",
+        "ls; X=1 ls",
+        "time ls",
+        "! ls",
+        "{ ls; }",
+        "if ls; then ls; fi",
+    ],
 )
 def test_an_assignment_or_a_reserved_word_first_is_unfit_for_any_allow_pattern(command: str) -> None:
     assert _bash(_gate(allow=("bash(*)", "bash(ls*)")), command) is Verdict.ASK
@@ -327,7 +437,9 @@ def test_an_assignment_or_a_reserved_word_first_is_unfit_for_any_allow_pattern(c
         ("bash(cat *)", "cat ./notes/a.txt", Verdict.ALLOW),
     ],
 )
-def test_a_path_as_the_command_is_allowed_only_where_the_patterns_first_word_is_one(rule: str, command: str, expected: Verdict) -> None:
+def test_a_path_as_the_command_is_allowed_only_where_the_patterns_first_word_is_one(
+    rule: str, command: str, expected: Verdict
+) -> None:
     assert _bash(_gate(allow=(rule,)), command) is expected
 
 
@@ -353,7 +465,10 @@ def test_exact_gives_the_pattern_of_the_text_alone(text: str) -> None:
 
 
 def test_always_to_a_command_holding_a_star_saves_the_star_as_a_character() -> None:
-    assert always_rule("bash", {"command": "rm -rf build/*"}, cwd="/nonexistent", project=PROJECT) == "bash(rm -rf build/\\*)"
+    assert (
+        always_rule("bash", {"command": "rm -rf build/*"}, cwd="/nonexistent", project=PROJECT)
+        == "bash(rm -rf build/\\*)"
+    )
     assert always_rule("bash", {"command": "echo \\* x"}, cwd="/nonexistent", project=PROJECT) == "bash(echo \\\\\\* x)"
     assert always_rule("write", {"path": "build/*"}, cwd=PROJECT, project=PROJECT) == "write(build/\\*)"
     gate = _gate()
@@ -380,7 +495,17 @@ def test_a_deny_or_ask_pattern_keeps_the_wide_reading_of_a_star() -> None:
 
 
 @pytest.mark.parametrize("rules", [("write(*)",), ("write",), ("*",), ("write(/*)",), ("write(*)", "write(.g*)")])
-@pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", "sub/.git", "sub/.git/config", "/elsewhere/.GIT/hooks/x", "src/../.git/config"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "sub/.git",
+        "sub/.git/config",
+        "/elsewhere/.GIT/hooks/x",
+        "src/../.git/config",
+    ],
+)
 def test_write_and_edit_reach_into_git_only_by_a_rule_that_names_it(rules: tuple[str, ...], path: str) -> None:
     gate = _gate(allow=rules)
 
@@ -404,11 +529,15 @@ def test_a_link_into_git_is_not_reached_by_a_rule_that_does_not_name_it(tmp_path
     gate = _gate(allow=("write(*)",), project=str(tmp_path))
 
     assert _on(gate, "write", {"path": "notes.md", "content": ""}, str(tmp_path)) is Verdict.ASK
-    assert gate.decide("write", UNTRUSTED, input={"path": "notes.md", "content": ""}, cwd=str(tmp_path)).near == ("write(*)",)
+    assert gate.decide("write", UNTRUSTED, input={"path": "notes.md", "content": ""}, cwd=str(tmp_path)).near == (
+        "write(*)",
+    )
 
 
 def test_the_refusal_of_a_write_into_git_says_a_rule_must_name_it() -> None:
-    decision = _gate(allow=("write",)).decide("write", UNTRUSTED, input={"path": ".git/config", "content": ""}, cwd=PROJECT)
+    decision = _gate(allow=("write",)).decide(
+        "write", UNTRUSTED, input={"path": ".git/config", "content": ""}, cwd=PROJECT
+    )
 
     assert decision == Decision(Verdict.ASK, None, ("write",))
     assert refusal("write", decision.near) == (
@@ -439,7 +568,9 @@ def test_the_refusal_of_a_write_into_git_says_a_rule_must_name_it() -> None:
 def test_a_deny_pattern_matches_when_any_part_of_the_command_matches(command: str) -> None:
     gate = _gate(allow=("bash",), deny=("bash(rm *)",))
 
-    assert gate.decide("bash", UNTRUSTED, input={"command": command}, cwd=PROJECT) == Decision(Verdict.DENY, "bash(rm *)")
+    assert gate.decide("bash", UNTRUSTED, input={"command": command}, cwd=PROJECT) == Decision(
+        Verdict.DENY, "bash(rm *)"
+    )
 
 
 def test_a_deny_pattern_does_not_match_a_command_none_of_whose_parts_match() -> None:
@@ -449,7 +580,9 @@ def test_a_deny_pattern_does_not_match_a_command_none_of_whose_parts_match() -> 
 def test_an_ask_pattern_asks_about_a_chain_holding_its_command() -> None:
     gate = _gate(allow=("bash",), ask=("bash(git push*)",))
 
-    assert gate.decide("bash", UNTRUSTED, input={"command": "git status; git push -f"}, cwd=PROJECT) == Decision(Verdict.ASK, "bash(git push*)")
+    assert gate.decide("bash", UNTRUSTED, input={"command": "git status; git push -f"}, cwd=PROJECT) == Decision(
+        Verdict.ASK, "bash(git push*)"
+    )
 
 
 def test_the_pieces_a_deny_rule_reads_include_what_substitutions_run() -> None:
@@ -487,11 +620,17 @@ def test_without_a_call_only_bare_rules_decide() -> None:
         ("a.py", PROJECT, Verdict.ASK),
     ],
 )
-def test_a_path_pattern_is_relative_to_the_project_and_dot_dot_never_escapes_it(path: str, cwd: str, expected: Verdict) -> None:
-    assert _on(_gate(allow=("edit(src/*)",)), "edit", {"path": path, "oldString": "a", "newString": "b"}, cwd) is expected
+def test_a_path_pattern_is_relative_to_the_project_and_dot_dot_never_escapes_it(
+    path: str, cwd: str, expected: Verdict
+) -> None:
+    assert (
+        _on(_gate(allow=("edit(src/*)",)), "edit", {"path": path, "oldString": "a", "newString": "b"}, cwd) is expected
+    )
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "//etc/passwd", "/tmp/../etc/passwd", "../../../../../../etc/shadow", "/etc/./x"])
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "//etc/passwd", "/tmp/../etc/passwd", "../../../../../../etc/shadow", "/etc/./x"]
+)
 def test_a_path_deny_rule_matches_however_the_path_is_spelled(path: str) -> None:
     assert _on(_gate(deny=("read(/etc/*)",)), "read", {"path": path}) is Verdict.DENY
 
@@ -503,7 +642,9 @@ def test_a_path_under_home_is_matched_after_the_tilde_is_expanded(monkeypatch: p
     assert _on(_gate(deny=("read(/home/someone/.ssh/*)",)), "read", {"path": "~/.ssh/id_ed25519"}) is Verdict.DENY
 
 
-def test_a_link_out_of_an_allowed_directory_is_not_allowed_and_a_link_into_a_denied_one_is_denied(tmp_path: Path) -> None:
+def test_a_link_out_of_an_allowed_directory_is_not_allowed_and_a_link_into_a_denied_one_is_denied(
+    tmp_path: Path,
+) -> None:
     project, outside = tmp_path / "project", tmp_path / "outside"
     (project / "src").mkdir(parents=True)
     outside.mkdir()
@@ -618,7 +759,10 @@ def test_the_always_rule_for_a_path_allows_the_call(tmp_path: Path) -> None:
 
 
 def test_always_for_a_tool_without_a_main_argument_is_its_name() -> None:
-    assert always_rule("plugin__wordcount__count", {"path": "x"}, cwd=PROJECT, project=PROJECT) == "plugin__wordcount__count"
+    assert (
+        always_rule("plugin__wordcount__count", {"path": "x"}, cwd=PROJECT, project=PROJECT)
+        == "plugin__wordcount__count"
+    )
 
 
 # --- what is said ---------------------------------------------------------------------
@@ -635,7 +779,9 @@ def test_a_refusal_near_a_pattern_rule_names_it_and_what_a_pattern_allows() -> N
 def test_the_refused_decision_carries_the_pattern_rules_that_did_not_match() -> None:
     gate = _gate(allow=("bash(git status*)", "read"))
 
-    assert gate.decide("bash", UNTRUSTED, input={"command": "git status; rm x"}, cwd=PROJECT) == Decision(Verdict.ASK, None, ("bash(git status*)",))
+    assert gate.decide("bash", UNTRUSTED, input={"command": "git status; rm x"}, cwd=PROJECT) == Decision(
+        Verdict.ASK, None, ("bash(git status*)",)
+    )
 
 
 _TOOLS = {"bash": "builtin", "read": "builtin", "plugin__wordcount__count": "wordcount"}
@@ -644,12 +790,18 @@ _TOOLS = {"bash": "builtin", "read": "builtin", "plugin__wordcount__count": "wor
 @pytest.mark.parametrize(
     ("placed", "line"),
     [
-        (("--allow", "allow", "plugin__wordcount_count"), "--allow 'plugin__wordcount_count' matches no tool (did you mean plugin__wordcount__count?)"),
+        (
+            ("--allow", "allow", "plugin__wordcount_count"),
+            "--allow 'plugin__wordcount_count' matches no tool (did you mean plugin__wordcount__count?)",
+        ),
         (
             ("--allow", "allow", "wordcount"),
             "--allow 'wordcount' matches no tool: wordcount is a plugin, and a rule names one of its tools (did you mean plugin__wordcount__count?)",
         ),
-        (("/s.json", "deny", "bassh(rm*)"), "/s.json: permissions.deny rule 'bassh(rm*)' matches no tool (did you mean bash(rm*)?)"),
+        (
+            ("/s.json", "deny", "bassh(rm*)"),
+            "/s.json: permissions.deny rule 'bassh(rm*)' matches no tool (did you mean bash(rm*)?)",
+        ),
         (("/s.json", "allow", "plugin__zz__*"), "/s.json: permissions.allow rule 'plugin__zz__*' matches no tool"),
         (
             ("/s.json", "deny", "bash(ls"),
@@ -669,12 +821,19 @@ _TOOLS = {"bash": "builtin", "read": "builtin", "plugin__wordcount__count": "wor
         ),
     ],
 )
-def test_a_rule_that_is_malformed_or_matches_no_tool_is_named_in_one_line(placed: tuple[str, str, str], line: str) -> None:
+def test_a_rule_that_is_malformed_or_matches_no_tool_is_named_in_one_line(
+    placed: tuple[str, str, str], line: str
+) -> None:
     assert rule_problems([placed], _TOOLS, {"wordcount"}) == [line]
 
 
 def test_rules_that_match_a_tool_are_not_named_and_a_rule_repeated_in_one_place_is_named_once() -> None:
-    placed = [("--allow", "allow", "bash(git*)"), ("/s.json", "deny", "plugin__*"), ("/s.json", "deny", "nope"), ("/s.json", "deny", "nope")]
+    placed = [
+        ("--allow", "allow", "bash(git*)"),
+        ("/s.json", "deny", "plugin__*"),
+        ("/s.json", "deny", "nope"),
+        ("/s.json", "deny", "nope"),
+    ]
 
     assert rule_problems(placed, _TOOLS, set()) == ["/s.json: permissions.deny rule 'nope' matches no tool"]
 
@@ -684,9 +843,13 @@ def test_settings_keep_where_each_rule_in_force_came_from(tmp_path: Path) -> Non
     (project / ".bingo").mkdir(parents=True)
     home.mkdir()
     (home / "settings.json").write_text('{"permissions": {"deny": ["bash(rm*)"]}}', encoding="utf-8")
-    (project / ".bingo" / "settings.json").write_text('{"permissions": {"allow": ["bash"], "ask": ["edit"]}}', encoding="utf-8")
+    (project / ".bingo" / "settings.json").write_text(
+        '{"permissions": {"allow": ["bash"], "ask": ["edit"]}}', encoding="utf-8"
+    )
 
-    untrusted = load_settings(home=home, project=project, project_trusted=False, overrides={"permissions": {"allow": ["read"]}})
+    untrusted = load_settings(
+        home=home, project=project, project_trusted=False, overrides={"permissions": {"allow": ["read"]}}
+    )
     trusted = load_settings(home=home, project=project, project_trusted=True)
 
     user, shared = str(home / "settings.json"), str(project / ".bingo" / "settings.json")

@@ -11,7 +11,9 @@ BASH = ToolTraits(interrupt="cancel")
 WRITER = ToolTraits(trusted=True)
 
 
-def _decide(gate: Gate, name: str, input: dict[str, object], traits: ToolTraits = BASH, hook_asks: bool = False) -> Decision:
+def _decide(
+    gate: Gate, name: str, input: dict[str, object], traits: ToolTraits = BASH, hook_asks: bool = False
+) -> Decision:
     return gate.decide(name, traits, input=input, cwd="/tmp", hook_asks=hook_asks)  # pyright: ignore[reportArgumentType]
 
 
@@ -39,12 +41,27 @@ def test_write_and_edit_still_ask() -> None:
 
 
 def test_outside_the_sandbox_is_always_asked_and_no_rule_allows_it() -> None:
-    gate = Gate(Permissions(allow=("bash", "bash(curl*)", "*",)), project="/tmp", sandboxed=True)
+    gate = Gate(
+        Permissions(
+            allow=(
+                "bash",
+                "bash(curl*)",
+                "*",
+            )
+        ),
+        project="/tmp",
+        sandboxed=True,
+    )
     call = {"command": "curl https://example.org", "outsideSandbox": True, "reason": "it needs the network"}
     assert _decide(gate, "bash", call) == Decision(Verdict.ASK, None, outside=True)
     gate.allow("bash(curl https://example.org)")
     assert _decide(gate, "bash", call).outside
-    assert Gate(Permissions(deny=("bash(curl*)",)), project="/tmp", sandboxed=True).decide("bash", BASH, input=call, cwd="/tmp").verdict is Verdict.DENY
+    assert (
+        Gate(Permissions(deny=("bash(curl*)",)), project="/tmp", sandboxed=True)
+        .decide("bash", BASH, input=call, cwd="/tmp")
+        .verdict
+        is Verdict.DENY
+    )
 
 
 def test_outside_means_nothing_without_the_sandbox() -> None:

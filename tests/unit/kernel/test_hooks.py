@@ -344,8 +344,7 @@ def test_a_hook_answering_allow_decides_nothing_and_says_so_once() -> None:
     assert [(n.source, n.message, n.level) for n in said] == [
         (
             "plugin guard",
-            "hook guard answered 'allow', which decides nothing: "
-            "hooks can continue, deny, ask, block or redirect",
+            "hook guard answered 'allow', which decides nothing: hooks can continue, deny, ask, block or redirect",
             "warning",
         )
     ]
@@ -356,8 +355,7 @@ def test_a_hook_answering_something_that_is_not_an_outcome_decides_nothing() -> 
 
     assert verdict.action == "continue"
     assert [n.message for n in said] == [
-        "hook odd answered a str, which decides nothing: "
-        "hooks can continue, deny, ask, block or redirect"
+        "hook odd answered a str, which decides nothing: hooks can continue, deny, ask, block or redirect"
     ]
 
 
@@ -370,9 +368,7 @@ def test_a_hook_that_raises_decides_nothing_is_logged_and_the_next_hook_runs(
         verdict, said = decide([FakeHook("broken", error=RuntimeError("boom")), after])
 
     assert verdict == HookVerdict("deny", TOOL_CALL, "later", decided_by=after)
-    assert [(n.source, n.message) for n in said] == [
-        ("plugin broken", "hook broken failed (boom) and decides nothing")
-    ]
+    assert [(n.source, n.message) for n in said] == [("plugin broken", "hook broken failed (boom) and decides nothing")]
     assert any(record.exc_info for record in caplog.records)
 
 
@@ -491,7 +487,9 @@ def test_a_late_observer_is_given_up_on_with_a_notice_when_hooks_close() -> None
 
     assert took == pytest.approx(SHORT_DEADLINE)
     assert late.cancelled
-    assert [n.message for n in said] == ["hook late missed its deadline (0.05 s: deadlines.hook/decide in settings) observing end"]
+    assert [n.message for n in said] == [
+        "hook late missed its deadline (0.05 s: deadlines.hook/decide in settings) observing end"
+    ]
 
 
 def test_an_error_in_the_body_cancels_observations_and_is_raised_as_it_was() -> None:
@@ -542,7 +540,10 @@ def test_a_fail_closed_hook_that_misses_its_deadline_answers_ask() -> None:
     assert took == pytest.approx(SHORT_DEADLINE)
     assert verdict == HookVerdict("ask", TOOL_CALL, asked_by=guard)
     assert [(n.source, n.message) for n in said] == [
-        ("plugin guard", "hook guard missed its deadline (0.05 s: deadlines.hook/decide in settings) and is treated as ask (hooks.failClosed)")
+        (
+            "plugin guard",
+            "hook guard missed its deadline (0.05 s: deadlines.hook/decide in settings) and is treated as ask (hooks.failClosed)",
+        )
     ]
 
 
@@ -556,9 +557,18 @@ def test_a_fail_closed_hook_that_raises_answers_ask() -> None:
 @pytest.mark.parametrize(
     ("answer", "message"),
     [
-        ("deny", "hook guard answered a str, which is treated as ask (hooks.failClosed): hooks can continue, deny, ask, block or redirect"),
-        (allow_outcome(), "hook guard answered 'allow', which is treated as ask (hooks.failClosed): hooks can continue, deny, ask, block or redirect"),
-        (HookOutcome(outcome="redirect"), "hook guard answered 'redirect' with no value, which is treated as ask (hooks.failClosed)"),
+        (
+            "deny",
+            "hook guard answered a str, which is treated as ask (hooks.failClosed): hooks can continue, deny, ask, block or redirect",
+        ),
+        (
+            allow_outcome(),
+            "hook guard answered 'allow', which is treated as ask (hooks.failClosed): hooks can continue, deny, ask, block or redirect",
+        ),
+        (
+            HookOutcome(outcome="redirect"),
+            "hook guard answered 'redirect' with no value, which is treated as ask (hooks.failClosed)",
+        ),
         (
             HookOutcome(outcome="redirect", value={}),
             "hook guard answered 'redirect' with a payload missing tool, input, callId, which is treated as ask "

@@ -39,7 +39,9 @@ def test_a_source_says_its_burst_and_the_rest_is_counted_and_said_in_one_line_at
         notices.say("chatty", f"notice {n}")
     assert _lines(said) == [f"chatty: notice {n}" for n in range(NOTICE_BURST)]
     notices.flush()
-    assert said[-1] == Notice(source="chatty", message="25 more notices were left out here; they are in /logs/bingo.log", level="warning")
+    assert said[-1] == Notice(
+        source="chatty", message="25 more notices were left out here; they are in /logs/bingo.log", level="warning"
+    )
     notices.flush()  # nothing more was left out: nothing more to say
     assert len(said) == NOTICE_BURST + 1
 
@@ -85,7 +87,9 @@ def test_each_source_has_its_own_limit_and_the_host_has_none() -> None:
     assert sources.count("quiet") == NOTICE_BURST
     assert sources.count(HOST) == 3 * NOTICE_BURST
     notices.flush()
-    assert _lines(said)[-1] == f"chatty: {2 * NOTICE_BURST} more notices were left out here; they are in /logs/bingo.log"
+    assert (
+        _lines(said)[-1] == f"chatty: {2 * NOTICE_BURST} more notices were left out here; they are in /logs/bingo.log"
+    )
 
 
 def test_a_notice_left_out_is_in_the_log(caplog: pytest.LogCaptureFixture) -> None:

@@ -70,20 +70,31 @@ def test_another_type_is_refused_naming_the_types_taken() -> None:
 def test_an_image_past_the_bound_is_refused_with_its_size() -> None:
     big = ImageBlock(media_type="image/png", data=PNG.data + "A" * MAX_IMAGE)
     line = _refusal([PNG, big])
-    assert line.startswith(f"image 2 is 5 MiB ({len(big.data):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be")
+    assert line.startswith(
+        f"image 2 is 5 MiB ({len(big.data):,} bytes) as base64, past the 5 MiB (5,242,880 bytes) one image may be"
+    )
     assert line.endswith("send a smaller or more compressed image")
-    check_images([ImageBlock(media_type="image/png", data=(PNG.data + "A" * MAX_IMAGE)[: MAX_IMAGE // 4 * 4])])  # at the bound: taken
+    check_images(
+        [ImageBlock(media_type="image/png", data=(PNG.data + "A" * MAX_IMAGE)[: MAX_IMAGE // 4 * 4])]
+    )  # at the bound: taken
 
 
 def test_bytes_that_are_another_type_or_no_image_or_no_base64_are_refused() -> None:
     mislabelled = ImageBlock(media_type="image/png", data=JPEG.data)
-    assert _refusal([mislabelled]) == "the image is said to be image/png, but its bytes are a JPEG (image/jpeg): send it with its own media type"
+    assert (
+        _refusal([mislabelled])
+        == "the image is said to be image/png, but its bytes are a JPEG (image/jpeg): send it with its own media type"
+    )
     assert "its bytes are no image bingo knows" in _refusal([ImageBlock(media_type="image/gif", data="aGVsbG8=")])
-    assert _refusal([ImageBlock(media_type="image/png", data="not base64!")]).startswith("the image (image/png) is not valid base64")
+    assert _refusal([ImageBlock(media_type="image/png", data="not base64!")]).startswith(
+        "the image (image/png) is not valid base64"
+    )
 
 
 def test_more_images_than_a_prompt_may_carry_are_refused() -> None:
-    assert _refusal([PNG] * (MAX_IMAGES + 1)).startswith(f"the prompt has {MAX_IMAGES + 1} images, more than the {MAX_IMAGES}")
+    assert _refusal([PNG] * (MAX_IMAGES + 1)).startswith(
+        f"the prompt has {MAX_IMAGES + 1} images, more than the {MAX_IMAGES}"
+    )
 
 
 def test_images_each_within_the_bound_but_past_the_prompts_in_all_are_refused() -> None:
@@ -122,15 +133,26 @@ class Quick:
         return [ContextPiece(text="the context", title="quick")]
 
 
-def _turn(prompt: str, images: list[ImageBlock], registry: Registry, notices: Notices) -> tuple[Conversation, ScriptedProvider, Log]:
+def _turn(
+    prompt: str, images: list[ImageBlock], registry: Registry, notices: Notices
+) -> tuple[Conversation, ScriptedProvider, Log]:
     provider, log = ScriptedProvider([[TextBlock(text="a cat")]]), Log()
     settings = Settings(deadlines={"hook/decide": 1.0, "context/contribute": 1.0})
 
     async def go() -> Conversation:
         async with Hooks(registry.hooks, notices, 1.0) as runner:
             conversation = Conversation(
-                registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=runner, notices=notices,
-                log=log, events=Events(), asker=Person(), session="s1", cwd="/tmp", provider=provider,
+                registry=registry,
+                settings=settings,
+                gate=Gate(settings.permissions),
+                hooks=runner,
+                notices=notices,
+                log=log,
+                events=Events(),
+                asker=Person(),
+                session="s1",
+                cwd="/tmp",
+                provider=provider,
             )
             async with asyncio.timeout(5):
                 assert (await conversation.run_turn(prompt, images)).status == "done"
@@ -160,8 +182,15 @@ def test_context_pieces_join_the_text_and_the_images_stay_in_the_request() -> No
     registry.add_contributor(Quick())
     conversation, provider, _ = _turn("describe it", [GIF], registry, notices)
     image, text = provider.requests[0].messages[-1].content
-    assert image == GIF and isinstance(text, TextBlock) and "the context" in text.text and text.text.endswith("describe it")
-    assert conversation.messages[0] == Message(role="user", content=[GIF, TextBlock(text="describe it")])  # pieces not kept
+    assert (
+        image == GIF
+        and isinstance(text, TextBlock)
+        and "the context" in text.text
+        and text.text.endswith("describe it")
+    )
+    assert conversation.messages[0] == Message(
+        role="user", content=[GIF, TextBlock(text="describe it")]
+    )  # pieces not kept
 
 
 def test_an_image_only_prompt_has_no_empty_text_block() -> None:
@@ -204,7 +233,14 @@ def test_a_prompt_with_images_is_a_prompt_to_compaction_and_trim_folds_it_to_a_w
         Message(role="assistant", content=[ToolUseBlock(id="t1", name="read", input={})]),
         Message(role="user", content=[ToolResultBlock(tool_use_id="t1", parts=[TextPart(text="ok")])]),
         Message(role="assistant", content=[TextBlock(text="seen")]),
-        *[m for n in range(4) for m in (Message(role="user", content=[JPEG]), Message(role="assistant", content=[TextBlock(text=f"answer {n}")]))],
+        *[
+            m
+            for n in range(4)
+            for m in (
+                Message(role="user", content=[JPEG]),
+                Message(role="assistant", content=[TextBlock(text=f"answer {n}")]),
+            )
+        ],
     ]
     assert last_exchange(messages) == 10  # the last image-only prompt, not a tool result
     compacted = asyncio.run(TrimCompactor().compact(CompactionContext(messages=messages), "manual")).messages

@@ -149,7 +149,9 @@ def test_a_tool_of_a_builtin_name_that_is_not_bingos_is_refused(name: str) -> No
     assert reg.add_tool(FakeTool(name, source=BUILTIN))
 
     assert reg.tools[name].source == BUILTIN
-    assert [(n.source, n.message) for n in said] == [("zplug", f"tool {name!r} refused: {name} is bingo's own tool; rename it")]
+    assert [(n.source, n.message) for n in said] == [
+        ("zplug", f"tool {name!r} refused: {name} is bingo's own tool; rename it")
+    ]
 
 
 def test_other_names_are_first_come_first_kept() -> None:
@@ -181,7 +183,10 @@ def _default_spec(cls: type[msgspec.Struct]) -> CommandSpec:
 
 def test_every_builtin_command_and_tool_has_a_reserved_name() -> None:
     # A new built-in must be reserved too, or a plugin that got there first would take its name.
-    kernel = [_default_spec(cls) for cls in (HelpCommand, ToolsCommand, CompactCommand, ContextCommand, ModelCommand, PluginsCommand)]
+    kernel = [
+        _default_spec(cls)
+        for cls in (HelpCommand, ToolsCommand, CompactCommand, ContextCommand, ModelCommand, PluginsCommand)
+    ]
     terminal = [command.spec for command in terminal_commands(_Keeper(), TerminalSurface())]
     terminal += [SessionsCommand(list).spec] + [ExitCommand.named(name).spec for name in EXIT_COMMANDS]
 

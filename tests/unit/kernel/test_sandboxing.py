@@ -33,13 +33,30 @@ def _write(path: Path, value: Json) -> None:
 
 def test_the_default_is_on_with_no_grants(home: Path, project: Path) -> None:
     grants = load_settings(home=home, project=project, project_trusted=True).sandbox
-    assert (grants.mode, grants.mode_from, grants.hosts, grants.write, grants.keep, grants.problems) == ("on", None, (), (), (), ())
+    assert (grants.mode, grants.mode_from, grants.hosts, grants.write, grants.keep, grants.problems) == (
+        "on",
+        None,
+        (),
+        (),
+        (),
+        (),
+    )
 
 
 def test_the_users_settings_widen_and_each_grant_remembers_where(home: Path, project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    _write(home / "settings.json", {"sandbox": {"mode": "off", "network": {"allow": ["PyPI.org", "*.npmjs.org"]}, "write": [str(outside)], "env": {"keep": ["GH_TOKEN"]}}})
+    _write(
+        home / "settings.json",
+        {
+            "sandbox": {
+                "mode": "off",
+                "network": {"allow": ["PyPI.org", "*.npmjs.org"]},
+                "write": [str(outside)],
+                "env": {"keep": ["GH_TOKEN"]},
+            }
+        },
+    )
     grants = load_settings(home=home, project=project, project_trusted=True).sandbox
     where = str(home / "settings.json")
     assert (grants.mode, grants.mode_from) == ("off", where)
@@ -49,14 +66,22 @@ def test_the_users_settings_widen_and_each_grant_remembers_where(home: Path, pro
     assert grants.problems == ()
 
 
-def test_a_trusted_project_narrows_adds_hosts_and_inside_paths_and_nothing_else(home: Path, project: Path, tmp_path: Path) -> None:
+def test_a_trusted_project_narrows_adds_hosts_and_inside_paths_and_nothing_else(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     _write(home / "settings.json", {"sandbox": {"mode": "on"}})
     _write(
         project / ".bingo" / "settings.json",
         {
-            "sandbox": {"mode": "off", "network": {"allow": ["pypi.org"]}, "write": ["build", str(outside)], "env": {"keep": ["GH_TOKEN"]}, "deny": ["secrets"]},
+            "sandbox": {
+                "mode": "off",
+                "network": {"allow": ["pypi.org"]},
+                "write": ["build", str(outside)],
+                "env": {"keep": ["GH_TOKEN"]},
+                "deny": ["secrets"],
+            },
             "plugins": {"wc": {"sandbox": {"mode": "off", "network": ["example.org"], "write": [str(outside)]}}},
         },
     )
@@ -93,7 +118,9 @@ def test_a_project_may_make_it_required_but_not_loosen_required(home: Path, proj
 
 def test_the_command_line_turns_it_off_whatever_the_project_says(home: Path, project: Path) -> None:
     _write(project / ".bingo" / "settings.json", {"sandbox": {"mode": "required"}})
-    grants = load_settings(home=home, project=project, project_trusted=True, overrides={"sandbox": {"mode": "off"}}).sandbox
+    grants = load_settings(
+        home=home, project=project, project_trusted=True, overrides={"sandbox": {"mode": "off"}}
+    ).sandbox
     assert (grants.mode, grants.mode_from) == ("off", "--no-sandbox")
 
 
@@ -121,9 +148,15 @@ def test_a_malformed_sandbox_setting_names_the_file_and_key(home: Path, project:
 
 
 def test_a_missing_path_is_one_problem_and_hosts_are_kept_as_written(home: Path, project: Path) -> None:
-    _write(home / "settings.json", {"sandbox": {"write": ["/no/such/dir"], "network": {"allow": ["https://pypi.org/simple", "pypi.org"]}}})
+    _write(
+        home / "settings.json",
+        {"sandbox": {"write": ["/no/such/dir"], "network": {"allow": ["https://pypi.org/simple", "pypi.org"]}}},
+    )
     grants = load_settings(home=home, project=project, project_trusted=True).sandbox
-    assert [(g.value, g.key) for g in grants.hosts] == [("https://pypi.org/simple", "sandbox.network.allow"), ("pypi.org", "sandbox.network.allow")]
+    assert [(g.value, g.key) for g in grants.hosts] == [
+        ("https://pypi.org/simple", "sandbox.network.allow"),
+        ("pypi.org", "sandbox.network.allow"),
+    ]
     assert grants.write == ()
     assert len(grants.problems) == 1 and "'/no/such/dir' does not exist" in grants.problems[0]
 
@@ -131,4 +164,6 @@ def test_a_missing_path_is_one_problem_and_hosts_are_kept_as_written(home: Path,
 def test_an_unknown_key_in_a_plugins_sandbox_is_named(home: Path, project: Path) -> None:
     _write(home / "settings.json", {"plugins": {"wc": {"sandbox": {"netwrok": ["pypi.org"]}, "mine": 1}}})
     unknown = load_settings(home=home, project=project, project_trusted=True).unknown
-    assert unknown == (f"{home / 'settings.json'}: unknown key plugins.wc.sandbox.netwrok (did you mean plugins.wc.sandbox.network?)",)
+    assert unknown == (
+        f"{home / 'settings.json'}: unknown key plugins.wc.sandbox.netwrok (did you mean plugins.wc.sandbox.network?)",
+    )

@@ -68,7 +68,10 @@ def load_error(home: Path, project: Path, overrides: dict[str, Json] | None = No
 
 def test_an_untrusted_project_gives_only_deny_and_ask(home: Path, project: Path) -> None:
     write(user_file(home), {"permissions": {"allow": ["read"]}, "model": "mine"})
-    write(project_file(project), {"permissions": {"allow": ["*"], "deny": ["bash"]}, "model": "theirs", "deadlines": {"hook/decide": 1e-9}})
+    write(
+        project_file(project),
+        {"permissions": {"allow": ["*"], "deny": ["bash"]}, "model": "theirs", "deadlines": {"hook/decide": 1e-9}},
+    )
     write(local_file(project), {"permissions": {"ask": ["glob"]}, "plugins": {"x": {"a": 1}}})
 
     loaded = load_settings(project_trusted=False, home=home, project=project)
@@ -77,7 +80,10 @@ def test_an_untrusted_project_gives_only_deny_and_ask(home: Path, project: Path)
     assert loaded.model == "mine"
     assert loaded.deadline("hook/decide") == DEFAULT_DEADLINES["hook/decide"]
     assert dict(loaded.plugins) == {}
-    assert dict(loaded.left_out) == {"settings.json": ("permissions.allow", "model", "deadlines"), "settings.local.json": ("plugins",)}
+    assert dict(loaded.left_out) == {
+        "settings.json": ("permissions.allow", "model", "deadlines"),
+        "settings.local.json": ("plugins",),
+    }
 
 
 def test_a_trusted_project_gives_everything_and_still_says_what_trust_decided(home: Path, project: Path) -> None:
@@ -153,9 +159,7 @@ def test_every_known_key_is_read(home: Path, project: Path) -> None:
     assert loaded.max_tokens == 100
     assert loaded.context_budget == 2000
     assert loaded.compactor == "plugin__squash__squash"
-    assert loaded.permissions == Permissions(
-        allow=("read",), ask=("bash",), deny=("plugin__*__rm",)
-    )
+    assert loaded.permissions == Permissions(allow=("read",), ask=("bash",), deny=("plugin__*__rm",))
     assert loaded.deadline("tool/call") == 5.0
     assert dict(loaded.plugins) == {"wordcount": {"verbose": True}}
 
@@ -182,7 +186,8 @@ def test_objects_merge_key_by_key_across_layers(home: Path, project: Path) -> No
     write(project_file(project), {"plugins": {"wc": {"b": 2, "deep": {"y": 2}}}})
     write(local_file(project), {"plugins": {"wc": {"a": 3, "list": [1]}}})
 
-    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"plugins": {"wc": {"list": [2]}}}
+    loaded = load_settings(
+        project_trusted=True, home=home, project=project, overrides={"plugins": {"wc": {"list": [2]}}}
     )
 
     assert dict(loaded.plugins) == {
@@ -196,12 +201,11 @@ def test_permission_lists_are_concatenated_in_layer_order(home: Path, project: P
     write(project_file(project), {"permissions": {"allow": ["p"], "ask": ["pa"]}})
     write(local_file(project), {"permissions": {"allow": ["l"]}})
 
-    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"permissions": {"allow": ["flag"]}}
+    loaded = load_settings(
+        project_trusted=True, home=home, project=project, overrides={"permissions": {"allow": ["flag"]}}
     )
 
-    assert loaded.permissions == Permissions(
-        allow=("u", "p", "l", "flag"), ask=("pa",), deny=("ud",)
-    )
+    assert loaded.permissions == Permissions(allow=("u", "p", "l", "flag"), ask=("pa",), deny=("ud",))
 
 
 @settings(derandomize=True, deadline=None, max_examples=30)
@@ -210,11 +214,10 @@ def test_allow_rules_keep_every_layer_in_order(layers: list[list[str]]) -> None:
     # Hypothesis and tmp_path do not mix (one directory per test, many examples).
     with tempfile.TemporaryDirectory() as scratch:
         home, project = Path(scratch) / "home", Path(scratch) / "repo"
-        for path, rules in zip(
-            (user_file(home), project_file(project), local_file(project)), layers
-        ):
+        for path, rules in zip((user_file(home), project_file(project), local_file(project)), layers):
             write(path, {"permissions": {"allow": rules}})
-        loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"permissions": {"allow": layers[3]}}
+        loaded = load_settings(
+            project_trusted=True, home=home, project=project, overrides={"permissions": {"allow": layers[3]}}
         )
 
     assert loaded.permissions.allow == tuple(rule for layer in layers for rule in layer)
@@ -285,9 +288,7 @@ def test_a_file_that_is_not_json_names_the_file_and_line(home: Path, project: Pa
 
     line = load_error(home, project)
 
-    assert line == (
-        f"{path} is not valid JSON (line 4, column 1: Expecting value): fix the file or remove it"
-    )
+    assert line == (f"{path} is not valid JSON (line 4, column 1: Expecting value): fix the file or remove it")
 
 
 @pytest.mark.parametrize(
@@ -307,38 +308,31 @@ def test_a_file_that_is_not_json_names_the_file_and_line(home: Path, project: Pa
         ),
         (
             '{\n  "permissions": {\n    "allow": "read"\n  }\n}',
-            'permissions.allow in {file} (line 3) is the string "read": '
-            "expected a list of tool rules (strings)",
+            'permissions.allow in {file} (line 3) is the string "read": expected a list of tool rules (strings)',
         ),
         (
             '{\n  "permissions": {\n    "deny": [\n      "a",\n      7\n    ]\n  }\n}',
-            "permissions.deny[1] in {file} (line 5) is the number 7: "
-            "expected a tool rule (a string)",
+            "permissions.deny[1] in {file} (line 5) is the number 7: expected a tool rule (a string)",
         ),
         (
             '{"permissions": []}',
-            "permissions in {file} (line 1) is a list: "
-            "expected an object with allow, ask and deny lists",
+            "permissions in {file} (line 1) is a list: expected an object with allow, ask and deny lists",
         ),
         (
             '{\n  "deadlines": {\n    "initialize": 1,\n    "tool/call": -1\n  }\n}',
-            "deadlines.tool/call in {file} (line 4) is the number -1: "
-            "expected a positive number of seconds",
+            "deadlines.tool/call in {file} (line 4) is the number -1: expected a positive number of seconds",
         ),
         (
             '{\n  "deadlines": {"hook/decide": "soon"}\n}',
-            'deadlines.hook/decide in {file} (line 2) is the string "soon": '
-            "expected a positive number of seconds",
+            'deadlines.hook/decide in {file} (line 2) is the string "soon": expected a positive number of seconds',
         ),
         (
             '{\n  "plugins": {\n    "wordcount": "on"\n  }\n}',
-            'plugins.wordcount in {file} (line 3) is the string "on": '
-            "expected an object (the plugin's settings)",
+            'plugins.wordcount in {file} (line 3) is the string "on": expected an object (the plugin\'s settings)',
         ),
         (
             '{\n  "hooks": {"failClosed": "zguard"}\n}',
-            'hooks.failClosed in {file} (line 2) is the string "zguard": '
-            "expected a list of plugin names (strings)",
+            'hooks.failClosed in {file} (line 2) is the string "zguard": expected a list of plugin names (strings)',
         ),
         (
             '{\n  "hooks": {\n    "failClosed": [\n      1\n    ]\n  }\n}',
@@ -367,14 +361,10 @@ def test_a_repeated_key_is_reported_where_it_last_appears(home: Path, project: P
     path = user_file(home)
     path.write_text('{\n  "model": "a",\n  "model": 1\n}', encoding="utf-8")
 
-    assert load_error(home, project) == (
-        f"model in {path} (line 3) is the number 1: expected a string (a model name)"
-    )
+    assert load_error(home, project) == (f"model in {path} (line 3) is the number 1: expected a string (a model name)")
 
 
-def test_a_key_is_found_by_its_place_not_by_an_earlier_key_of_the_same_name(
-    home: Path, project: Path
-) -> None:
+def test_a_key_is_found_by_its_place_not_by_an_earlier_key_of_the_same_name(home: Path, project: Path) -> None:
     path = user_file(home)
     path.write_text(
         '{\n  "plugins": {"x": {"allow": 1}},\n  "permissions": {\n    "allow": 2\n  }\n}',
@@ -395,8 +385,7 @@ def test_a_bad_override_names_the_command_line(home: Path, project: Path) -> Non
     line = load_error(home, project, overrides={"permissions": {"allow": "read"}})
 
     assert line == (
-        'permissions.allow from the command line is the string "read": '
-        "expected a list of tool rules (strings)"
+        'permissions.allow from the command line is the string "read": expected a list of tool rules (strings)'
     )
 
 
@@ -409,9 +398,7 @@ def test_a_long_wrong_string_is_shortened(home: Path, project: Path) -> None:
 def test_a_file_that_is_not_utf8_is_a_settings_error(home: Path, project: Path) -> None:
     user_file(home).write_bytes(b'{"model": "\xff"}')
 
-    assert load_error(home, project) == (
-        f"{user_file(home)} is not UTF-8 text: save it as UTF-8 JSON"
-    )
+    assert load_error(home, project) == (f"{user_file(home)} is not UTF-8 text: save it as UTF-8 JSON")
 
 
 def test_an_unreadable_settings_path_is_a_settings_error(home: Path, project: Path) -> None:
@@ -501,7 +488,9 @@ def test_fail_closed_is_read_from_the_users_own_settings_only(home: Path, projec
     write(project_file(project), {"hooks": {"failClosed": ["theirs"]}})
     write(local_file(project), {"hooks": {"failClosed": ["mine-here"]}})
 
-    loaded = load_settings(project_trusted=True, home=home, project=project, overrides={"hooks": {"failClosed": ["flag"]}})
+    loaded = load_settings(
+        project_trusted=True, home=home, project=project, overrides={"hooks": {"failClosed": ["flag"]}}
+    )
 
     assert loaded.fail_closed == frozenset({"zguard", "other"})
 
@@ -542,10 +531,15 @@ def test_an_untrusted_projects_unknown_keys_are_named_too(home: Path, project: P
 
     loaded = load_settings(project_trusted=False, home=home, project=project)
 
-    assert loaded.unknown == (f"{project_file(project)}: unknown key permissions.dney (did you mean permissions.deny?)",)
+    assert loaded.unknown == (
+        f"{project_file(project)}: unknown key permissions.dney (did you mean permissions.deny?)",
+    )
 
 
 def test_known_keys_are_not_named(home: Path, project: Path) -> None:
-    write(user_file(home), {"model": "m", "permissions": {"deny": ["x"]}, "hooks": {"failClosed": []}, "deadlines": {"tool/call": 3}})
+    write(
+        user_file(home),
+        {"model": "m", "permissions": {"deny": ["x"]}, "hooks": {"failClosed": []}, "deadlines": {"tool/call": 3}},
+    )
 
     assert load_settings(project_trusted=True, home=home, project=project).unknown == ()

@@ -58,7 +58,9 @@ def test_agents_files_are_named_with_their_paths_the_persons_first(tmp_path: Pat
 
 
 def test_without_agents_files_there_is_no_instructions_section(tmp_path: Path) -> None:
-    prompt = system_prompt(cwd=tmp_path, project=tmp_path, home=tmp_path / "nohome", today="2026-12-03", platform="linux")
+    prompt = system_prompt(
+        cwd=tmp_path, project=tmp_path, home=tmp_path / "nohome", today="2026-12-03", platform="linux"
+    )
     assert "# Instructions" not in prompt.text and prompt.instructions == ()
 
 
@@ -71,13 +73,18 @@ def test_a_long_agents_file_is_cut_and_the_prompt_says_how_much(tmp_path: Path) 
     assert found.size == size and found.cut == size - MAX_INSTRUCTIONS
     assert found.text == "a" * (MAX_INSTRUCTIONS - 1)  # the split "é" is dropped, not shown as U+FFFD
     prompt = system_prompt(cwd=tmp_path, project=tmp_path, home=tmp_path / "nohome", today="x", platform="y")
-    assert f"[bingo cut this file: it is {size} bytes and only the first {MAX_INSTRUCTIONS} are here; read {path} for the rest]" in prompt.text
+    assert (
+        f"[bingo cut this file: it is {size} bytes and only the first {MAX_INSTRUCTIONS} are here; read {path} for the rest]"
+        in prompt.text
+    )
     assert "TAIL" not in prompt.text
 
 
 def test_a_fifo_named_agents_md_is_not_opened_for_reading_and_does_not_hang(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "AGENTS.md")
-    assert read_instructions(tmp_path / "AGENTS.md") == LeftOut(tmp_path / "AGENTS.md", "it is a FIFO (a named pipe), not a regular file")
+    assert read_instructions(tmp_path / "AGENTS.md") == LeftOut(
+        tmp_path / "AGENTS.md", "it is a FIFO (a named pipe), not a regular file"
+    )
 
 
 def test_an_agents_file_linked_out_of_its_layer_is_left_out_and_named(tmp_path: Path) -> None:

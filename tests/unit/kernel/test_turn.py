@@ -165,14 +165,26 @@ def _run(
         prepare(registry)
     provider = ScriptedProvider(replies)
     log = Log()
-    settings = Settings(permissions=Permissions(allow=allow), context_budget=budget, deadlines={"context/contribute": 0.2, "hook/decide": 1.0})
+    settings = Settings(
+        permissions=Permissions(allow=allow),
+        context_budget=budget,
+        deadlines={"context/contribute": 0.2, "hook/decide": 1.0},
+    )
 
     async def go() -> tuple[Conversation, str]:
         async with Hooks(registry.hooks, notices, 1.0) as runner:
             conversation = Conversation(
-                registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=runner,
-                notices=notices, log=log, events=Events(), asker=person or Person(), session="s1",
-                cwd="/tmp", provider=provider,
+                registry=registry,
+                settings=settings,
+                gate=Gate(settings.permissions),
+                hooks=runner,
+                notices=notices,
+                log=log,
+                events=Events(),
+                asker=person or Person(),
+                session="s1",
+                cwd="/tmp",
+                provider=provider,
             )
             async with asyncio.timeout(5):
                 result = await conversation.run_turn("hello")
@@ -211,13 +223,20 @@ def test_an_untrusted_tool_with_nobody_to_ask_is_refused_in_words() -> None:
 def test_a_hook_cannot_allow_but_can_make_the_gate_ask() -> None:
     read = FakeTool("read", SAFE)
     person = Person("once")
-    _run([[_use("1", "read")], [TextBlock(text="ok")]], tools=(read,), person=person, hooks=(FakeHook(HookOutcome(outcome="ask")),))
+    _run(
+        [[_use("1", "read")], [TextBlock(text="ok")]],
+        tools=(read,),
+        person=person,
+        hooks=(FakeHook(HookOutcome(outcome="ask")),),
+    )
     assert person.asked == ["read"] and read.calls == [{}]
 
 
 def test_a_redirected_call_goes_through_the_gate_as_what_it_has_become() -> None:
     read, bash = FakeTool("read", SAFE), FakeTool("bash")
-    hook = FakeHook(HookOutcome(outcome="redirect", value={"tool": "bash", "input": {"command": "rm -rf /"}, "callId": "1"}))
+    hook = FakeHook(
+        HookOutcome(outcome="redirect", value={"tool": "bash", "input": {"command": "rm -rf /"}, "callId": "1"})
+    )
     _, provider, _, _, _ = _run([[_use("1", "read")], [TextBlock(text="ok")]], tools=(read, bash), hooks=(hook,))
     assert read.calls == [] and bash.calls == []
     assert "bash is not allowed here" in _text(_results(provider.requests[1])[0])
@@ -226,7 +245,9 @@ def test_a_redirected_call_goes_through_the_gate_as_what_it_has_become() -> None
 def test_a_redirect_that_is_not_a_whole_payload_leaves_the_call_as_it_was() -> None:
     read, bash = FakeTool("read", SAFE), FakeTool("bash")
     hook = FakeHook(HookOutcome(outcome="redirect", value={"tool": "bash"}))
-    _, _, _, said, _ = _run([[_use("1", "read", {"path": "a"})], [TextBlock(text="ok")]], tools=(read, bash), hooks=(hook,), allow=("bash",))
+    _, _, _, said, _ = _run(
+        [[_use("1", "read", {"path": "a"})], [TextBlock(text="ok")]], tools=(read, bash), hooks=(hook,), allow=("bash",)
+    )
     assert read.calls == [{"path": "a"}] and bash.calls == []
     assert [n.message for n in said] == [
         "hook h answered 'redirect' with a payload missing input, callId, which decides nothing: "
@@ -236,7 +257,11 @@ def test_a_redirect_that_is_not_a_whole_payload_leaves_the_call_as_it_was() -> N
 
 def test_a_hook_block_ends_the_turn() -> None:
     read = FakeTool("read", SAFE)
-    _, provider, _, _, status = _run([[_use("1", "read")], [TextBlock(text="never")]], tools=(read,), hooks=(FakeHook(HookOutcome(outcome="block", value="stop now")),))
+    _, provider, _, _, status = _run(
+        [[_use("1", "read")], [TextBlock(text="never")]],
+        tools=(read,),
+        hooks=(FakeHook(HookOutcome(outcome="block", value="stop now")),),
+    )
     assert status == "blocked" and read.calls == [] and len(provider.requests) == 1
 
 
@@ -251,7 +276,13 @@ def test_concurrency_safe_calls_run_together_and_the_rest_in_order() -> None:
 
     slow = FakeTool("grep", SAFE, gate=gate)
     serial = FakeTool("edit")
-    uses: list[TextBlock | ToolUseBlock] = [_use("1", "grep"), _use("2", "glob"), _use("3", "glob"), _use("4", "edit"), _use("5", "edit")]
+    uses: list[TextBlock | ToolUseBlock] = [
+        _use("1", "grep"),
+        _use("2", "glob"),
+        _use("3", "glob"),
+        _use("4", "edit"),
+        _use("5", "edit"),
+    ]
     opener = Opener("open", SAFE)
     uses.insert(3, _use("x", "open"))
     _, provider, _, _, _ = _run([uses, [TextBlock(text="ok")]], tools=(slow, safe, serial, opener), allow=("edit",))
@@ -283,7 +314,9 @@ def test_a_late_contributor_is_dropped_with_a_notice_and_the_turn_goes_on() -> N
     assert status == "done"
     prompt = provider.requests[0].messages[-1].content[0]
     assert isinstance(prompt, TextBlock) and "turn 1: hello" in prompt.text
-    assert [n.message for n in said] == ["contributor late gave no answer within 0.2 s (deadlines.context/contribute in settings) and was dropped from this turn"]
+    assert [n.message for n in said] == [
+        "contributor late gave no answer within 0.2 s (deadlines.context/contribute in settings) and was dropped from this turn"
+    ]
 
 
 def test_history_past_its_budget_is_compacted_before_the_model_sees_it() -> None:
@@ -293,12 +326,17 @@ def test_history_past_its_budget_is_compacted_before_the_model_sees_it() -> None
         source: str = "test"
 
         async def compact(self, context: CompactionContext, reason: Literal["overflow", "manual"]) -> Compaction:
-            return Compaction(messages=[Message(role="user", content=[TextBlock(text=f"compacted ({reason})")]), context.messages[-1]])
+            return Compaction(
+                messages=[Message(role="user", content=[TextBlock(text=f"compacted ({reason})")]), context.messages[-1]]
+            )
 
     def prepare(registry: Registry) -> None:
         registry.add_compactor(Halver())
 
-    long = [Message(role="user", content=[TextBlock(text="x" * 400)]), Message(role="assistant", content=[TextBlock(text="y")])]
+    long = [
+        Message(role="user", content=[TextBlock(text="x" * 400)]),
+        Message(role="assistant", content=[TextBlock(text="y")]),
+    ]
     notices = Notices()
     registry = Registry(notices)
     prepare(registry)
@@ -309,8 +347,18 @@ def test_history_past_its_budget_is_compacted_before_the_model_sees_it() -> None
     async def go() -> None:
         async with Hooks([], notices, 1.0) as runner:
             conversation = Conversation(
-                registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=runner, notices=notices,
-                log=log, events=Events(), asker=Person(), session="s", cwd="/", provider=provider, messages=list(long),
+                registry=registry,
+                settings=settings,
+                gate=Gate(settings.permissions),
+                hooks=runner,
+                notices=notices,
+                log=log,
+                events=Events(),
+                asker=Person(),
+                session="s",
+                cwd="/",
+                provider=provider,
+                messages=list(long),
             )
             await conversation.run_turn("next")
 
@@ -332,8 +380,17 @@ def test_a_second_interrupt_abandons_a_blocking_call_and_it_ends_as_cancelled() 
     async def go() -> str:
         async with Hooks([], notices, 1.0) as runner:
             conversation = Conversation(
-                registry=registry, settings=settings, gate=Gate(settings.permissions), hooks=runner, notices=notices,
-                log=log, events=Events(), asker=Person(), session="s", cwd="/", provider=provider,
+                registry=registry,
+                settings=settings,
+                gate=Gate(settings.permissions),
+                hooks=runner,
+                notices=notices,
+                log=log,
+                events=Events(),
+                asker=Person(),
+                session="s",
+                cwd="/",
+                provider=provider,
             )
             turn = asyncio.create_task(conversation.run_turn("go"))
             while stuck.running == 0:

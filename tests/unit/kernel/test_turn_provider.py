@@ -43,14 +43,25 @@ class Reporting:
         on_delta(TextDelta(text=text))
         if isinstance(outcome, ProviderError):
             raise outcome
-        return ModelResponse(message=Message(role="assistant", content=[TextBlock(text=text)]), stop_reason="end", usage=outcome)
+        return ModelResponse(
+            message=Message(role="assistant", content=[TextBlock(text=text)]), stop_reason="end", usage=outcome
+        )
 
 
 def _conversation(provider: Provider, runner: Hooks, notices: Notices, log: Log) -> Conversation:
     settings = Settings()
     return Conversation(
-        registry=Registry(notices), settings=settings, gate=Gate(settings.permissions), hooks=runner,
-        notices=notices, log=log, events=Events(), asker=Person(), session="s", cwd="/", provider=provider,
+        registry=Registry(notices),
+        settings=settings,
+        gate=Gate(settings.permissions),
+        hooks=runner,
+        notices=notices,
+        log=log,
+        events=Events(),
+        asker=Person(),
+        session="s",
+        cwd="/",
+        provider=provider,
     )
 
 
@@ -84,7 +95,9 @@ def test_a_stream_broken_after_text_fails_the_turn_and_keeps_the_text() -> None:
     provider = Reporting([("Hel", broke), ("again", Usage())])
     conversation, log, results = _turns(provider, "say hello", "go on")
 
-    assert results[0] == TurnResult("failed", "anthropic failed mid-answer: Overloaded (overloaded_error): try again later")
+    assert results[0] == TurnResult(
+        "failed", "anthropic failed mid-answer: Overloaded (overloaded_error): try again later"
+    )
     kept = Message(role="assistant", content=[TextBlock(text="Hel")])
     assert [f.message for f in log.frames if isinstance(f, AssistantFrame)][0] == kept
     assert provider.requests[1].messages[1] == kept

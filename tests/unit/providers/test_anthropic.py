@@ -71,7 +71,9 @@ def test_the_request_has_the_messages_api_shape() -> None:
         "max_tokens": 100,
         "stream": True,
         "system": [{"type": "text", "text": "Be brief.", "cache_control": EPHEMERAL}],
-        "tools": [{"name": "count", "description": "Counts.", "input_schema": {"type": "object"}, "cache_control": EPHEMERAL}],
+        "tools": [
+            {"name": "count", "description": "Counts.", "input_schema": {"type": "object"}, "cache_control": EPHEMERAL}
+        ],
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "count notes.txt", "cache_control": EPHEMERAL}]},
             {
@@ -103,7 +105,9 @@ def test_the_request_has_the_messages_api_shape() -> None:
 def test_an_empty_text_block_is_not_sent() -> None:
     request = ModelRequest(
         model="m",
-        messages=[Message(role="assistant", content=[TextBlock(text=""), ToolUseBlock(id="t1", name="count", input={})])],
+        messages=[
+            Message(role="assistant", content=[TextBlock(text=""), ToolUseBlock(id="t1", name="count", input={})])
+        ],
     )
 
     assert request_body(request)["messages"] == [
@@ -154,8 +158,7 @@ def test_a_stream_that_ends_before_message_stop_broke_off() -> None:
 
 def test_an_error_event_mid_stream_becomes_a_provider_error() -> None:
     raw = _STARTED + (
-        'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
-        '"message": "Overloaded"}}\n\n'
+        'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
     )
     provider, _ = _provider(RawReply(raw))
 
@@ -182,8 +185,20 @@ def test_a_long_conversation_has_four_breakpoints_tools_system_and_the_last_two_
     messages: list[Message] = []
     for turn in range(6):
         messages.append(Message(role="user", content=[TextBlock(text=f"prompt {turn}")]))
-        messages.append(Message(role="assistant", content=[TextBlock(text="ok"), ToolUseBlock(id=f"t{turn}", name="count", input={})]))
-        messages.append(Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{turn}", parts=[]), ToolResultBlock(tool_use_id=f"u{turn}", parts=[])]))
+        messages.append(
+            Message(
+                role="assistant", content=[TextBlock(text="ok"), ToolUseBlock(id=f"t{turn}", name="count", input={})]
+            )
+        )
+        messages.append(
+            Message(
+                role="user",
+                content=[
+                    ToolResultBlock(tool_use_id=f"t{turn}", parts=[]),
+                    ToolResultBlock(tool_use_id=f"u{turn}", parts=[]),
+                ],
+            )
+        )
     request = msgspec.structs.replace(CONVERSATION, messages=messages, tools=[*CONVERSATION.tools, *CONVERSATION.tools])
 
     body = request_body(request)
@@ -234,11 +249,17 @@ def test_a_refusal_stop_is_said_to_the_person() -> None:
 
 def test_a_persons_images_are_image_blocks_of_their_user_message_before_its_text() -> None:
     provider, transport = _provider([("text", "a cat")], [("text", "still a cat")])
-    png, jpeg = ImageBlock(media_type="image/png", data="iVBORw0KGgo="), ImageBlock(media_type="image/jpeg", data="/9j/4A==")
+    png, jpeg = (
+        ImageBlock(media_type="image/png", data="iVBORw0KGgo="),
+        ImageBlock(media_type="image/jpeg", data="/9j/4A=="),
+    )
     first = Message(role="user", content=[png, jpeg, TextBlock(text="what is this?")])
     alone = Message(role="user", content=[png])  # an image-only prompt
     ask(provider, ModelRequest(model="m", messages=[first]))
-    ask(provider, ModelRequest(model="m", messages=[first, Message(role="assistant", content=[TextBlock(text="a cat")]), alone]))
+    ask(
+        provider,
+        ModelRequest(model="m", messages=[first, Message(role="assistant", content=[TextBlock(text="a cat")]), alone]),
+    )
 
     def image(media_type: str, data: str) -> Json:
         return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}

@@ -39,7 +39,9 @@ ANTHROPIC = Builtin(
     "ANTHROPIC_BASE_URL",
 )
 OPENAI = Builtin(
-    lambda transport, **options: OpenAIProvider(api_key="sk-test", base_url=f"{BASE}/v1", transport=transport, **options),
+    lambda transport, **options: OpenAIProvider(
+        api_key="sk-test", base_url=f"{BASE}/v1", transport=transport, **options
+    ),
     "openai",
     f"{BASE}/v1/chat/completions",
     "OPENAI_API_KEY",
@@ -194,7 +196,10 @@ _NESTED = "[" * 100_000 + "]" * 100_000
 
 @pytest.mark.parametrize(
     ("builtin", "broken"),
-    [(ANTHROPIC, "the input of tool call 'count' is not JSON"), (OPENAI, "the arguments of tool call 'count' are not JSON")],
+    [
+        (ANTHROPIC, "the input of tool call 'count' is not JSON"),
+        (OPENAI, "the arguments of tool call 'count' are not JSON"),
+    ],
     ids=["anthropic", "openai"],
 )
 def test_a_tool_input_nested_too_deeply_is_a_malformed_stream(builtin: Builtin, broken: str) -> None:
@@ -203,13 +208,19 @@ def test_a_tool_input_nested_too_deeply_is_a_malformed_stream(builtin: Builtin, 
         deep = [deep]
     error = failure(builtin.make(ModelTransport([[("tool", "t1", "count", {"deep": deep})]])))
 
-    assert error.message == f"{builtin.name} sent a malformed stream: {broken}: nested too deeply (more than 128 levels)"
+    assert (
+        error.message == f"{builtin.name} sent a malformed stream: {broken}: nested too deeply (more than 128 levels)"
+    )
 
 
 @pytest.mark.parametrize(
     ("builtin", "raw", "what"),
     [
-        (ANTHROPIC, 'event: message_start\ndata: {"type": "message_start", "x": ' + _NESTED + "}\n\n", "message_start event"),
+        (
+            ANTHROPIC,
+            'event: message_start\ndata: {"type": "message_start", "x": ' + _NESTED + "}\n\n",
+            "message_start event",
+        ),
         (OPENAI, 'data: {"x": ' + _NESTED + "}\n\n", "a chunk is not valid"),
     ],
     ids=["anthropic", "openai"],
@@ -256,7 +267,9 @@ def _stalling(text_at: float | None) -> httpx.MockTransport:
                     yield _TEXT
                 yield _ALIVE
 
-    return httpx.MockTransport(lambda _request: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Body()))
+    return httpx.MockTransport(
+        lambda _request: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
+    )
 
 
 @pytest.mark.parametrize(("text_at", "ended_at"), [(None, 300.0), (250.0, 550.0)])
@@ -270,5 +283,8 @@ def test_keep_alives_do_not_reset_the_stall_deadline_and_content_does(text_at: f
         return raised.value.line(), asyncio.get_running_loop().time()
 
     line, when = clock.run(main())
-    assert line == "anthropic sent no content for 300 s (only keep-alives, or nothing): try again later; modelStallSeconds in settings sets how long to wait"
+    assert (
+        line
+        == "anthropic sent no content for 300 s (only keep-alives, or nothing): try again later; modelStallSeconds in settings sets how long to wait"
+    )
     assert when == pytest.approx(ended_at)

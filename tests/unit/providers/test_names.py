@@ -114,7 +114,9 @@ def test_both_providers_send_fitted_names_and_return_canonical_ones() -> None:
     for api in ("anthropic", "openai"):
         transport = ModelTransport([[("tool", "t1", fitted, {"url": "b"})]])
         if api == "anthropic":
-            provider: AnthropicProvider | OpenAIProvider = AnthropicProvider(api_key="k", base_url=BASE, transport=transport)
+            provider: AnthropicProvider | OpenAIProvider = AnthropicProvider(
+                api_key="k", base_url=BASE, transport=transport
+            )
         else:
             provider = OpenAIProvider(api_key="k", base_url=f"{BASE}/v1", transport=transport)
 

@@ -139,7 +139,9 @@ def test_a_stream_that_ends_before_a_finish_reason_broke_off() -> None:
 
 
 def test_an_error_chunk_mid_stream_becomes_a_provider_error() -> None:
-    provider, _ = _provider(RawReply(_chunk('{"content": "Hel"}') + 'data: {"error": {"message": "model crashed"}}\n\n'))
+    provider, _ = _provider(
+        RawReply(_chunk('{"content": "Hel"}') + 'data: {"error": {"message": "model crashed"}}\n\n')
+    )
 
     error = failure(provider)
 
@@ -148,8 +150,14 @@ def test_an_error_chunk_mid_stream_becomes_a_provider_error() -> None:
 
 def test_a_persons_images_are_image_url_parts_of_their_user_message_before_its_text() -> None:
     provider, transport = _provider([("text", "a cat")], [("text", "ok")])
-    png, gif = ImageBlock(media_type="image/png", data="iVBORw0KGgo="), ImageBlock(media_type="image/gif", data="R0lGODlh")
-    ask(provider, ModelRequest(model="m", messages=[Message(role="user", content=[png, gif, TextBlock(text="what is this?")])]))
+    png, gif = (
+        ImageBlock(media_type="image/png", data="iVBORw0KGgo="),
+        ImageBlock(media_type="image/gif", data="R0lGODlh"),
+    )
+    ask(
+        provider,
+        ModelRequest(model="m", messages=[Message(role="user", content=[png, gif, TextBlock(text="what is this?")])]),
+    )
     ask(provider, ModelRequest(model="m", messages=[Message(role="user", content=[gif])]))  # an image-only prompt
     assert transport.requests[0].body["messages"] == [
         {

@@ -26,7 +26,5 @@ def test_every_public_name_is_in_all() -> None:
 
 def test_importing_the_package_does_not_import_httpx() -> None:
     code = "import sys, bingo.providers; print('httpx' in sys.modules)"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=5, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=5, check=True)
     assert done.stdout.strip() == "False"

@@ -45,7 +45,9 @@ class _Run:
                 api_key="k", base_url=BASE, transport=self.transport, retry=retry, notices=notices
             )
         else:
-            self.provider = OpenAIProvider(api_key="k", base_url=f"{BASE}/v1", transport=self.transport, retry=retry, notices=notices)
+            self.provider = OpenAIProvider(
+                api_key="k", base_url=f"{BASE}/v1", transport=self.transport, retry=retry, notices=notices
+            )
         self.texts: list[str] = []
         self.elapsed = 0.0
 
@@ -92,7 +94,9 @@ def test_the_wait_the_server_asks_for_is_waited_exactly() -> None:
 
 
 def test_retry_after_ms_wins_over_retry_after() -> None:
-    run = _Run([ErrorReply(503, headers={"retry-after-ms": "1250", "retry-after": "9"}), [("text", "ok")]], provider="openai")
+    run = _Run(
+        [ErrorReply(503, headers={"retry-after-ms": "1250", "retry-after": "9"}), [("text", "ok")]], provider="openai"
+    )
 
     run.go()
 
@@ -122,7 +126,10 @@ def test_backoff_doubles_with_full_jitter_and_the_last_failure_says_how_many_tri
         "anthropic: server error (500); retrying in 1.0 s, attempt 3 of 4",
         "anthropic: server error (500); retrying in 2.0 s, attempt 4 of 4",
     ]
-    assert error.line() == "anthropic answered HTTP 500: internal server error; tried 4 times: the service failed: try again later"
+    assert (
+        error.line()
+        == "anthropic answered HTTP 500: internal server error; tried 4 times: the service failed: try again later"
+    )
     assert len(run.transport.requests) == 4
     assert run.elapsed == pytest.approx(3.5)
 

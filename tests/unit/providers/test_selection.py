@@ -18,8 +18,7 @@ from bingo.providers import (
 from bingo.wire import Delta, ModelRequest, ModelResponse, ProviderSpec
 
 _NO_PROVIDER = (
-    "no model provider is configured: "
-    "set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider"
+    "no model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, or pass --provider"
 )
 
 
@@ -35,9 +34,7 @@ class _PluginProvider:
     def source(self) -> str:
         return "plugin " + self._spec.name.split("__")[1]
 
-    async def stream(
-        self, request: ModelRequest, on_delta: Callable[[Delta], None]
-    ) -> ModelResponse:
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
         raise ProviderError("not used here")
 
 
@@ -100,8 +97,7 @@ def test_a_wanted_builtin_that_is_not_configured_says_what_to_set() -> None:
     with pytest.raises(ProviderError) as caught:
         choose_provider("anthropic", {}, {})
     assert caught.value.line() == (
-        "provider 'anthropic' is not configured: "
-        "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another server)"
+        "provider 'anthropic' is not configured: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another server)"
     )
 
 

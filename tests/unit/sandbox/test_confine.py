@@ -30,7 +30,9 @@ WAIT = 20.0
 """Seconds a confined process has to finish (bounded, never a timing assertion)."""
 
 SUPPORT = probe()
-pytestmark = pytest.mark.skipif(not SUPPORT.confines, reason="this kernel cannot confine: " + "; ".join(SUPPORT.missing))
+pytestmark = pytest.mark.skipif(
+    not SUPPORT.confines, reason="this kernel cannot confine: " + "; ".join(SUPPORT.missing)
+)
 NEEDS_NETNS = pytest.mark.skipif(not SUPPORT.userns, reason="no user namespaces here")
 
 
@@ -82,7 +84,16 @@ def network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 async def _run_confined(
     argv: list[str], policy: Policy, cwd: Path, env: dict[str, str] | None = None, *, warden: bool = True
 ) -> tuple[str, int | None]:
-    spawned = await spawn(argv[0], argv, env if env is not None else dict(os.environ), cwd, grace=1.0, policy=policy, merged=True, warden=warden)
+    spawned = await spawn(
+        argv[0],
+        argv,
+        env if env is not None else dict(os.environ),
+        cwd,
+        grace=1.0,
+        policy=policy,
+        merged=True,
+        warden=warden,
+    )
 
     def read() -> bytes:
         chunks: list[bytes] = []
@@ -108,7 +119,9 @@ def bash(command: str, world: World, policy: Policy | None = None) -> str:
 
 
 def python(script: str, world: World, policy: Policy | None = None) -> str:
-    out, _code = confined([sys.executable, "-I", "-S", "-c", textwrap.dedent(script)], policy or world.policy, world.project)
+    out, _code = confined(
+        [sys.executable, "-I", "-S", "-c", textwrap.dedent(script)], policy or world.policy, world.project
+    )
     return out
 
 
@@ -194,7 +207,9 @@ _MOVES = """
 """
 
 
-def test_a_file_moves_between_directories_it_may_write_and_never_into_a_protected_one(world: World, network: str) -> None:
+def test_a_file_moves_between_directories_it_may_write_and_never_into_a_protected_one(
+    world: World, network: str
+) -> None:
     # Landlock refuses every rename across directories in a layer that does not grant
     # REFER, even one about TCP alone: the proxy port's layer must grant it (uvx's cache).
     policy = world.policy
@@ -402,7 +417,17 @@ _ATTACKS = """
 def test_outside_servers_are_never_contacted(world: World, network: str, tmp_path: Path) -> None:
     with servers(tmp_path) as (tcp, udp, unix, abstract, name):
         tcp_at = "127.0.0.1:%d" % tcp.getsockname()[1]
-        argv = [sys.executable, "-I", "-S", "-c", textwrap.dedent(_ATTACKS), tcp_at, str(udp.getsockname()[1]), str(tmp_path / "outside.sock"), name]
+        argv = [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            textwrap.dedent(_ATTACKS),
+            tcp_at,
+            str(udp.getsockname()[1]),
+            str(tmp_path / "outside.sock"),
+            name,
+        ]
         policy = world.policy
         if network == "netns":
             listener, why = asyncio.run(proxy_listener())
@@ -471,7 +496,9 @@ def test_the_proxy_listener_is_reachable_from_inside_and_nothing_else(world: Wor
     assert quiet
 
 
-def test_the_degraded_path_reaches_the_proxy_port_alone(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_degraded_path_reaches_the_proxy_port_alone(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(_run, "_NO_USERNS", True)
     listener, why = asyncio.run(proxy_listener())
     assert listener is None and "refused" in why
@@ -538,8 +565,12 @@ def test_a_plugin_that_cannot_be_confined_as_asked_is_not_started(world: World) 
     async def go() -> str:
         try:
             await PluginProcess.spawn(
-                ["/bin/sh", "-c", f"touch {marker}"], env=dict(os.environ), cwd=world.project,
-                log=PluginLog(world.outside / "log"), janitor=False, policy=world.policy,
+                ["/bin/sh", "-c", f"touch {marker}"],
+                env=dict(os.environ),
+                cwd=world.project,
+                log=PluginLog(world.outside / "log"),
+                janitor=False,
+                policy=world.policy,
             )
         except OSError as exc:
             return str(exc)
@@ -555,7 +586,13 @@ def test_the_ssh_key_is_unreadable_from_a_confined_bash_tool(world: World) -> No
     from bingo.wire import TextPart
 
     async def go() -> str:
-        call = ToolCall(call_id="c1", input={"command": f"cat {world.home}/.ssh/id_rsa; echo x > ~/planted"}, cwd=str(world.project), session="s", turn=1)
+        call = ToolCall(
+            call_id="c1",
+            input={"command": f"cat {world.home}/.ssh/id_rsa; echo x > ~/planted"},
+            cwd=str(world.project),
+            session="s",
+            turn=1,
+        )
         env = dict(os.environ, HOME=str(world.home))
         output = await BashTool(policy=world.policy, env=env).call(call)
         (part,) = output.parts
@@ -571,8 +608,13 @@ def test_the_ssh_key_is_unreadable_from_a_confined_bash_tool(world: World) -> No
 def test_killing_the_group_ends_a_confined_process(world: World) -> None:
     async def go() -> tuple[int, int | None]:
         spawned = await spawn(
-            "/bin/bash", ["/bin/bash", "-c", "sleep 60 & echo $!; wait"], dict(os.environ), world.project,
-            grace=0.5, policy=world.policy, merged=True,
+            "/bin/bash",
+            ["/bin/bash", "-c", "sleep 60 & echo $!; wait"],
+            dict(os.environ),
+            world.project,
+            grace=0.5,
+            policy=world.policy,
+            merged=True,
         )
         line = await asyncio.to_thread(os.read, spawned.stdout, 100)
         os.killpg(spawned.pid, signal.SIGTERM)
@@ -657,7 +699,9 @@ for port in sys.argv[1:]:
 """
 
 
-def test_each_process_reaches_its_own_proxy_port_and_not_anothers(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_process_reaches_its_own_proxy_port_and_not_anothers(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A listener per process (ADR-0031) tells the proxy who asks only if a process cannot
     # reach another's: each spawn's TCP is bounded to its own Policy.proxy, also for the
     # `bash` tool's commands, which the janitor forks and confines ahead of their call.
@@ -670,7 +714,9 @@ def test_each_process_reaches_its_own_proxy_port_and_not_anothers(world: World, 
     async def run(port: str) -> str:
         policy = Policy(world.policy.denied, world.policy.writable, world.policy.protected, ("127.0.0.1", int(port)))
         argv = [sys.executable, "-I", "-S", "-c", _TRY_PORTS, *ports]
-        spawned = await spawn(argv[0], argv, dict(os.environ), world.project, grace=1.0, policy=policy, merged=True, warden=False)
+        spawned = await spawn(
+            argv[0], argv, dict(os.environ), world.project, grace=1.0, policy=policy, merged=True, warden=False
+        )
         out = await asyncio.to_thread(lambda: b"".join(iter(lambda: os.read(spawned.stdout, 65536), b"")))
         os.close(spawned.stdout)
         async with asyncio.timeout(WAIT):
@@ -710,7 +756,9 @@ def test_each_process_reaches_its_own_proxy_port_and_not_anothers(world: World, 
 def test_a_namespace_refused_when_made_is_said_by_the_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel's settings may allow user namespaces while a container's seccomp profile
     # refuses them: once proxy_listener() found out, probe() says so, never silently.
-    monkeypatch.setattr(_run, "refused", "a user namespace could not be used (making a user namespace: Operation not permitted)")
+    monkeypatch.setattr(
+        _run, "refused", "a user namespace could not be used (making a user namespace: Operation not permitted)"
+    )
     support = probe()
     assert not support.userns
     assert any("Operation not permitted" in line for line in support.missing)

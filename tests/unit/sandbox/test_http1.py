@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from bingo.sandbox._http1 import Reply, content_length, forwarded, parse_head, serialize, target
 
-_header_bytes = st.binary(max_size=40) | st.sampled_from([b"\r", b"\n", b"\r\n", b"\0", b":", b" ", b"\t", b",", b"chunked"])
+_header_bytes = st.binary(max_size=40) | st.sampled_from(
+    [b"\r", b"\n", b"\r\n", b"\0", b":", b" ", b"\t", b",", b"chunked"]
+)
 _lines = st.lists(st.lists(_header_bytes, max_size=6).map(b"".join), max_size=8)
 
 
@@ -30,8 +32,31 @@ def test_a_head_passed_on_has_only_whole_header_lines(first: bytes, lines: list[
 
 
 _target_bytes = st.lists(
-    st.sampled_from([b"http://", b"HTTPS://", b"example.com", b"[::1]", b"10.0.0.1", b":", b"80", b"99999", b"/", b"?", b"#",
-                     b"@", b" ", b"\x7f", b"\xff", b"\0", b"\r\n", b".", b"-", b"%2F"]) | st.binary(max_size=4),
+    st.sampled_from(
+        [
+            b"http://",
+            b"HTTPS://",
+            b"example.com",
+            b"[::1]",
+            b"10.0.0.1",
+            b":",
+            b"80",
+            b"99999",
+            b"/",
+            b"?",
+            b"#",
+            b"@",
+            b" ",
+            b"\x7f",
+            b"\xff",
+            b"\0",
+            b"\r\n",
+            b".",
+            b"-",
+            b"%2F",
+        ]
+    )
+    | st.binary(max_size=4),
     max_size=10,
 ).map(b"".join)
 
@@ -60,14 +85,20 @@ def test_a_target_is_read_or_answered_in_one_line(method: bytes, raw: bytes) -> 
         (b"HTTP://10.0.0.1?q", ("10.0.0.1", 80, b"/?q", b"10.0.0.1")),
     ],
 )
-def test_an_absolute_target_becomes_origin_form_and_a_host_header(raw: bytes, expected: tuple[str, int, bytes, bytes]) -> None:
+def test_an_absolute_target_becomes_origin_form_and_a_host_header(
+    raw: bytes, expected: tuple[str, int, bytes, bytes]
+) -> None:
     assert target(b"GET", raw) == expected
 
 
 @pytest.mark.parametrize("raw", [b"[::1]:443", b"pypi.org:443", b"10.0.0.1:22"])
 def test_a_connect_target_is_host_and_port(raw: bytes) -> None:
     host, port, _, _ = target(b"CONNECT", raw)
-    assert (host, port) == {b"[::1]:443": ("::1", 443), b"pypi.org:443": ("pypi.org", 443), b"10.0.0.1:22": ("10.0.0.1", 22)}[raw]
+    assert (host, port) == {
+        b"[::1]:443": ("::1", 443),
+        b"pypi.org:443": ("pypi.org", 443),
+        b"10.0.0.1:22": ("10.0.0.1", 22),
+    }[raw]
 
 
 @pytest.mark.parametrize(("values", "length"), [([], None), ([b"5"], 5), ([b"5, 5"], 5), ([b"5", b"5"], 5)])

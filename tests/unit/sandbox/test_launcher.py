@@ -35,7 +35,16 @@ def test_a_package_runner_is_known_by_its_name_or_its_subcommand(argv: list[str]
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["node", "server.js"], ["npm", "install"], ["npm", "run", "serve"], ["yarn", "start"], ["uv", "run", "server.py"], ["pipx", "install", "x"], ["python3", "-m", "npx"]],
+    [
+        [],
+        ["node", "server.js"],
+        ["npm", "install"],
+        ["npm", "run", "serve"],
+        ["yarn", "start"],
+        ["uv", "run", "server.py"],
+        ["pipx", "install", "x"],
+        ["python3", "-m", "npx"],
+    ],
 )
 def test_any_other_command_is_none(argv: list[str]) -> None:
     assert launcher(argv) is None

@@ -104,8 +104,14 @@ def test_a_pattern_is_made_canonical(written: str, canonical: str) -> None:
         ("", "is not a host: it is empty"),
         ("*.", "is not a host: it is empty"),
         ("a..b", "is not a host: it has an empty label (two dots in a row, or a dot at the start)"),
-        ("my_host.example", "is not a host: it has a character a host name cannot have (letters, digits, '-' and '.' only)"),
-        ("127.1", "is not a host: it ends in a number but is no IP address (write the address as four numbers, 10.0.0.1)"),
+        (
+            "my_host.example",
+            "is not a host: it has a character a host name cannot have (letters, digits, '-' and '.' only)",
+        ),
+        (
+            "127.1",
+            "is not a host: it ends in a number but is no IP address (write the address as four numbers, 10.0.0.1)",
+        ),
     ],
 )
 def test_a_pattern_that_is_no_host_says_what_to_write(written: str, words: str) -> None:

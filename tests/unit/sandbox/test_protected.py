@@ -64,7 +64,11 @@ def _project(root: Path, *, hooks: bool = True, mcp: bool = True, bingo: bool = 
         (root / ".bingo" / "settings.json").write_text("{}\n")
     root = root.resolve()
     policy = Policy(denied=(), writable=(root,), protected=tuple(root / name for name in PROTECTED), proxy=None)
-    before = {name: (root / name).read_bytes() for name in (".git/config", ".mcp.json", ".bingo/settings.json") if (root / name).exists()}
+    before = {
+        name: (root / name).read_bytes()
+        for name in (".git/config", ".mcp.json", ".bingo/settings.json")
+        if (root / name).exists()
+    }
     listed = sorted(os.listdir(root / ".git" / "hooks")) if hooks else []
     return Project(root, policy, before, listed)
 
@@ -116,7 +120,12 @@ def python(script: str, project: Project) -> str:
 
 
 def _log(root: Path) -> list[str]:
-    done = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "-C", str(root), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.split()
 
 
@@ -141,7 +150,9 @@ def test_ordinary_work_beside_the_protected_paths(project: Project, path: str) -
     if path == "netns":
         assert (root / "new.py").exists() and (root / "node_modules" / "x").exists(), out
         assert _log(root) == ["inside", "first"], out
-        committed = subprocess.run(["git", "-C", str(root), "show", "--name-only", "--format="], capture_output=True, text=True)
+        committed = subprocess.run(
+            ["git", "-C", str(root), "show", "--name-only", "--format="], capture_output=True, text=True
+        )
         assert "new.py" in committed.stdout.split()
     else:
         # The degraded path (ADR-0030): each directory above a protected path is closed to
@@ -213,7 +224,15 @@ def test_a_mount_point_is_neither_renamed_removed_nor_unmounted(project: Project
         assert seen["link-config"] == "EXDEV", out
         assert seen["write-config"] == "EROFS", out
     else:
-        for name in ("rename-hooks", "rmdir-hooks", "rename-git", "unlink-mcp", "rename-config", "link-config", "write-config"):
+        for name in (
+            "rename-hooks",
+            "rmdir-hooks",
+            "rename-git",
+            "unlink-mcp",
+            "rename-config",
+            "link-config",
+            "write-config",
+        ):
             assert seen[name] == "EACCES", (name, out)
     assert seen["umount-hooks"] == "EPERM", out
     _unchanged(project)
@@ -266,7 +285,9 @@ def test_processes_confined_ahead_work_and_see_a_protected_path_made_since(proje
                 await parked()
             if index == 2:
                 (root / ".mcp.json").write_text("{}\n")  # the person's, made while one waits
-            command = f"touch made{index} && echo made; echo evil > .git/hooks/pre-commit; echo evil > .mcp.json; echo done"
+            command = (
+                f"touch made{index} && echo made; echo evil > .git/hooks/pre-commit; echo evil > .mcp.json; echo done"
+            )
             outs.append(await _run_confined(["/bin/bash", "-c", command], project.policy, root, warden=False))
         return outs
 

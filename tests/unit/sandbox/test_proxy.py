@@ -31,7 +31,9 @@ SHORT = Limits(head=0.1, decide=0.1, idle=0.2)
 """Deadlines under test, on the real clock: the virtual clock (tests/support/clock.py) jumps
 whenever no socket is ready at that instant, and a loopback byte still in the kernel is not."""
 
-Resolved = tuple[socket.AddressFamily, socket.SocketKind, int, str, tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]]
+Resolved = tuple[
+    socket.AddressFamily, socket.SocketKind, int, str, tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]
+]
 """One answer of `socket.getaddrinfo`."""
 
 
@@ -51,7 +53,8 @@ class Record:
 
 @contextlib.asynccontextmanager
 async def upstream(
-    handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter, Record], Awaitable[None]], tls: ssl.SSLContext | None = None
+    handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter, Record], Awaitable[None]],
+    tls: ssl.SSLContext | None = None,
 ) -> AsyncIterator[tuple[int, Record]]:
     """A server on 127.0.0.1 running `handle` per connection; yields its port and record."""
     record = Record()
@@ -124,7 +127,10 @@ async def http_handler(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         return
     elif path.startswith(b"/size/"):
         n = int(path.removeprefix(b"/size/"))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nKeep-Alive: timeout=5\r\nX-Private: 1\r\nConnection: keep-alive, x-private\r\n\r\n" % n)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nKeep-Alive: timeout=5\r\nX-Private: 1\r\nConnection: keep-alive, x-private\r\n\r\n"
+            % n
+        )
         sent = 0
         while sent < n:
             part = min(n - sent, 65536)
@@ -201,11 +207,14 @@ def split(response: bytes) -> tuple[bytes, bytes]:
 def test_a_get_reaches_the_server_in_origin_form_without_the_proxys_headers() -> None:
     async def main() -> None:
         async with upstream(http_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
-            response = await exchange(proxy, (
-                f"GET http://127.0.0.1:{port}/size/10?q=1#frag HTTP/1.1\r\nHost: wrong.example\r\n"
-                "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nConnection: x-hop\r\n"
-                "X-Hop: 1\r\nAccept: */*\r\n\r\n"
-            ).encode())
+            response = await exchange(
+                proxy,
+                (
+                    f"GET http://127.0.0.1:{port}/size/10?q=1#frag HTTP/1.1\r\nHost: wrong.example\r\n"
+                    "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nConnection: x-hop\r\n"
+                    "X-Hop: 1\r\nAccept: */*\r\n\r\n"
+                ).encode(),
+            )
         assert record.heads == [
             f"GET /size/10?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\nConnection: close\r\n\r\n".encode()
         ]
@@ -222,9 +231,11 @@ def test_a_post_body_by_content_length_streams_up_and_its_echo_down() -> None:
 
     async def main() -> None:
         async with upstream(http_handler) as (port, record), Proxy(listener(), granting("localhost")) as proxy:
-            response = await exchange(proxy, (
-                f"POST http://localhost:{port}/echo HTTP/1.1\r\nContent-Length: {len(payload)}\r\n\r\n"
-            ).encode() + payload)
+            response = await exchange(
+                proxy,
+                (f"POST http://localhost:{port}/echo HTTP/1.1\r\nContent-Length: {len(payload)}\r\n\r\n").encode()
+                + payload,
+            )
         assert record.bodies == [payload]
         head, body = split(response)
         assert head.startswith(b"HTTP/1.1 200 OK\r\n")
@@ -236,10 +247,13 @@ def test_a_post_body_by_content_length_streams_up_and_its_echo_down() -> None:
 def test_a_chunked_body_passes_as_it_came_both_ways() -> None:
     async def main() -> None:
         async with upstream(http_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
-            response = await exchange(proxy, (
-                f"POST http://127.0.0.1:{port}/chunked HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n"
-            ).encode())
+            response = await exchange(
+                proxy,
+                (
+                    f"POST http://127.0.0.1:{port}/chunked HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n"
+                ).encode(),
+            )
         assert record.bodies == [b"hello world"]
         head, body = split(response)
         assert head == b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close"
@@ -252,7 +266,9 @@ def test_an_interim_answer_goes_on_before_the_body_and_the_response() -> None:
     async def main() -> None:
         async with upstream(http_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
             reader, writer = await asyncio.open_connection(*proxy.address)
-            writer.write(f"PUT http://127.0.0.1:{port}/continue HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n".encode())
+            writer.write(
+                f"PUT http://127.0.0.1:{port}/continue HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n".encode()
+            )
             async with asyncio.timeout(WAIT):
                 assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
                 writer.write(b"data")  # sent only once the server said so
@@ -296,10 +312,13 @@ def test_a_server_that_closes_without_answering_gets_502() -> None:
 def test_a_request_with_both_framings_is_refused_and_never_sent() -> None:
     async def main() -> None:
         async with upstream(http_handler) as (port, record), Proxy(listener(), granting("127.0.0.1")) as proxy:
-            response = await exchange(proxy, (
-                f"POST http://127.0.0.1:{port}/echo HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
-                "0\r\n\r\n"
-            ).encode())
+            response = await exchange(
+                proxy,
+                (
+                    f"POST http://127.0.0.1:{port}/echo HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "0\r\n\r\n"
+                ).encode(),
+            )
         assert response.startswith(b"HTTP/1.1 400 ")
         assert record.connections == 0
 
@@ -330,9 +349,27 @@ def test_a_tunnel_relays_bytes_both_ways_and_passes_on_the_end() -> None:
 def _certificate(directory: Path) -> tuple[Path, Path]:
     key, cert = directory / "key.pem", directory / "cert.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
-        check=True, capture_output=True, timeout=60,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     return key, cert
 
@@ -390,7 +427,9 @@ def test_a_real_client_reaches_https_and_http_through_the_proxy_and_shows_the_re
             Proxy(listener(), granting("localhost")) as proxy,
         ):
             through = f"http://127.0.0.1:{proxy.address[1]}"
-            async with httpx.AsyncClient(proxy=through, verify=ssl.create_default_context(cafile=str(cert)), timeout=WAIT) as client:
+            async with httpx.AsyncClient(
+                proxy=through, verify=ssl.create_default_context(cafile=str(cert)), timeout=WAIT
+            ) as client:
                 posted = await client.post(f"https://localhost:{https_port}/echo", content=b"z" * 300_000)
                 fetched = await client.get(f"http://localhost:{http_port}/size/1000")
                 with pytest.raises(httpx.ProxyError) as refused:
@@ -424,7 +463,9 @@ def test_many_tunnels_at_once_each_get_their_own_bytes() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.skipif(not Path("/proc/sys/net/ipv4/tcp_rmem").exists(), reason="the kernel's socket buffer limits bound the test")
+@pytest.mark.skipif(
+    not Path("/proc/sys/net/ipv4/tcp_rmem").exists(), reason="the kernel's socket buffer limits bound the test"
+)
 def test_a_reader_that_does_not_keep_up_holds_the_writer_back() -> None:
     # The invariant is checked at every read, so it needs no clock: what the server has
     # written and the client not yet read is never more than the sockets on the way can hold
@@ -527,12 +568,17 @@ def test_a_refused_host_gets_403_with_the_line_and_the_server_is_never_contacted
 
         async with upstream(http_handler) as (port, record), Proxy(listener(), decide) as proxy:
             connect = await exchange(proxy, f"CONNECT LocalHost.:{port} HTTP/1.1\r\n\r\n".encode())
-            get = await exchange(proxy, f"POST http://127.0.0.1:{port}/echo HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".encode())
+            get = await exchange(
+                proxy, f"POST http://127.0.0.1:{port}/echo HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".encode()
+            )
         line = "bingo's sandbox refused localhost: grant it in sandbox.network.allow"
-        assert connect == (
-            f"HTTP/1.1 403 {line}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {len(line) + 1}\r\n"
-            f"Connection: close\r\n\r\n{line}\n"
-        ).encode()
+        assert (
+            connect
+            == (
+                f"HTTP/1.1 403 {line}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {len(line) + 1}\r\n"
+                f"Connection: close\r\n\r\n{line}\n"
+            ).encode()
+        )
         assert split(get)[1] == b"bingo's sandbox refused 127.0.0.1: grant it in sandbox.network.allow\n"
         assert asked == [("localhost", port), ("127.0.0.1", port)]
         assert record.connections == 0
@@ -547,7 +593,10 @@ def test_the_refusal_line_is_the_callers() -> None:
 
         async with Proxy(listener(), granting(), refusal=line) as proxy:
             response = await exchange(proxy, b"CONNECT pypi.org:443 HTTP/1.1\r\n\r\n")
-        assert split(response)[1] == b"plugin tools may not reach pypi.org:443: grant it in plugins.tools.sandbox.network\n"
+        assert (
+            split(response)[1]
+            == b"plugin tools may not reach pypi.org:443: grant it in plugins.tools.sandbox.network\n"
+        )
 
     asyncio.run(main())
 
@@ -601,7 +650,9 @@ def test_the_proxy_will_not_connect_to_itself() -> None:
 def test_a_granted_name_that_resolves_to_this_machine_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     real = socket.getaddrinfo
 
-    def rebinding(host: str, port: int, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0) -> list[Resolved]:
+    def rebinding(
+        host: str, port: int, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0
+    ) -> list[Resolved]:
         if host == "rebind.example.com":
             host = "127.0.0.1"  # what a hostile DNS answer would say
         return real(host, port, family, type, proto, flags)
@@ -738,7 +789,10 @@ def test_an_upstream_connect_past_its_deadline_gets_504(monkeypatch: pytest.Monk
 
 def test_past_the_connection_limit_the_next_client_gets_503() -> None:
     async def main() -> None:
-        async with upstream(echo_handler) as (port, _), Proxy(listener(), granting("127.0.0.1"), limits=Limits(connections=2)) as proxy:
+        async with (
+            upstream(echo_handler) as (port, _),
+            Proxy(listener(), granting("127.0.0.1"), limits=Limits(connections=2)) as proxy,
+        ):
             held = [await tunnel(proxy, f"127.0.0.1:{port}") for _ in range(2)]
             response = await exchange(proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
             assert response.startswith(b"HTTP/1.1 503 ")
@@ -751,7 +805,10 @@ def test_past_the_connection_limit_the_next_client_gets_503() -> None:
 
 def test_a_tunnel_where_nothing_moves_is_closed_at_the_idle_deadline() -> None:
     async def main() -> bytes:
-        async with upstream(echo_handler) as (port, record), Proxy(listener(), granting("127.0.0.1"), limits=SHORT) as proxy:
+        async with (
+            upstream(echo_handler) as (port, record),
+            Proxy(listener(), granting("127.0.0.1"), limits=SHORT) as proxy,
+        ):
             reader, writer = await tunnel(proxy, f"127.0.0.1:{port}")
             writer.write(b"one echo")
             async with asyncio.timeout(WAIT):

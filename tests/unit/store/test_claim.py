@@ -93,12 +93,24 @@ def test_another_projects_session_named_by_a_prefix_is_refused_with_nobody_to_as
 
     with SessionStore(db) as store:
         with pytest.raises(SessionError) as refused:
-            asyncio.run(continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=None, say=lambda _: None))
-        assert refused.value.line() == f"session {theirs} belongs to another project, {OTHER}: continue it there, or give its whole id to continue it here: bingo --resume {theirs}"
+            asyncio.run(
+                continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=None, say=lambda _: None)
+            )
+        assert (
+            refused.value.line()
+            == f"session {theirs} belongs to another project, {OTHER}: continue it there, or give its whole id to continue it here: bingo --resume {theirs}"
+        )
         with pytest.raises(SessionError):
-            asyncio.run(continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=no, say=lambda _: None))
+            asyncio.run(
+                continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=no, say=lambda _: None)
+            )
         assert asked == [f"session {theirs} belongs to another project, {OTHER}: continue it here, in {PROJECT}?"]
-        assert asyncio.run(continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=yes, say=lambda _: None)) == theirs
+        assert (
+            asyncio.run(
+                continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=yes, say=lambda _: None)
+            )
+            == theirs
+        )
 
 
 def test_a_prefix_finds_this_projects_session_before_another_projects(db: Path) -> None:
@@ -107,7 +119,12 @@ def test_a_prefix_finds_this_projects_session_before_another_projects(db: Path) 
         store.create(OTHER)
         mine = store.create(PROJECT)
     with SessionStore(db) as store:
-        assert asyncio.run(continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=None, say=lambda _: None)) == mine
+        assert (
+            asyncio.run(
+                continue_session(store, PROJECT, latest=False, resume="20261204-0102", ask=None, say=lambda _: None)
+            )
+            == mine
+        )
 
 
 def test_loading_needs_the_whole_id_and_a_room_never_crosses_projects(db: Path) -> None:

@@ -84,13 +84,9 @@ def _every_kind() -> list[Frame]:
             ),
             turn=1,
         ),
-        NoticeFrame(
-            notice=Notice(source="wordcount", message="slow disk", level="warning"), turn=1
-        ),
+        NoticeFrame(notice=Notice(source="wordcount", message="slow disk", level="warning"), turn=1),
         CompactionFrame(
-            compaction=Compaction(
-                messages=[Message(role="user", content=[TextBlock(text="so far")])]
-            ),
+            compaction=Compaction(messages=[Message(role="user", content=[TextBlock(text="so far")])]),
             turn=2,
         ),
     ]
@@ -143,9 +139,7 @@ def test_frames_of_an_unknown_session_is_a_session_error(store: SessionStore) ->
         store.frames("nope")
 
 
-def test_frames_are_kept_as_encoded_blobs_with_kind_and_sequence(
-    store: SessionStore, db: Path
-) -> None:
+def test_frames_are_kept_as_encoded_blobs_with_kind_and_sequence(store: SessionStore, db: Path) -> None:
     session = store.create(PROJECT)
     for frame in _every_kind():
         store.append(session, frame)
@@ -414,11 +408,7 @@ def test_two_stores_appending_at_once_wait_for_each_other_and_lose_nothing(db: P
         frames = one.frames(session)
     assert len(frames) == 2 * count
     for name in ("one", "two"):
-        mine = [
-            f.notice.message
-            for f in frames
-            if isinstance(f, NoticeFrame) and f.notice.source == name
-        ]
+        mine = [f.notice.message for f in frames if isinstance(f, NoticeFrame) and f.notice.source == name]
         assert mine == [str(i) for i in range(count)]
 
 

@@ -50,7 +50,12 @@ def test_code_is_fenced_longer_than_any_backticks_it_holds() -> None:
 
 def test_text_keeps_its_line_breaks_and_a_stack_and_list_nest() -> None:
     assert markdown(TextView(text="one\ntwo")) == "one  \ntwo"
-    view = StackView(children=[MarkdownView(text="# Title"), ListView(items=[TextView(text="a"), MarkdownView(text="b\n\nc")], ordered=True)])
+    view = StackView(
+        children=[
+            MarkdownView(text="# Title"),
+            ListView(items=[TextView(text="a"), MarkdownView(text="b\n\nc")], ordered=True),
+        ]
+    )
     assert markdown(view) == "# Title\n\n1. a\n2. b\n\n   c"
 
 
@@ -76,7 +81,10 @@ def test_a_prompts_blocks_become_text_and_images_and_what_cannot_be_is_named() -
         {"type": "resource", "resource": {"uri": "file:///work/b.md", "text": "has ``` inside"}},
         {"type": "image", "mimeType": "image/png", "data": "AAAA"},
         {"type": "resource", "resource": {"uri": "file:///work/c.gif", "blob": "R0lG", "mimeType": "image/gif"}},
-        {"type": "resource", "resource": {"uri": "file:///work/d.bin", "blob": "AAAA", "mimeType": "application/octet-stream"}},
+        {
+            "type": "resource",
+            "resource": {"uri": "file:///work/d.bin", "blob": "AAAA", "mimeType": "application/octet-stream"},
+        },
         {"type": "image", "mimeType": "image/png", "uri": "https://example.com/e.png"},
         {"type": "image", "data": "AAAA"},
         {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"},
@@ -94,12 +102,24 @@ def test_a_prompts_blocks_become_text_and_images_and_what_cannot_be_is_named() -
 
 
 def test_an_editors_mcp_servers_are_named_as_plugins_and_sse_is_refused() -> None:
-    found, problems = mcp_servers([
-        {"name": "My Server", "command": "/bin/srv", "args": ["--stdio", 3], "env": [{"name": "K", "value": "v"}, {"bad": 1}]},
-        {"type": "http", "name": "remote", "url": "http://127.0.0.1:1/mcp", "headers": [{"name": "Authorization", "value": "x"}]},
-        {"type": "sse", "name": "old", "url": "http://x"},
-        {"command": "no name"},
-    ])
+    found, problems = mcp_servers(
+        [
+            {
+                "name": "My Server",
+                "command": "/bin/srv",
+                "args": ["--stdio", 3],
+                "env": [{"name": "K", "value": "v"}, {"bad": 1}],
+            },
+            {
+                "type": "http",
+                "name": "remote",
+                "url": "http://127.0.0.1:1/mcp",
+                "headers": [{"name": "Authorization", "value": "x"}],
+            },
+            {"type": "sse", "name": "old", "url": "http://x"},
+            {"command": "no name"},
+        ]
+    )
     assert found == [
         McpServerSpec(name="my-server", command="/bin/srv", args=("--stdio",), env=(("K", "v"),)),
         McpServerSpec(name="remote", url="http://127.0.0.1:1/mcp", headers=(("Authorization", "x"),)),
@@ -141,9 +161,16 @@ def test_an_allowed_call_goes_on_under_the_id_its_question_announced() -> None:
 
     assert asyncio.run(go()) == "once"
     start, running, done = client.updates
-    assert isinstance(start, ToolCallStart) and start.status == "pending" and start.kind == "execute" and start.title == "bash ls"
+    assert (
+        isinstance(start, ToolCallStart)
+        and start.status == "pending"
+        and start.kind == "execute"
+        and start.title == "bash ls"
+    )
     assert running == ToolCallUpdate(tool_call_id=start.tool_call_id, status="in_progress")
-    assert done == ToolCallUpdate(tool_call_id=start.tool_call_id, status="completed", content=[Content(content=TextBlock(text="a\nb"))])
+    assert done == ToolCallUpdate(
+        tool_call_id=start.tool_call_id, status="completed", content=[Content(content=TextBlock(text="a\nb"))]
+    )
     assert [o.name for o in client.asked[0].options] == ["Allow once", "Always allow bash(ls*)", "Reject"]
 
 
@@ -187,8 +214,20 @@ def test_a_notice_is_never_message_text_and_its_foreign_bytes_are_escaped() -> N
     assert texts == ["half a line"]
     cards = [u for u in client.updates if isinstance(u, ToolCallStart)]
     assert [(c.tool_call_id, c.title, c.kind, c.status, c.meta) for c in cards] == [
-        ("notice-1", "zoo: bad \\x1b[2J second", "other", "completed", {"bingo": {"notice": {"source": "zoo", "level": "warning"}}}),
-        ("notice-2", "bingo: the turn failed", "other", "failed", {"bingo": {"notice": {"source": "bingo", "level": "error"}}}),
+        (
+            "notice-1",
+            "zoo: bad \\x1b[2J second",
+            "other",
+            "completed",
+            {"bingo": {"notice": {"source": "zoo", "level": "warning"}}},
+        ),
+        (
+            "notice-2",
+            "bingo: the turn failed",
+            "other",
+            "failed",
+            {"bingo": {"notice": {"source": "bingo", "level": "error"}}},
+        ),
     ]
     taking = Client()
     session = AcpSession("s", "/work", taking, notices=True)  # the client takes ACP's notices
@@ -216,7 +255,10 @@ def test_a_replayed_prompts_images_are_user_chunks_and_a_large_one_a_line_naming
     session = AcpSession("s", "/work", client)
     small = ImageBlock(media_type="image/png", data="iVBORw0K")
     large = ImageBlock(media_type="image/jpeg", data="/9j/" + "A" * (REPLAYED_IMAGE + 1000))
-    frames: list[Frame] = [PromptFrame(text="what are these?", turn=1, images=[small, large]), PromptFrame(text="", turn=2, images=[small])]
+    frames: list[Frame] = [
+        PromptFrame(text="what are these?", turn=1, images=[small, large]),
+        PromptFrame(text="", turn=2, images=[small]),
+    ]
 
     async def drain() -> None:
         return None

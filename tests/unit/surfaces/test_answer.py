@@ -12,7 +12,11 @@ from bingo.surfaces.terminal._start import session_rows
 
 def test_choices_with_different_first_letters_are_answered_by_those_letters() -> None:
     assert keys_for(["yes", "no"]) == [Key("y", "yes", "yes"), Key("n", "no", "no")]
-    assert keys_for(["Yes", "always", "No"]) == [Key("y", "Yes", "Yes"), Key("a", "always", "always"), Key("n", "No", "No")]
+    assert keys_for(["Yes", "always", "No"]) == [
+        Key("y", "Yes", "Yes"),
+        Key("a", "always", "always"),
+        Key("n", "No", "No"),
+    ]
 
 
 def test_choices_whose_letters_clash_or_are_many_or_not_letters_are_a_list() -> None:
@@ -30,7 +34,9 @@ def test_a_session_is_listed_with_when_it_was_used_its_first_prompt_and_its_id()
         when = now - dt.timedelta(minutes=minutes)
         return SessionInfo(id=id, project="/p", created=when, updated=when, title=title, frames=2)
 
-    rows = session_rows([info("a", 0.5, "fix the bug"), info("b", 5, ""), info("c", 180, "x"), info("d", 3000, "y")], now)
+    rows = session_rows(
+        [info("a", 0.5, "fix the bug"), info("b", 5, ""), info("c", 180, "x"), info("d", 3000, "y")], now
+    )
     assert rows == [
         "        just now  fix the bug  · a",
         "       5 min ago  (no prompt)  · b",

@@ -48,7 +48,10 @@ def test_a_change_shows_its_counts_and_its_dry_run_writes_nothing(tmp_path: Path
 def test_a_call_the_tool_would_refuse_previews_the_reason_and_the_input() -> None:
     refused = ToolOutput(parts=[TextPart(text="x.py has not been read in this session. Read it first.")], is_error=True)
     shown = preview_of("edit", {"path": "x.py"}, refused)
-    assert (shown.kind, shown.note) == ("json", "edit will refuse this: x.py has not been read in this session. Read it first.")
+    assert (shown.kind, shown.note) == (
+        "json",
+        "edit will refuse this: x.py has not been read in this session. Read it first.",
+    )
     assert shown.text == '{\n  "path": "x.py"\n}'
 
 

@@ -38,7 +38,10 @@ def test_a_table_is_an_html_table_and_every_string_is_escaped() -> None:
 
 
 def test_code_is_pre_code_and_the_rest_nests() -> None:
-    assert view_html(CodeView(text="if a < b:\n    pass", language='py"x')) == '<pre><code class="language-py&quot;x">if a &lt; b:\n    pass</code></pre>'
+    assert (
+        view_html(CodeView(text="if a < b:\n    pass", language='py"x'))
+        == '<pre><code class="language-py&quot;x">if a &lt; b:\n    pass</code></pre>'
+    )
     assert view_html(MarkdownView(text="**<i>**")) == "<p><strong>&lt;i&gt;</strong></p>"
     assert view_html(MarkdownView(text="no markup\nat all")) == "no markup<br/>at all"
     stacked = StackView(children=[TextView(text="one\ntwo"), ListView(items=[TextView(text="x")], ordered=True)])
@@ -89,7 +92,9 @@ def test_a_turns_text_is_one_message_and_its_calls_one_status_message_edited_in_
     assert sent.sent == []  # nothing per delta
     room.tool_started("c1", "plugin__wordcount__count", {"path": "notes.txt"})
     view = TableView(columns=["a"], rows=[[1]])
-    room.tool_finished("c1", "plugin__wordcount__count", ToolOutput(parts=[TextPart(text="1 word\nmore")], display=view), 0.1)
+    room.tool_finished(
+        "c1", "plugin__wordcount__count", ToolOutput(parts=[TextPart(text="1 word\nmore")], display=view), 0.1
+    )
     room.tool_started("c2", "bash", {"command": "false"})
     room.tool_finished("c2", "bash", ToolOutput(parts=[TextPart(text="exit 1")], is_error=True), 0.1)
     room.text("It has **1** word.")
@@ -116,7 +121,11 @@ async def _a_question_shows_the_answer_so_far() -> None:
     assert room.answer("yes") and await asked == "once"
     room.text("It ran.")
     room.end()
-    assert [c["body"].split("\n")[0] for c in sent.sent] == ["I will run it.", 'bingo wants to run bash {"command": "ls"}', "It ran."]
+    assert [c["body"].split("\n")[0] for c in sent.sent] == [
+        "I will run it.",
+        'bingo wants to run bash {"command": "ls"}',
+        "It ran.",
+    ]
     assert sent.replaces == [None, None, None]
 
 
@@ -128,7 +137,11 @@ def test_no_absolute_path_of_the_bots_machine_is_sent_to_the_room(tmp_path: Any)
     paths = Paths(cwd=project, home=home, bingo_home=home / ".bingo")
     sent = _Sent()
     room = RoomSurface("!r:x", sent, question_seconds=5.0, paths=paths)
-    room.notice(Notice(source="bingo", message=f"plugin x failed; its log is {home}/.bingo/data/logs/plugin-x.log", level="warning"))
+    room.notice(
+        Notice(
+            source="bingo", message=f"plugin x failed; its log is {home}/.bingo/data/logs/plugin-x.log", level="warning"
+        )
+    )
     room.notice(Notice(source="x", message="see /var/lib/x/state.db and /stop"))
     room.tool_started("c1", "read", {"path": f"{project}/src/calc.py"})
     room.text(f"Read {project}/src/calc.py and {home}/notes.")
@@ -141,14 +154,19 @@ def test_no_absolute_path_of_the_bots_machine_is_sent_to_the_room(tmp_path: Any)
         "Read src/calc.py and ~/notes.",
     ]
     assert all(str(tmp_path) not in str(c) for c in sent.sent)
-    assert Paths(cwd=project, home=home, bingo_home=tmp_path / "bh").known(f"{tmp_path}/bh/data/x {project} {project}2/y") == "$BINGO_HOME/data/x . ~/code/calc2/y"
+    assert (
+        Paths(cwd=project, home=home, bingo_home=tmp_path / "bh").known(f"{tmp_path}/bh/data/x {project} {project}2/y")
+        == "$BINGO_HOME/data/x . ~/code/calc2/y"
+    )
 
 
 def test_markdown_is_html_with_nothing_raw_passing() -> None:
     from bingo.surfaces.channel._html import markdown_html
 
     assert markdown_html("just words,\non two lines") is None  # the body says it all
-    html = markdown_html("# T\n\n*a* `b<c>` <img src=x onerror=y> [j](javascript:alert(1)) [k](https://e.org/?q=\"x\") ![i](https://e.org/i.png)\n\n- one\n- two\n\n```py\nx < 1\n```")
+    html = markdown_html(
+        '# T\n\n*a* `b<c>` <img src=x onerror=y> [j](javascript:alert(1)) [k](https://e.org/?q="x") ![i](https://e.org/i.png)\n\n- one\n- two\n\n```py\nx < 1\n```'
+    )
     assert html == (
         "<h1>T</h1>\n<p><em>a</em> <code>b&lt;c&gt;</code> &lt;img src=x onerror=y&gt; [j](javascript:alert(1)) "
         '<a href="https://e.org/?q=%22x%22">k</a> !<a href="https://e.org/i.png">i</a></p>\n'
@@ -165,7 +183,10 @@ def test_notices_past_the_rooms_limit_go_to_the_log_and_are_counted_once() -> No
     clock[0] += NOTICE_EVERY  # one more is earned
     room.notice(Notice(source="chatty", message="later"))
     room.end()
-    assert [c["body"] for c in sent.sent[NOTICE_BURST:]] == ["[notice] chatty: later", "[notice] bingo: 5 more notices were left out here; they are in bingo's log"]
+    assert [c["body"] for c in sent.sent[NOTICE_BURST:]] == [
+        "[notice] chatty: later",
+        "[notice] bingo: 5 more notices were left out here; they are in bingo's log",
+    ]
 
 
 def test_a_permission_question_takes_yes_always_no_and_silence_is_no() -> None:
@@ -183,7 +204,9 @@ async def _a_permission_question_takes_yes_always_no_and_silence_is_no() -> None
         assert await asked == expected
     assert await room.permission("bash", {}, "bash") == "no"
     assert sent.sent[-1]["body"] == "[notice] bingo: no answer in 0.2 s: taken as no"
-    assert sent.sent[0]["body"].startswith('bingo wants to run bash {"command": "ls"}\nAnswer yes (this once), always (allow bash from now on) or no.')
+    assert sent.sent[0]["body"].startswith(
+        'bingo wants to run bash {"command": "ls"}\nAnswer yes (this once), always (allow bash from now on) or no.'
+    )
 
 
 def test_a_plugins_question_with_choices_answers_the_choice_as_spelled() -> None:
@@ -217,7 +240,14 @@ async def _a_send_that_fails_is_retried_with_the_same_transaction_id() -> None:
     async def nap(seconds: float) -> None:
         naps.append(seconds)
 
-    server = Homeserver("http://hs", "tok", on_down=lambda why: events.append("down"), on_up=lambda s: events.append("up"), transport=httpx.MockTransport(handler), sleep=nap)
+    server = Homeserver(
+        "http://hs",
+        "tok",
+        on_down=lambda why: events.append("down"),
+        on_up=lambda s: events.append("up"),
+        transport=httpx.MockTransport(handler),
+        sleep=nap,
+    )
     assert await server.send("!r:x", "txn-1", {"msgtype": "m.text", "body": "hi"}) == "$e"
     await server.aclose()
     assert seen == ["/_matrix/client/v3/rooms/!r:x/send/m.room.message/txn-1"] * 3
@@ -236,7 +266,9 @@ async def _an_edit_put_while_another_waits_replaces_it() -> None:
         sent.append(json.loads(request.content))
         return httpx.Response(200, json={"event_id": f"$e{len(sent)}"})
 
-    server = Homeserver("http://hs", "tok", on_down=lambda why: None, on_up=lambda s: None, transport=httpx.MockTransport(handler))
+    server = Homeserver(
+        "http://hs", "tok", on_down=lambda why: None, on_up=lambda s: None, transport=httpx.MockTransport(handler)
+    )
     outbox = Outbox(server)
     status = outbox.put("!r:x", message("… read a", notice=True))
     for line in ("✓ read a", "✓ read a\n… read b", "✓ read a\n✓ read b"):
@@ -299,7 +331,9 @@ def _batch(*events: dict[str, Json]) -> dict[str, Json]:
     return {"rooms": {"join": {"!r:x": {"timeline": {"events": list(events)}}}}}
 
 
-def test_a_member_who_joins_before_a_message_in_one_sync_silences_the_room_before_it_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_member_who_joins_before_a_message_in_one_sync_silences_the_room_before_it_is_taken(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     sent = _Sent()
     room = _Room("!r:x", RoomSurface("!r:x", sent, question_seconds=5.0), sent)
     readers = _Readers(me="@bot:x", allowed=frozenset({"@me:x"}), shared=False)

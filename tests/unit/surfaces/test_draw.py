@@ -19,7 +19,9 @@ def _render(renderable: RenderableType) -> str:
 
 
 def test_a_table_is_drawn_with_borders_and_numbers_aligned_right() -> None:
-    view = TableView(title="notes.txt", columns=["what", "count"], rows=[["words", 3], ["characters", 17.0], ["lines", None]])
+    view = TableView(
+        title="notes.txt", columns=["what", "count"], rows=[["words", 3], ["characters", 17.0], ["lines", None]]
+    )
     assert _render(draw(view)) == (
         "notes.txt\n"
         "╭────────────┬───────╮\n"
@@ -79,12 +81,7 @@ def test_a_finished_call_says_how_long_it_took_and_whether_it_failed() -> None:
 def test_every_string_a_view_draws_is_escaped_and_markdown_once_rendered_too() -> None:
     table = TableView(title="t\x1b[2J", columns=["c\x1b]0;x\x07"], rows=[["\u202eab"]])
     assert _render(draw(table)) == (
-        "t\\x1b[2J\n"
-        "╭───────────────╮\n"
-        "│ c\\x1b]0;x\\x07 │\n"
-        "├───────────────┤\n"
-        "│ <U+202E>ab    │\n"
-        "╰───────────────╯"
+        "t\\x1b[2J\n╭───────────────╮\n│ c\\x1b]0;x\\x07 │\n├───────────────┤\n│ <U+202E>ab    │\n╰───────────────╯"
     )
     assert _render(draw(CodeView(text="x = '\x1b[2J'"))) == "x = '\\x1b[2J'"
     # A character reference decodes into the override once markdown is read.
@@ -134,4 +131,7 @@ def test_a_table_too_wide_for_the_width_is_drawn_as_one_record_per_row_never_cut
     wide = TableView(title="plugins", columns=["plugin", "path"], rows=[["wordcount", "/a/" + "b" * 90]])
     assert _render(draw(wide)) == "plugins\nwordcount\n  path " + "/a/" + "b" * 70 + "\n       " + "b" * 20
     narrow = TableView(columns=["what", "count"], rows=[["words", 3]])
-    assert _render(draw(narrow)) == "╭───────┬───────╮\n│ what  │ count │\n├───────┼───────┤\n│ words │     3 │\n╰───────┴───────╯"
+    assert (
+        _render(draw(narrow))
+        == "╭───────┬───────╮\n│ what  │ count │\n├───────┼───────┤\n│ words │     3 │\n╰───────┴───────╯"
+    )

@@ -43,11 +43,16 @@ def test_invisible_format_characters_are_shown_as_their_code_points(point: int) 
 
 def test_every_format_character_this_python_knows_is_escaped() -> None:
     # The sanitiser lists category Cf by hand (a scan at import would cost every start).
-    missed = [f"U+{p:04X}" for p in range(0x110000) if unicodedata.category(chr(p)) == "Cf" and escape(chr(p)) == chr(p)]
+    missed = [
+        f"U+{p:04X}" for p in range(0x110000) if unicodedata.category(chr(p)) == "Cf" and escape(chr(p)) == chr(p)
+    ]
     assert missed == []
 
 
-@pytest.mark.parametrize("readable", ["naïve café ✓ 日本語 👍🏽", "line one\n\tindented\n", "", "plain ascii", "Ελληνικά, русский, עברית, العربية"])
+@pytest.mark.parametrize(
+    "readable",
+    ["naïve café ✓ 日本語 👍🏽", "line one\n\tindented\n", "", "plain ascii", "Ελληνικά, русский, עברית, العربية"],
+)
 def test_readable_text_passes_untouched_and_is_not_copied(readable: str) -> None:
     assert escape(readable) is readable
 
@@ -109,7 +114,23 @@ _UNSAFE_OUT = {chr(c) for c in [*C0, 0x7F, *C1]} | {chr(c) for c in BIDI}
 _texts = st.text(
     alphabet=st.one_of(
         st.characters(exclude_categories=()),  # anything, lone surrogates included
-        st.sampled_from(["\x1b", "\x07", "\r", "\n", "\t", "\u200d", "\u200c", "\u202e", "\U000e0067", "\U000e007f", "🏴", "👍", "é"]),
+        st.sampled_from(
+            [
+                "\x1b",
+                "\x07",
+                "\r",
+                "\n",
+                "\t",
+                "\u200d",
+                "\u200c",
+                "\u202e",
+                "\U000e0067",
+                "\U000e007f",
+                "🏴",
+                "👍",
+                "é",
+            ]
+        ),
     )
 )
 

@@ -25,7 +25,10 @@ def test_a_block_ends_at_a_blank_line_even_when_the_newlines_arrive_apart() -> N
 
 def test_a_code_fence_holds_its_blank_lines_and_ends_its_block() -> None:
     text = "Look:\n```python\ndef f():\n\n    return 1\n```\nAfter.\n\n"
-    assert _fed(*[text[i : i + 5] for i in range(0, len(text), 5)]) == (["Look:\n```python\ndef f():\n\n    return 1\n```", "After."], None)
+    assert _fed(*[text[i : i + 5] for i in range(0, len(text), 5)]) == (
+        ["Look:\n```python\ndef f():\n\n    return 1\n```", "After."],
+        None,
+    )
     # A shorter or different fence closes nothing; an unclosed one ends with the text.
     assert _fed("````\n```\n~~~\n\nx\n") == ([], "````\n```\n~~~\n\nx")
 
@@ -57,6 +60,10 @@ def test_no_escape_sequence_of_the_models_reaches_the_terminal() -> None:
     shown = _shown(hostile, color=True)
     # Every ESC left is rich's own SGR (a style); none opens an OSC (title, clipboard, hyperlink).
     assert "\x1b]" not in shown and "\x07" not in shown
-    assert all(shown[i + 1] == "[" and shown[i + 2 : shown.index("m", i)].replace(";", "").isdigit() for i, c in enumerate(shown) if c == "\x1b")
+    assert all(
+        shown[i + 1] == "[" and shown[i + 2 : shown.index("m", i)].replace(";", "").isdigit()
+        for i, c in enumerate(shown)
+        if c == "\x1b"
+    )
     assert "\\x1b]0;pwned" in shown
     assert "https://example.com" in _shown("[a link](https://example.com)")  # the address is shown as text

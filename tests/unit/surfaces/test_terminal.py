@@ -65,7 +65,10 @@ class FakeRun:
             return 0
         if text == "ask":
             self.answers = list(
-                await asyncio.gather(self.surface.permission("bash", {"command": "ls"}, "bash"), self.surface.ask("which?", ["red", "blue"]))
+                await asyncio.gather(
+                    self.surface.permission("bash", {"command": "ls"}, "bash"),
+                    self.surface.ask("which?", ["red", "blue"]),
+                )
             )
             self.answered.set()
             return 0
@@ -113,7 +116,9 @@ def _drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: Scenario) 
     return asyncio.run(main())
 
 
-def test_an_instant_command_runs_while_a_turn_is_in_flight_and_another_is_queued_until_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_instant_command_runs_while_a_turn_is_in_flight_and_another_is_queued_until_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("work\r")
         await run.turn_started.wait()
@@ -138,7 +143,9 @@ def test_ctrl_c_interrupts_once_and_a_second_stops_waiting(tmp_path: Path, monke
         keys.send_text("work\r")
         await run.turn_started.wait()
         keys.send_text(CTRL_C)
-        await screen.shows("waiting for plugin__slow__wait to answer its cancel")  # the status line says Ctrl-C again stops waiting
+        await screen.shows(
+            "waiting for plugin__slow__wait to answer its cancel"
+        )  # the status line says Ctrl-C again stops waiting
         keys.send_text(CTRL_C)
         await screen.shows("stopped waiting for plugin__slow__wait")
         run.release.set()
@@ -148,7 +155,9 @@ def test_ctrl_c_interrupts_once_and_a_second_stops_waiting(tmp_path: Path, monke
     assert (status, run.interrupts) == (0, 2)
 
 
-def test_ctrl_c_at_an_idle_prompt_clears_the_line_and_errors_do_not_end_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_at_an_idle_prompt_clears_the_line_and_errors_do_not_end_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("half typed" + CTRL_C)
         keys.send_text("/nope\r")
@@ -161,7 +170,9 @@ def test_ctrl_c_at_an_idle_prompt_clears_the_line_and_errors_do_not_end_the_sess
     assert (status, run.submitted, run.interrupts) == (0, ["/nope", "/count"], 0)
 
 
-def test_questions_are_put_one_at_a_time_in_the_order_they_were_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_questions_are_put_one_at_a_time_in_the_order_they_were_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def taken(run: FakeRun, left: list[str | None]) -> None:
         """Until only the questions `left` (by tool) are in line: the loop has taken the one
         before them, so keys sent now reach its prompt."""
@@ -199,7 +210,9 @@ def test_slash_offers_commands_with_hints_then_the_commands_own_completions() ->
     asyncio.run(main())
 
 
-def test_prompts_typed_during_a_turn_run_after_it_in_the_order_they_were_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prompts_typed_during_a_turn_run_after_it_in_the_order_they_were_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("work\r")
         await run.turn_started.wait()
@@ -213,10 +226,14 @@ def test_prompts_typed_during_a_turn_run_after_it_in_the_order_they_were_typed(t
 
     status, run, out = _drive(tmp_path, monkeypatch, scenario)
     assert (status, run.submitted) == (0, ["work", "/later one", "/later two"])
-    assert out.index("ran /later one") < out.index("> /later two", out.index("queued: it runs when the turn ends, after 1 more"))
+    assert out.index("ran /later one") < out.index(
+        "> /later two", out.index("queued: it runs when the turn ends, after 1 more")
+    )
 
 
-def test_ctrl_c_during_a_turn_drops_what_was_queued_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_during_a_turn_drops_what_was_queued_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("work\r")
         await run.turn_started.wait()
@@ -233,7 +250,9 @@ def test_ctrl_c_during_a_turn_drops_what_was_queued_and_says_so(tmp_path: Path, 
     assert (status, run.submitted) == (0, ["work", "/count"])
 
 
-def test_esc_at_a_permission_prompt_answers_no_and_the_prompt_shows_the_always_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_esc_at_a_permission_prompt_answers_no_and_the_prompt_shows_the_always_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
         keys.send_text("ask\r")
         while [q.tool for q in run.surface.questions] != [None]:

@@ -57,10 +57,21 @@ def test_a_changed_line_is_shown_with_three_lines_of_context() -> None:
     new = old.replace("line 5\n", "line five\n")
     diff = unified(old, _whole(old, new), "f.txt", "f.txt")
     assert (diff.added, diff.removed) == (1, 1)
-    assert diff.text == "\n".join([
-        "--- f.txt", "+++ f.txt", "@@ -2,7 +2,7 @@",
-        " line 2", " line 3", " line 4", "-line 5", "+line five", " line 6", " line 7", " line 8",
-    ])
+    assert diff.text == "\n".join(
+        [
+            "--- f.txt",
+            "+++ f.txt",
+            "@@ -2,7 +2,7 @@",
+            " line 2",
+            " line 3",
+            " line 4",
+            "-line 5",
+            "+line five",
+            " line 6",
+            " line 7",
+            " line 8",
+        ]
+    )
 
 
 def test_changes_far_apart_are_separate_hunks_and_near_ones_share_one() -> None:
@@ -73,7 +84,14 @@ def test_changes_far_apart_are_separate_hunks_and_near_ones_share_one() -> None:
 
 def test_a_missing_final_newline_is_marked() -> None:
     diff = unified("a\nb", _whole("a\nb", "a\nc"), "f", "f")
-    assert diff.text.split("\n")[2:] == ["@@ -1,2 +1,2 @@", " a", "-b", "\\ No newline at end of file", "+c", "\\ No newline at end of file"]
+    assert diff.text.split("\n")[2:] == [
+        "@@ -1,2 +1,2 @@",
+        " a",
+        "-b",
+        "\\ No newline at end of file",
+        "+c",
+        "\\ No newline at end of file",
+    ]
 
 
 def test_a_new_file_is_all_added_lines_from_dev_null() -> None:
@@ -146,7 +164,10 @@ def test_random_diffs_apply_back_to_the_new_text() -> None:
             assert diff.text == ""
             continue
         body = diff.text.split("\n")[2:]
-        assert (diff.removed, diff.added) == (sum(line[:1] == "-" for line in body), sum(line[:1] == "+" for line in body))
+        assert (diff.removed, diff.added) == (
+            sum(line[:1] == "-" for line in body),
+            sum(line[:1] == "+" for line in body),
+        )
         if "[diff cut" not in diff.text:
             assert apply(old, diff.text) == new_text
 

@@ -37,7 +37,9 @@ class Tools:
         return self._call(self.write_tool, {"path": path, "content": content}, session)
 
     def edit(self, path: str, old: str, new: str, *, every: bool = False, session: str = "s") -> ToolOutput:
-        return self._call(self.edit_tool, {"path": path, "oldString": old, "newString": new, "replaceAll": every}, session)
+        return self._call(
+            self.edit_tool, {"path": path, "oldString": old, "newString": new, "replaceAll": every}, session
+        )
 
 
 def said(output: ToolOutput) -> str:
@@ -118,7 +120,10 @@ def test_a_file_changed_on_disk_since_it_was_read_is_refused(tmp_path: Path) -> 
     tools, path = ready(tmp_path, "a.txt", b"alpha\n")
     path.write_text("alpha, changed\n")
     output = tools.edit("a.txt", "alpha", "beta")
-    assert said(output) == "a.txt has changed on disk since you last read it (6 bytes then, 15 now). Read it again, then edit it."
+    assert (
+        said(output)
+        == "a.txt has changed on disk since you last read it (6 bytes then, 15 now). Read it again, then edit it."
+    )
     assert path.read_text() == "alpha, changed\n"
     assert not tools.read("a.txt").is_error
     assert not tools.edit("a.txt", "alpha", "beta").is_error
@@ -255,7 +260,10 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     tools = Tools(tmp_path)
     said_edit = said(tools.edit("pipe", "a", "b"))
     assert said_edit == "pipe is a FIFO (a named pipe), not a regular file; edit changes regular files only."
-    assert said(tools.write("pipe", "x")) == "pipe is a FIFO (a named pipe), not a regular file; write changes regular files only."
+    assert (
+        said(tools.write("pipe", "x"))
+        == "pipe is a FIFO (a named pipe), not a regular file; write changes regular files only."
+    )
 
 
 def test_a_non_ascii_file_is_edited_where_the_text_matches(tmp_path: Path) -> None:

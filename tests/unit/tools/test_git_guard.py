@@ -17,7 +17,9 @@ FIXED = [("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"), ("protoco
 
 
 def _listing(*entries: tuple[str, str, str | None]) -> bytes:
-    return b"".join(f"{scope}\0{key}{'' if value is None else chr(10) + value}\0".encode() for scope, key, value in entries)
+    return b"".join(
+        f"{scope}\0{key}{'' if value is None else chr(10) + value}\0".encode() for scope, key, value in entries
+    )
 
 
 def test_the_repositorys_programs_are_neutralised_and_the_persons_own_values_kept() -> None:
@@ -68,13 +70,15 @@ def test_the_environment_comes_after_a_count_already_set(monkeypatch: pytest.Mon
 def test_a_repositorys_filter_and_textconv_do_not_run(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     evil = tmp_path / "evil.sh"
-    evil.write_text(f"#!/bin/sh\necho \"$0\" >> {marker}\ncat\n", encoding="utf-8")
+    evil.write_text(f'#!/bin/sh\necho "$0" >> {marker}\ncat\n', encoding="utf-8")
     evil.chmod(0o755)
     repo = tmp_path / "repo"
     env = {**os.environ, "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
 
     def git(*args: str, extra: dict[str, str] | None = None) -> None:
-        subprocess.run(["git", "-C", str(repo), *args], check=True, env={**env, **(extra or {})}, capture_output=True, timeout=30)
+        subprocess.run(
+            ["git", "-C", str(repo), *args], check=True, env={**env, **(extra or {})}, capture_output=True, timeout=30
+        )
 
     subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env, timeout=30)
     (repo / "a.txt").write_text("a\n", encoding="utf-8")
@@ -104,7 +108,9 @@ def test_a_configuration_too_large_to_read_fails_closed(monkeypatch: pytest.Monk
     subprocess.run(["git", "-C", str(repo), "config", "alias.st", f"!touch {marker}"], check=True, timeout=30)
 
     extra = asyncio.run(environment(str(repo)))
-    ran = subprocess.run(["git", "st"], cwd=repo, env={**os.environ, **extra}, capture_output=True, text=True, timeout=30)
+    ran = subprocess.run(
+        ["git", "st"], cwd=repo, env={**os.environ, **extra}, capture_output=True, text=True, timeout=30
+    )
 
     assert ran.returncode != 0
     assert "configuration could not be read in time or is too large, so git does not run under a rule" in ran.stderr

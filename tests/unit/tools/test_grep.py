@@ -48,9 +48,7 @@ def tree(tmp_path: Path) -> Path:
 def test_grep_lists_file_line_text_by_path_then_line(tree: Path) -> None:
     output = _grep(tree, {"pattern": r"^def \w+"})
     assert not output.is_error
-    assert _text(output) == (
-        "a/notes.md:1:def is not code here\na/x.py:1:def helper():\nb.py:2:def main():"
-    )
+    assert _text(output) == ("a/notes.md:1:def is not code here\na/x.py:1:def helper():\nb.py:2:def main():")
 
 
 def test_grep_can_ignore_case(tree: Path) -> None:
@@ -70,9 +68,7 @@ def test_grep_glob_with_a_slash_filters_by_path(tree: Path) -> None:
 
 def test_grep_searches_under_path_or_in_one_file(tree: Path) -> None:
     assert _text(_grep(tree, {"pattern": "pass", "path": "a"})) == "a/x.py:2:    pass"
-    assert _text(_grep(tree, {"pattern": "os", "path": "b.py"})) == (
-        "b.py:1:import os\nb.py:3:    return os.sep"
-    )
+    assert _text(_grep(tree, {"pattern": "os", "path": "b.py"})) == ("b.py:1:import os\nb.py:3:    return os.sep")
 
 
 def test_grep_skips_git_and_binary_files(tree: Path) -> None:

@@ -10,7 +10,10 @@ from bingo.tools import BashTool, EditTool, GlobTool, GrepTool, ReadTool, WriteT
 
 
 def test_the_stand_ins_names_and_traits_are_the_tools_own() -> None:
-    real = {tool.spec.name: tool.traits for tool in (ReadTool(), GlobTool(), GrepTool(), BashTool(), WriteTool(), EditTool())}
+    real = {
+        tool.spec.name: tool.traits
+        for tool in (ReadTool(), GlobTool(), GrepTool(), BashTool(), WriteTool(), EditTool())
+    }
     assert {tool.name: tool.traits for tool in builtin_tools()} == real
 
 

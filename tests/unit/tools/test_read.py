@@ -41,9 +41,7 @@ def test_read_takes_an_absolute_path(tmp_path: Path) -> None:
 def test_read_shows_the_window_and_says_where_to_continue(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
     output = _read(tmp_path, {"path": "f.txt", "offset": 3, "limit": 2})
-    assert _text(output) == (
-        "     3\tline 3\n     4\tline 4\n[6 more lines: read again with offset=5 to continue]"
-    )
+    assert _text(output) == ("     3\tline 3\n     4\tline 4\n[6 more lines: read again with offset=5 to continue]")
 
 
 def test_read_shows_at_most_2000_lines_by_default(tmp_path: Path) -> None:
@@ -94,9 +92,7 @@ def test_read_of_an_empty_file_says_so(tmp_path: Path) -> None:
 def test_read_past_the_end_says_how_long_the_file_is(tmp_path: Path) -> None:
     (tmp_path / "short.txt").write_text("a\nb\n")
     output = _read(tmp_path, {"path": "short.txt", "offset": 9})
-    assert _text(output) == (
-        "short.txt has 2 lines; offset 9 is past its end. Read again with a smaller offset."
-    )
+    assert _text(output) == ("short.txt has 2 lines; offset 9 is past its end. Read again with a smaller offset.")
 
 
 def test_read_replaces_undecodable_bytes(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ def test_write_creates_a_file_and_its_directories(tmp_path: Path) -> None:
     assert not output.is_error
     assert said(output) == "created src/new/mod.py: 2 lines"
     assert (tmp_path / "src/new/mod.py").read_text() == "a = 1\nb = 2\n"
-    assert output.display == CodeView(language="diff", text="--- /dev/null\n+++ src/new/mod.py\n@@ -0,0 +1,2 @@\n+a = 1\n+b = 2")
+    assert output.display == CodeView(
+        language="diff", text="--- /dev/null\n+++ src/new/mod.py\n@@ -0,0 +1,2 @@\n+a = 1\n+b = 2"
+    )
 
 
 def test_write_refuses_to_replace_a_file_not_read_in_this_session(tmp_path: Path) -> None:

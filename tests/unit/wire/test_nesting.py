@@ -55,7 +55,9 @@ def test_text_too_short_to_nest_past_the_limit_is_never_scanned() -> None:
 _leaves = st.none() | st.integers() | st.text(alphabet='ab"\\[]{}\x00\x1b\u202e', max_size=6)
 _values = st.recursive(
     _leaves,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='k"[\\', max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='k"[\\', max_size=3), inner, max_size=3)
+    ),
     max_leaves=40,
 )
 
@@ -80,7 +82,7 @@ def test_top_members_reads_an_object_without_decoding_its_values() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [b"[1]", b'"x"', b"", b'{"a":1', b'{"a":[1}', b'{"a":1}{', b'{"a" "b":1}', b'{"a":1,:2}', b'{1:2}'],
+    [b"[1]", b'"x"', b"", b'{"a":1', b'{"a":[1}', b'{"a":1}{', b'{"a" "b":1}', b'{"a":1,:2}', b"{1:2}"],
 )
 def test_top_members_refuses_what_is_not_one_object(text: bytes) -> None:
     assert top_members(text) is None

@@ -18,10 +18,23 @@ def test_committed_schema_is_what_the_wire_types_generate() -> None:
 def test_schema_documents_every_method_notification_and_error_code() -> None:
     doc = generate()
     assert set(doc["methods"]) == {
-        "initialize", "tool/call", "command/run", "command/complete", "context/contribute",
-        "compactor/compact", "provider/stream", "hook/decide", "service/call",
+        "initialize",
+        "tool/call",
+        "command/run",
+        "command/complete",
+        "context/contribute",
+        "compactor/compact",
+        "provider/stream",
+        "hook/decide",
+        "service/call",
     }
-    assert set(doc["notifications"]) == {"tool/progress", "tool/cancel", "provider/delta", "provider/cancel", "hook/observe"}
+    assert set(doc["notifications"]) == {
+        "tool/progress",
+        "tool/cancel",
+        "provider/delta",
+        "provider/cancel",
+        "hook/observe",
+    }
     codes = {entry["code"] for entry in doc["errors"].values()}
     assert codes == {-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32800}
     assert set(doc["hostServices"]["bingo.host"]) == {"ask", "notice"}

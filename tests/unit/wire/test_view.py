@@ -8,14 +8,11 @@ from bingo.wire import CodeView, ListView, MarkdownView, StackView, TableView, T
 
 
 def test_table_folds_to_aligned_columns_under_a_header_row() -> None:
-    view = TableView(title="notes.txt", columns=["what", "count"], rows=[["words", 12], ["lines", 3], ["characters", 70]])
+    view = TableView(
+        title="notes.txt", columns=["what", "count"], rows=[["words", 12], ["lines", 3], ["characters", 70]]
+    )
     assert fold(view) == (
-        "notes.txt\n"
-        "what        count\n"
-        "----------  -----\n"
-        "words          12\n"
-        "lines           3\n"
-        "characters     70"
+        "notes.txt\nwhat        count\n----------  -----\nwords          12\nlines           3\ncharacters     70"
     )
 
 
@@ -25,7 +22,12 @@ def test_table_with_ragged_rows_and_nulls_folds_without_error() -> None:
 
 
 def test_lists_and_stacks_compose_their_children() -> None:
-    view = StackView(children=[TextView(text="top"), ListView(items=[TextView(text="one"), CodeView(text="x = 1\ny = 2")], ordered=True)])
+    view = StackView(
+        children=[
+            TextView(text="top"),
+            ListView(items=[TextView(text="one"), CodeView(text="x = 1\ny = 2")], ordered=True),
+        ]
+    )
     assert fold(view) == "top\n\n1. one\n2. x = 1\n   y = 2"
     assert fold(ListView(items=[MarkdownView(text="**b**")])) == "- **b**"
 

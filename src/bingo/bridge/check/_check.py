@@ -41,11 +41,21 @@ async def check_plugin(
     for check in checks:
         report.add(check)
     if manifest is None:
-        report.add(Check(id="start", group="start", status="skip", title="it starts and answers", detail="not checked: bingo would not start it"))
+        report.add(
+            Check(
+                id="start",
+                group="start",
+                status="skip",
+                title="it starts and answers",
+                detail="not checked: bingo would not start it",
+            )
+        )
     else:
         report.plugin, report.mcp, report.started = manifest.name, manifest.mcp is not None, True
         source = source_of(directory, manifest, home=home, project=project)
-        live = await run_plugin(source, manifest, call=call, settings=settings, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox)
+        live = await run_plugin(
+            source, manifest, call=call, settings=settings, cwd=cwd, data_dir=data_dir, environ=environ, sandbox=sandbox
+        )
         for check in live.all():
             report.add(check)
     report.seconds = time.monotonic() - started

@@ -111,7 +111,11 @@ def _unknown(raw: bytes) -> list[str]:
     known = _keys(InitializeResult)
     strays = P.unknown_keys(list(top), known)
     if strays:
-        said.append(P.UNKNOWN_KEYS.said(whose="the handshake", has="has", s="s" if len(strays) > 1 else "", keys=", ".join(strays)))
+        said.append(
+            P.UNKNOWN_KEYS.said(
+                whose="the handshake", has="has", s="s" if len(strays) > 1 else "", keys=", ".join(strays)
+            )
+        )
     tools = declaration_problems(raw)
     if tools is not None:
         said.append(tools)
@@ -131,7 +135,9 @@ def _unknown(raw: bytes) -> list[str]:
                 strays += [f"args.{key}" for key in P.unknown_keys(list(inner), _keys(CommandArgs))]
             if strays:
                 said.append(
-                    P.UNKNOWN_KEYS.said(whose=f"{kind}[{index}]", has="has", s="s" if len(strays) > 1 else "", keys=", ".join(strays))
+                    P.UNKNOWN_KEYS.said(
+                        whose=f"{kind}[{index}]", has="has", s="s" if len(strays) > 1 else "", keys=", ".join(strays)
+                    )
                     + f" (its keys are {', '.join(keys)})"
                 )
     return said
@@ -180,10 +186,18 @@ def _texts(info: InitializeResult) -> list[tuple[str, str]]:
     for i, tool in enumerate(info.tools):
         found += [(f"tools[{i}].name", tool.name), (f"tools[{i}].description", tool.description)]
     for i, command in enumerate(info.commands):
-        found += [(f"commands[{i}].name", command.name), (f"commands[{i}].hint", command.hint), (f"commands[{i}].family", command.family)]
+        found += [
+            (f"commands[{i}].name", command.name),
+            (f"commands[{i}].hint", command.hint),
+            (f"commands[{i}].family", command.family),
+        ]
         if command.args.hint:
             found.append((f"commands[{i}].args.hint", command.args.hint))
-    for kind, items in (("contributors", info.contributors), ("compactors", info.compactors), ("providers", info.providers)):
+    for kind, items in (
+        ("contributors", info.contributors),
+        ("compactors", info.compactors),
+        ("providers", info.providers),
+    ):
         for i, item in enumerate(items):
             found += [(f"{kind}[{i}].name", item.name), (f"{kind}[{i}].description", item.description)]
     return found
@@ -215,8 +229,20 @@ def check_declarations(raw: bytes, plugin: str, *, on_info: Callable[[Initialize
     counts = {kind: len(getattr(info, kind)) for kind in _KINDS if getattr(info, kind)}
     declared = ", ".join(f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in counts.items()) or "nothing"
     checks[0] = msgspec.structs.replace(checks[0], detail=f"{declared}, as schema/plugin.json says")
-    hooks = [P.HOOK_REFUSED.said(name=hook.name, problem=problem) for hook in info.hooks if (problem := hook_problem(hook)) is not None]
-    checks.append(_check("declarations.hooks", "every hook names a site and its points", hooks, ok=f"{len(info.hooks)} hook(s)" if info.hooks else "none declared", fix=P.HOOK_REFUSED.fix.format()))
+    hooks = [
+        P.HOOK_REFUSED.said(name=hook.name, problem=problem)
+        for hook in info.hooks
+        if (problem := hook_problem(hook)) is not None
+    ]
+    checks.append(
+        _check(
+            "declarations.hooks",
+            "every hook names a site and its points",
+            hooks,
+            ok=f"{len(info.hooks)} hook(s)" if info.hooks else "none declared",
+            fix=P.HOOK_REFUSED.fix.format(),
+        )
+    )
     checks.extend(_named_and_shown(info, plugin))
     return checks
 
@@ -225,20 +251,46 @@ def _named_and_shown(info: InitializeResult, plugin: str) -> list[Check]:
     """The checks of what a declaration names and shows, a plugin's or an MCP server's:
     names, tool names, input schemas, control characters."""
     checks: list[Check] = []
-    checks.append(_check("declarations.names", "no name is bingo's own or declared twice", _names(info), ok="none", fix="rename them"))
+    checks.append(
+        _check(
+            "declarations.names", "no name is bingo's own or declared twice", _names(info), ok="none", fix="rename them"
+        )
+    )
     fitted = _fitted(plugin, info)
     room = 64 - len(bridged_name(plugin, ""))
-    tool_names = _check("declarations.tool-names", "tool names are model-safe", fitted, ok="all fit as they are", fix=P.TOOL_NAME.fix.format(room=room))
+    tool_names = _check(
+        "declarations.tool-names",
+        "tool names are model-safe",
+        fitted,
+        ok="all fit as they are",
+        fix=P.TOOL_NAME.fix.format(room=room),
+    )
     # A warning: bingo sends such a name renamed, and the call still works (ADR-0011).
     checks.append(msgspec.structs.replace(tool_names, status="warn") if fitted else tool_names)
-    schemas = [P.INPUT_SCHEMA.said(name=tool.name, why=why) for tool in info.tools if (why := schema_problem(tool.input_schema)) is not None]
-    checks.append(_check("declarations.schemas", "every inputSchema is a JSON Schema object", schemas, ok=f"{len(info.tools)} tool(s)" if info.tools else "no tools", fix=P.INPUT_SCHEMA.fix.format()))
+    schemas = [
+        P.INPUT_SCHEMA.said(name=tool.name, why=why)
+        for tool in info.tools
+        if (why := schema_problem(tool.input_schema)) is not None
+    ]
+    checks.append(
+        _check(
+            "declarations.schemas",
+            "every inputSchema is a JSON Schema object",
+            schemas,
+            ok=f"{len(info.tools)} tool(s)" if info.tools else "no tools",
+            fix=P.INPUT_SCHEMA.fix.format(),
+        )
+    )
     control = [f"`{where}`" for where, text in _texts(info) if _CONTROL.search(text)]
     checks.append(
         _check(
             "declarations.text",
             "what a person is shown holds no control characters",
-            [f"{', '.join(control)} hold{'s' if len(control) == 1 else ''} terminal control characters or bidirectional overrides, which bingo shows escaped"] if control else [],
+            [
+                f"{', '.join(control)} hold{'s' if len(control) == 1 else ''} terminal control characters or bidirectional overrides, which bingo shows escaped"
+            ]
+            if control
+            else [],
             ok="none",
             fix="write plain text: no escape sequences, no control characters",
         )
@@ -249,12 +301,30 @@ def _named_and_shown(info: InitializeResult, plugin: str) -> list[Check]:
 def check_served(info: InitializeResult, plugin: str) -> list[Check]:
     """The declaration checks of what MCP server `plugin` lists, as bingo reads it (its
     tools and its prompts, as slash commands): what bingo renames or refuses of it."""
-    tools = ", ".join(tool.name for tool in info.tools[:_LISTED]) + (f" and {len(info.tools) - _LISTED} more" if len(info.tools) > _LISTED else "")
-    prompts = ", ".join("/" + command.name for command in info.commands[:_LISTED]) + (f" and {len(info.commands) - _LISTED} more" if len(info.commands) > _LISTED else "")
+    tools = ", ".join(tool.name for tool in info.tools[:_LISTED]) + (
+        f" and {len(info.tools) - _LISTED} more" if len(info.tools) > _LISTED else ""
+    )
+    prompts = ", ".join("/" + command.name for command in info.commands[:_LISTED]) + (
+        f" and {len(info.commands) - _LISTED} more" if len(info.commands) > _LISTED else ""
+    )
     checks = [
-        Check(id="declarations.tools", group="declarations", status="pass", title="it lists its tools (tools/list)", detail=f"{len(info.tools)}: {tools}" if info.tools else "none"),
+        Check(
+            id="declarations.tools",
+            group="declarations",
+            status="pass",
+            title="it lists its tools (tools/list)",
+            detail=f"{len(info.tools)}: {tools}" if info.tools else "none",
+        ),
     ]
     if info.commands:
-        checks.append(Check(id="declarations.prompts", group="declarations", status="pass", title="its prompts are slash commands (prompts/list)", detail=f"{len(info.commands)}: {prompts}"))
+        checks.append(
+            Check(
+                id="declarations.prompts",
+                group="declarations",
+                status="pass",
+                title="its prompts are slash commands (prompts/list)",
+                detail=f"{len(info.commands)}: {prompts}",
+            )
+        )
     checks.extend(_named_and_shown(info, plugin))
     return checks

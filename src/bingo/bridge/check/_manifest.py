@@ -46,7 +46,10 @@ def _check(id: str, title: str, problem: str | tuple[str, str] | None = None, *,
 
 
 def _unknown_words(whose: str, found: list[str], known: Sequence[str]) -> str:
-    return P.UNKNOWN_KEYS.said(whose=whose, has="has", s="s" if len(found) > 1 else "", keys=", ".join(found)) + f" (its keys are {', '.join(known)})"
+    return (
+        P.UNKNOWN_KEYS.said(whose=whose, has="has", s="s" if len(found) > 1 else "", keys=", ".join(found))
+        + f" (its keys are {', '.join(known)})"
+    )
 
 
 def _read(directory: Path) -> dict[str, Json] | str:
@@ -91,7 +94,9 @@ def _plugin_root(directory: Path, strings: list[tuple[str, str]]) -> tuple[str, 
     for where, value in strings:
         for match in _VARIABLE.finditer(value):
             if match.group(0) != PLUGIN_ROOT:
-                return P.PLUGIN_ROOT_SPELLED.said(where=where, written=match.group(0)), P.PLUGIN_ROOT_SPELLED.fix.format()
+                return P.PLUGIN_ROOT_SPELLED.said(
+                    where=where, written=match.group(0)
+                ), P.PLUGIN_ROOT_SPELLED.fix.format()
         if value.startswith(PLUGIN_ROOT + "/"):
             rest = value[len(PLUGIN_ROOT) + 1 :].split(" ")[0]
             if rest and not (directory / rest).exists():
@@ -131,9 +136,18 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
         checks.append(_check("manifest.name", "the name follows the rules", check_name(name), ok=repr(name)))
         wrong = None if name == directory.name else P.DIRECTORY_NAME.said(directory=directory.name, name=name)
         fix = P.DIRECTORY_NAME.fix if wrong else ""
-        checks.append(_check("manifest.directory", "the directory is named as the plugin", wrong, ok=directory.name, fix=fix))
+        checks.append(
+            _check("manifest.directory", "the directory is named as the plugin", wrong, ok=directory.name, fix=fix)
+        )
     else:
-        checks.append(_check("manifest.name", "the name follows the rules", "`name` is missing or not a string", fix='write "name": "<the directory\'s name>"'))
+        checks.append(
+            _check(
+                "manifest.name",
+                "the name follows the rules",
+                "`name` is missing or not a string",
+                fix='write "name": "<the directory\'s name>"',
+            )
+        )
     unknown = P.unknown_keys(list(value), _KEYS)
     entry = value.get("entry")
     mcp = value.get("mcp")
@@ -145,7 +159,15 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
             strays = P.unknown_keys(list(sub), known)
             if strays:
                 words.append(_unknown_words(f"`{key}`", strays, known))
-    checks.append(_check("manifest.keys", "every key is one bingo reads", "; ".join(words) or None, ok="none unknown", fix=P.UNKNOWN_KEYS.fix))
+    checks.append(
+        _check(
+            "manifest.keys",
+            "every key is one bingo reads",
+            "; ".join(words) or None,
+            ok="none unknown",
+            fix=P.UNKNOWN_KEYS.fix,
+        )
+    )
     manifest: Manifest | None = None
     refused: tuple[str, str] | None = None
     try:
@@ -155,30 +177,82 @@ def check_manifest(directory: Path, *, cwd: Path, environ: Mapping[str, str]) ->
     if is_object(entry):
         strings = _strings(entry)
         checks.append(_command(directory, manifest, entry, cwd=cwd, environ=environ))
-        checks.append(_check("manifest.plugin-root", "only ${PLUGIN_ROOT} is used, for files that are there", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
-        checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, strings), ok="none does"))
+        checks.append(
+            _check(
+                "manifest.plugin-root",
+                "only ${PLUGIN_ROOT} is used, for files that are there",
+                _plugin_root(directory, strings),
+                ok="every use expands to a file that is there",
+            )
+        )
+        checks.append(
+            _check(
+                "manifest.paths",
+                "no argument names a plugin file by a relative path",
+                _relative(directory, strings),
+                ok="none does",
+            )
+        )
     elif is_object(mcp) and isinstance(mcp.get("command"), str) and mcp.get("url") is None:
         # A stdio server's command, arguments and env are expanded as an entry's are.
         strings = _strings(mcp, "mcp")
-        checks.append(_check("manifest.plugin-root", "only ${PLUGIN_ROOT} is used, for files that are there", _plugin_root(directory, strings), ok="every use expands to a file that is there"))
-        checks.append(_check("manifest.paths", "no argument names a plugin file by a relative path", _relative(directory, strings), ok="none does"))
+        checks.append(
+            _check(
+                "manifest.plugin-root",
+                "only ${PLUGIN_ROOT} is used, for files that are there",
+                _plugin_root(directory, strings),
+                ok="every use expands to a file that is there",
+            )
+        )
+        checks.append(
+            _check(
+                "manifest.paths",
+                "no argument names a plugin file by a relative path",
+                _relative(directory, strings),
+                ok="none does",
+            )
+        )
     elif mcp is None:
-        checks.append(_check("manifest.command", "the entry's command can be run", "`entry` is missing (or `mcp`, for an MCP server)", fix='add "entry": {"command": ..., "args": [...]}'))
+        checks.append(
+            _check(
+                "manifest.command",
+                "the entry's command can be run",
+                "`entry` is missing (or `mcp`, for an MCP server)",
+                fix='add "entry": {"command": ..., "args": [...]}',
+            )
+        )
     if refused is not None and all(check.status == "pass" for check in checks):
         checks.append(_check("manifest.accepted", "bingo reads the manifest", refused))
     return checks, manifest
 
 
-def _command(directory: Path, manifest: Manifest | None, entry: Mapping[str, Json], *, cwd: Path, environ: Mapping[str, str]) -> Check:
+def _command(
+    directory: Path, manifest: Manifest | None, entry: Mapping[str, Json], *, cwd: Path, environ: Mapping[str, str]
+) -> Check:
     title = "the entry's command can be run"
     command = entry.get("command")
     if not isinstance(command, str):
-        return _check("manifest.command", title, "`entry.command` is missing or not a string", fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})')
+        return _check(
+            "manifest.command",
+            title,
+            "`entry.command` is missing or not a string",
+            fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})',
+        )
     if not command.strip():
-        return _check("manifest.command", title, "`entry.command` is empty", fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})')
+        return _check(
+            "manifest.command",
+            title,
+            "`entry.command` is empty",
+            fix='write "command": "python3" (or a path under ${PLUGIN_ROOT})',
+        )
     if "/" in command and not command.startswith(("/", PLUGIN_ROOT)):
         rest = command.removeprefix("./")
-        return _check("manifest.command", title, P.RELATIVE_COMMAND.said(where="entry.command", command=command), fix=P.RELATIVE_COMMAND.fix.format(rest=rest))
+        return _check(
+            "manifest.command",
+            title,
+            P.RELATIVE_COMMAND.said(where="entry.command", command=command),
+            fix=P.RELATIVE_COMMAND.fix.format(rest=rest),
+        )
     if manifest is None:
         return _check("manifest.command", title, ok=f"{command} (not looked up: bingo refuses the manifest)")
     if manifest.mcp is not None and manifest.mcp.url is not None:
@@ -188,7 +262,17 @@ def _command(directory: Path, manifest: Manifest | None, entry: Mapping[str, Jso
         found = resolve(argv, env, cwd)
     except OSError as exc:
         why = "not found on PATH" if os.sep not in argv[0] else (exc.strerror or str(exc))
-        return _check("manifest.command", title, P.COMMAND_NOT_FOUND.said(command=command, why=why), fix=P.COMMAND_NOT_FOUND.fix.format())
+        return _check(
+            "manifest.command",
+            title,
+            P.COMMAND_NOT_FOUND.said(command=command, why=why),
+            fix=P.COMMAND_NOT_FOUND.fix.format(),
+        )
     if os.sep in argv[0] and not os.access(found, os.X_OK):
-        return _check("manifest.command", title, P.COMMAND_NOT_FOUND.said(command=command, why="it is not executable"), fix="chmod +x it, or run it through its interpreter")
+        return _check(
+            "manifest.command",
+            title,
+            P.COMMAND_NOT_FOUND.said(command=command, why="it is not executable"),
+            fix="chmod +x it, or run it through its interpreter",
+        )
     return _check("manifest.command", title, ok=found)

@@ -100,7 +100,14 @@ async def unknown_method(conn: Connection) -> Check:
         got = f"error {exc.code}" if exc.code else exc.line()
     else:
         got = "a result"
-    return line("behaviour", "behaviour.unknown-method", title, "fail", P.UNKNOWN_METHOD.said(method=method, got=got), P.UNKNOWN_METHOD.fix)
+    return line(
+        "behaviour",
+        "behaviour.unknown-method",
+        title,
+        "fail",
+        P.UNKNOWN_METHOD.said(method=method, got=got),
+        P.UNKNOWN_METHOD.fix,
+    )
 
 
 class Probes:
@@ -150,9 +157,27 @@ class Probes:
                 into.append(line("behaviour", check_id, title, "pass", "-32601: it offers none"))
             elif isinstance(answer, DeadlinePassed):
                 seconds = self._settings.deadline("command/complete")
-                into.append(line("behaviour", check_id, title, "fail", P.COMPLETE_LATE.said(name=command.name, seconds=seconds), P.COMPLETE_LATE.fix))
+                into.append(
+                    line(
+                        "behaviour",
+                        check_id,
+                        title,
+                        "fail",
+                        P.COMPLETE_LATE.said(name=command.name, seconds=seconds),
+                        P.COMPLETE_LATE.fix,
+                    )
+                )
             else:
-                into.append(line("behaviour", check_id, title, "fail", _said(answer), "answer {\"completions\": [{\"value\": ...}]} (see schema/plugin.json)"))
+                into.append(
+                    line(
+                        "behaviour",
+                        check_id,
+                        title,
+                        "fail",
+                        _said(answer),
+                        'answer {"completions": [{"value": ...}]} (see schema/plugin.json)',
+                    )
+                )
 
     async def decide(self, info: InitializeResult, into: list[Check]) -> None:
         from ...kernel.hooks import hook_problem
@@ -173,16 +198,32 @@ class Probes:
 
     def _decision(self, check_id: str, title: str, name: str, payload: Json, answer: Any) -> Check:
         if not isinstance(answer, msgspec.Raw):
-            return line("behaviour", check_id, title, "fail", _said(answer), "answer within hook/decide's deadline with {\"outcome\": ...}")
+            return line(
+                "behaviour",
+                check_id,
+                title,
+                "fail",
+                _said(answer),
+                'answer within hook/decide\'s deadline with {"outcome": ...}',
+            )
         try:
             outcome = msgspec.json.decode(answer, type=HookOutcome)
         except msgspec.DecodeError as exc:
             got = _outcome_of(answer) or f"an answer of the wrong shape ({exc})"
-            return line("behaviour", check_id, title, "fail", P.HOOK_ANSWER.said(name=name, got=got), P.HOOK_ANSWER.fix.format())
+            return line(
+                "behaviour", check_id, title, "fail", P.HOOK_ANSWER.said(name=name, got=got), P.HOOK_ANSWER.fix.format()
+            )
         if outcome.outcome == "redirect" and is_object(payload) and is_object(outcome.value):
             became: Json = outcome.value.get("tool")
             if "tool" in payload and became != payload["tool"]:
-                return line("behaviour", check_id, title, "warn", f"it redirected a call of {payload['tool']} to {cut(repr(became), PREVIEW)}", "a redirect is asked about again as the call it becomes; make sure that is what you mean")
+                return line(
+                    "behaviour",
+                    check_id,
+                    title,
+                    "warn",
+                    f"it redirected a call of {payload['tool']} to {cut(repr(became), PREVIEW)}",
+                    "a redirect is asked about again as the call it becomes; make sure that is what you mean",
+                )
         return line("behaviour", check_id, title, "pass", outcome.outcome)
 
     async def contribute(self, info: InitializeResult, into: list[Check]) -> None:
@@ -196,15 +237,33 @@ class Probes:
             if isinstance(answer, ContributeResult):
                 into.append(line("behaviour", check_id, title, "pass", f"{len(answer.pieces)} piece(s)"))
             else:
-                into.append(line("behaviour", check_id, title, "fail", _said(answer), "answer {\"pieces\": [...]} at once: a late contributor is dropped from the turn"))
+                into.append(
+                    line(
+                        "behaviour",
+                        check_id,
+                        title,
+                        "fail",
+                        _said(answer),
+                        'answer {"pieces": [...]} at once: a late contributor is dropped from the turn',
+                    )
+                )
 
     def extra_params(self, called: bool) -> Check:
         title = "it ignores params fields it does not know"
         if self._refused:
             refused = ", ".join(sorted(set(self._refused)))
-            return line("behaviour", "behaviour.extra-params", title, "fail", P.EXTRA_PARAMS.said(method=refused, field=_EXTRA), P.EXTRA_PARAMS.fix)
+            return line(
+                "behaviour",
+                "behaviour.extra-params",
+                title,
+                "fail",
+                P.EXTRA_PARAMS.said(method=refused, field=_EXTRA),
+                P.EXTRA_PARAMS.fix,
+            )
         if not self._tried:
-            why = "nothing it declares can be probed without side effects" + ("" if called else "; --call probes its tools")
+            why = "nothing it declares can be probed without side effects" + (
+                "" if called else "; --call probes its tools"
+            )
             return line("behaviour", "behaviour.extra-params", title, "skip", why)
         return line("behaviour", "behaviour.extra-params", title, "pass", ", ".join(sorted(set(self._tried))))
 
@@ -240,24 +299,84 @@ class Probes:
             detail = failed.line() if failed is not None else "no answer"
             if output is not None and output.is_error and output.parts:
                 detail = "; ".join(p.text for p in output.parts if isinstance(p, TextPart))[:200] or detail
-            checks.append(line(group, f"call.{name}.answer", title, "fail", detail, 'answer {"output": {"parts": [{"type": "text", "text": ...}]}} (a failure the model should read: "isError": true)'))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.answer",
+                    title,
+                    "fail",
+                    detail,
+                    'answer {"output": {"parts": [{"type": "text", "text": ...}]}} (a failure the model should read: "isError": true)',
+                )
+            )
         dropped = watch.faults.get(f"tool/call display {name}")
         if dropped is not None:
-            checks.append(line(group, f"call.{name}.display", "its display is a View", "fail", dropped, P.DISPLAY_DROPPED.fix.format()))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.display",
+                    "its display is a View",
+                    "fail",
+                    dropped,
+                    P.DISPLAY_DROPPED.fix.format(),
+                )
+            )
         elif output is not None and output.display is not None:
-            checks.append(line(group, f"call.{name}.display", "its display is a View", "pass", f"a {type(output.display).__name__.removesuffix('View').lower()} View"))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.display",
+                    "its display is a View",
+                    "pass",
+                    f"a {type(output.display).__name__.removesuffix('View').lower()} View",
+                )
+            )
         else:
-            checks.append(line(group, f"call.{name}.display", "its display is a View", "pass" if output is not None else "skip", _NO_DISPLAY if output is not None else "no answer to read"))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.display",
+                    "its display is a View",
+                    "pass" if output is not None else "skip",
+                    _NO_DISPLAY if output is not None else "no answer to read",
+                )
+            )
         checks.append(self._cancel_line(name, cancelled, after))
         checks.append(_progress(name, watch))
         refused = watch.refused_asks[asks:]
         noticed = watch.host_notices - notices
         if refused:
-            checks.append(line(group, f"call.{name}.host", "what it asks bingo.host is answered", "fail", f"bingo.host ask was refused: {refused[0]}", "ask only on the callId of a call you are running, while it runs"))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.host",
+                    "what it asks bingo.host is answered",
+                    "fail",
+                    f"bingo.host ask was refused: {refused[0]}",
+                    "ask only on the callId of a call you are running, while it runs",
+                )
+            )
         elif noticed > NOTICE_BURST:
-            checks.append(line(group, f"call.{name}.host", "what it asks bingo.host is answered", "fail", P.NOTICE_FLOOD.said(count=noticed, burst=NOTICE_BURST, per_second=NOTICES_PER_SECOND), P.NOTICE_FLOOD.fix))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.host",
+                    "what it asks bingo.host is answered",
+                    "fail",
+                    P.NOTICE_FLOOD.said(count=noticed, burst=NOTICE_BURST, per_second=NOTICES_PER_SECOND),
+                    P.NOTICE_FLOOD.fix,
+                )
+            )
         else:
-            checks.append(line(group, f"call.{name}.host", "what it asks bingo.host is answered", "pass", f"{noticed} notice(s)" if noticed else "not used"))
+            checks.append(
+                line(
+                    group,
+                    f"call.{name}.host",
+                    "what it asks bingo.host is answered",
+                    "pass",
+                    f"{noticed} notice(s)" if noticed else "not used",
+                )
+            )
         return checks
 
     async def _cancelled(self, spec: ToolSpec, value: Json, watch: Watch) -> tuple[Any, float]:
@@ -265,8 +384,18 @@ class Probes:
         the seconds it took after the cancel."""
         self._calls += 1
         call_id = f"check-{self._calls}"
-        params = _ToolCallExtra(call_id=call_id, name=spec.name, input=value, cwd=self._cwd, session="bingo-check", turn=0, bingo_check_extra="x")
-        plain = ToolCallParams(call_id=call_id, name=spec.name, input=value, cwd=self._cwd, session="bingo-check", turn=0)
+        params = _ToolCallExtra(
+            call_id=call_id,
+            name=spec.name,
+            input=value,
+            cwd=self._cwd,
+            session="bingo-check",
+            turn=0,
+            bingo_check_extra="x",
+        )
+        plain = ToolCallParams(
+            call_id=call_id, name=spec.name, input=value, cwd=self._cwd, session="bingo-check", turn=0
+        )
         conn = self._conn
         loop = asyncio.get_running_loop()
 
@@ -294,23 +423,54 @@ class Probes:
 
     def _cancel_line(self, name: str, answer: Any, after: float) -> Check:
         title = f"tool {name} answers soon after tool/cancel"
-        if isinstance(answer, msgspec.Raw | PluginError) and not isinstance(answer, DeadlinePassed) and after <= CANCEL_WAIT:
+        if (
+            isinstance(answer, msgspec.Raw | PluginError)
+            and not isinstance(answer, DeadlinePassed)
+            and after <= CANCEL_WAIT
+        ):
             return line("call", f"call.{name}.cancel", title, "pass", f"answered {after:.2f} s after it")
         if isinstance(answer, TimeoutError | DeadlinePassed):
             how = f"did not answer within {after:.0f} s"
         else:
             how = f"answered {after:.1f} s"
-        return line("call", f"call.{name}.cancel", title, "warn", P.CANCEL_IGNORED.said(name=name, how=how), P.CANCEL_IGNORED.fix)
+        return line(
+            "call",
+            f"call.{name}.cancel",
+            title,
+            "warn",
+            P.CANCEL_IGNORED.said(name=name, how=how),
+            P.CANCEL_IGNORED.fix,
+        )
 
 
 def _progress(name: str, watch: Watch) -> Check:
     title = "its tool/progress is well-formed"
     flood = watch.faults.get("progress-flood")
     if flood is not None:
-        return line("call", f"call.{name}.progress", title, "fail", P.PROGRESS_FLOOD.said(per_second=PROGRESS_PER_SECOND), P.PROGRESS_FLOOD.fix)
+        return line(
+            "call",
+            f"call.{name}.progress",
+            title,
+            "fail",
+            P.PROGRESS_FLOOD.said(per_second=PROGRESS_PER_SECOND),
+            P.PROGRESS_FLOOD.fix,
+        )
     if watch.progress_bad:
-        return line("call", f"call.{name}.progress", title, "fail", P.BAD_PROGRESS.said(why=watch.progress_bad[0]), P.BAD_PROGRESS.fix)
-    return line("call", f"call.{name}.progress", title, "pass", f"{watch.progress_ok} live line(s)" if watch.progress_ok else "none sent")
+        return line(
+            "call",
+            f"call.{name}.progress",
+            title,
+            "fail",
+            P.BAD_PROGRESS.said(why=watch.progress_bad[0]),
+            P.BAD_PROGRESS.fix,
+        )
+    return line(
+        "call",
+        f"call.{name}.progress",
+        title,
+        "pass",
+        f"{watch.progress_ok} live line(s)" if watch.progress_ok else "none sent",
+    )
 
 
 def _outcome_of(raw: msgspec.Raw) -> str | None:

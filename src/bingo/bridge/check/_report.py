@@ -59,7 +59,15 @@ class Live:
 
     def skip_rest(self, why: str) -> None:
         """One line for the behaviour that was not checked, and why."""
-        self.behaviour.append(Check(id="behaviour", group="behaviour", status="skip", title="its behaviour on the wire", detail=f"not checked: {why}"))
+        self.behaviour.append(
+            Check(
+                id="behaviour",
+                group="behaviour",
+                status="skip",
+                title="its behaviour on the wire",
+                detail=f"not checked: {why}",
+            )
+        )
 
 
 DATA_DIR = "a temporary directory, removed afterwards"
@@ -110,7 +118,9 @@ class Report(msgspec.Struct, kw_only=True):
         if self.started:
             lines.append(f"  dataDir: {DATA_DIR}")
         if not self.called and self.mcp and self.started:
-            lines.append("  (no tool was called: pass --call to call each tool that says it only reads, with an input made from its schema)")
+            lines.append(
+                "  (no tool was called: pass --call to call each tool that says it only reads, with an input made from its schema)"
+            )
         elif not self.called and not self.mcp:
             lines.append("  (no tool was called: pass --call to call each tool with an input made from its schema)")
         lines.append(self.summary())

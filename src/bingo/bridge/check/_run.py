@@ -66,7 +66,9 @@ def source_of(directory: Path, manifest: Manifest, *, home: Path, project: Path)
             layer, base = "project", project
     except OSError:
         pass
-    return PluginSource(name=directory.name, layer=layer, root=root, manifest=manifest, problem=None, base=base.absolute())
+    return PluginSource(
+        name=directory.name, layer=layer, root=root, manifest=manifest, problem=None, base=base.absolute()
+    )
 
 
 async def run_plugin(
@@ -94,7 +96,14 @@ async def run_plugin(
     router = Router(registry, notices, books, watch)
     loop = asyncio.get_running_loop()
     with tempfile.TemporaryDirectory(prefix="bingo-check-", ignore_cleanup_errors=True) as scratch:
-        facts = HostFacts(version=__version__, cwd=cwd, data_dir=data_dir, environ=dict(environ), sandbox=sandbox, plugins_data=Path(scratch))
+        facts = HostFacts(
+            version=__version__,
+            cwd=cwd,
+            data_dir=data_dir,
+            environ=dict(environ),
+            sandbox=sandbox,
+            plugins_data=Path(scratch),
+        )
         async with asyncio.TaskGroup() as group:
             plugin = Checked(
                 source,
@@ -117,7 +126,16 @@ async def run_plugin(
                     await _drive(plugin, live, watch, call=call, settings=settings, cwd=cwd)
             except Exception as exc:  # boundary: whatever the plugin did, the checker reports
                 _log.exception("the check of %s failed", plugin.name)
-                live.behaviour.append(line("behaviour", "behaviour.checker", "the checker ran to the end", "fail", f"it stopped at {type(exc).__name__}: {cut(str(exc), 200)}", "see bingo's log; this is the checker's fault, not the plugin's"))
+                live.behaviour.append(
+                    line(
+                        "behaviour",
+                        "behaviour.checker",
+                        "the checker ran to the end",
+                        "fail",
+                        f"it stopped at {type(exc).__name__}: {cut(str(exc), 200)}",
+                        "see bingo's log; this is the checker's fault, not the plugin's",
+                    )
+                )
             running = plugin.state == "running"
             began = time.monotonic()
             plugin.stop()
@@ -146,7 +164,16 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
     seconds = time.monotonic() - started
     deadline = settings.deadline("initialize")
     if not plugin.spawned:
-        live.start.append(line(group, "start.spawn", "the process starts", "fail", plugin.why or "it could not be started", "check entry.command and entry.args (see the manifest checks above)"))
+        live.start.append(
+            line(
+                group,
+                "start.spawn",
+                "the process starts",
+                "fail",
+                plugin.why or "it could not be started",
+                "check entry.command and entry.args (see the manifest checks above)",
+            )
+        )
         return
     live.start.append(line(group, "start.spawn", "the process starts", "pass", f"in {plugin.source.root}"))
     early = watch.early
@@ -158,16 +185,45 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
         live.start.append(line(group, "start.quiet", title, "pass", "its first lines are its answer, pretty-printed"))
     else:
         lines = f"{len(early)} line{'s' if len(early) != 1 else ''}"
-        live.start.append(line(group, "start.quiet", title, "fail", P.STDOUT_BEFORE_INITIALIZE.said(lines=lines, first=early[0]), P.STDOUT_BEFORE_INITIALIZE.fix))
+        live.start.append(
+            line(
+                group,
+                "start.quiet",
+                title,
+                "fail",
+                P.STDOUT_BEFORE_INITIALIZE.said(lines=lines, first=early[0]),
+                P.STDOUT_BEFORE_INITIALIZE.fix,
+            )
+        )
     peek = _peek(watch.first_answer)
     answered = isinstance(outcome, Connection) or plugin.state == "refused"
     if answered:
-        live.start.append(line(group, "start.handshake", f"it answers initialize within its deadline ({deadline:g} s)", "pass", f"in {seconds:.2f} s"))
+        live.start.append(
+            line(
+                group,
+                "start.handshake",
+                f"it answers initialize within its deadline ({deadline:g} s)",
+                "pass",
+                f"in {seconds:.2f} s",
+            )
+        )
     else:
         why = plugin.why or (outcome.line() if isinstance(outcome, PluginError) else "it did not answer")
-        live.start.append(line(group, "start.handshake", f"it answers initialize within its deadline ({deadline:g} s)", "fail", why, "answer initialize at once, with one line of JSON on stdout"))
+        live.start.append(
+            line(
+                group,
+                "start.handshake",
+                f"it answers initialize within its deadline ({deadline:g} s)",
+                "fail",
+                why,
+                "answer initialize at once, with one line of JSON on stdout",
+            )
+        )
     if peek is None:
-        for id, title in (("start.protocol", "it speaks protocol 5"), ("start.name", "its handshake names it as the manifest does")):
+        for id, title in (
+            ("start.protocol", "it speaks protocol 5"),
+            ("start.name", "its handshake names it as the manifest does"),
+        ):
             live.start.append(line(group, id, title, "skip", "no handshake answer to read"))
         live.skip_rest("it did not complete its handshake")
         return
@@ -177,11 +233,29 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
     if protocol == PROTOCOL_VERSION:
         live.start.append(line(group, "start.protocol", "it speaks protocol 5", "pass", "protocol 5"))
     else:
-        live.start.append(line(group, "start.protocol", "it speaks protocol 5", "fail", P.PROTOCOL.said(theirs=protocol, ours=PROTOCOL_VERSION), P.PROTOCOL.fix.format(ours=PROTOCOL_VERSION)))
+        live.start.append(
+            line(
+                group,
+                "start.protocol",
+                "it speaks protocol 5",
+                "fail",
+                P.PROTOCOL.said(theirs=protocol, ours=PROTOCOL_VERSION),
+                P.PROTOCOL.fix.format(ours=PROTOCOL_VERSION),
+            )
+        )
     if name == plugin.manifest.name:
         live.start.append(line(group, "start.name", "its handshake names it as the manifest does", "pass", repr(name)))
     else:
-        live.start.append(line(group, "start.name", "its handshake names it as the manifest does", "fail", P.HANDSHAKE_NAME.said(theirs=name, ours=plugin.manifest.name), P.HANDSHAKE_NAME.fix))
+        live.start.append(
+            line(
+                group,
+                "start.name",
+                "its handshake names it as the manifest does",
+                "fail",
+                P.HANDSHAKE_NAME.said(theirs=name, ours=plugin.manifest.name),
+                P.HANDSHAKE_NAME.fix,
+            )
+        )
     result = _result_of(watch.first_answer)
     infos: list[InitializeResult] = []
     if result is not None:
@@ -202,7 +276,14 @@ async def _drive(plugin: Checked, live: Live, watch: Watch, *, call: bool, setti
     live.behaviour.append(
         line("behaviour", "behaviour.alive", "it stays up through the checks", "pass", "running")
         if plugin.state == "running"
-        else line("behaviour", "behaviour.alive", "it stays up through the checks", "fail", plugin.why or plugin.state, "a plugin's fault costs one answer, not the process: catch it, log it to stderr and answer an error")
+        else line(
+            "behaviour",
+            "behaviour.alive",
+            "it stays up through the checks",
+            "fail",
+            plugin.why or plugin.state,
+            "a plugin's fault costs one answer, not the process: catch it, log it to stderr and answer an error",
+        )
     )
 
 
@@ -281,25 +362,53 @@ def _stdout(watch: Watch, log: Path) -> list[Check]:
     pretty, rest = _pretty(watch.strays)
     title = "one message per line"
     if pretty:
-        checks.append(line(group, "behaviour.lines", title, "fail", P.PRETTY_JSON.said(lines=pretty), P.PRETTY_JSON.fix))
+        checks.append(
+            line(group, "behaviour.lines", title, "fail", P.PRETTY_JSON.said(lines=pretty), P.PRETTY_JSON.fix)
+        )
     else:
         checks.append(line(group, "behaviour.lines", title, "pass", f"{watch.lines} line(s)"))
     title = "nothing but JSON-RPC on stdout"
     if rest:
         reason = rest[0][1].reason
-        checks.append(line(group, "behaviour.stdout", title, "fail", f"{P.STRAY_STDOUT.said(log=log)}: {len(rest)} such line(s), the first {cut(reason, 120)}: {rest[0][1].preview[:PREVIEW]!r}", P.STRAY_STDOUT.fix))
+        checks.append(
+            line(
+                group,
+                "behaviour.stdout",
+                title,
+                "fail",
+                f"{P.STRAY_STDOUT.said(log=log)}: {len(rest)} such line(s), the first {cut(reason, 120)}: {rest[0][1].preview[:PREVIEW]!r}",
+                P.STRAY_STDOUT.fix,
+            )
+        )
     elif watch.unknown:
-        (method, count), = watch.unknown.most_common(1)
+        ((method, count),) = watch.unknown.most_common(1)
         total = sum(watch.unknown.values())
-        what = f"method {method!r}" + (f" and {len(watch.unknown) - 1} other unknown method(s)" if len(watch.unknown) > 1 else "")
-        checks.append(line(group, "behaviour.stdout", title, "fail", P.UNKNOWN_NOTIFICATION.said(what=what, count=total if len(watch.unknown) > 1 else count, s="s" if total != 1 else ""), P.UNKNOWN_NOTIFICATION.fix))
+        what = f"method {method!r}" + (
+            f" and {len(watch.unknown) - 1} other unknown method(s)" if len(watch.unknown) > 1 else ""
+        )
+        checks.append(
+            line(
+                group,
+                "behaviour.stdout",
+                title,
+                "fail",
+                P.UNKNOWN_NOTIFICATION.said(
+                    what=what, count=total if len(watch.unknown) > 1 else count, s="s" if total != 1 else ""
+                ),
+                P.UNKNOWN_NOTIFICATION.fix,
+            )
+        )
     else:
         checks.append(line(group, "behaviour.stdout", title, "pass", "only messages"))
     title = "answers carry the host's integer id"
     if watch.unexpected:
         problem = P.UNEXPECTED_STRING_ID if watch.string_id else P.UNEXPECTED_ID
-        said = ", ".join(watch.unexpected[:3]) + (f" and {len(watch.unexpected) - 3} more" if len(watch.unexpected) > 3 else "")
-        checks.append(line(group, "behaviour.ids", title, "fail", problem.said(said=said, log=log), problem.fix.format(log=log)))
+        said = ", ".join(watch.unexpected[:3]) + (
+            f" and {len(watch.unexpected) - 3} more" if len(watch.unexpected) > 3 else ""
+        )
+        checks.append(
+            line(group, "behaviour.ids", title, "fail", problem.said(said=said, log=log), problem.fix.format(log=log))
+        )
     else:
         checks.append(line(group, "behaviour.ids", title, "pass", "every answer matched its request"))
     return checks
@@ -322,5 +431,12 @@ def _stderr(watch: Watch, log: Path, grew: int) -> Check:
     if flood is not None:
         from ..process import LOG_MAX_BYTES
 
-        return line("behaviour", "behaviour.stderr", title, "fail", P.STDERR_FLOOD.said(mib=LOG_MAX_BYTES // 1024 // 1024), P.STDERR_FLOOD.fix)
+        return line(
+            "behaviour",
+            "behaviour.stderr",
+            title,
+            "fail",
+            P.STDERR_FLOOD.said(mib=LOG_MAX_BYTES // 1024 // 1024),
+            P.STDERR_FLOOD.fix,
+        )
     return line("behaviour", "behaviour.stderr", title, "pass", f"{log} ({max(grew, 0)} bytes this run)")

@@ -65,7 +65,16 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
     log = plugin.log.path
     if mcp.url is None:
         if not plugin.spawned:
-            live.start.append(line(group, "start.spawn", "the process starts", "fail", plugin.why or "it could not be started", "install its command, or name it by its full path"))
+            live.start.append(
+                line(
+                    group,
+                    "start.spawn",
+                    "the process starts",
+                    "fail",
+                    plugin.why or "it could not be started",
+                    "install its command, or name it by its full path",
+                )
+            )
             live.skip_rest("it did not start")
             return
         argv, _ = entry_command(plugin.manifest, plugin.source.root, {})
@@ -88,7 +97,10 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
         return
     conn = outcome
     server = conn.server
-    said = " ".join(part for part in (cut(server.name, PREVIEW), cut(server.version, 40)) if part) or "a server that gives no name"
+    said = (
+        " ".join(part for part in (cut(server.name, PREVIEW), cut(server.version, 40)) if part)
+        or "a server that gives no name"
+    )
     live.start.append(line(group, "start.handshake", title, "pass", f"MCP {conn.revision}, {said}, in {seconds:.2f} s"))
     info = plugin.info
     if info is None:
@@ -100,7 +112,14 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
     live.behaviour.append(
         line("behaviour", "behaviour.alive", "it stays up through the checks", "pass", "running")
         if plugin.state == "running"
-        else line("behaviour", "behaviour.alive", "it stays up through the checks", "fail", plugin.why or plugin.state, "an MCP server answers a failing call with an error (isError) and goes on; its log says why it stopped")
+        else line(
+            "behaviour",
+            "behaviour.alive",
+            "it stays up through the checks",
+            "fail",
+            plugin.why or plugin.state,
+            "an MCP server answers a failing call with an error (isError) and goes on; its log says why it stopped",
+        )
     )
 
 
@@ -113,7 +132,9 @@ async def _read_only(conn: McpConnection) -> tuple[set[str], set[str]]:
     cursor: str | None = None
     for _ in range(_PAGES_MAX):
         try:
-            page = await conn.request("tools/list", McpCursor(cursor=cursor), _Page, deadline=conn.deadline("initialize"))
+            page = await conn.request(
+                "tools/list", McpCursor(cursor=cursor), _Page, deadline=conn.deadline("initialize")
+            )
         except (MethodNotFound, BadParams, DeadlinePassed, BadAnswer):
             break
         for tool in page.tools:
@@ -169,9 +190,23 @@ async def _call(plugin: Checked, spec: ToolSpec, call_id: str, cwd: Path) -> Che
     try:
         output = await BridgedTool(plugin, spec).call(call)
     except (DeadlinePassed, ConnectionClosed, BadAnswer) as exc:
-        return line("call", check_id, title, "fail", exc.line(), f"an MCP server answers every tools/call it is sent; its log: {plugin.log.path}")
+        return line(
+            "call",
+            check_id,
+            title,
+            "fail",
+            exc.line(),
+            f"an MCP server answers every tools/call it is sent; its log: {plugin.log.path}",
+        )
     except PluginError as exc:
-        return line("call", check_id, title, "warn", f"it answered an error, not a result: {exc.line()}", "a tool's failure is a result with isError: true, which the model reads and can act on")
+        return line(
+            "call",
+            check_id,
+            title,
+            "warn",
+            f"it answered an error, not a result: {exc.line()}",
+            "a tool's failure is a result with isError: true, which the model reads and can act on",
+        )
     seconds = time.monotonic() - started
     text = " ".join(part.text for part in output.parts if isinstance(part, TextPart))
     kind = "an error result (isError)" if output.is_error else f"{len(output.parts)} part(s)"
@@ -204,9 +239,19 @@ def server_stdout(watch: Watch, log: Path) -> list[Check]:
         checks.append(line(group, "behaviour.stdout", title, "pass", f"{watch.lines} message(s)"))
     title = "its answers carry the ids bingo sent"
     if watch.unexpected:
-        said = ", ".join(watch.unexpected[:3]) + (f" and {len(watch.unexpected) - 3} more" if len(watch.unexpected) > 3 else "")
-        checks.append(line(group, "behaviour.ids", title, "fail", P.UNEXPECTED_ID.said(said=said, log=log), "an answer carries the id of the request it answers, as it was sent"))
+        said = ", ".join(watch.unexpected[:3]) + (
+            f" and {len(watch.unexpected) - 3} more" if len(watch.unexpected) > 3 else ""
+        )
+        checks.append(
+            line(
+                group,
+                "behaviour.ids",
+                title,
+                "fail",
+                P.UNEXPECTED_ID.said(said=said, log=log),
+                "an answer carries the id of the request it answers, as it was sent",
+            )
+        )
     else:
         checks.append(line(group, "behaviour.ids", title, "pass", "every answer matched its request"))
     return checks
-

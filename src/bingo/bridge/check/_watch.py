@@ -154,7 +154,12 @@ class Checked(Plugin):
     watch: Watch
 
     def _connection(
-        self, reader: asyncio.StreamReader, writer: LineWriter, *, on_eof: Callable[[], Awaitable[ConnectionClosed]], deadlines: Mapping[str, float] | None = None
+        self,
+        reader: asyncio.StreamReader,
+        writer: LineWriter,
+        *,
+        on_eof: Callable[[], Awaitable[ConnectionClosed]],
+        deadlines: Mapping[str, float] | None = None,
     ) -> Connection:
         return super()._connection(Tap(reader, self.watch.seen), writer, on_eof=on_eof, deadlines=deadlines)
 

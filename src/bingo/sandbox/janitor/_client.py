@@ -168,7 +168,12 @@ def _items(value: object, kind: type[_T]) -> tuple[_T, ...]:
 
 def _key(policy: Policy, netns: bool) -> tuple[object, ...]:
     """What a process parked ahead is parked for (the janitor's `_sandbox.key`)."""
-    return (tuple(str(p) for p in policy.denied), tuple(str(p) for p in policy.writable), tuple(str(p) for p in policy.protected), netns)
+    return (
+        tuple(str(p) for p in policy.denied),
+        tuple(str(p) for p in policy.writable),
+        tuple(str(p) for p in policy.protected),
+        netns,
+    )
 
 
 class _Outgoing(msgspec.Struct):
@@ -196,7 +201,9 @@ class JanitorClient(msgspec.Struct):
     answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = msgspec.field(
         default_factory=dict[int, "asyncio.Future[tuple[int, asyncio.Future[int | None]]]"]
     )
-    exits: dict[int, asyncio.Future[int | None]] = msgspec.field(default_factory=dict[int, "asyncio.Future[int | None]"])
+    exits: dict[int, asyncio.Future[int | None]] = msgspec.field(
+        default_factory=dict[int, "asyncio.Future[int | None]"]
+    )
     ids: itertools.count[int] = msgspec.field(default_factory=lambda: itertools.count(1))
     netns: bool = False
     """Whether bingo holds the listener of this janitor's network namespace (confined
@@ -302,7 +309,14 @@ class JanitorClient(msgspec.Struct):
         return Spawned(pid=pid, stdin=stdin_w, stdout=stdout_r, stderr=stderr_r, ended=ended)
 
     def _start_parked(
-        self, parked: _Parked, path: str, argv: Sequence[str], env: dict[str, str], cwd: Path, policy: Policy, merged: bool
+        self,
+        parked: _Parked,
+        path: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        cwd: Path,
+        policy: Policy,
+        merged: bool,
     ) -> Spawned | None:
         """Send `parked` its order (and the far ends of new pipes); None when it cannot take
         it (its rules are out of date, or it is gone): it is let go, and the janitor parks
@@ -316,7 +330,9 @@ class JanitorClient(msgspec.Struct):
             theirs, (stdin_w, stdout_r, stderr_r) = _pipes(merged)
             ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
             port = policy.proxy[1] if policy.proxy is not None else -1
-            order = marshal.dumps((path, list(argv), {**env, "TMPDIR": parked.tmpdir}, str(cwd), sorted(os.sched_getaffinity(0)), port))
+            order = marshal.dumps(
+                (path, list(argv), {**env, "TMPDIR": parked.tmpdir}, str(cwd), sorted(os.sched_getaffinity(0)), port)
+            )
             try:
                 sock.sendmsg([order], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
             except OSError:
@@ -393,7 +409,11 @@ class JanitorClient(msgspec.Struct):
         """Write what is queued, in order; wait for the socket to take more when it is full."""
         while self.outgoing:
             head = self.outgoing[0]
-            fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", head.fds))] if head.fds and not head.started else []
+            fds = (
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", head.fds))]
+                if head.fds and not head.started
+                else []
+            )
             try:
                 sent = self.sock.sendmsg([head.data], fds)
             except (BlockingIOError, InterruptedError):
@@ -459,12 +479,24 @@ class JanitorClient(msgspec.Struct):
                 if answer is not None and not answer.done():
                     answer.set_exception(OSError(0, reason))
             case (
-                "parked", int(pid), str(tmpdir), object() as denied, object() as writable, object() as protected,
-                int(netns), object() as paths, object() as mtimes,
+                "parked",
+                int(pid),
+                str(tmpdir),
+                object() as denied,
+                object() as writable,
+                object() as protected,
+                int(netns),
+                object() as paths,
+                object() as mtimes,
             ):
                 fd = self.received.popleft() if self.received else -1
                 if fd >= 0:
-                    key: tuple[object, ...] = (_items(denied, str), _items(writable, str), _items(protected, str), bool(netns))
+                    key: tuple[object, ...] = (
+                        _items(denied, str),
+                        _items(writable, str),
+                        _items(protected, str),
+                        bool(netns),
+                    )
                     previous = self.parked.pop(key, None)
                     if previous is not None:
                         os.close(previous.sock)

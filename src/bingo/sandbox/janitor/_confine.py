@@ -68,7 +68,18 @@ _FILE_ONLY = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE
 READ = _EXECUTE | _READ_FILE
 """What "read" grants. Listing a directory (READ_DIR) is not handled at all: names are
 listable everywhere, contents are not (ADR-0030)."""
-WRITE = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO | _MAKE_SYM | _REFER | _TRUNCATE
+WRITE = (
+    _WRITE_FILE
+    | _REMOVE_DIR
+    | _REMOVE_FILE
+    | _MAKE_DIR
+    | _MAKE_REG
+    | _MAKE_SOCK
+    | _MAKE_FIFO
+    | _MAKE_SYM
+    | _REFER
+    | _TRUNCATE
+)
 """What "write" grants (never device nodes)."""
 _HANDLED_FS = READ | WRITE | _MAKE_CHAR | _MAKE_BLOCK
 _CONNECT_TCP = 1 << 1  # ABI 4
@@ -88,12 +99,34 @@ _MACHINES: dict[str, dict[str, Any]] = {
         "capset": 126,
         "x32": True,
         "refused": {
-            "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
-            "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-            "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-            "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "init_module": 175,
-            "finit_module": 313, "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320,
-            "userfaultfd": 323, "perf_event_open": 298, "open_by_handle_at": 304,
+            "unshare": 272,
+            "setns": 308,
+            "mount": 165,
+            "umount2": 166,
+            "pivot_root": 155,
+            "chroot": 161,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            "bpf": 321,
+            "init_module": 175,
+            "finit_module": 313,
+            "delete_module": 176,
+            "kexec_load": 246,
+            "kexec_file_load": 320,
+            "userfaultfd": 323,
+            "perf_event_open": 298,
+            "open_by_handle_at": 304,
         },
         "clone": 56,
         "clone3": 435,
@@ -107,12 +140,34 @@ _MACHINES: dict[str, dict[str, Any]] = {
         "capset": 91,
         "x32": False,
         "refused": {
-            "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
-            "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-            "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-            "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280, "init_module": 105,
-            "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
-            "userfaultfd": 282, "perf_event_open": 241, "open_by_handle_at": 265,
+            "unshare": 97,
+            "setns": 268,
+            "mount": 40,
+            "umount2": 39,
+            "pivot_root": 41,
+            "chroot": 51,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "keyctl": 219,
+            "add_key": 217,
+            "request_key": 218,
+            "bpf": 280,
+            "init_module": 105,
+            "finit_module": 273,
+            "delete_module": 106,
+            "kexec_load": 104,
+            "kexec_file_load": 294,
+            "userfaultfd": 282,
+            "perf_event_open": 241,
+            "open_by_handle_at": 265,
         },
         "clone": 220,
         "clone3": 435,
@@ -219,7 +274,10 @@ def landlock_abi() -> tuple[int, str]:
         if exc.errno == _ENOSYS:
             return 0, "Landlock is not in this kernel (needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK)"
         if exc.errno == 95:  # EOPNOTSUPP
-            return 0, "Landlock is not enabled in this kernel (needs Linux 5.13+ with landlock in the lsm= boot parameter)"
+            return (
+                0,
+                "Landlock is not enabled in this kernel (needs Linux 5.13+ with landlock in the lsm= boot parameter)",
+            )
         return 0, f"Landlock cannot be used here ({exc.strerror})"
 
 
@@ -245,7 +303,9 @@ def examine() -> Examined:
     """What this kernel offers, read without changing anything (a system call and a few
     files in /proc): Landlock's ABI, whether user namespaces look allowed, seccomp filters."""
     if not LINUX:
-        return Examined(0, False, False, [f"this is not Linux ({sys.platform}): the kernel confinement bingo uses is Linux's"])
+        return Examined(
+            0, False, False, [f"this is not Linux ({sys.platform}): the kernel confinement bingo uses is Linux's"]
+        )
     missing: list[str] = []
     if MACHINE not in _MACHINES:
         missing.append(f"bingo's seccomp filter is written for x86-64 and arm64, not {MACHINE}")
@@ -496,7 +556,9 @@ def own_mounts(mounts: Mounts, ruleset: int, abi: int) -> None:
     handled = _HANDLED_FS & ~(_REFER if abi < 2 else 0) & ~(_TRUNCATE if abi < 3 else 0)
     fd = os.open("/dev/pts", os.O_PATH | os.O_CLOEXEC)
     try:
-        beneath = ctypes.create_string_buffer(((READ | WRITE) & handled).to_bytes(8, "little") + fd.to_bytes(4, "little"), 12)
+        beneath = ctypes.create_string_buffer(
+            ((READ | WRITE) & handled).to_bytes(8, "little") + fd.to_bytes(4, "little"), 12
+        )
         _sys(_LANDLOCK_ADD, ruleset, _RULE_PATH_BENEATH, ctypes.addressof(beneath), 0)
     finally:
         os.close(fd)
@@ -797,7 +859,9 @@ def _listening_in(netns: Netns, report: int) -> None:
         listener.listen(512)
         port = listener.getsockname()[1]
         sock = _socket.socket(fileno=report)
-        sock.sendmsg([b"ok %d" % port], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, listener.fileno().to_bytes(4, sys.byteorder))])
+        sock.sendmsg(
+            [b"ok %d" % port], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, listener.fileno().to_bytes(4, sys.byteorder))]
+        )
     except OSError as exc:
         try:
             os.write(report, f"no listener: {exc.strerror or exc}".encode())

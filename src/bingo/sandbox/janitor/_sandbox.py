@@ -69,7 +69,9 @@ class Sandbox:
             self.netns = _confine.make_network()
         return self.netns
 
-    def _rules(self, denied: list[str], writable: list[str], protected: list[str], mounting: bool) -> list[_confine.Rules]:
+    def _rules(
+        self, denied: list[str], writable: list[str], protected: list[str], mounting: bool
+    ) -> list[_confine.Rules]:
         """The walked rules for these paths: reading (shared by every policy with the same
         `denied`) and writing (`mounting`: in a mount namespace of the process's own, the
         protected paths bound read-only rather than walked around); walked again where a
@@ -116,7 +118,9 @@ class Sandbox:
         env["TMPDIR"] = tmpdir
         spawn.env = env
         spawn.tmpdir = tmpdir
-        spawn.plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, confine.port, _mounts(rules, netns))
+        spawn.plan = _confine.Plan(
+            ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, confine.port, _mounts(rules, netns)
+        )
 
     def current(self, confine: Any) -> list[_confine.Rules]:
         """The rules that hold now for `confine`'s paths (walked again where stale): a plan
@@ -132,7 +136,9 @@ class Sandbox:
         """
         netns = self._netns(confine)
         tmpdir, ruleset, rules = self._arm(confine)
-        plan = _confine.Plan(ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, None, _mounts(rules, netns))
+        plan = _confine.Plan(
+            ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, None, _mounts(rules, netns)
+        )
         return tmpdir, plan, rules
 
     def rearm(self, spawn: Any) -> None:

@@ -570,7 +570,9 @@ class JanitorServer:
         if pid == 0:
             ours.close()
             os.close(ready_r)
-            _parked(plan, theirs.detach(), ready_w, janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds])
+            _parked(
+                plan, theirs.detach(), ready_w, janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds]
+            )
         _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
         theirs.close()
         os.close(ready_w)
@@ -602,8 +604,15 @@ class JanitorServer:
         assert confine is not None
         walked = [each for rule in rules for each in rule.walked]
         message: Message = (
-            "parked", pid, tmpdir, confine.denied, confine.writable, confine.protected, int(confine.netns),
-            [path for path, _mtime in walked], [mtime for _path, mtime in walked],
+            "parked",
+            pid,
+            tmpdir,
+            confine.denied,
+            confine.writable,
+            confine.protected,
+            int(confine.netns),
+            [path for path, _mtime in walked],
+            [mtime for _path, mtime in walked],
         )
         data = encode(message)
         try:
@@ -619,7 +628,9 @@ class JanitorServer:
         for pid, status in _reap_all(frozenset(self.wardens)):
             self.wardens.discard(pid)
             # One bingo let go unused (out of date, or one too many) is not replaced.
-            released = self.parked.pop(pid, None) is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _RELEASED
+            released = (
+                self.parked.pop(pid, None) is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _RELEASED
+            )
             if os.WIFSIGNALED(status):
                 # It may have died before its sweep (SIGKILLed with its group): what it
                 # left is ours now.

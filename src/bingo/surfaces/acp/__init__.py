@@ -17,4 +17,19 @@ from ._serve import (
 )
 from ._session import AcpSession, Peer
 
-__all__ = ["ACP_VERSION", "HELD_NOTICES", "AcpLog", "AcpSession", "HostMcp", "MakeSession", "McpServerSpec", "Peer", "SessionRun", "diffs_of", "markdown", "mcp_servers", "prompt_content", "serve_acp"]
+__all__ = [
+    "ACP_VERSION",
+    "HELD_NOTICES",
+    "AcpLog",
+    "AcpSession",
+    "HostMcp",
+    "MakeSession",
+    "McpServerSpec",
+    "Peer",
+    "SessionRun",
+    "diffs_of",
+    "markdown",
+    "mcp_servers",
+    "prompt_content",
+    "serve_acp",
+]

@@ -40,7 +40,11 @@ def _table(view: TableView) -> str:
     width = max([len(view.columns)] + [len(row) for row in view.rows])
     header = [_cell(c) for c in view.columns] + [""] * (width - len(view.columns))
     numeric = [
-        bool(view.rows) and all(i >= len(r) or r[i] is None or (isinstance(r[i], (int, float)) and not isinstance(r[i], bool)) for r in view.rows)
+        bool(view.rows)
+        and all(
+            i >= len(r) or r[i] is None or (isinstance(r[i], (int, float)) and not isinstance(r[i], bool))
+            for r in view.rows
+        )
         for i in range(width)
     ]
     lines = [f"**{_cell(view.title)}**", ""] if view.title else []

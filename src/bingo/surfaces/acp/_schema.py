@@ -282,7 +282,9 @@ class AvailableCommandsUpdate(_Update, frozen=True, tag="available_commands_upda
     available_commands: list[AvailableCommand]
 
 
-Update: TypeAlias = UserMessageChunk | AgentMessageChunk | ToolCallStart | ToolCallUpdate | AvailableCommandsUpdate | NoticeUpdate
+Update: TypeAlias = (
+    UserMessageChunk | AgentMessageChunk | ToolCallStart | ToolCallUpdate | AvailableCommandsUpdate | NoticeUpdate
+)
 
 
 class SessionNotification(Wire, frozen=True):
@@ -334,4 +336,3 @@ class WriteTextFileParams(Wire, frozen=True, omit_defaults=False):
     session_id: str
     path: str
     content: str
-

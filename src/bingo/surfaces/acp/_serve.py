@@ -83,7 +83,17 @@ from ._session import AcpSession
 if TYPE_CHECKING:
     from ...bridge import Connection
 
-__all__ = ["HELD_NOTICES", "AcpLog", "HostMcp", "MakeSession", "McpServerSpec", "SessionRun", "mcp_servers", "prompt_content", "serve_acp"]
+__all__ = [
+    "HELD_NOTICES",
+    "AcpLog",
+    "HostMcp",
+    "MakeSession",
+    "McpServerSpec",
+    "SessionRun",
+    "mcp_servers",
+    "prompt_content",
+    "serve_acp",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -142,7 +152,11 @@ def _pairs(value: Json) -> tuple[tuple[str, str], ...]:
     """ACP's `[{name, value}]` (an env or headers list) as pairs; what is not one is left out."""
     if not is_array(value):
         return ()
-    return tuple((item["name"], item["value"]) for item in value if is_object(item) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str))
+    return tuple(
+        (item["name"], item["value"])
+        for item in value
+        if is_object(item) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
+    )
 
 
 def mcp_servers(raw: list[Json]) -> tuple[list[McpServerSpec], list[str]]:
@@ -161,9 +175,18 @@ def mcp_servers(raw: list[Json]) -> tuple[list[McpServerSpec], list[str]]:
             found.append(McpServerSpec(name=name, url=entry["url"], headers=_pairs(entry.get("headers"))))
         elif kind in (None, "stdio") and isinstance(entry.get("command"), str):
             args = entry.get("args")
-            found.append(McpServerSpec(name=name, command=entry["command"], args=tuple(a for a in args if isinstance(a, str)) if is_array(args) else (), env=_pairs(entry.get("env"))))
+            found.append(
+                McpServerSpec(
+                    name=name,
+                    command=entry["command"],
+                    args=tuple(a for a in args if isinstance(a, str)) if is_array(args) else (),
+                    env=_pairs(entry.get("env")),
+                )
+            )
         else:
-            problems.append(f"the MCP server {given!r} ({kind or 'stdio'}): bingo speaks to MCP servers over stdio and Streamable HTTP")
+            problems.append(
+                f"the MCP server {given!r} ({kind or 'stdio'}): bingo speaks to MCP servers over stdio and Streamable HTTP"
+            )
     return found, problems
 
 
@@ -236,7 +259,11 @@ def prompt_content(blocks: list[Json]) -> tuple[str, list[ImageBlock], list[str]
             else:
                 skipped.append(f"the binary resource {uri}")
         else:
-            skipped.append(f"{'an' if kind[:1] in tuple('aeiou') else 'a'} {kind} block" if isinstance(kind, str) else "a block of no type")
+            skipped.append(
+                f"{'an' if kind[:1] in tuple('aeiou') else 'a'} {kind} block"
+                if isinstance(kind, str)
+                else "a block of no type"
+            )
     return "\n".join(pieces), images, skipped
 
 
@@ -288,7 +315,9 @@ class _ClientFiles:
     def read(self, path: Path) -> bytes:
         params = ReadTextFileParams(session_id=self._session, path=str(path))
         try:
-            answer = self._wait(self._agent.conn.call("fs/read_text_file", params, ReadTextFileResult, deadline=FS_SECONDS), path)
+            answer = self._wait(
+                self._agent.conn.call("fs/read_text_file", params, ReadTextFileResult, deadline=FS_SECONDS), path
+            )
         except _Declined as exc:
             # The tool reads it from the disk, by its own path and checks (tools.Declined).
             _log.info("the editor declined to read %s (%s): read from the disk", path, exc)
@@ -296,7 +325,9 @@ class _ClientFiles:
         return answer.content.encode("utf-8")
 
     def write(self, path: Path, data: bytes) -> None:
-        params = WriteTextFileParams(session_id=self._session, path=str(path), content=data.decode("utf-8", errors="replace"))
+        params = WriteTextFileParams(
+            session_id=self._session, path=str(path), content=data.decode("utf-8", errors="replace")
+        )
         try:
             self._wait(self._agent.conn.call("fs/write_text_file", params, msgspec.Raw, deadline=FS_SECONDS), path)
         except _Declined as exc:
@@ -320,7 +351,15 @@ class _Open:
 class _Agent:
     """The agent's handlers, over one connection to the client."""
 
-    def __init__(self, conn: Connection, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None, drain: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        log: AcpLog,
+        make: MakeSession,
+        version: str,
+        host_mcp: HostMcp | None,
+        drain: Callable[[], Awaitable[None]],
+    ) -> None:
         self.conn = conn
         self._drain = drain
         self._log = log
@@ -432,13 +471,17 @@ class _Agent:
     def _session(self, session_id: str) -> _Open:
         opened = self._open.get(session_id)
         if opened is None:
-            raise BadParams(f"there is no session {session_id} open", "start one with session/new, or load it with session/load")
+            raise BadParams(
+                f"there is no session {session_id} open", "start one with session/new, or load it with session/load"
+            )
         return opened
 
     async def prompt(self, params: PromptParams) -> PromptResult:
         opened = self._session(params.session_id)
         if opened.busy:
-            raise UsageError("a prompt of this session is running", "wait for its answer, or cancel it with session/cancel")
+            raise UsageError(
+                "a prompt of this session is running", "wait for its answer, or cancel it with session/cancel"
+            )
         text, images, skipped = prompt_content(params.prompt)
         surface = opened.surface
         _current.set(surface)
@@ -450,7 +493,13 @@ class _Agent:
         surface.begin()
         try:
             if skipped:
-                surface.notice(Notice(source="bingo", message=f"left out of the prompt: {', '.join(skipped)} (bingo takes text, images, file links and embedded text files)", level="warning"))
+                surface.notice(
+                    Notice(
+                        source="bingo",
+                        message=f"left out of the prompt: {', '.join(skipped)} (bingo takes text, images, file links and embedded text files)",
+                        level="warning",
+                    )
+                )
             if not text.strip() and not images:
                 surface.notice(Notice(source="bingo", message="the prompt is empty", level="warning"))
                 return PromptResult(stop_reason="end_turn")
@@ -521,15 +570,21 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         # A device that is not a terminal (/dev/null) never tells the event loop it ended:
         # refused here, where it would otherwise wait for ever.
         if stat.S_ISCHR(os.fstat(fd).st_mode) and not os.isatty(fd):
-            raise UsageError(f"bingo --acp speaks over pipes, and its {what} is a device", "let an editor start it (docs/editors.md)")
+            raise UsageError(
+                f"bingo --acp speaks over pipes, and its {what} is a device", "let an editor start it (docs/editors.md)"
+            )
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE)
     out = os.dup(1)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        transport, protocol = await loop.connect_write_pipe(lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(out, "wb", buffering=0))
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(out, "wb", buffering=0)
+        )
     except (OSError, ValueError) as exc:
-        raise UsageError(f"bingo --acp speaks over pipes, and cannot here ({exc})", "let an editor start it (docs/editors.md)") from None
+        raise UsageError(
+            f"bingo --acp speaks over pipes, and cannot here ({exc})", "let an editor start it (docs/editors.md)"
+        ) from None
     os.dup2(2, 1)  # a stray print reaches stderr, never the protocol
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
@@ -539,8 +594,15 @@ async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: H
     from ...bridge import Connection
 
     reader, writer = await _stdio()
+
     def unread(bad: _Unread) -> None:
-        log.notice(Notice(source="bingo", message=f"a message from the editor could not be read, so it is not answered: {bad.reason}", level="warning"))
+        log.notice(
+            Notice(
+                source="bingo",
+                message=f"a message from the editor could not be read, so it is not answered: {bad.reason}",
+                level="warning",
+            )
+        )
 
     connection = Connection(reader, writer, name="the editor", on_stray=unread)
     agent = _Agent(connection, log, make, version, host_mcp, writer.drain)

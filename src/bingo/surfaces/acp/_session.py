@@ -94,7 +94,14 @@ _BLANKS = re.compile(r"[ \t]+")
 """Runs of blanks in a title, folded to one space; a newline is shown (`one_line`), never folded."""
 """Characters of a call's main argument its title shows."""
 
-_KINDS: dict[str, ToolKind] = {"read": "read", "write": "edit", "edit": "edit", "glob": "search", "grep": "search", "bash": "execute"}
+_KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "glob": "search",
+    "grep": "search",
+    "bash": "execute",
+}
 _MAIN = {"bash": "command", "glob": "pattern", "grep": "pattern"}
 """The input field a built-in's title shows; `path` for the rest, as the gate's rules read them."""
 
@@ -121,7 +128,9 @@ def _pieces(text: str) -> list[str]:
 
 
 def _shown(text: str) -> str:
-    return text if len(text) <= SHOWN else f"{text[:SHOWN]}\n[… {len(text) - SHOWN:,} more characters, given to the model]"
+    return (
+        text if len(text) <= SHOWN else f"{text[:SHOWN]}\n[… {len(text) - SHOWN:,} more characters, given to the model]"
+    )
 
 
 class Peer(Protocol):
@@ -160,7 +169,11 @@ def _asked(name: str, input: Json) -> list[ToolCallContent]:
     value = _main_argument(name, input)
     if value is None or len(value) <= _TITLE_ARGUMENT:
         return []
-    shown = value if len(value) <= _QUESTION_ARGUMENT else value[:_QUESTION_ARGUMENT] + f"… ({len(value) - _QUESTION_ARGUMENT} more characters)"
+    shown = (
+        value
+        if len(value) <= _QUESTION_ARGUMENT
+        else value[:_QUESTION_ARGUMENT] + f"… ({len(value) - _QUESTION_ARGUMENT} more characters)"
+    )
     return [Content(content=TextBlock(text=one_line(shown)))]
 
 
@@ -201,7 +214,15 @@ class AcpSession:
             return
         self._said += 1
         meta: dict[str, Json] = {"bingo": {"notice": {"source": source, "level": level}}}
-        self._send(ToolCallStart(tool_call_id=f"notice-{self._said}", title=title, kind="other", status="failed" if level == "error" else "completed", meta=meta))
+        self._send(
+            ToolCallStart(
+                tool_call_id=f"notice-{self._said}",
+                title=title,
+                kind="other",
+                status="failed" if level == "error" else "completed",
+                meta=meta,
+            )
+        )
 
     def _locations(self, name: str, input: Json) -> list[Location]:
         path = input.get("path") if is_object(input) and name in _KINDS else None
@@ -210,7 +231,9 @@ class AcpSession:
         where = Path(path).expanduser()
         return [Location(path=str(where if where.is_absolute() else Path(self.cwd) / where))]
 
-    def _start(self, acp_id: str, name: str, input: Json, status: str, content: list[ToolCallContent] | None = None) -> None:
+    def _start(
+        self, acp_id: str, name: str, input: Json, status: str, content: list[ToolCallContent] | None = None
+    ) -> None:
         self._send(
             ToolCallStart(
                 tool_call_id=acp_id,
@@ -274,7 +297,11 @@ class AcpSession:
     def tool_finished(self, call_id: str, name: str, output: ToolOutput, seconds: float) -> None:
         acp_id = self._running.pop(call_id, call_id)
         self._progress.pop(call_id, None)
-        self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed" if output.is_error else "completed", content=self._content(output)))
+        self._send(
+            ToolCallUpdate(
+                tool_call_id=acp_id, status="failed" if output.is_error else "completed", content=self._content(output)
+            )
+        )
 
     def waiting(self, what: str) -> None:
         self.say(escape(f"bingo: {what}"))
@@ -309,7 +336,9 @@ class AcpSession:
         cancelled = self._cancelled
         if cancelled is not None and cancelled.is_set():
             return None
-        asking = asyncio.ensure_future(self._peer.request_permission(PermissionParams(session_id=self.id, tool_call=tool_call, options=options)))
+        asking = asyncio.ensure_future(
+            self._peer.request_permission(PermissionParams(session_id=self.id, tool_call=tool_call, options=options))
+        )
         stop: asyncio.Task[bool] | None = None
         if cancelled is not None:
             stop = asyncio.ensure_future(cancelled.wait())
@@ -341,7 +370,13 @@ class AcpSession:
         chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id), options)
         answer: PermissionAnswer = "once" if chosen == _ONCE else "always" if chosen == _ALWAYS else "no"
         if answer == "no":
-            self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed", content=[Content(content=TextBlock(text=escape(f"{name} was not run: declined")))]))
+            self._send(
+                ToolCallUpdate(
+                    tool_call_id=acp_id,
+                    status="failed",
+                    content=[Content(content=TextBlock(text=escape(f"{name} was not run: declined")))],
+                )
+            )
         else:
             self._asked[_key(name, input)] = acp_id
         return answer
@@ -357,13 +392,26 @@ class AcpSession:
             self._send(ToolCallStart(tool_call_id=acp_id, title=escape(question), kind="other", status="pending"))
         words = choices or ["yes", "no"]
         options = [
-            PermissionOption(option_id=f"choice-{n}", name=escape(word), kind="reject_once" if word.strip().lower() in ("no", "n") else "allow_once")
+            PermissionOption(
+                option_id=f"choice-{n}",
+                name=escape(word),
+                kind="reject_once" if word.strip().lower() in ("no", "n") else "allow_once",
+            )
             for n, word in enumerate(words)
         ]
-        chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id, content=[Content(content=TextBlock(text=escape(question)))]), options)
+        chosen = await self._ask(
+            PermissionToolCall(tool_call_id=acp_id, content=[Content(content=TextBlock(text=escape(question)))]),
+            options,
+        )
         answer = next((word for n, word in enumerate(words) if chosen == f"choice-{n}"), "no")
         if own:
-            self._send(ToolCallUpdate(tool_call_id=acp_id, status="failed" if answer == "no" else "completed", content=[Content(content=TextBlock(text=escape(f"{question} {answer}")))]))
+            self._send(
+                ToolCallUpdate(
+                    tool_call_id=acp_id,
+                    status="failed" if answer == "no" else "completed",
+                    content=[Content(content=TextBlock(text=escape(f"{question} {answer}")))],
+                )
+            )
         return answer
 
     # --- session/load -----------------------------------------------------------------
@@ -380,9 +428,17 @@ class AcpSession:
                     for image in images:
                         await drain()
                         if len(image.data) <= REPLAYED_IMAGE:
-                            self._send(UserMessageChunk(content=ImageBlock(mime_type=image.media_type, data=image.data)))
+                            self._send(
+                                UserMessageChunk(content=ImageBlock(mime_type=image.media_type, data=image.data))
+                            )
                         else:
-                            self._send(UserMessageChunk(content=TextBlock(text=escape(_placeholder(image.media_type, len(image.data))) + "\n")))
+                            self._send(
+                                UserMessageChunk(
+                                    content=TextBlock(
+                                        text=escape(_placeholder(image.media_type, len(image.data))) + "\n"
+                                    )
+                                )
+                            )
                     for piece in _pieces(escape(text)) if text or not images else []:
                         await drain()
                         self._send(UserMessageChunk(content=TextBlock(text=piece)))
@@ -397,7 +453,13 @@ class AcpSession:
                             self._start(block.id, block.name, block.input, "pending")
                 case ToolResultFrame(call_id=call_id, output=output):
                     open_calls.pop(call_id, None)
-                    self._send(ToolCallUpdate(tool_call_id=call_id, status="failed" if output.is_error else "completed", content=self._content(output)))
+                    self._send(
+                        ToolCallUpdate(
+                            tool_call_id=call_id,
+                            status="failed" if output.is_error else "completed",
+                            content=self._content(output),
+                        )
+                    )
                 case NoticeFrame(notice=notice):
                     self.notice(notice)
                 case CompactionFrame(reason="clear"):
@@ -407,4 +469,10 @@ class AcpSession:
                 case ToolCallFrame():
                     pass
         for call_id in open_calls:
-            self._send(ToolCallUpdate(tool_call_id=call_id, status="failed", content=[Content(content=TextBlock(text="the call did not finish"))]))
+            self._send(
+                ToolCallUpdate(
+                    tool_call_id=call_id,
+                    status="failed",
+                    content=[Content(content=TextBlock(text="the call did not finish"))],
+                )
+            )

@@ -8,4 +8,18 @@ from ._outbox import Outbox, message
 from ._room import RoomSurface
 from ._serve import QUEUE_LIMIT, STOP, ChannelLog, MakeRoom, RoomRun, StopCommand, serve_matrix
 
-__all__ = ["QUEUE_LIMIT", "STOP", "ChannelLog", "Homeserver", "MakeRoom", "Outbox", "Refusal", "RoomRun", "RoomSurface", "StopCommand", "message", "serve_matrix", "view_html"]
+__all__ = [
+    "QUEUE_LIMIT",
+    "STOP",
+    "ChannelLog",
+    "Homeserver",
+    "MakeRoom",
+    "Outbox",
+    "Refusal",
+    "RoomRun",
+    "RoomSurface",
+    "StopCommand",
+    "message",
+    "serve_matrix",
+    "view_html",
+]

@@ -101,7 +101,9 @@ class Homeserver:
         """True while the homeserver is away (between a failure and the next success)."""
         return self._down_since is not None
 
-    async def _request(self, method: str, path: str, *, body: Json = None, params: Mapping[str, str] | None = None, retry: bool = True) -> dict[str, Json]:
+    async def _request(
+        self, method: str, path: str, *, body: Json = None, params: Mapping[str, str] | None = None, retry: bool = True
+    ) -> dict[str, Json]:
         """The JSON object the homeserver answers; tried again while the failure passes."""
         import httpx
 
@@ -123,7 +125,10 @@ class Homeserver:
                     return data if is_object(data) else {}
                 errcode, error = _error(response)
                 if status == 401:
-                    raise SettingsError(f"the homeserver {self.base} refused the access token ({errcode})", "give the bot a valid access token in the variable accessTokenEnv names")
+                    raise SettingsError(
+                        f"the homeserver {self.base} refused the access token ({errcode})",
+                        "give the bot a valid access token in the variable accessTokenEnv names",
+                    )
                 if status == 429:  # not away: busy; wait as long as it asks
                     self._back()
                     retry_ms = _retry_after(response)
@@ -132,7 +137,10 @@ class Homeserver:
                     continue
                 if status < 500:
                     self._back()
-                    raise Refusal(f"the homeserver refused {method} {path.split('?')[0]}: {errcode} {error}".rstrip(), "check the room ids and the bot's membership")
+                    raise Refusal(
+                        f"the homeserver refused {method} {path.split('?')[0]}: {errcode} {error}".rstrip(),
+                        "check the room ids and the bot's membership",
+                    )
                 else:
                     why = f"{self.base} answered {status}"
             if not retry:
@@ -197,7 +205,9 @@ def _error(response: httpx.Response) -> tuple[str, str]:
     if not is_object(data):
         return f"HTTP {response.status_code}", ""
     code, error = data.get("errcode"), data.get("error")
-    return (code if isinstance(code, str) else f"HTTP {response.status_code}"), (error[:200] if isinstance(error, str) else "")
+    return (code if isinstance(code, str) else f"HTTP {response.status_code}"), (
+        error[:200] if isinstance(error, str) else ""
+    )
 
 
 def _retry_after(response: httpx.Response) -> float | None:

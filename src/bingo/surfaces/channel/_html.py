@@ -48,7 +48,8 @@ def markdown_html(text: str) -> str | None:
     parser = _parser()
     tokens = parser.parse(text)
     plain = all(
-        token.type in ("paragraph_open", "paragraph_close") or (token.type == "inline" and all(child.type in _PLAIN for child in token.children or []))
+        token.type in ("paragraph_open", "paragraph_close")
+        or (token.type == "inline" and all(child.type in _PLAIN for child in token.children or []))
         for token in tokens
     )
     if plain:
@@ -72,7 +73,10 @@ def _cell(value: str | int | float | None) -> str:
 def _table(view: TableView) -> str:
     width = max([len(view.columns)] + [len(row) for row in view.rows])
     head = "".join(f"<th>{_cell(c)}</th>" for c in [*view.columns, *[""] * (width - len(view.columns))])
-    rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in [*row, *[None] * (width - len(row))]) + "</tr>" for row in view.rows)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in [*row, *[None] * (width - len(row))]) + "</tr>"
+        for row in view.rows
+    )
     title = f"<p><strong>{html_escape(view.title)}</strong></p>" if view.title else ""
     return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 

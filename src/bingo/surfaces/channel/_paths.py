@@ -55,7 +55,9 @@ class Paths:
         # The longest first: the cwd is usually under the home directory.
         shown.sort(key=lambda pair: len(pair[0]), reverse=True)
         self._shown = shown
-        self._pattern = re.compile("|".join(f"(?:{re.escape(path)})(?![\\w-]|\\.[\\w-])" for path, _ in shown)) if shown else None
+        self._pattern = (
+            re.compile("|".join(f"(?:{re.escape(path)})(?![\\w-]|\\.[\\w-])" for path, _ in shown)) if shown else None
+        )
         self._names = dict(shown)
 
     def known(self, text: str) -> str:

@@ -79,7 +79,14 @@ _INPUT_SHOWN = 4000
 _MAIN = ("command", "path", "pattern", "url", "query")
 """The input fields a status line names a call by, the first present."""
 
-_PERMISSION_WORDS: dict[str, PermissionAnswer] = {"yes": "once", "y": "once", "once": "once", "always": "always", "no": "no", "n": "no"}
+_PERMISSION_WORDS: dict[str, PermissionAnswer] = {
+    "yes": "once",
+    "y": "once",
+    "once": "once",
+    "always": "always",
+    "no": "no",
+    "n": "no",
+}
 _LEVELS = {"info": "notice", "warning": "warning", "error": "error"}
 
 
@@ -124,7 +131,15 @@ class _Question:
 class RoomSurface:
     """The surface of one room (`Surface`: TurnEvents, Asker, notices and outcomes)."""
 
-    def __init__(self, room: str, outbox: Outbox, *, question_seconds: float, paths: Paths | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        room: str,
+        outbox: Outbox,
+        *,
+        question_seconds: float,
+        paths: Paths | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.room = room
         self._outbox = outbox
         self._question_seconds = question_seconds
@@ -322,7 +337,11 @@ class RoomSurface:
             shown = shown[:_INPUT_SHOWN] + "..."
         # Only the lossless short forms: a question shows whole what it asks to run.
         self._send(
-            self._paths.known(escape(f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no.")),
+            self._paths.known(
+                escape(
+                    f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no."
+                )
+            ),
         )
         word = await self._wait(tuple(_PERMISSION_WORDS))
         return _PERMISSION_WORDS.get(word or "no", "no")

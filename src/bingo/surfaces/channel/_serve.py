@@ -166,7 +166,13 @@ class _State:
         return cls(path, user, since if isinstance(since, str) else None, kept, left, rooms)
 
     def save(self) -> None:
-        data = {"userId": self.user, "since": self.since, "sessions": self.sessions, "waiting": self.waiting, "rooms": self.rooms}
+        data = {
+            "userId": self.user,
+            "since": self.since,
+            "sessions": self.sessions,
+            "waiting": self.waiting,
+            "rooms": self.rooms,
+        }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
@@ -200,13 +206,21 @@ class _Room:
         self.members = members
         others = readers.others(members)
         if others:
-            self.silence(f"{_named(others)} {'is' if len(others) == 1 else 'are'} in it too, and everyone in a room reads what bingo says")
+            self.silence(
+                f"{_named(others)} {'is' if len(others) == 1 else 'are'} in it too, and everyone in a room reads what bingo says"
+            )
         elif self.silent:
             self.silent = False
             self.outbox.unmute(self.id)
             _log.warning("%s: only the allowed users are in it again: answering there", self.id)
-            print(escape(f"bingo: only the allowed users are in {self.id} again: answering there"), file=sys.stderr, flush=True)
-            self.outbox.put(self.id, message("only the allowed users are in this room again: bingo answers here", notice=True))
+            print(
+                escape(f"bingo: only the allowed users are in {self.id} again: answering there"),
+                file=sys.stderr,
+                flush=True,
+            )
+            self.outbox.put(
+                self.id, message("only the allowed users are in this room again: bingo answers here", notice=True)
+            )
 
     def silence(self, why: str) -> None:
         """Answer nothing more here (once: said in one line, in the room and on stderr): the
@@ -222,12 +236,16 @@ class _Room:
         dropped = self.left()
         hint = "set channels.matrix.sharedRooms to true to answer in rooms others read"
         _log.warning("%s: not answering there (%s); %d waiting messages dropped", self.id, why, len(dropped))
-        self.outbox.put(self.id, message(f"bingo does not answer in this room: {why} ({hint})", notice=True), always=True)
+        self.outbox.put(
+            self.id, message(f"bingo does not answer in this room: {why} ({hint})", notice=True), always=True
+        )
         print(escape(f"bingo: not answering in {self.id}: {why} ({hint})"), file=sys.stderr, flush=True)
 
     def take(self, sender: str, text: str) -> None:
         if self.silent:
-            _log.info("ignored a message from %s in %s: others than the allowed users read the room", escape(sender), self.id)
+            _log.info(
+                "ignored a message from %s in %s: others than the allowed users read the room", escape(sender), self.id
+            )
             return
         if self.surface.answer(text):
             _log.info("%s answered the question in %s", sender, self.id)
@@ -241,11 +259,24 @@ class _Room:
         except asyncio.QueueFull:
             if not self.flooded:
                 self.flooded = True
-                _log.warning("%s: %d messages are waiting already; dropping what %s sends until there is room", self.id, QUEUE_LIMIT, sender)
-                self.surface.notice(Notice(source="bingo", message=f"{QUEUE_LIMIT} messages are waiting already: the ones after them were dropped; send them again when bingo has answered", level="warning"))
+                _log.warning(
+                    "%s: %d messages are waiting already; dropping what %s sends until there is room",
+                    self.id,
+                    QUEUE_LIMIT,
+                    sender,
+                )
+                self.surface.notice(
+                    Notice(
+                        source="bingo",
+                        message=f"{QUEUE_LIMIT} messages are waiting already: the ones after them were dropped; send them again when bingo has answered",
+                        level="warning",
+                    )
+                )
             return
         if self.surface.asking():
-            self.surface.notice(Notice(source="bingo", message="queued: the question above waits for yes, always or no first"))
+            self.surface.notice(
+                Notice(source="bingo", message="queued: the question above waits for yes, always or no first")
+            )
         elif self.running:
             _log.info("%s: queued behind the running turn (%d waiting)", self.id, self.queue.qsize())
 
@@ -258,7 +289,12 @@ class _Room:
         self.surface.decline()  # a question of the stopped turn is answered no
         waiting = self.run.driver.interrupt()
         if waiting:
-            self.surface.notice(Notice(source="bingo", message=f"still waiting for {', '.join(waiting)} to answer its cancel: /stop again stops waiting"))
+            self.surface.notice(
+                Notice(
+                    source="bingo",
+                    message=f"still waiting for {', '.join(waiting)} to answer its cancel: /stop again stops waiting",
+                )
+            )
 
     def left(self) -> list[str]:
         """What waits in the queue (taken out of it)."""
@@ -299,7 +335,9 @@ class _Room:
         if self.silent:
             return
         if text.split(maxsplit=1)[0] in _EXIT_WORDS:
-            self.surface.notice(Notice(source="bingo", message="bingo keeps running in this room: stop it where it runs (Ctrl-C)"))
+            self.surface.notice(
+                Notice(source="bingo", message="bingo keeps running in this room: stop it where it runs (Ctrl-C)")
+            )
             return
         try:
             await run.driver.submit(text)
@@ -311,7 +349,9 @@ class _Room:
         except Exception:  # boundary: one message must not stop the room
             _log.exception("a message in %s failed", self.id)
             self.surface.end()
-            self.surface.notice(Notice(source="bingo", message="internal error; details are in bingo's log", level="error"))
+            self.surface.notice(
+                Notice(source="bingo", message="internal error; details are in bingo's log", level="error")
+            )
 
 
 _TOKEN_PREFIXES = ("syt_", "syr_", "mat_", "mct_")
@@ -325,18 +365,30 @@ def _check(channel: MatrixChannel, environ: dict[str, str]) -> str:
     if not channel.homeserver:
         raise SettingsError(f"{where} has no homeserver", 'set "homeserver": "https://matrix.example.org"')
     if not channel.homeserver.lower().startswith(("https://", "http://")):
-        raise SettingsError(f"{where}: homeserver {channel.homeserver[:200]!r} is not a URL", 'write it with its scheme: "homeserver": "https://matrix.example.org"')
+        raise SettingsError(
+            f"{where}: homeserver {channel.homeserver[:200]!r} is not a URL",
+            'write it with its scheme: "homeserver": "https://matrix.example.org"',
+        )
     if not channel.rooms:
         raise SettingsError(f"{where} has no rooms", 'list the room ids bingo joins: "rooms": ["!room:example.org"]')
     if not channel.allowed_users:
-        raise SettingsError(f"{where} has no allowedUsers: bingo would listen to nobody", 'list who may talk to it: "allowedUsers": ["@you:example.org"]')
+        raise SettingsError(
+            f"{where} has no allowedUsers: bingo would listen to nobody",
+            'list who may talk to it: "allowedUsers": ["@you:example.org"]',
+        )
     name = channel.access_token_env
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name) or name.lower().startswith(_TOKEN_PREFIXES):
         # Never echoed: a token written here by mistake must not reach stderr.
-        raise SettingsError(f"{where}: accessTokenEnv is not the name of an environment variable", 'name the variable that holds the token ("accessTokenEnv": "BINGO_MATRIX_TOKEN"), never the token itself')
+        raise SettingsError(
+            f"{where}: accessTokenEnv is not the name of an environment variable",
+            'name the variable that holds the token ("accessTokenEnv": "BINGO_MATRIX_TOKEN"), never the token itself',
+        )
     token = environ.get(channel.access_token_env, "").strip()
     if not token:
-        raise SettingsError(f"{channel.access_token_env} is not set: bingo reads the bot's Matrix access token from it", f"export {channel.access_token_env}=<the bot's access token>, or name another variable in accessTokenEnv")
+        raise SettingsError(
+            f"{channel.access_token_env} is not set: bingo reads the bot's Matrix access token from it",
+            f"export {channel.access_token_env}=<the bot's access token>, or name another variable in accessTokenEnv",
+        )
     return token
 
 
@@ -390,7 +442,9 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
 
     def up(seconds: float) -> None:
         for room in rooms.values():
-            outbox.put(room.id, message(f"bingo: the homeserver was away for {seconds:.0f} s; nothing was lost", notice=True))
+            outbox.put(
+                room.id, message(f"bingo: the homeserver was away for {seconds:.0f} s; nothing was lost", notice=True)
+            )
 
     server = Homeserver(channel.homeserver, token, on_down=down, on_up=up)
     outbox = Outbox(server)
@@ -399,9 +453,15 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
         try:
             user = await server.whoami()
         except Refusal as exc:
-            raise SettingsError(f"cannot reach the homeserver {channel.homeserver} ({exc.message})", "check channels.matrix.homeserver and that the server runs") from None
+            raise SettingsError(
+                f"cannot reach the homeserver {channel.homeserver} ({exc.message})",
+                "check channels.matrix.homeserver and that the server runs",
+            ) from None
         if channel.user_id and user != channel.user_id:
-            raise SettingsError(f"the access token is {user}'s, not {channel.user_id}'s", "give the bot's own token, or fix channels.matrix.userId")
+            raise SettingsError(
+                f"the access token is {user}'s, not {channel.user_id}'s",
+                "give the bot's own token, or fix channels.matrix.userId",
+            )
         state = _State.load(data_dir / "channels" / "matrix.json", user)
         for wanted in channel.rooms:
             try:
@@ -410,13 +470,20 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
                 print(escape(f"bingo: cannot join {wanted}: {exc.message}"), file=sys.stderr, flush=True)
                 _log.warning("cannot join %s: %s", wanted, exc.message)
                 continue
-            room = rooms[joined] = _Room(joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds, paths=paths), outbox)
+            room = rooms[joined] = _Room(
+                joined, RoomSurface(joined, outbox, question_seconds=channel.question_seconds, paths=paths), outbox
+            )
             if joined not in state.rooms:
-                room.joined_at = time.monotonic() if state.since is not None else None  # with no since, the first sync skips all
+                room.joined_at = (
+                    time.monotonic() if state.since is not None else None
+                )  # with no since, the first sync skips all
                 state.rooms.append(joined)
                 state.save()
         if not rooms:
-            raise SettingsError("bingo could join none of the rooms in channels.matrix.rooms", "invite the bot to the room, or fix the room ids")
+            raise SettingsError(
+                "bingo could join none of the rooms in channels.matrix.rooms",
+                "invite the bot to the room, or fix the room ids",
+            )
         readers = _Readers(me=user, allowed=frozenset(channel.allowed_users), shared=channel.shared_rooms)
         for room in rooms.values():
             try:
@@ -426,13 +493,19 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
                 if not readers.shared:
                     room.silence("bingo cannot learn who is in it, and everyone in a room reads what bingo says")
         _log.info("serving %d rooms as %s", len(rooms), user)
-        print(escape(f"bingo: listening in {len(rooms)} room{'s' if len(rooms) != 1 else ''} as {user}"), file=sys.stderr, flush=True)
+        print(
+            escape(f"bingo: listening in {len(rooms)} room{'s' if len(rooms) != 1 else ''} as {user}"),
+            file=sys.stderr,
+            flush=True,
+        )
         return await _serve(server, outbox, rooms, state, readers, make_room)
     finally:
         await server.aclose()
 
 
-async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], state: _State, readers: _Readers, make_room: MakeRoom) -> int:
+async def _serve(
+    server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], state: _State, readers: _Readers, make_room: MakeRoom
+) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -463,7 +536,9 @@ async def _serve(server: Homeserver, outbox: Outbox, rooms: dict[str, _Room], st
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(guarded(outbox.run)), group.create_task(guarded(sync))]
-            tasks += [group.create_task(guarded(functools.partial(room.work, make_room, state))) for room in rooms.values()]
+            tasks += [
+                group.create_task(guarded(functools.partial(room.work, make_room, state))) for room in rooms.values()
+            ]
             await stop.wait()
             for task in tasks[1:]:
                 task.cancel()
@@ -516,7 +591,13 @@ def _handle(batch: dict[str, Json], rooms: dict[str, _Room], readers: _Readers) 
                 room.judge(members, readers)
         if is_object(timeline) and timeline.get("limited") is True and room.joined_at is None:
             _log.warning("%s: more messages came than one sync holds; the oldest of them were not read", room_id)
-            room.surface.notice(Notice(source="bingo", message="more messages came while bingo was away than it reads at once: the oldest were not read", level="warning"))
+            room.surface.notice(
+                Notice(
+                    source="bingo",
+                    message="more messages came while bingo was away than it reads at once: the oldest were not read",
+                    level="warning",
+                )
+            )
         for event in events:
             members = _membership(event, room.members) if is_object(event) else None
             if members is not None:
@@ -531,10 +612,18 @@ def _handle(batch: dict[str, Json], rooms: dict[str, _Room], readers: _Readers) 
                 if sender in allowed and not room.said_encrypted:
                     room.said_encrypted = True
                     _log.warning("%s is encrypted: bingo cannot read it", room_id)
-                    room.surface.notice(Notice(source="bingo", message="this room is encrypted, and bingo reads only unencrypted rooms: use a room without encryption", level="warning"))
+                    room.surface.notice(
+                        Notice(
+                            source="bingo",
+                            message="this room is encrypted, and bingo reads only unencrypted rooms: use a room without encryption",
+                            level="warning",
+                        )
+                    )
                 continue
             if sender not in allowed:
-                _log.info("ignored a message from %s in %s: not in channels.matrix.allowedUsers", escape(sender), room_id)
+                _log.info(
+                    "ignored a message from %s in %s: not in channels.matrix.allowedUsers", escape(sender), room_id
+                )
                 continue
             body = _body(event)
             if body is not None:
@@ -545,7 +634,9 @@ class StopCommand:
     """`/stop` as `/help` lists it in a channel. The room takes the word itself, before any
     queue (`_Room.take`), so this never runs while a turn does."""
 
-    spec = CommandSpec(name="stop", hint="interrupt the running turn (as Ctrl-C does in a terminal)", instant=True, family="bingo")
+    spec = CommandSpec(
+        name="stop", hint="interrupt the running turn (as Ctrl-C does in a terminal)", instant=True, family="bingo"
+    )
     source = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:

@@ -13,4 +13,12 @@ from ._opening import Opening
 from ._start import StartAsker, choose_session
 from ._surface import TerminalSurface
 
-__all__ = ["Opening", "SessionKeeper", "StartAsker", "TerminalSurface", "choose_session", "interact", "terminal_commands"]
+__all__ = [
+    "Opening",
+    "SessionKeeper",
+    "StartAsker",
+    "TerminalSurface",
+    "choose_session",
+    "interact",
+    "terminal_commands",
+]

@@ -46,7 +46,12 @@ def keys_for(choices: Sequence[str]) -> list[Key] | None:
     """One key per choice, its first letter, when the first letters of `choices` differ
     (`yes`/`no`, `y`/`a`/`n`); None when they do not (the choices are then a list)."""
     firsts = [choice[:1].lower() for choice in choices]
-    if not choices or len(choices) > 9 or len(set(firsts)) != len(firsts) or not all(f.isalnum() and f.isascii() for f in firsts):
+    if (
+        not choices
+        or len(choices) > 9
+        or len(set(firsts)) != len(firsts)
+        or not all(f.isalnum() and f.isascii() for f in firsts)
+    ):
         return None
     return [Key(first, choice, choice) for first, choice in zip(firsts, choices)]
 
@@ -61,7 +66,9 @@ def _ignoring_the_rest(keys: KeyBindings) -> None:
         return None
 
 
-async def keyed(head: list[tuple[str, str]], options: Sequence[Key], *, esc: str | None, aliases: dict[str, str] | None = None) -> str | None:
+async def keyed(
+    head: list[tuple[str, str]], options: Sequence[Key], *, esc: str | None, aliases: dict[str, str] | None = None
+) -> str | None:
     """The value of the key pressed; Esc gives `esc` (None: no answer). `head` is drawn
     above the line of keys (already escaped); `aliases` are more keys for a value.
 
@@ -164,6 +171,12 @@ async def reason(name: str) -> str:
         event.app.exit(result="")
 
     session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys)
-    message = FormattedText([("bold", f"no to {escape(name)}: "), ("", "tell the model why (Enter sends, Esc: a plain no)\n"), ("bold", "why> ")])
+    message = FormattedText(
+        [
+            ("bold", f"no to {escape(name)}: "),
+            ("", "tell the model why (Enter sends, Esc: a plain no)\n"),
+            ("bold", "why> "),
+        ]
+    )
     said = (await session.prompt_async(message)).strip()
     return said[:REASON_MAX]

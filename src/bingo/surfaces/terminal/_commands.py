@@ -70,10 +70,16 @@ class _Result(msgspec.Struct):
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         wanted = args.strip()
         if wanted and not wanted.isdigit():
-            return ErrorOutcome(message=f"/result takes a call's number (the one its cut line names), not {wanted!r}: /result 3, or /result for the last")
+            return ErrorOutcome(
+                message=f"/result takes a call's number (the one its cut line names), not {wanted!r}: /result 3, or /result for the last"
+            )
         found = self.results.result(int(wanted) if wanted else None)
         if found is None:
-            return ErrorOutcome(message=f"there is no result {wanted} to show: /result N shows the Nth call of this run, among the last 100" if wanted else "no call has finished yet in this run")
+            return ErrorOutcome(
+                message=f"there is no result {wanted} to show: /result N shows the Nth call of this run, among the last 100"
+                if wanted
+                else "no call has finished yet in this run"
+            )
         number, said = found
         return TextOutcome(text=f"result {number}:\n{said}" if said else f"result {number} is empty")
 
@@ -88,7 +94,12 @@ class _Resume(msgspec.Struct):
     keeper: SessionKeeper
     surface: TerminalSurface
     """Where the list is put to the person, and the continued session's last exchanges drawn."""
-    spec: CommandSpec = CommandSpec(name="resume", hint="continue another of this project's sessions", args=CommandArgs(kind="free", hint="ID"), family="bingo")
+    spec: CommandSpec = CommandSpec(
+        name="resume",
+        hint="continue another of this project's sessions",
+        args=CommandArgs(kind="free", hint="ID"),
+        family="bingo",
+    )
     source: str = BUILTIN
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
@@ -109,7 +120,18 @@ class _Resume(msgspec.Struct):
             session, past, (compacted, summary) = self.keeper.resume(wanted)
         except SessionError as exc:
             return ErrorOutcome(message=exc.line())
-        for drawn in recap(Opening(version="", provider=None, model=None, cwd="", session=session, past=past, compacted=compacted, summary=summary)):
+        for drawn in recap(
+            Opening(
+                version="",
+                provider=None,
+                model=None,
+                cwd="",
+                session=session,
+                past=past,
+                compacted=compacted,
+                summary=summary,
+            )
+        ):
             self.surface.print(drawn)
         return TextOutcome(text=f"continuing session {session}: your next prompt goes on from it")
 

@@ -65,7 +65,9 @@ def draw(view: View, depth: int = 0) -> RenderableType:
         case MarkdownView(text=text):
             return markdown(text)
         case CodeView(text=text, language=language):
-            return Syntax(escape(text), language or "text", theme="ansi_dark", background_color="default", word_wrap=True)
+            return Syntax(
+                escape(text), language or "text", theme="ansi_dark", background_color="default", word_wrap=True
+            )
         case TableView():
             return _table(view)
         case ListView(items=items, ordered=ordered):
@@ -176,7 +178,10 @@ def _bordered(view: TableView) -> Table:
     header = view.columns + [""] * (width - len(view.columns))
     numeric = [
         bool(view.rows)
-        and all(i >= len(r) or r[i] is None or (isinstance(r[i], (int, float)) and not isinstance(r[i], bool)) for r in view.rows)
+        and all(
+            i >= len(r) or r[i] is None or (isinstance(r[i], (int, float)) and not isinstance(r[i], bool))
+            for r in view.rows
+        )
         for i in range(width)
     ]
     title = Text(escape(view.title), style="bold") if view.title else None

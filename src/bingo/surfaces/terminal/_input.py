@@ -71,14 +71,18 @@ class CommandCompleter(Completer):
         for spec in self._driver.commands():
             if spec.name.startswith(typed):
                 value = spec.name + (" " if spec.args.kind == "free" else "")
-                yield Completion(value, start_position=-len(typed), display="/" + escape(spec.name), display_meta=escape(spec.hint))
+                yield Completion(
+                    value, start_position=-len(typed), display="/" + escape(spec.name), display_meta=escape(spec.hint)
+                )
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
         if text.startswith("/") and " " not in text:
             yield from self._names(text[1:])
 
-    async def get_completions_async(self, document: Document, complete_event: CompleteEvent) -> AsyncGenerator[Completion, None]:
+    async def get_completions_async(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> AsyncGenerator[Completion, None]:
         text = document.text_before_cursor
         if not text.startswith("/"):
             return
@@ -100,7 +104,12 @@ class CommandCompleter(Completer):
         tab = False
         try:
             for found in answers:
-                yield Completion(found.value, start_position=-len(partial), display=escape(found.value), display_meta=escape(found.hint or ""))
+                yield Completion(
+                    found.value,
+                    start_position=-len(partial),
+                    display=escape(found.value),
+                    display_meta=escape(found.hint or ""),
+                )
             tab = self.tab_waiting
         finally:
             self.tab_waiting = False  # a Tab waits for these completions, never for later ones
@@ -300,7 +309,12 @@ async def _permission(question: Question) -> str:
         ("bold", title + "\n"),
         *rows,
     ]
-    options = [Key("y", "once", "yes, once"), Key("a", "always", always), Key("n", "no", "no"), Key("t", "tell", "no, and tell the model why")]
+    options = [
+        Key("y", "once", "yes, once"),
+        Key("a", "always", always),
+        Key("n", "no", "no"),
+        Key("t", "tell", "no, and tell the model why"),
+    ]
     said = await keyed(message, options, esc="no", aliases=_PERMISSION_ALIASES)
     if said == "tell":
         question.words = await reason(question.tool or "")

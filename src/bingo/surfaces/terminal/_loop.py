@@ -70,7 +70,9 @@ async def interact(
     and what `used` says this run spent. `session` is the run's session id, named in the
     line the end leaves (how to continue it); `unsent` gives back, once, a submission whose
     prompt a hook refused, which is put back in the input."""
-    prompt = main_session(data_dir(bingo_home(os.environ)) / "history", driver, toolbar=lambda: status(opening, used(), model()))
+    prompt = main_session(
+        data_dir(bingo_home(os.environ)) / "history", driver, toolbar=lambda: status(opening, used(), model())
+    )
     if opening is not None:
         surface.print(banner(opening))
         for drawn in recap(opening):
@@ -85,7 +87,14 @@ async def interact(
 
 
 class _Loop:
-    def __init__(self, driver: Driver, surface: TerminalSurface, session: PromptSession[str], group: asyncio.TaskGroup, unsent: Callable[[], str | None] = _none) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        surface: TerminalSurface,
+        session: PromptSession[str],
+        group: asyncio.TaskGroup,
+        unsent: Callable[[], str | None] = _none,
+    ) -> None:
         self.driver = driver
         self.unsent = unsent
         self.surface = surface
@@ -144,7 +153,12 @@ class _Loop:
         if isinstance(completer, CommandCompleter) and completer.tab_waiting:
             lines.append(("fg:ansibrightblack", "completing… (your Tab applies when they arrive)\n"))
         if self._running() and self.awaited:
-            lines.append(("fg:ansibrightblack", "interrupted, waiting for the calls to answer · Ctrl-C again stops waiting (and the plugin that is not answering)\n"))
+            lines.append(
+                (
+                    "fg:ansibrightblack",
+                    "interrupted, waiting for the calls to answer · Ctrl-C again stops waiting (and the plugin that is not answering)\n",
+                )
+            )
         elif self._running():
             lines.append(("fg:ansibrightblack", "working · Ctrl-C interrupts\n"))
         lines.append(("bold", "> "))
@@ -177,7 +191,10 @@ class _Loop:
         else:
             self.queued.append(text)
             ahead = len(self.queued) - 1
-            self.surface.say(f"queued: it runs when the turn ends{f', after {ahead} more' if ahead else ''} (Ctrl-C drops it)", "yellow")
+            self.surface.say(
+                f"queued: it runs when the turn ends{f', after {ahead} more' if ahead else ''} (Ctrl-C drops it)",
+                "yellow",
+            )
 
     def _instant(self, text: str) -> bool:
         name = text[1:].partition(" ")[0] if text.startswith("/") else None
@@ -229,7 +246,9 @@ class _Loop:
             return exc.exit_code
         except Exception as exc:  # boundary: one failed submission must not end the session
             _log.exception("submission failed")
-            self.surface.say(f"bingo: internal error ({type(exc).__name__}); details are in ~/.bingo/data/logs/bingo.log", "red")
+            self.surface.say(
+                f"bingo: internal error ({type(exc).__name__}); details are in ~/.bingo/data/logs/bingo.log", "red"
+            )
             return 1
 
     # --- interrupts, questions, the end ---------------------------------------------
@@ -288,7 +307,11 @@ class _Loop:
         if question.tool is None:
             self.surface.say(f"? {question.text} → {said}")
         elif said != "always":  # the run says what "always" allowed, and where it keeps it
-            self.surface.say(f"allowed {question.tool} once" if said == "once" else f"declined {question.tool}" + (f": {question.words}" if question.words else ""))
+            self.surface.say(
+                f"allowed {question.tool} once"
+                if said == "once"
+                else f"declined {question.tool}" + (f": {question.words}" if question.words else "")
+            )
 
     async def _quit(self) -> int:
         if not self._running() or self.holder is None:

@@ -52,7 +52,12 @@ class Blocks:
                 return self._cut()
             if fence is not None:
                 self._fence = fence.group(1)
-        elif fence is not None and fence.group(1)[0] == self._fence[0] and len(fence.group(1)) >= len(self._fence) and not line[fence.end() :].strip():
+        elif (
+            fence is not None
+            and fence.group(1)[0] == self._fence[0]
+            and len(fence.group(1)) >= len(self._fence)
+            and not line[fence.end() :].strip()
+        ):
             self._fence = None
             self._done.append(line)
             return self._cut()

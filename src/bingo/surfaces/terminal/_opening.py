@@ -95,7 +95,11 @@ def _cut(text: str) -> str:
 
 def _exchanges(messages: list[Message]) -> tuple[list[Message], int]:
     """The messages of the last exchanges, and how many prompts came before them."""
-    starts = [i for i, m in enumerate(messages) if m.role == "user" and any(isinstance(b, (TextBlock, ImageBlock)) for b in m.content)]
+    starts = [
+        i
+        for i, m in enumerate(messages)
+        if m.role == "user" and any(isinstance(b, (TextBlock, ImageBlock)) for b in m.content)
+    ]
     if not starts:
         return messages, 0
     shown = starts[-_EXCHANGES:]

@@ -78,7 +78,14 @@ async def choose_session(sessions: Sequence[SessionInfo]) -> str | None:
 
     shown = list(sessions[:_SESSIONS_LISTED])
     more = len(sessions) - len(shown)
-    head = [("bold", "continue which session of this project?" + (f" (the latest {len(shown)}; bingo --resume ID continues an older one)" if more else "") + "\n")]
+    head = [
+        (
+            "bold",
+            "continue which session of this project?"
+            + (f" (the latest {len(shown)}; bingo --resume ID continues an older one)" if more else "")
+            + "\n",
+        )
+    ]
     try:
         at = await listed(head, session_rows(shown), esc="Esc starts a new session")
     except EOFError:

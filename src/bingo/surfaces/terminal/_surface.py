@@ -254,7 +254,15 @@ class TerminalSurface(msgspec.Struct):
             _log.exception("the preview of %s failed", name)
             planned = None
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        question = Question(text=text, choices=None, answer=future, tool=name, input=input, always=always, preview=preview_of(name, input, planned))
+        question = Question(
+            text=text,
+            choices=None,
+            answer=future,
+            tool=name,
+            input=input,
+            always=always,
+            preview=preview_of(name, input, planned),
+        )
         answer = await self._queue(question)
         if answer == "no" and question.words:
             return Declined(reason=question.words)

@@ -17,14 +17,26 @@ from bingo.bridge.check._schema import sample, schema_problem
         ({"type": "object", "properties": {"n": {"type": ["integer", "null"]}, "any": True}}, None),
         ([], "is not an object"),
         ({"properties": {}}, 'has type None at the top: a tool\'s input is an object ("type": "object")'),
-        ({"type": "string"}, "has type 'string' at the top: a tool's input is an object (\"type\": \"object\")"),
-        ({"type": "object", "properties": {"n": {"type": "int"}}}, "has `properties.n.type` 'int', which is none of JSON Schema's types (array, boolean, integer, null, number, object, string)"),
+        ({"type": "string"}, 'has type \'string\' at the top: a tool\'s input is an object ("type": "object")'),
+        (
+            {"type": "object", "properties": {"n": {"type": "int"}}},
+            "has `properties.n.type` 'int', which is none of JSON Schema's types (array, boolean, integer, null, number, object, string)",
+        ),
         ({"type": "object", "properties": []}, "has `properties` that is not an object of schemas"),
         ({"type": "object", "properties": {"a": "string"}}, "has `properties.a.` that is not an object"),
-        ({"type": "object", "properties": {"a": {}}, "required": ["b"]}, "requires 'b', which `properties` does not have"),
+        (
+            {"type": "object", "properties": {"a": {}}, "required": ["b"]},
+            "requires 'b', which `properties` does not have",
+        ),
         ({"type": "object", "required": "a"}, "has `required` that is not an array of property names"),
-        ({"type": "object", "properties": {"a": {"enum": []}}}, "has `properties.a.enum` that is not a non-empty array"),
-        ({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "nope"}}}}, "has `properties.a.items.type` 'nope', which is none of JSON Schema's types (array, boolean, integer, null, number, object, string)"),
+        (
+            {"type": "object", "properties": {"a": {"enum": []}}},
+            "has `properties.a.enum` that is not a non-empty array",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "nope"}}}},
+            "has `properties.a.items.type` 'nope', which is none of JSON Schema's types (array, boolean, integer, null, number, object, string)",
+        ),
     ],
 )
 def test_schema_problems_are_named_where_they_are(schema: Any, problem: str | None) -> None:

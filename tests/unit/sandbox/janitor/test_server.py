@@ -30,7 +30,9 @@ def test_the_janitor_imports_nothing_of_bingo_nor_the_costly_modules() -> None:
         print(*sorted(name for name in sys.modules if name.startswith(("bingo", "janitor", "msgspec"))))
         print(*(name in sys.modules for name in ("signal", "socket", "ctypes", "typing", "json")))
     """)
-    assert imported == ["janitor", "janitor._codec", "janitor._prctl", "janitor._server", "janitor.proc"] + ["False"] * 5
+    assert (
+        imported == ["janitor", "janitor._codec", "janitor._prctl", "janitor._server", "janitor.proc"] + ["False"] * 5
+    )
 
 
 def test_the_janitor_reaches_prctl_without_the_ctypes_package() -> None:
