@@ -24,10 +24,10 @@ from pathlib import Path
 
 from bingo.bridge import PluginHost, PluginSource
 from bingo.bridge._link import StaticLink
-from bingo.bridge.connection import Connection
 from bingo.bridge.manifest import Entry, Manifest
 from bingo.bridge.process import PluginLog, PluginProcess
 from bingo.bridge.tool import BridgedTool
+from bingo.endpoint.connection import Connection
 from bingo.kernel.interfaces import ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bingo.bridge.connection import UNREAD_MAX
+from bingo.endpoint.connection import UNREAD_MAX
 from tests.e2e._zoo import (
     COUNTED,
     call,

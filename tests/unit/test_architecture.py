@@ -9,9 +9,10 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
-# wire ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← app ← cli
+# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← app ← cli
 LAYER = {
     "wire": 0,
+    "endpoint": 0.5,
     "kernel": 1,
     "sandbox": 1.5,
     "store": 2,
@@ -23,35 +24,53 @@ LAYER = {
     "cli": 5,
 }
 
+LEAVES = {"kernel.errors", "kernel.log"}
+"""Modules of a higher floor that a lower one may import: the words every floor speaks (the
+errors bingo raises, and how a foreign value is cut before it is logged). Each imports
+nothing of bingo's, which `test_a_leaf_imports_nothing_of_bingo` keeps so: through a leaf,
+no floor reaches the one above it."""
+
 
 def _package_of(path: Path) -> str:
     rel = path.relative_to(SRC)
     return rel.parts[0].removesuffix(".py") if rel.parts else ""
 
 
-def _imported_packages(path: Path) -> set[str]:
+def _imported_modules(path: Path) -> set[str]:
+    """The modules of bingo that `path` imports, dotted below `bingo` (`kernel.errors`);
+    `from ..kernel import errors` counts as `kernel.errors` when that is a module."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     rel = path.relative_to(SRC)
     depth = len(rel.parts) - 1  # how many packages deep the module sits below bingo
     found: set[str] = set()
+
+    def add(target: list[str], names: list[str]) -> None:
+        for name in names:
+            below = SRC.joinpath(*target, name)
+            if below.with_suffix(".py").is_file() or (below / "__init__.py").is_file():
+                found.add(".".join([*target, name]))
+            else:
+                found.add(".".join(target))
+
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
+            names = [alias.name for alias in node.names]
             if node.level == 0 and node.module and node.module.startswith("bingo."):
-                found.add(node.module.split(".")[1])
+                add(node.module.split(".")[1:], names)
             elif node.level > 0:
                 up = node.level - 1
                 parts = list(rel.parts[:-1])
                 base = parts[: len(parts) - up] if up <= len(parts) else []
                 target = base + (node.module.split(".") if node.module else [])
                 if target:
-                    found.add(target[0])
+                    add(target, names)
                 elif node.level > depth:
-                    found.update(alias.name for alias in node.names)
+                    found.update(name.removesuffix(".py") for name in names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("bingo."):
-                    found.add(alias.name.split(".")[1])
-    return {f.removesuffix(".py") for f in found if f.removesuffix(".py") in LAYER}
+                    found.add(alias.name.removeprefix("bingo."))
+    return {module for module in found if module.split(".")[0] in LAYER}
 
 
 def test_imports_point_one_way() -> None:
@@ -60,12 +79,18 @@ def test_imports_point_one_way() -> None:
         own = _package_of(path)
         if own not in LAYER:
             continue
-        for other in _imported_packages(path):
-            if other == own:
+        for module in _imported_modules(path):
+            other = module.split(".")[0]
+            if other == own or module in LEAVES:
                 continue
             if LAYER[other] > LAYER[own] or (LAYER[other] == LAYER[own]):
                 wrong.append(f"{path.relative_to(SRC)} imports bingo.{other}")
     assert wrong == []
+
+
+def test_a_leaf_imports_nothing_of_bingo() -> None:
+    for leaf in sorted(LEAVES):
+        assert _imported_modules(SRC.joinpath(*leaf.split(".")).with_suffix(".py")) == set(), leaf
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -1,9 +1,9 @@
 """The plugin bridge: plugin processes, the JSON-RPC wire to them, and one proxy per
 capability that implements the kernel's own interface with wire calls.
 
-Three layers, each unaware of the ones above it: framing (`_framing.py`, bytes ↔ one
-message per line), the connection (`connection.py`, ids, deadlines, the one exception →
-wire error boundary) and the proxies (`tool.py`, `command.py`, `contributor.py`,
+The JSON-RPC endpoint beneath it (framing, messages, the connection: ids, deadlines, the
+one exception → wire error boundary) is a package of its own, `bingo.endpoint`; above it
+are the proxies (`tool.py`, `command.py`, `contributor.py`,
 `compactor.py`, `provider.py`, `hook.py`, `service.py`). `process.py` owns one child
 process, `_plugin.py` one plugin's processes one after another (its handshake in
 `handshake.py`, its respawn pacing in `_backoff.py`), and `host.py` all of them. The kernel
@@ -20,9 +20,7 @@ import importlib
 
 TYPE_CHECKING = False  # not typing's: importing the package imports nothing else
 if TYPE_CHECKING:
-    from ._framing import MAX_LINE
     from ._names import bridged_name, named_plugin
-    from .connection import Connection
     from .discovery import MCP_JSON, PluginSource, discover
     from .host import PluginHost, PluginStatus
     from .listing import PluginsCommand
@@ -41,9 +39,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "MAX_LINE",
     "MCP_JSON",
-    "Connection",
     "Manifest",
     "McpServer",
     "PluginHost",
@@ -69,9 +65,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "MAX_LINE": "._framing",
     "MCP_JSON": ".discovery",
-    "Connection": ".connection",
     "Manifest": ".manifest",
     "McpServer": ".manifest",
     "check_name": ".manifest",

@@ -33,9 +33,9 @@ from typing import Final
 
 import msgspec
 
+from ..endpoint import decoder_for
 from ..kernel.atomic import write_atomic
 from ..wire import MAX_DEPTH, PROTOCOL_VERSION, InitializeResult, Json, too_deep
-from .connection import decoder_for
 from .discovery import PluginSource, entry_command
 from .fingerprint import fingerprint
 

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Protocol
 
-import msgspec
-
+from ..endpoint import Connection
 from ..kernel.errors import PluginUnavailable
 from ..kernel.interfaces import ToolCall
 from ..wire import Delta, ProviderDeltaParams, ToolProgressParams
-from .connection import Connection
 
 __all__ = ["Calls", "Link", "StaticLink", "Unavailable"]
 
@@ -37,16 +35,23 @@ PROGRESS_PER_SECOND = 200
 """More live lines a second than anyone can read: past this, a plugin floods."""
 
 
-class Calls(msgspec.Struct):
+class Calls:
     """The calls and streams of one plugin in flight, by the ids its notifications use."""
 
-    tools: dict[str, ToolCall] = msgspec.field(default_factory=dict[str, ToolCall])
-    ended: set[str] = msgspec.field(default_factory=set[str])
-    streams: dict[str, Callable[[Delta], None]] = msgspec.field(default_factory=dict[str, Callable[[Delta], None]])
-    _stream_ids: Iterator[int] = msgspec.field(default_factory=lambda: itertools.count(1))
-    on_flood: Callable[[], None] | None = None
-    _window: float = 0.0
-    _in_window: int = 0
+    __slots__ = ("_in_window", "_stream_ids", "_window", "ended", "on_flood", "streams", "tools")
+
+    def __init__(self, on_flood: Callable[[], None] | None = None) -> None:
+        self.tools: dict[str, ToolCall] = {}
+        """The tool calls running, by callId."""
+        self.ended: set[str] = set()
+        """The callIds of calls that have ended (a question on one is refused in words)."""
+        self.streams: dict[str, Callable[[Delta], None]] = {}
+        """Where each `provider/stream`'s deltas go, by streamId."""
+        self.on_flood = on_flood
+        """Told once a second at most that the plugin sends more live lines than anyone reads."""
+        self._stream_ids = itertools.count(1)
+        self._window = 0.0
+        self._in_window = 0
 
     def stream_id(self) -> str:
         """A fresh streamId for `provider/stream`."""

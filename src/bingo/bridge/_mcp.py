@@ -46,6 +46,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from ..endpoint import Connection, decode_answer
 from ..kernel.dispatch import ChooseModel
 from ..kernel.errors import (
     BadParams,
@@ -124,7 +125,6 @@ from ._mcp_wire import (
     tool_output,
 )
 from ._names import asked_by
-from .connection import Connection, decode_answer
 
 __all__ = [
     "HANDSHAKE_REVISIONS",

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from ..endpoint import MAX_LINE
 from ..kernel.lines import Overlong, bounded_lines, head_bytes
 from ..kernel.log import cut
-from ._framing import MAX_LINE
 
 if TYPE_CHECKING:
     import httpx

@@ -26,6 +26,7 @@ from typing import Literal
 
 import msgspec
 
+from ..endpoint import BadLine, Connection, LineWriter, Unread
 from ..kernel.dispatch import ChooseModel
 from ..kernel.errors import ConnectionClosed, DeadlinePassed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
@@ -37,11 +38,9 @@ from ..wire.rpc import RequestId
 from . import _problems as P
 from ._backoff import Backoff, Retry
 from ._expand import expand_server
-from ._framing import BadLine, LineWriter
 from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
 from ._mcp import McpConnection
 from ._mcp_http import McpHttp, expand_headers
-from .connection import Connection, Unread
 from .discovery import PluginSource, entry_command, workdir
 from .handshake import handshake, initialize_params
 from .manifest import Manifest, McpServer

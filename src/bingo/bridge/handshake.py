@@ -16,9 +16,9 @@ from pathlib import Path
 
 import msgspec
 
+from ..endpoint import BadAnswer, Connection, decoder_for
 from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult, Json
 from . import _problems as P
-from .connection import BadAnswer, Connection, decoder_for
 
 __all__ = ["handshake", "initialize_params", "read_handshake"]
 

@@ -34,12 +34,12 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
+from ..endpoint import MAX_LINE
 from ..kernel.log import RECORD_MAX, cut
 from ..sandbox import Policy
 from ..sandbox.janitor import USE_JANITOR, JanitorClient, kill_warden
 from ..sandbox.janitor.proc import group_has_living
 from . import _problems as P
-from ._framing import MAX_LINE
 
 __all__ = [
     "END_WAIT",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from ..endpoint import Connection
 from ..kernel.errors import PluginError, ProviderError
 from ..wire import (
     Delta,
@@ -24,7 +25,6 @@ from ..wire import (
 )
 from ._link import Link
 from ._names import bridged_name
-from .connection import Connection
 
 __all__ = ["BridgedProvider"]
 

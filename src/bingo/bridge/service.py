@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import msgspec
 
+from ..endpoint import Connection
 from ..kernel.errors import BadParams, GateError, MethodNotFound, Refused
 from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN, Registry
@@ -32,7 +33,6 @@ from ..wire import (
 )
 from ._link import Calls, Link
 from ._names import asked_by
-from .connection import Connection
 
 __all__ = ["HOST_SPEC", "BridgedService", "HostService", "ServiceRouter"]
 

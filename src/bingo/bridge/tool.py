@@ -15,6 +15,7 @@ import asyncio
 
 import msgspec
 
+from ..endpoint import BadAnswer, Connection
 from ..kernel.errors import DeadlinePassed, PluginError
 from ..kernel.interfaces import ToolCall
 from ..wire import (
@@ -31,7 +32,6 @@ from ..wire import (
 from . import _problems as P
 from ._link import Link, Unavailable
 from ._names import bridged_name
-from .connection import BadAnswer, Connection
 
 __all__ = ["BridgedTool", "declaration_problems"]
 

@@ -10,13 +10,13 @@
     │   ├── PluginUnavailable  the plugin is not running, so it was not asked (answers nothing at once)
     │   │   └── Unavailable        (bridge/_link.py) dead, within its backoff, or refused
     │   ├── ConnectionClosed   the stream to the plugin ended or cannot be written
-    │   │   └── Unread             (bridge/connection.py) it left too much unread on its stdin
+    │   │   └── Unread             (endpoint/connection.py) it left too much unread on its stdin
     │   ├── DeadlinePassed     no answer within the method's deadline        -32001
     │   ├── Refused            the receiver refused; the message says why    -32002
     │   ├── Cancelled          the call was cancelled                        -32800
     │   ├── MethodNotFound     the receiver has no such method               -32601
     │   ├── BadParams          a call's params are not of its method's shape -32602
-    │   ├── BadAnswer          (bridge/connection.py) an answer not of its result's shape -32602
+    │   ├── BadAnswer          (endpoint/_message.py) an answer not of its result's shape -32602
     │   └── SpawnError         the plugin's process could not be started  (stopped + notice, backoff)
     │       └── JanitorError       the janitor that starts plugins failed or did not answer
     ├── ProviderError     the model could not answer               (exit 1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.command import BridgedCommand
 from bingo.kernel.errors import PluginError
 from bingo.kernel.interfaces import CommandContext
@@ -20,6 +19,7 @@ from bingo.wire import (
     TextOutcome,
 )
 from bingo.wire.rpc import METHOD_NOT_FOUND
+from tests.support.twin import Twin, memory_twin
 
 _FREE = CommandSpec(name="wordcount", args=CommandArgs(kind="free"))
 

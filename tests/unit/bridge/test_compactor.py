@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from bingo.bridge._link import StaticLink
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.compactor import BridgedCompactor
 from bingo.kernel.errors import CompactionError, PluginError
 from bingo.wire import (
@@ -20,6 +19,7 @@ from bingo.wire import (
     Message,
     TextBlock,
 )
+from tests.support.twin import Twin, memory_twin
 
 _HISTORY = CompactionContext(
     messages=[

@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from bingo.bridge._link import StaticLink
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.contributor import BridgedContributor
 from bingo.wire import ContextPiece, ContextQuery, ContributeParams, ContributeResult, ContributorSpec
+from tests.support.twin import Twin, memory_twin
 
 _QUERY = ContextQuery(session="s", turn=2, cwd="/w", prompt="hello")
 _SPEC = ContributorSpec(name="notes")

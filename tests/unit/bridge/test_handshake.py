@@ -9,10 +9,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from bingo.bridge._twin import memory_twin
-from bingo.bridge.connection import BadAnswer
 from bingo.bridge.handshake import handshake, initialize_params, read_handshake
+from bingo.endpoint.connection import BadAnswer
 from bingo.wire import PROTOCOL_VERSION, InitializeParams, InitializeResult, ToolSpec, Wire
+from tests.support.twin import memory_twin
 
 _PARAMS = initialize_params(
     root=Path("/plugins/wc"), config={"greeting": "hi"}, host_version="1.0", cwd=Path("/w"), data_dir=Path("/d/wc")

@@ -8,12 +8,12 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from bingo.bridge._link import StaticLink
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.hook import BridgedHook
 from bingo.kernel.errors import PluginError, PluginUnavailable
 from bingo.kernel.hooks import Hooks
 from bingo.kernel.notices import Notices
 from bingo.wire import HookDecideParams, HookObserveParams, HookOutcome, HookSpec, Notice, Wire
+from tests.support.twin import Twin, memory_twin
 
 _SPEC = HookSpec(name="guard", site="tool", points=["before", "after"])
 

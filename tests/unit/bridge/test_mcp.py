@@ -13,8 +13,8 @@ from pathlib import Path
 from bingo.bridge._link import Calls
 from bingo.bridge._mcp import McpConnection
 from bingo.bridge.command import BridgedCommand
-from bingo.bridge.connection import Connection
 from bingo.bridge.tool import BridgedTool
+from bingo.endpoint.connection import Connection
 from bingo.kernel.interfaces import CommandContext, ToolCall
 from bingo.wire import (
     CommandSpec,

@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.provider import BridgedProvider
 from bingo.kernel.errors import ProviderError
 from bingo.wire import (
@@ -25,6 +24,7 @@ from bingo.wire import (
     TextDelta,
 )
 from tests.support import clock
+from tests.support.twin import Twin, memory_twin
 
 _REQUEST = ModelRequest(model="m", messages=[Message(role="user", content=[TextBlock(text="hi")])])
 _RESPONSE = ModelResponse(message=Message(role="assistant", content=[TextBlock(text="hello")]), stop_reason="end")

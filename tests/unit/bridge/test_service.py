@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from bingo.bridge._link import Calls
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.service import BridgedService, HostService, ServiceRouter
 from bingo.kernel.errors import PluginError
 from bingo.kernel.interfaces import ToolCall
@@ -16,6 +15,7 @@ from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry
 from bingo.wire import Json, Notice, ServiceCallParams, ServiceCallResult, ServiceSpec
 from bingo.wire.rpc import METHOD_NOT_FOUND, REFUSED
+from tests.support.twin import Twin, memory_twin
 
 Scenario = Callable[[Twin, Registry, Calls], Awaitable[None]]
 

@@ -9,7 +9,6 @@ import msgspec
 import pytest
 
 from bingo.bridge._link import StaticLink
-from bingo.bridge._twin import Twin, memory_twin
 from bingo.bridge.tool import BridgedTool
 from bingo.kernel.errors import DeadlinePassed
 from bingo.kernel.interfaces import ToolCall
@@ -25,6 +24,7 @@ from bingo.wire import (
     ToolTraits,
 )
 from bingo.wire.rpc import DEADLINE
+from tests.support.twin import Twin, memory_twin
 
 _SPEC = ToolSpec(name="count", description="counts", input_schema={"type": "object"})
 

@@ -19,10 +19,10 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bingo.bridge._framing import BadLine, LineReader, memory_pair
-from bingo.bridge._message import TOO_DEEP, BadAnswer, decode_answer, envelope_decoder, is_envelope, read_deep
-from bingo.bridge.connection import Connection
 from bingo.bridge.handshake import read_handshake
+from bingo.endpoint._framing import BadLine, LineReader, memory_pair
+from bingo.endpoint._message import TOO_DEEP, BadAnswer, decode_answer, envelope_decoder, is_envelope, read_deep
+from bingo.endpoint.connection import Connection
 from bingo.kernel.errors import PluginError
 from bingo.wire import (
     MAX_DEPTH,

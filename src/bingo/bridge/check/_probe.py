@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from ...endpoint import BadAnswer, Connection
 from ...kernel.errors import BadParams, ConnectionClosed, DeadlinePassed, MethodNotFound, PluginError
 from ...kernel.interfaces import ToolCall
 from ...kernel.log import cut
@@ -40,7 +41,6 @@ from ...wire import (
 )
 from .. import _problems as P
 from .._link import PROGRESS_PER_SECOND
-from ..connection import BadAnswer, Connection
 from ..tool import BridgedTool
 from ._report import Check
 from ._schema import sample

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from ... import __version__
+from ...endpoint import BadLine, Connection
 from ...kernel.errors import PluginError
 from ...kernel.log import cut
 from ...kernel.notices import Notices
@@ -38,9 +39,7 @@ from ...wire import (
 )
 from .. import _problems as P
 from .._backoff import Backoff
-from .._framing import BadLine
 from .._plugin import HostFacts
-from ..connection import Connection
 from ..discovery import PluginSource
 from ..manifest import Manifest
 from ..process import EXIT_GRACE, TERM_GRACE

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 
+from ...endpoint import BadAnswer
 from ...kernel.errors import BadParams, ConnectionClosed, DeadlinePassed, MethodNotFound, PluginError
 from ...kernel.interfaces import ToolCall
 from ...kernel.log import cut
@@ -27,7 +28,6 @@ from ...sandbox import launcher
 from ...wire import InitializeResult, Json, TextPart, ToolSpec, Wire
 from .._mcp import RESOURCES_TOOL, McpConnection
 from .._mcp_wire import McpCursor
-from ..connection import BadAnswer
 from ..discovery import entry_command
 from ..tool import BridgedTool
 from ._declared import check_served

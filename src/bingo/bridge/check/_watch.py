@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from ...endpoint import MAX_LINE, BadLine, Connection, LineWriter
+from ...endpoint._message import envelope_decoder, is_envelope
 from ...kernel.errors import ConnectionClosed, Refused
 from ...kernel.log import cut
 from ...kernel.notices import Notices
@@ -31,10 +33,7 @@ from ...wire import (
     too_deep,
 )
 from ...wire.rpc import Envelope, RequestId
-from .._framing import MAX_LINE, BadLine, LineWriter
-from .._message import envelope_decoder, is_envelope
 from .._plugin import Plugin
-from ..connection import Connection
 from ..service import ServiceRouter
 from ._report import Check, Status
 

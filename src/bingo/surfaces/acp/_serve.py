@@ -81,7 +81,7 @@ from ._schema import (
 from ._session import AcpSession
 
 if TYPE_CHECKING:
-    from ...bridge import Connection
+    from ...endpoint import Connection
 
 __all__ = [
     "HELD_NOTICES",
@@ -591,7 +591,7 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
 
 async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None = None) -> int:
     """Be an ACP agent on stdin and stdout until the client closes stdin (or SIGTERM); 0 then."""
-    from ...bridge import Connection
+    from ...endpoint import Connection
 
     reader, writer = await _stdio()
 

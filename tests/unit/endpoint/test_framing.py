@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from bingo.bridge._framing import MAX_LINE, BadLine, LineReader, memory_pair
+from bingo.endpoint._framing import MAX_LINE, BadLine, LineReader, memory_pair
 
 
 class _Msg(msgspec.Struct):

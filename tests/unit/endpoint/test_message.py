@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bingo.bridge._message import answered_id
+from bingo.endpoint._message import answered_id
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The in-memory twin of a plugin: a host-side Link and a fake plugin's Connection, joined
-by a memory pair. The proxies' tests (and the bench) run on it.
+by a memory pair. The proxies' tests run on it (a test helper: it is no part of bingo).
 
 It owns nothing the host uses: no process, no handshake. The fake plugin is a Connection
 with handlers registered by method, so a test plays a plugin with a few functions.
@@ -13,9 +13,8 @@ from collections.abc import AsyncGenerator, Mapping
 
 import msgspec
 
-from ._framing import memory_pair
-from ._link import StaticLink
-from .connection import Connection
+from bingo.bridge._link import StaticLink
+from bingo.endpoint import Connection, memory_pair
 
 __all__ = ["Twin", "memory_twin"]
 

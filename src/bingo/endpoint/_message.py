@@ -42,7 +42,7 @@ __all__ = [
     "read_deep",
 ]
 
-_log = logging.getLogger("bingo.bridge.connection")
+_log = logging.getLogger("bingo.endpoint.connection")
 
 R = TypeVar("R")
 

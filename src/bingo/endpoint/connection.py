@@ -1,4 +1,5 @@
-"""The connection: one asyncio JSON-RPC 2.0 endpoint per plugin process.
+"""The connection: one asyncio JSON-RPC 2.0 endpoint over one pair of streams (a plugin
+process's pipes, an MCP server's HTTP session, an editor's stdin and stdout).
 
 Owns ids, pending calls, per-call deadlines (each method's from the wire's method table,
 `deadline_for`, overridden by the `deadlines` it is given: the settings'), the dispatch of
@@ -9,7 +10,7 @@ ways; many calls are in flight at once, matched by id. The read loop never await
 the connection's own TaskGroup, and a notification's handler is a plain function called in
 the loop, wrapped so one bad handler cannot end it.
 
-It does not know processes, plugins or proxies. How the peer ended (an exit code, a signal)
+It does not know processes, plugins, proxies or surfaces. How the peer ended (an exit code, a signal)
 comes from whoever made the streams, through `on_eof`; what a stray stdout line costs is
 decided through `on_stray`, and what an answer to a request never made (or answered twice)
 costs through `on_unexpected`; a late answer to a call the host abandoned (its deadline

@@ -1,12 +1,13 @@
 """Framing: bytes ↔ one message per line over asyncio streams.
 
-Owns the line discipline of the plugin wire: `\\n`-terminated lines, a bounded line length
-(a longer line is discarded up to its newline without being held whole), and the first
-decode of each line. A line that is too long, nested deeper than `wire.MAX_DEPTH`, not UTF-8
-or not of the expected shape is a `BadLine` *value* on the read stream, never an exception
-(the MCP SDK's `_parse_line` style): the layer above decides what a bad line costs. A line
-nested too deeply is offered to the layer above's reader of deep lines first, which may still
-read its top level (a JSON-RPC answer whose result is too deep must still fail its call).
+Owns the line discipline of every JSON-RPC peer (a plugin, an MCP server, an editor):
+`\\n`-terminated lines, a bounded line length (a longer line is discarded up to its newline
+without being held whole), and the first decode of each line. A line that is too long,
+nested deeper than `wire.MAX_DEPTH`, not UTF-8 or not of the expected shape is a `BadLine`
+*value* on the read stream, never an exception (the MCP SDK's `_parse_line` style): the
+layer above decides what a bad line costs. A line nested too deeply is offered to the layer
+above's reader of deep lines first, which may still read its top level (a JSON-RPC answer
+whose result is too deep must still fail its call).
 
 It does not know JSON-RPC, ids or methods: the decoder it is given does. It also holds the
 in-memory twin (`memory_pair`) the connection's tests run on.

@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from bingo.bridge._framing import BadLine, MemoryWriter, memory_pair
-from bingo.bridge.connection import UNREAD_MAX, BadAnswer, Connection, Unread, answered_error, error_object
+from bingo.endpoint._framing import BadLine, MemoryWriter, memory_pair
+from bingo.endpoint.connection import UNREAD_MAX, BadAnswer, Connection, Unread, answered_error, error_object
 from bingo.kernel.errors import (
     BadParams,
     Cancelled,
@@ -563,8 +563,8 @@ def test_a_notification_whose_params_are_nested_too_deeply_is_dropped() -> None:
 
 @pytest.mark.parametrize("id_last", [False, True], ids=["id-first", "id-last"])
 def test_an_answer_past_the_line_limit_fails_its_call_at_once_and_the_connection_goes_on(id_last: bool) -> None:
-    from bingo.bridge._framing import MAX_LINE
-    from bingo.bridge.connection import TooLarge
+    from bingo.endpoint._framing import MAX_LINE
+    from bingo.endpoint.connection import TooLarge
 
     strays: list[BadLine] = []
 
