@@ -14,7 +14,9 @@ from bingo.kernel.errors import SettingsError
 from bingo.surfaces.channel import Homeserver, Outbox, RoomSurface, message, view_html
 from bingo.surfaces.channel._outbox import BODY_LIMIT
 from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
-from bingo.surfaces.channel._serve import _handle, _Readers, _Room
+from bingo.surfaces.channel._sync import handle as _handle
+from bingo.surfaces.channel._worker import Readers as _Readers
+from bingo.surfaces.channel._worker import Room as _Room
 from bingo.wire import (
     CodeView,
     Json,

@@ -2,19 +2,10 @@
 (Zed, JetBrains, Neovim's plugins) starts and talks to over stdio (INTERFACE.md §7,
 docs/editors.md). Imported only when it runs."""
 
+from ._content import McpServerSpec, mcp_servers, prompt_content
 from ._markdown import diffs_of, markdown
 from ._schema import ACP_VERSION
-from ._serve import (
-    HELD_NOTICES,
-    AcpLog,
-    HostMcp,
-    MakeSession,
-    McpServerSpec,
-    SessionRun,
-    mcp_servers,
-    prompt_content,
-    serve_acp,
-)
+from ._serve import HELD_NOTICES, AcpLog, HostMcp, MakeSession, SessionRun, serve_acp
 from ._session import AcpSession, Peer
 
 __all__ = [

@@ -11,7 +11,8 @@ stops waiting, as a second Ctrl-C does), `session/close` (that cancel, waited fo
 session's run closed), and the commands each session offers
 (`available_commands_update`, sent again when they change). When the client offers both
 `fs/read_text_file` and `fs/write_text_file`, `read`, `write` and `edit` go through them
-for that session's turns (`tools.FILES`).
+for that session's turns (`tools.FILES`, through `_files.ClientFiles`); a prompt's content
+blocks become its text and images in `_content`.
 
 Stdout carries the protocol and nothing else: the protocol is written to a duplicate of the
 original stdout, and file descriptor 1 is made stderr's, so a stray print (bingo's or a
@@ -24,11 +25,9 @@ does not read, bounded). It does not compose a session's run (app.py does) nor d
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import logging
 import os
-import re
 import signal
 import stat
 import sys
@@ -37,17 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-import msgspec
-
 from ...kernel.dispatch import Submitted
 from ...kernel.errors import BadParams, BingoError, PluginError, UsageError
 from ...kernel.frames import Frame
 from ...store import new_session_id
-from ...tools import FILES, Declined
-from ...wire import CommandSpec, ImageBlock, Json, Notice, is_array, is_object
-from ...wire.rpc import DEADLINE
+from ...tools import FILES
+from ...wire import CommandSpec, ImageBlock, Json, Notice
 from .._escape import escape
 from .._seam import Headless, Surface
+from ._content import McpServerSpec, mcp_servers, prompt_content
+from ._files import ClientFiles
 from ._schema import (
     ACP_VERSION,
     AgentCapabilities,
@@ -70,13 +68,10 @@ from ._schema import (
     PromptCapabilities,
     PromptParams,
     PromptResult,
-    ReadTextFileParams,
-    ReadTextFileResult,
     SessionCapabilities,
     SessionNotification,
     StopReason,
     Update,
-    WriteTextFileParams,
 )
 from ._session import AcpSession
 
@@ -88,10 +83,7 @@ __all__ = [
     "AcpLog",
     "HostMcp",
     "MakeSession",
-    "McpServerSpec",
     "SessionRun",
-    "mcp_servers",
-    "prompt_content",
     "serve_acp",
 ]
 
@@ -99,12 +91,8 @@ _log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
-FS_SECONDS = 30.0
-"""How long a read or write through the editor's files may take before it fails the call."""
 HELD_NOTICES = 50
 """Notices kept for the first session while no session is open (the rest go to the log)."""
-_NOT_FOUND = -32002
-"""ACP's "resource not found", which a client answers `fs/read_text_file` of no file with."""
 LINE = 32 * 1024 * 1024
 """The longest message read from the editor: a prompt's images (`MAX_PROMPT_IMAGES` of
 base64 at most, checked once read) with room for its text. A longer one is not read, and
@@ -128,67 +116,9 @@ class SessionRun:
     close: Callable[[], None]
 
 
-@dataclass(frozen=True, slots=True)
-class McpServerSpec:
-    """An MCP server an editor passes in `session/new` or `session/load`: stdio (`command`,
-    `args`, `env`) or Streamable HTTP (`url`, `headers`). `name` is a plugin name already."""
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    url: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-
-
 HostMcp = Callable[[list[McpServerSpec], str], Awaitable[None]]
 """The app's host of an editor's MCP servers (given the session's cwd): each runs as a plugin
 of this run, under the gate, once however many sessions pass it."""
-
-_PLUGIN_NAME = re.compile(r"[^a-z0-9]+")
-
-
-def _pairs(value: Json) -> tuple[tuple[str, str], ...]:
-    """ACP's `[{name, value}]` (an env or headers list) as pairs; what is not one is left out."""
-    if not is_array(value):
-        return ()
-    return tuple(
-        (item["name"], item["value"])
-        for item in value
-        if is_object(item) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
-    )
-
-
-def mcp_servers(raw: list[Json]) -> tuple[list[McpServerSpec], list[str]]:
-    """The MCP servers of a `session/new`'s `mcpServers`, named as plugins (`My Server` is
-    `my-server`), and a line for each that cannot be hosted."""
-    found: list[McpServerSpec] = []
-    problems: list[str] = []
-    for entry in raw:
-        if not is_object(entry) or not isinstance(entry.get("name"), str):
-            problems.append("an MCP server with no name")
-            continue
-        given: str = entry["name"]
-        name = _PLUGIN_NAME.sub("-", given.lower()).strip("-")[:64] or "mcp"
-        kind = entry.get("type")
-        if kind == "http" and isinstance(entry.get("url"), str):
-            found.append(McpServerSpec(name=name, url=entry["url"], headers=_pairs(entry.get("headers"))))
-        elif kind in (None, "stdio") and isinstance(entry.get("command"), str):
-            args = entry.get("args")
-            found.append(
-                McpServerSpec(
-                    name=name,
-                    command=entry["command"],
-                    args=tuple(a for a in args if isinstance(a, str)) if is_array(args) else (),
-                    env=_pairs(entry.get("env")),
-                )
-            )
-        else:
-            problems.append(
-                f"the MCP server {given!r} ({kind or 'stdio'}): bingo speaks to MCP servers over stdio and Streamable HTTP"
-            )
-    return found, problems
-
 
 MakeSession = Callable[[Surface, str, str, bool], SessionRun]
 """The app's maker of a session's run: given its surface, its cwd, its id, and whether that
@@ -221,118 +151,11 @@ class AcpLog(Headless):
             self.held.append(notice)
 
 
-def prompt_content(blocks: list[Json]) -> tuple[str, list[ImageBlock], list[str]]:
-    """A `session/prompt`'s content as the turn's text and images: text as it is, a file
-    link as its path, an embedded file as a fenced block under its name, an image (or an
-    embedded file that is one) as an image (the kernel checks it: `check_images`); and what
-    was left out, named."""
-    pieces: list[str] = []
-    images: list[ImageBlock] = []
-    skipped: list[str] = []
-    for block in blocks:
-        kind = block.get("type") if is_object(block) else None
-        if not is_object(block):
-            continue
-        if kind == "text" and isinstance(block.get("text"), str):
-            pieces.append(block["text"])
-        elif kind == "image":
-            data, media_type = block.get("data"), block.get("mimeType")
-            if not isinstance(data, str) or not data:
-                skipped.append("an image block with no data (bingo takes an image's bytes, not a link to one)")
-            elif not isinstance(media_type, str):
-                skipped.append("an image block with no mimeType")
-            else:
-                images.append(ImageBlock(media_type=media_type, data=data))
-        elif kind == "resource_link" and isinstance(block.get("uri"), str):
-            pieces.append(_uri_path(block["uri"]))
-        elif kind == "resource" and is_object(block.get("resource")):
-            resource = block["resource"]
-            uri, text = resource.get("uri"), resource.get("text")
-            blob, media_type = resource.get("blob"), resource.get("mimeType")
-            if isinstance(text, str):
-                fence = "```"
-                while fence in text:
-                    fence += "`"
-                pieces.append(f"{_uri_path(uri) if isinstance(uri, str) else 'attached'}:\n{fence}\n{text}\n{fence}")
-            elif isinstance(blob, str) and isinstance(media_type, str) and media_type.startswith("image/"):
-                images.append(ImageBlock(media_type=media_type, data=blob))
-            else:
-                skipped.append(f"the binary resource {uri}")
-        else:
-            skipped.append(
-                f"{'an' if kind[:1] in tuple('aeiou') else 'a'} {kind} block"
-                if isinstance(kind, str)
-                else "a block of no type"
-            )
-    return "\n".join(pieces), images, skipped
-
-
-def _uri_path(uri: str) -> str:
-    return uri.removeprefix("file://") if uri.startswith("file:///") else uri
-
-
 class _Unread(Protocol):
     """A line from the editor that is no message (the bridge's `BadLine`)."""
 
     @property
     def reason(self) -> str: ...
-
-
-class _Declined(OSError):
-    """The editor answered a read or write with an error other than "no such file"."""
-
-
-class _ClientFiles:
-    """The client's files (`tools.Files`), called from a tool's worker thread: each read or
-    write is a request on the loop, waited for at most FS_SECONDS. A file the editor
-    declines (outside its project, say) is `tools.Declined`: the tool reads and writes it on
-    the disk, both ways (so the ledger sees one file), through its own path and checks."""
-
-    def __init__(self, agent: _Agent, session_id: str, loop: asyncio.AbstractEventLoop) -> None:
-        self._agent = agent
-        self._session = session_id
-        self._loop = loop
-
-    def _wait(self, request: Awaitable[R], path: Path) -> R:
-        async def run() -> R:
-            return await request
-
-        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
-        try:
-            return future.result(FS_SECONDS + 1)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise OSError(f"the editor did not answer within {FS_SECONDS:g} s") from None
-        except PluginError as exc:
-            if exc.code == _NOT_FOUND:
-                raise FileNotFoundError(2, "the editor has no such file", str(path)) from None
-            if exc.code not in (0, DEADLINE):  # answered, not lost
-                raise _Declined(exc.message) from None
-            raise OSError(f"the editor could not do it ({exc.message})") from None
-        except BingoError as exc:
-            raise OSError(exc.message) from None
-
-    def read(self, path: Path) -> bytes:
-        params = ReadTextFileParams(session_id=self._session, path=str(path))
-        try:
-            answer = self._wait(
-                self._agent.conn.call("fs/read_text_file", params, ReadTextFileResult, deadline=FS_SECONDS), path
-            )
-        except _Declined as exc:
-            # The tool reads it from the disk, by its own path and checks (tools.Declined).
-            _log.info("the editor declined to read %s (%s): read from the disk", path, exc)
-            raise Declined(str(exc)) from None
-        return answer.content.encode("utf-8")
-
-    def write(self, path: Path, data: bytes) -> None:
-        params = WriteTextFileParams(
-            session_id=self._session, path=str(path), content=data.decode("utf-8", errors="replace")
-        )
-        try:
-            self._wait(self._agent.conn.call("fs/write_text_file", params, msgspec.Raw, deadline=FS_SECONDS), path)
-        except _Declined as exc:
-            _log.info("the editor declined to write %s (%s): written to the disk", path, exc)
-            raise Declined(str(exc)) from None
 
 
 @dataclass(slots=True)
@@ -486,7 +309,7 @@ class _Agent:
         surface = opened.surface
         _current.set(surface)
         if self._client.fs.read_text_file and self._client.fs.write_text_file:
-            FILES.set(_ClientFiles(self, surface.id, asyncio.get_running_loop()))
+            FILES.set(ClientFiles(self.conn, surface.id, asyncio.get_running_loop()))
         opened.busy = True
         opened.idle.clear()
         self._log.prompting[surface.id] = surface

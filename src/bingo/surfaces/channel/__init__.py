@@ -6,7 +6,8 @@ from ._homeserver import Homeserver, Refusal
 from ._html import view_html
 from ._outbox import Outbox, message
 from ._room import RoomSurface
-from ._serve import QUEUE_LIMIT, STOP, ChannelLog, MakeRoom, RoomRun, StopCommand, serve_matrix
+from ._serve import ChannelLog, StopCommand, serve_matrix
+from ._worker import QUEUE_LIMIT, STOP, MakeRoom, RoomRun
 
 __all__ = [
     "QUEUE_LIMIT",
