@@ -22,7 +22,7 @@ from ...wire.rpc import DEADLINE
 from ._schema import ReadTextFileParams, ReadTextFileResult, WriteTextFileParams
 
 if TYPE_CHECKING:
-    from ...bridge import Connection
+    from ...endpoint import Connection
 
 __all__ = ["FS_SECONDS", "ClientFiles"]
 

@@ -16,7 +16,7 @@ blocks become its text and images in `_content`.
 
 Stdout carries the protocol and nothing else: the protocol is written to a duplicate of the
 original stdout, and file descriptor 1 is made stderr's, so a stray print (bingo's or a
-child's) can never corrupt a message. The JSON-RPC endpoint is the bridge's `Connection`
+child's) can never corrupt a message. The JSON-RPC endpoint is `endpoint.Connection`
 (framing, ids, the one exception → wire error boundary, what is queued for a reader that
 does not read, bounded). It does not compose a session's run (app.py does) nor draw
 (`AcpSession`).
