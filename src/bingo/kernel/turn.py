@@ -6,7 +6,8 @@ their deadline, compaction when the history passes its budget, the streamed mode
 and every tool call through `tool.before` hooks and the gate — the one place a tool call
 goes through. It writes each frame to the session the moment it happens. It does not draw
 (the surface's `TurnEvents` does), does not know whether anything it calls is remote, and
-does not take what a person submits (kernel.dispatch does, and runs a turn here).
+does not take what a person submits (kernel.dispatch does, and runs a turn here). The context
+half — the budget, the contributors' pieces, the request and compaction — is `_context.py`'s.
 """
 
 from __future__ import annotations
@@ -15,14 +16,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Literal
 
 import msgspec
 
 from ..wire import (
-    CompactionContext,
-    ContextPiece,
-    ContextQuery,
     Delta,
     ImageBlock,
     Json,
@@ -35,46 +33,35 @@ from ..wire import (
     ToolOutput,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
     is_object,
 )
+from ._context import Compacted, ContextWindow, SessionLog, plus
 from ._cut import cut_output
+from ._refusal import OUTSIDE_NOBODY, hook_name, nobody_to_ask, outside_question
 from .compaction import (
     CHARS_PER_TOKEN,
-    COMPACT_AT,
-    DEFAULT_WINDOW,
-    RESULT_SHARE,
-    SummaryCompactor,
-    TrimCompactor,
-    estimate_request,
 )
 from .errors import BingoError, GateError, ProviderError
 from .frames import (
     AssistantFrame,
-    CompactionFrame,
-    Frame,
     PromptFrame,
     ToolCallFrame,
     ToolResultFrame,
     prompt_message,
 )
-from .gate import Gate, Verdict, refusal
+from .gate import Gate, Verdict
 from .hooks import Hooks, HookVerdict, asked_because, confirm
 from .interfaces import (
     Asker,
-    Compactor,
-    ContextContributor,
     Declined,
-    Hook,
     Provider,
     ShowsWhoAsks,
     Tool,
     ToolCall,
     TurnEvents,
 )
-from .log import cut
 from .notices import Notices
-from .registry import BUILTIN, Registry
+from .registry import Registry
 from .settings import Settings
 
 __all__ = ["Compacted", "Conversation", "SessionLog", "TurnResult"]
@@ -83,15 +70,6 @@ _log = logging.getLogger(__name__)
 
 _MAX_STEPS = 64
 """Model responses in one turn before the turn is ended: a loop guard, not a budget."""
-
-_MIN_SHARE = 500
-"""The fewest tokens a context contributor is given, however many there are."""
-
-
-class SessionLog(Protocol):
-    """Where a turn's frames go, the moment they happen."""
-
-    def append(self, frame: Frame) -> None: ...
 
 
 class TurnResult(msgspec.Struct, frozen=True):
@@ -102,18 +80,6 @@ class TurnResult(msgspec.Struct, frozen=True):
     unsent: bool = False
     """Blocked before the prompt was sent: a `prompt.submit` hook refused it (or asked, and
     the person said no), so a surface can give the person their text back to edit."""
-
-
-class Compacted(msgspec.Struct, frozen=True):
-    """What a compaction did: `status` "compacted" (by the compactor named `by`, from about
-    `before` to `after` estimated tokens), "nothing" (no history, or only the latest
-    exchange: nothing older to fold), "failed" (every strategy failed: notices say why; the
-    history is as it was) or "interrupted"."""
-
-    status: Literal["compacted", "nothing", "failed", "interrupted"]
-    by: str = ""
-    before: int = 0
-    after: int = 0
 
 
 class _TurnBlocked(Exception):
@@ -130,43 +96,63 @@ class _Running(msgspec.Struct):
     task: asyncio.Task[ToolOutput] | None = None
 
 
-class Conversation(msgspec.Struct):
+class Conversation(ContextWindow):
     """One session's history and the machinery to run turns on it."""
 
-    registry: Registry
-    settings: Settings
-    gate: Gate
-    hooks: Hooks
-    notices: Notices
-    log: SessionLog
-    events: TurnEvents
-    asker: Asker
-    session: str
-    cwd: str
-    provider: Provider | None = None
-    model: str = "default"
-    system: str | None = None
-    messages: list[Message] = msgspec.field(default_factory=lambda: [])
-    turn: int = 0
-    on_always: Callable[[str], None] | None = None
-    windows: Callable[[str, str], int | None] | None = None
-    """The context window of a provider's model (the providers' table, injected by the app:
-    the kernel knows no provider), None when it is not known."""
-    pieces: list[ContextPiece] = msgspec.field(default_factory=lambda: [])
-    """The context pieces of the latest turn: sent with its prompt, never stored in the history."""
-    used: Usage = msgspec.field(default_factory=Usage)
-    """Tokens this conversation's model responses spent in this run, summed."""
-    _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
-    _stream: asyncio.Task[ModelResponse] | None = None
-    _interrupted: bool = False
-    _spoke: bool = False
-    _prompt: Message | None = None
-    """The latest turn's prompt in `messages`, which the requests of its turn send with `pieces`."""
-    _warned: bool = False
-    """Whether this turn has said that its request is past the budget all the same."""
-    _fitted: bool = False
-    """Whether this turn has compacted (or tried to) on its own already: once is all it can
-    gain, since within a turn only the latest exchange grows, and compaction keeps that."""
+    __slots__ = (
+        "_interrupted",
+        "_running",
+        "_spoke",
+        "asker",
+        "cwd",
+        "events",
+        "gate",
+        "hooks",
+        "log",
+        "model",
+        "notices",
+        "on_always",
+        "provider",
+        "registry",
+        "session",
+        "settings",
+        "system",
+        "turn",
+        "windows",
+    )
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        settings: Settings,
+        gate: Gate,
+        hooks: Hooks,
+        notices: Notices,
+        log: SessionLog,
+        events: TurnEvents,
+        asker: Asker,
+        session: str,
+        cwd: str,
+        provider: Provider | None = None,
+        model: str = "default",
+        system: str | None = None,
+        messages: list[Message] | None = None,
+        turn: int = 0,
+        on_always: Callable[[str], None] | None = None,
+        windows: Callable[[str, str], int | None] | None = None,
+    ) -> None:
+        super().__init__([] if messages is None else messages)
+        self.registry, self.settings, self.gate, self.hooks = registry, settings, gate, hooks
+        self.notices, self.log, self.events, self.asker = notices, log, events, asker
+        self.session, self.cwd, self.provider, self.model = session, cwd, provider, model
+        self.system, self.turn, self.on_always = system, turn, on_always
+        self.windows = windows
+        """The context window of a provider's model (the providers' table, injected by the
+        app: the kernel knows no provider), None when it is not known."""
+        self._running: dict[str, _Running] = {}
+        self._interrupted = False
+        self._spoke = False
 
     # --- the turn -----------------------------------------------------------------
 
@@ -266,228 +252,12 @@ class Conversation(msgspec.Struct):
             self._stream = None
         message = response.message
         if response.usage is not None:
-            self.used = _plus(self.used, response.usage)
+            self.used = plus(self.used, response.usage)
         self._append(AssistantFrame(message=message, turn=self.turn, usage=response.usage))
         self.messages.append(message)
         if response.stop_reason == "maxTokens":
             self.notices.say("bingo", "the model stopped at its token limit (maxTokens)", "warning")
         return message
-
-    # --- context and compaction ---------------------------------------------------
-
-    async def _contributions(self, prompt: str) -> list[ContextPiece]:
-        contributors = list(self.registry.contributors)
-        if not contributors:
-            return []
-        # Each contributor's share of the context: a tenth of the budget, split evenly.
-        budget = max(_MIN_SHARE, self.budget() // 10 // len(contributors))
-        query = ContextQuery(session=self.session, turn=self.turn, cwd=self.cwd, prompt=prompt, budget=budget)
-        deadline = self.settings.deadline("context/contribute")
-
-        async def one(contributor: ContextContributor) -> list[ContextPiece]:
-            name = contributor.spec.name
-            try:
-                async with asyncio.timeout(deadline):
-                    return self._within(contributor, await contributor.contribute(query), budget)
-            except TimeoutError:
-                self.notices.say(
-                    contributor.source,
-                    f"contributor {name} gave no answer within {deadline:g} s (deadlines.context/contribute in settings) and was dropped from this turn",
-                    "warning",
-                )
-            except BingoError as exc:
-                self.notices.say(
-                    contributor.source, f"contributor {name} was dropped from this turn: {exc.line()}", "warning"
-                )
-            except Exception:  # boundary: a contributor must never fail the turn
-                _log.exception("contributor %s failed", name)
-                self.notices.say(
-                    contributor.source, f"contributor {name} failed and was dropped from this turn", "warning"
-                )
-            return []
-
-        answers = await asyncio.gather(*(one(c) for c in contributors))
-        pieces = [piece for answer in answers for piece in answer]
-        return sorted(pieces, key=lambda p: -p.priority)
-
-    def _within(self, contributor: ContextContributor, pieces: list[ContextPiece], budget: int) -> list[ContextPiece]:
-        """`pieces`, cut to `budget` tokens in all (estimated as characters / 4), with one
-        notice per contributor per run when they were cut."""
-        room = budget * CHARS_PER_TOKEN
-        kept: list[ContextPiece] = []
-        for piece in pieces:
-            if len(piece.text) > room:
-                name = contributor.spec.name
-                self.notices.say_once(
-                    contributor.source,
-                    f"budget:{name}",
-                    f"contributor {name} gave more than its budget of {budget} tokens ({budget * CHARS_PER_TOKEN} characters); the rest was cut",
-                )
-                if room > 0:
-                    kept.append(msgspec.structs.replace(piece, text=piece.text[:room]))
-                break
-            room -= len(piece.text)
-            kept.append(piece)
-        return kept
-
-    def window(self) -> int:
-        """Tokens of input the run's model takes: `contextWindow`, else the providers' table,
-        else DEFAULT_WINDOW (a model nobody wrote down is assumed small)."""
-        if self.settings.context_window is not None:
-            return self.settings.context_window
-        if self.windows is not None and self.provider is not None:
-            known = self.windows(self.provider.spec.name, self.model)
-            if known is not None:
-                return known
-        return DEFAULT_WINDOW
-
-    def budget(self) -> int:
-        """Estimated tokens of a request past which the history is compacted before it is
-        sent: `contextBudget`, else COMPACT_AT of the window."""
-        if self.settings.context_budget is not None:
-            return self.settings.context_budget
-        return int(self.window() * COMPACT_AT)
-
-    def result_budget(self) -> int:
-        """Estimated tokens one tool result may hold: `toolResultBudget`, else a tenth of the window."""
-        if self.settings.tool_result_budget is not None:
-            return self.settings.tool_result_budget
-        return self.window() // RESULT_SHARE
-
-    def _why_budget(self) -> str:
-        if self.settings.context_budget is not None:
-            return "contextBudget"
-        return f"{COMPACT_AT:.0%} of the model's {self.window()}-token window"
-
-    def _request(self) -> ModelRequest:
-        """The request the model is sent now: the history, this turn's prompt with its pieces."""
-        prompt, pieces = self._prompt, self.pieces
-        messages = list(self.messages)
-        if prompt is not None and pieces:
-            messages = [
-                prompt_message(_with_context(_plain(m), pieces), [b for b in m.content if isinstance(b, ImageBlock)])
-                if m is prompt
-                else m
-                for m in messages
-            ]
-        return ModelRequest(
-            model=self.model,
-            messages=messages,
-            tools=[tool.spec for tool in self.registry.tools.values()],
-            system=self.system,
-            max_tokens=self.settings.max_tokens,
-        )
-
-    async def _fit(self) -> ModelRequest:
-        """The request to send now, the history compacted first when it passes the budget, at
-        most once a turn: what comes before the latest exchange is folded then, and only the
-        exchange (kept verbatim) grows after that. A request still past the budget is said
-        once a turn and sent as it is (each of its tool results is bounded already)."""
-        request = self._request()
-        estimate, budget = estimate_request(request), self.budget()
-        if estimate <= budget:
-            return request
-        if not self._fitted:
-            self._fitted = True
-            done = await self.compact("overflow")
-            if done.status == "interrupted":
-                return request
-            if done.status == "compacted":
-                self.notices.say(
-                    "bingo",
-                    f"the conversation (about {done.before} tokens) passed its budget of {budget} tokens ({self._why_budget()}): compacted by {done.by} to about {done.after} tokens",
-                )
-                request, estimate = self._request(), done.after
-            if estimate <= budget:
-                return request
-        if not self._warned:
-            self._warned = True
-            self.notices.say(
-                "bingo",
-                f"this request is about {estimate} tokens, past the budget of {budget} ({self._why_budget()}), and compaction can fold nothing more this turn: it is sent as it is",
-                "warning",
-            )
-        return request
-
-    def _compactors(self) -> list[Compactor]:
-        """The strategies to try, in order: the one the settings name (a plugin's, or a
-        built-in's name), then the model's summary (once a model is chosen), then trim."""
-        wanted = self.settings.compactor
-        chain: list[Compactor] = []
-        if wanted and wanted in self.registry.compactors:
-            chain.append(self.registry.compactors[wanted])
-        elif wanted and wanted not in (SummaryCompactor.spec.name, TrimCompactor.spec.name):
-            self.notices.say_once(
-                "bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one"
-            )
-        if wanted != TrimCompactor.spec.name and self.provider is not None:
-            tools = [tool.spec for tool in self.registry.tools.values()]
-            chain.append(
-                SummaryCompactor(
-                    self._ask_model,
-                    model=self.model,
-                    system=self.system,
-                    tools=tools,
-                    max_tokens=self.settings.max_tokens,
-                )
-            )
-        chain.append(TrimCompactor())
-        return chain
-
-    async def _ask_model(self, request: ModelRequest) -> ModelResponse:
-        """One request whose answer is not shown: the summary a compaction asks for. It is the
-        turn's stream while it runs, so an interrupt stops it."""
-        assert self.provider is not None
-        task: asyncio.Task[ModelResponse] = asyncio.ensure_future(self.provider.stream(request, lambda _delta: None))
-        self._stream = task
-        try:
-            response = await task
-        finally:
-            self._stream = None
-        if response.usage is not None:
-            self.used = _plus(self.used, response.usage)
-        return response
-
-    async def compact(self, reason: Literal["overflow", "manual"]) -> Compacted:
-        """Replace the history with a compaction: by the first strategy of `_compactors` that
-        succeeds (each that fails says so in a notice, and the next is tried), recorded as a
-        CompactionFrame. Never raises a BingoError."""
-        if not self.messages:
-            return Compacted("nothing")
-        before = estimate_request(self._request())
-        chain = self._compactors()
-        for at, compactor in enumerate(chain):
-            name = compactor.spec.name
-            try:
-                if compactor.source == BUILTIN:
-                    compaction = await compactor.compact(CompactionContext(messages=list(self.messages)), reason)
-                else:
-                    async with asyncio.timeout(self.settings.deadline("compactor/compact")):
-                        compaction = await compactor.compact(CompactionContext(messages=list(self.messages)), reason)
-            except asyncio.CancelledError:
-                if self._interrupted:
-                    return Compacted("interrupted", by=name)
-                raise
-            except (TimeoutError, BingoError) as exc:
-                seconds = self.settings.deadline("compactor/compact")
-                why = (
-                    f"it gave no answer within {seconds:g} s (deadlines.compactor/compact in settings)"
-                    if isinstance(exc, TimeoutError)
-                    else exc.line()
-                )
-                then = f"trying {chain[at + 1].spec.name}" if at + 1 < len(chain) else "history kept as it was"
-                self.notices.say(compactor.source, f"compaction by {name} failed: {why}; {then}", "warning")
-                continue
-            if compaction.messages == self.messages:
-                return Compacted("nothing", by=name)
-            self._append(CompactionFrame(compaction=compaction, turn=self.turn, reason=reason, by=name))
-            prompt = self._prompt
-            self.messages = list(compaction.messages)
-            if prompt is not None and not any(m is prompt for m in self.messages):
-                # A plugin's compaction comes back decoded: the prompt is found again by value.
-                self._prompt = next((m for m in reversed(self.messages) if m == prompt), None)
-            return Compacted("compacted", by=name, before=before, after=estimate_request(self._request()))
-        return Compacted("failed")
 
     # --- tools --------------------------------------------------------------------
 
@@ -523,14 +293,14 @@ class Conversation(msgspec.Struct):
         verdict = await self.hooks.decide("tool", "before", {"tool": name, "input": input, "callId": use.id})
         if verdict.action == "block":
             # One line for the person: the turn's end names the hook (not a refusal line too).
-            why = f"{name} was blocked by {_hook(verdict.decided_by)}, which ended the turn: {verdict.reason or 'no reason given'}"
+            why = f"{name} was blocked by {hook_name(verdict.decided_by)}, which ended the turn: {verdict.reason or 'no reason given'}"
             self._result(use.id, _error(why))
             raise _TurnBlocked(why)
         if verdict.action == "deny":
             return self._refused(
                 use.id,
                 name,
-                f"{name} was refused by {_hook(verdict.decided_by)}: {verdict.reason or 'no reason given'}",
+                f"{name} was refused by {hook_name(verdict.decided_by)}: {verdict.reason or 'no reason given'}",
             )
         payload = verdict.payload
         if is_object(payload):
@@ -547,23 +317,23 @@ class Conversation(msgspec.Struct):
         if decision.verdict is Verdict.ASK and decision.outside:
             # No "always": no rule allows a call outside the sandbox.
             try:
-                answer = await self.asker.ask(_outside_question(input), ["yes", "no"])
+                answer = await self.asker.ask(outside_question(input), ["yes", "no"])
             except GateError:
                 self._redirected_into_refusal(verdict, use.name, name)
-                return self._refused(use.id, name, _OUTSIDE_NOBODY)
+                return self._refused(use.id, name, OUTSIDE_NOBODY)
             if answer.strip().lower() not in ("yes", "y"):
                 return self._result(use.id, _error(f"the person declined to run {name} outside the sandbox"))
         elif decision.verdict is Verdict.ASK:
             try:
                 always = self.gate.always_rule(name, input, self.cwd)
                 if verdict.asked_by is not None and isinstance(self.asker, ShowsWhoAsks):
-                    by = f"{_hook(verdict.asked_by)} asks to confirm it{asked_because(verdict)}"
+                    by = f"{hook_name(verdict.asked_by)} asks to confirm it{asked_because(verdict)}"
                     answer = await self.asker.permission_asked(name, input, always, by)
                 else:
                     answer = await self.asker.permission(name, input, always)
             except GateError:
                 self._redirected_into_refusal(verdict, use.name, name)
-                return self._refused(use.id, name, _nobody_to_ask(name, decision.rule, verdict, decision.near))
+                return self._refused(use.id, name, nobody_to_ask(name, decision.rule, verdict, decision.near))
             if isinstance(answer, Declined):
                 # The person's own words, for the model (bounded by the surface that took them).
                 return self._result(use.id, _error(f"the person declined to run {name}, and said: {answer.reason}"))
@@ -670,51 +440,6 @@ class Conversation(msgspec.Struct):
                 abandoned.append(running.tool.spec.name)
         return abandoned
 
-    def _append(self, frame: Frame) -> None:
-        self.log.append(frame)
-
-
-def _plus(a: Usage, b: Usage) -> Usage:
-    return Usage(**{name: getattr(a, name) + getattr(b, name) for name in Usage.__struct_fields__})
-
-
-def _hook(hook: Hook | None) -> str:
-    return f"hook {hook.spec.name} ({hook.source})" if hook is not None else "a hook"
-
-
-def _nobody_to_ask(name: str, rule: str | None, verdict: HookVerdict, near: tuple[str, ...] = ()) -> str:
-    """Why a call the gate would ask about did not run, with nobody to ask: the rule in
-    permissions.ask, the hook that asked, or no rule allowing it."""
-    if rule is not None:
-        return f"{name} is asked about by the rule {rule!r} in permissions.ask, and there is no person to ask"
-    if verdict.asked_by is not None:
-        return f"{_hook(verdict.asked_by)} asked to confirm {name}, and there is no person to ask"
-    return refusal(name, near)
-
-
-_OUTSIDE_NOBODY = (
-    "bash was not run: it asked to run outside the sandbox, which only the person can allow (no rule does), "
-    "and there is no person to ask; run it without outsideSandbox, inside the sandbox"
-)
-
-
-def _outside_question(input: Json) -> str:
-    """The question for a `bash` call that asks to run outside the sandbox: it says so, with
-    the model's reason and the command."""
-    fields = input if is_object(input) else {}
-    command, reason = fields.get("command"), fields.get("reason")
-    why = reason if isinstance(reason, str) and reason.strip() else "no reason given"
-    return (
-        "bash wants to run OUTSIDE the sandbox, with everything you can reach (your files, keys and network)\n"
-        f"  reason: {_one_line(cut(why, 300))}\n"
-        f"  command: {_one_line(cut(command if isinstance(command, str) else '', 2000))}"
-    )
-
-
-def _one_line(text: str) -> str:
-    """`text` on one line: its line breaks shown, so none of it passes for a line of bingo's."""
-    return text.replace("\r", "\\r").replace("\n", "\\n")
-
 
 def _error(text: str) -> ToolOutput:
     return ToolOutput(parts=[TextPart(text=text)], is_error=True)
@@ -722,17 +447,3 @@ def _error(text: str) -> ToolOutput:
 
 def _jsonable(output: ToolOutput) -> Json:
     return msgspec.to_builtins(output)
-
-
-def _plain(message: Message) -> str:
-    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
-
-
-def _with_context(prompt: str, pieces: list[ContextPiece]) -> str:
-    if not pieces:
-        return prompt
-    blocks = [
-        f"<context title={p.title!r}>\n{p.text}\n</context>" if p.title else f"<context>\n{p.text}\n</context>"
-        for p in pieces
-    ]
-    return "\n".join(blocks) + "\n\n" + prompt
