@@ -61,6 +61,7 @@ from .wire import CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Mes
 if TYPE_CHECKING:
     from .bridge.check import McpJsonReport, Report
     from .kernel.interfaces import Command
+    from .providers import HttpProvider
     from .store import SessionInfo, SessionStore
     from .surfaces.acp import HostMcp, MakeSession, McpServerSpec
     from .surfaces.channel import MakeRoom
@@ -306,6 +307,7 @@ async def run_app(options: Options) -> int:
         # turn needs.
         registry.add_tool(tool, name=tool.name)
     gate = Gate(settings.permissions, project=str(project), sandboxed=sandbox.in_force)
+    choose_model = _ModelChooser(settings, registry, environ)  # the run's one: closed below
     session = _LazySession(data_dir / "sessions.db", str(project))
     try:
         messages: list[Message] = []
@@ -342,7 +344,7 @@ async def run_app(options: Options) -> int:
                 settings=settings,
                 data_dir=data_dir,
                 cwd=cwd,
-                choose_model=_model_chooser(settings, registry, environ),
+                choose_model=choose_model,
                 sandbox=sandbox,
             ) as plugins,
         ):
@@ -373,6 +375,7 @@ async def run_app(options: Options) -> int:
                         project=project,
                         cwd=cwd,
                         environ=environ,
+                        choose=choose_model,
                         plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox),
                         sandbox_command=SandboxCommand(sandbox),
                     )
@@ -391,6 +394,7 @@ async def run_app(options: Options) -> int:
                         data_dir=data_dir,
                         project=project,
                         environ=environ,
+                        choose=choose_model,
                         plugins_command=PluginsCommand(plugins, trust_summary(state), sandbox),
                         sandbox_command=SandboxCommand(sandbox),
                     )
@@ -422,8 +426,6 @@ async def run_app(options: Options) -> int:
                     system=_system_prompt(notices, set(), cwd=cwd, project=project, home=home),
                     windows=_windows,
                 )
-                choose_model = _model_chooser(settings, registry, environ)
-
                 chosen, compact = _before_a_turn(lambda: conversation, choose_model)
                 for command in (
                     HelpCommand(registry),
@@ -494,6 +496,7 @@ async def run_app(options: Options) -> int:
                 finally:
                     run.ended()
     finally:
+        await choose_model.aclose()  # the providers' HTTP clients (ADR-0040)
         session.close()
 
 
@@ -521,27 +524,40 @@ def _before_a_turn(
     return chosen, compact
 
 
-def _model_chooser(settings: Settings, registry: Registry, environ: dict[str, str]) -> ChooseModel:
-    """The run's model choice, made when the first turn needs it: the providers package
-    (and httpx with it) is imported only then, and a plugin's provider counts as well."""
+class _ModelChooser:
+    """The run's model choice (a ChooseModel), made when the first turn needs it: the
+    providers package (and httpx with it) is imported only then, and a plugin's provider
+    counts as well. The built-in providers are built at the first choice and kept for the
+    run, each with its one HTTP client (ADR-0040); `aclose` closes them at the run's end."""
 
-    def choose() -> tuple[Provider, str]:
+    __slots__ = ("_builtins", "_environ", "_registry", "_settings")
+
+    def __init__(self, settings: Settings, registry: Registry, environ: dict[str, str]) -> None:
+        self._settings = settings
+        self._registry = registry
+        self._environ = environ
+        self._builtins: list[HttpProvider] | None = None
+
+    def __call__(self) -> tuple[Provider, str]:
         from .providers import builtin_providers, choose_provider, default_model
 
-        providers: dict[str, Provider] = {
-            p.spec.name: p
-            for p in builtin_providers(
-                environ,
-                notices=registry.notices,
+        settings = self._settings
+        if self._builtins is None:
+            self._builtins = builtin_providers(
+                self._environ,
+                notices=self._registry.notices,
                 attempts=settings.model_attempts,
                 stall_seconds=settings.model_stall_seconds,
             )
-        }
-        providers.update(registry.providers)
-        provider = choose_provider(settings.provider, providers, environ)
+        providers: dict[str, Provider] = {p.spec.name: p for p in self._builtins}
+        providers.update(self._registry.providers)
+        provider = choose_provider(settings.provider, providers, self._environ)
         return provider, settings.model or default_model(provider)
 
-    return choose
+    async def aclose(self) -> None:
+        """Close the built-in providers' HTTP clients (none is made before a request)."""
+        for provider in self._builtins or ():
+            await provider.aclose()
 
 
 def _windows(provider: str, model: str) -> int | None:
@@ -585,7 +601,7 @@ def _opening(
     from .surfaces.terminal import Opening
 
     try:
-        provider, model = _model_chooser(settings, registry, environ)()
+        provider, model = _ModelChooser(settings, registry, environ)()
         chosen, unset = (provider.spec.name, model), ""
     except ProviderError as exc:
         chosen, unset = (None, None), exc.line()
@@ -665,6 +681,7 @@ def _rooms(
     project: Path,
     cwd: Path,
     environ: dict[str, str],
+    choose: ChooseModel,
     plugins_command: Command,
     sandbox_command: Command,
 ) -> MakeRoom:
@@ -675,7 +692,6 @@ def _rooms(
 
     registry.add_command(StopCommand())
     current: contextvars.ContextVar[tuple[Conversation, _LazySession]] = contextvars.ContextVar("bingo_room_run")
-    choose = _model_chooser(settings, registry, environ)
 
     chosen, compact = _before_a_turn(lambda: current.get()[0], choose)
     for command in (
@@ -785,6 +801,7 @@ def _editor_sessions(
     data_dir: Path,
     project: Path,
     environ: dict[str, str],
+    choose: ChooseModel,
     plugins_command: Command,
     sandbox_command: Command,
 ) -> MakeSession:
@@ -810,7 +827,6 @@ def _editor_sessions(
             said="a fresh conversation starts with your next prompt: the model sees nothing before it (this thread keeps it)",
         )
     )
-    choose = _model_chooser(settings, registry, environ)
 
     def make(surface: Surface, cwd: str, session_id: str, stored: bool) -> SessionRun:
         session = _LazySession(data_dir / "sessions.db", str(project), planned=None if stored else session_id)

@@ -1,21 +1,25 @@
-"""The skeleton both built-in providers share: one streamed POST, its events, and the one
-place where everything httpx can raise becomes a ProviderError.
+"""The skeleton both built-in providers share: one streamed POST over the provider's one
+HTTP client, its events, and the one place where everything httpx can raise becomes a
+ProviderError.
 
 Owns `HttpProvider` (a request body out, the answer's events into a `Reader`, one
-ModelResponse back), the timeouts, the client's lifetime (one `httpx.AsyncClient` per
-response, closed when the response ends or its task is cancelled), the reading of an error
-body, and the wording of every failure: a transport's, a status's, a malformed stream's, a
-failure the API reports mid-answer. Each is a line naming the provider and what failed,
-and a hint naming the environment variable to check. It also runs the retry (ADR-0020): a
-failure the service calls momentary (`_retry.Transient`) is tried again as `_retry.Retry`
-says, with one notice per wait, and never once any of the answer has reached the person;
-what is momentary and how long to wait are `_retry`'s. What a service can make it hold or
-wait for is bounded (ADR-0028): an error body is read up to ERROR_BODY_MAX and no further,
-a line of the stream past `_sse.EVENT_MAX` ends the answer, and an answer that goes
-`stall_seconds` without an event that carries content (keep-alive comments and pings do not
-count) ends the turn. It does not know either API's shapes:
-the provider modules hold their URL, headers, request body and event parsing, declared as
-one `Api` each. It does not decide which provider runs (`selection.py`).
+ModelResponse back), the timeouts, the client's lifetime (ADR-0040: one `httpx.AsyncClient`
+per provider, made at its first request and kept until `aclose`, so every step and turn
+after the first reuses its connection, SSL context included), the reading of an error
+body, and the wording of a transport's failure (the other failures' is `_errors`'s). It
+also runs the retry (ADR-0020): a failure the service calls momentary
+(`_retry.Transient`) is tried again as `_retry.Retry` says, with one notice per wait, and
+never once any of the answer has reached the person; what is momentary and how long to
+wait are `_retry`'s. A request the server dropped unanswered on a connection kept from an
+earlier answer (it had closed the idle connection as the request went out) is sent again
+at once, unsaid. What a service can make it hold or wait for is bounded (ADR-0028): an
+error body is read up to ERROR_BODY_MAX and no further, a line of the stream past
+`_sse.EVENT_MAX` ends the answer, an answer that goes `stall_seconds` without an event
+that carries content (keep-alive comments and pings do not count) ends the turn, and what
+follows an answer already whole is read for DRAIN_SECONDS at most. It does not know either
+API's shapes: the provider modules hold their URL, headers, request body and event
+parsing, declared as one `Api` each. It does not decide which provider runs
+(`selection.py`).
 
 httpx is imported inside the functions that use it, so that importing `bingo.providers`
 costs nothing until a model is actually asked for.
@@ -26,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 import msgspec
@@ -49,8 +53,9 @@ from ..wire import (
     Usage,
     too_deep,
 )
+from ._errors import Endpoint, malformed, one_line, status_error
 from ._names import ToolNames, request_names
-from ._retry import RETRY_STATUSES, Retry, Transient, retry_after
+from ._retry import Retry, Transient
 from ._sse import EVENT_MAX, ServerEvent, TooLarge, events
 
 if TYPE_CHECKING:
@@ -58,20 +63,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONNECT_TIMEOUT",
+    "DRAIN_SECONDS",
     "ERROR_BODY_MAX",
+    "KEEPALIVE_SECONDS",
     "READ_TIMEOUT",
     "STALL_SECONDS",
     "Api",
-    "Endpoint",
     "HttpProvider",
     "Reader",
     "answer",
-    "broke_off",
     "decode",
-    "failed_mid_answer",
-    "malformed",
     "open_events",
-    "status_error",
     "tool_input",
 ]
 
@@ -97,106 +99,19 @@ ERROR_BODY_MAX = 64 * 1024
 """Bytes of an error answer's body read (64 KiB): both APIs' error objects are a few hundred
 bytes, and its message is cut to a line anyway; the rest is never read."""
 
-_DETAIL_LIMIT = 200
-"""An API's error message is cut to this many characters so the line stays a line."""
+KEEPALIVE_SECONDS = 60.0
+"""How long an idle connection is kept for the next request (httpx keeps one 5 s): longer
+than a tool's run or a person's reading between turns. A server that closes it sooner is
+seen to have (the pool drops a connection the server closed), and the request that meets
+the close as it goes out is sent again (`_Unanswered`)."""
 
+DRAIN_SECONDS = 0.25
+"""Longest wait for the rest of an answer the API has called whole (the end of its chunked
+body, a `[DONE]`), read so that the connection can carry the next request: a server sends
+it with the last event. One still open after this loses the connection, not the answer."""
 
-class Endpoint(msgspec.Struct, frozen=True):
-    """Where one provider sends a request, and the names its error lines use."""
-
-    provider: str
-    url: str
-    headers: dict[str, str]
-    key_env: str
-    base_env: str
-
-
-class _ErrorDetail(msgspec.Struct):
-    message: str = ""
-    type: str = ""
-
-
-class _ErrorBody(msgspec.Struct):
-    # Both APIs answer `{"error": {"message": ..., "type": ...}}`; anything else is shown raw.
-    error: _ErrorDetail | str | None = None
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _DETAIL_LIMIT else line[: _DETAIL_LIMIT - 1] + "…"
-
-
-def _detail(content: bytes, reason: str) -> str:
-    try:
-        body = msgspec.json.decode(content, type=_ErrorBody)
-    except (msgspec.DecodeError, RecursionError):  # RecursionError: nested too deeply to skip
-        text = content.decode("utf-8", "replace").strip()
-        return _one_line(text) if text else reason
-    match body.error:
-        case _ErrorDetail(message=message) if message:
-            return _one_line(message)
-        case str(message) if message:
-            return _one_line(message)
-        case _:
-            return reason
-
-
-def _status_hint(endpoint: Endpoint, status: int) -> str:
-    if status in (401, 403):
-        return f"check {endpoint.key_env}"
-    if status == 404:
-        return f"check the model name and {endpoint.base_env}"
-    if status == 429:
-        return "the service is rate limiting: wait a moment and try again"
-    if status == 529:
-        return "the service is overloaded: try again later"
-    if status >= 500:
-        return "the service failed: try again later"
-    return "the request was refused: check the model name and settings"
-
-
-def status_error(
-    endpoint: Endpoint,
-    status: int,
-    content: bytes,
-    reason: str,
-    headers: Mapping[str, str] | None = None,
-) -> ProviderError:
-    """The error for an HTTP answer that is not a success: a Transient one for a status
-    worth another try, unless the server said `x-should-retry: false`."""
-    detail = _detail(content, reason or "no reason given")
-    message = f"{endpoint.provider} answered HTTP {status}: {detail}"
-    hint = _status_hint(endpoint, status)
-    headers = headers or {}
-    words = RETRY_STATUSES.get(status, "server error" if status >= 500 else None)
-    if words is None or headers.get("x-should-retry", "").lower() == "false":
-        return ProviderError(message, hint)
-    return Transient(message, hint, why=f"{words} ({status})", after=retry_after(headers))
-
-
-def malformed(endpoint: Endpoint, what: str) -> ProviderError:
-    """The error for a stream that does not follow the API's format."""
-    return ProviderError(
-        f"{endpoint.provider} sent a malformed stream: {_one_line(what)}",
-        f"check that {endpoint.base_env} points at a compatible server",
-    )
-
-
-def failed_mid_answer(endpoint: Endpoint, what: str, kind: str = "", transient: str = "") -> ProviderError:
-    """The error for a failure the API reports inside its stream (an error event): `kind`
-    is the API's name for it, and `transient` the notice's words when the API calls that
-    kind momentary (then the error is a Transient one)."""
-    named = f"{what} ({kind})" if kind and kind != what else what
-    message = f"{endpoint.provider} failed mid-answer: {named}"
-    if transient:
-        return Transient(message, "try again later", why=f"{transient} ({kind})")
-    return ProviderError(message, "try again later")
-
-
-def broke_off(endpoint: Endpoint, what: str) -> ProviderError:
-    """The error for a stream that ended before the API said the answer was whole (the
-    connection closed cleanly mid-answer)."""
-    return ProviderError(f"{endpoint.provider}'s answer broke off: {what}", "try again later")
+_DRAIN_EVENTS = 8
+"""Events read after an answer is whole before its connection is given up as well."""
 
 
 def decode(endpoint: Endpoint, decoder: msgspec.json.Decoder[T], data: str, what: str) -> T:
@@ -231,10 +146,16 @@ def answer(content: list[Block], stop: StopReason, usage: Usage | None) -> Model
     return ModelResponse(message=Message(role="assistant", content=content), stop_reason=stop, usage=usage)
 
 
-def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) -> ProviderError:
+class _Unanswered(Transient):
+    """The connection dropped before the server answered anything: on a connection kept
+    from an earlier answer, what a server closing it while idle looks like when the close
+    meets the request on its way (keep-alive's race)."""
+
+
+def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float, answered: bool) -> ProviderError:
     import httpx
 
-    reason = _one_line(str(exc)) or type(exc).__name__
+    reason = one_line(str(exc)) or type(exc).__name__
     retry = "try again later"
     match exc:
         case httpx.ConnectTimeout() | httpx.PoolTimeout():
@@ -251,7 +172,8 @@ def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) ->
             )
         case httpx.RemoteProtocolError() | httpx.ReadError():
             # The connection dropped: momentary, if it dropped before anything was shown.
-            return Transient(
+            dropped = Transient if answered else _Unanswered
+            return dropped(
                 f"{endpoint.provider}'s connection failed mid-answer ({reason})",
                 retry,
                 why="connection dropped",
@@ -260,19 +182,38 @@ def _transport_error(endpoint: Endpoint, exc: Exception, read_timeout: float) ->
             return ProviderError(f"{endpoint.provider}'s connection failed mid-answer ({reason})", retry)
 
 
+async def _drain(stream: AsyncIterator[ServerEvent]) -> None:
+    """Read what is left of an answer already whole (the end of its body, a `[DONE]`), so
+    that its connection goes back to the pool for the next request. Gives up, and the
+    connection closes with the response, past _DRAIN_EVENTS events, DRAIN_SECONDS, or any
+    failure: the answer is whole whatever comes after it."""
+    import httpx
+
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            for _ in range(_DRAIN_EVENTS):
+                if await anext(stream, None) is None:
+                    return
+    except (TimeoutError, TooLarge, httpx.HTTPError):
+        pass
+
+
 @contextlib.asynccontextmanager
 async def open_events(
     endpoint: Endpoint,
     body: bytes,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
+    client: httpx.AsyncClient,
     read_timeout: float = READ_TIMEOUT,
 ) -> AsyncGenerator[AsyncIterator[ServerEvent]]:
-    """POST `body` (JSON) to the endpoint and yield the answer's events.
+    """POST `body` (JSON) to the endpoint on `client` and yield the answer's events; once
+    the body of the `async with` ends, what is left of the answer is drained (`_drain`) so
+    that the connection can carry the next request.
 
     Every httpx failure, whether opening the response or reading it in the body of the
     `async with`, leaves as a ProviderError; ProviderErrors the body raises pass through.
-    Cancelling the task closes the response and the client on the way out.
+    Cancelling the task closes the response on the way out, and with it the connection
+    (the pool never hands on one whose answer was not read to its end).
 
     Raises:
         ProviderError: the server could not be reached, answered an error status, went
@@ -283,23 +224,25 @@ async def open_events(
     timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout, write=read_timeout, pool=CONNECT_TIMEOUT)
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
     headers.update(endpoint.headers)
+    answered = False
     try:
-        async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
-            async with client.stream("POST", endpoint.url, content=body, headers=headers) as response:
-                if response.status_code >= 400:
-                    content = await head_bytes(response.aiter_bytes(), ERROR_BODY_MAX)
-                    raise status_error(
-                        endpoint,
-                        response.status_code,
-                        content,
-                        response.reason_phrase,
-                        response.headers,
-                    )
-                lines = bounded_lines(response.aiter_bytes(), EVENT_MAX)
-                async with contextlib.aclosing(events(lines)) as stream:
-                    yield stream
+        async with client.stream("POST", endpoint.url, content=body, headers=headers, timeout=timeout) as response:
+            answered = True
+            if response.status_code >= 400:
+                content = await head_bytes(response.aiter_bytes(), ERROR_BODY_MAX)
+                raise status_error(
+                    endpoint,
+                    response.status_code,
+                    content,
+                    response.reason_phrase,
+                    response.headers,
+                )
+            lines = bounded_lines(response.aiter_bytes(), EVENT_MAX)
+            async with contextlib.aclosing(events(lines)) as stream:
+                yield stream
+                await _drain(stream)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise _transport_error(endpoint, exc, read_timeout) from exc
+        raise _transport_error(endpoint, exc, read_timeout, answered) from exc
     except TooLarge:
         raise ProviderError(
             f"{endpoint.provider} sent an event longer than the {EVENT_MAX // (1024 * 1024)} MiB "
@@ -360,9 +303,11 @@ def _seconds(wait: float) -> str:
 
 class HttpProvider:
     """A built-in provider as a kernel Provider: each response is one streamed POST of the
-    API's body, whose events a fresh reader turns into deltas and a response; a momentary
-    failure before anything was shown is tried again as `retry` says, each wait said on
-    `notices`. A subclass only declares its `api`."""
+    API's body over the provider's one client, whose events a fresh reader turns into
+    deltas and a response; a momentary failure before anything was shown is tried again as
+    `retry` says, each wait said on `notices`. The client is made at the first request and
+    kept, with its connections, until `aclose` (it belongs to the event loop it was made
+    on). A subclass only declares its `api`."""
 
     api: ClassVar[Api]
 
@@ -391,6 +336,8 @@ class HttpProvider:
         self._stall = stall_seconds
         self._retry = retry or Retry()
         self._notices = notices
+        self._client: httpx.AsyncClient | None = None
+        self._kept = False  # an answer came on this client: a connection may be kept for the next
 
     @property
     def spec(self) -> ProviderSpec:
@@ -420,8 +367,10 @@ class HttpProvider:
 
         attempts = max(1, self._retry.attempts)
         tries = 0
+        resent = False
         while True:
             tries += 1
+            kept = self._kept
             try:
                 return await self._once(body, names, forward)
             except Transient as exc:
@@ -429,6 +378,11 @@ class HttpProvider:
                 # second, different answer after the first: the turn fails instead.
                 if shown:
                     raise
+                if isinstance(exc, _Unanswered) and kept and not resent:
+                    # Most likely a kept connection the server closed as the request went
+                    # out: sent again at once, on a new one, unsaid and not counted a try.
+                    resent, tries = True, tries - 1
+                    continue
                 wait = self._retry.wait(tries, exc.after) if tries < attempts else None
                 if wait is None:
                     raise self._gave_up(exc, tries) from None
@@ -441,12 +395,14 @@ class HttpProvider:
         try:
             async with asyncio.timeout(self._stall) as stall:
                 async with open_events(
-                    self._endpoint, body, transport=self._transport, read_timeout=self._read_timeout
+                    self._endpoint, body, client=self._http(), read_timeout=self._read_timeout
                 ) as stream:
+                    self._kept = True
                     async for event in stream:
                         if reader.feed(event):
                             stall.reschedule(loop.time() + self._stall)
                         if reader.done:
+                            stall.reschedule(None)  # whole: the drain that follows has its own bound
                             break
         except TimeoutError:
             raise ProviderError(
@@ -457,6 +413,23 @@ class HttpProvider:
         for note in reader.notes:
             self._say(note)
         return response
+
+    def _http(self) -> httpx.AsyncClient:
+        """The provider's one client, made at its first request."""
+        if self._client is None:
+            import httpx
+
+            # httpx's own limits but for how long an idle connection is kept.
+            limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_SECONDS)
+            self._client = httpx.AsyncClient(transport=self._transport, limits=limits)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client and the connections it keeps (nothing to do before the first
+        request); a request after this makes a new client."""
+        client, self._client, self._kept = self._client, None, False
+        if client is not None:
+            await client.aclose()
 
     def _gave_up(self, exc: Transient, tries: int) -> ProviderError:
         if exc.after is not None and exc.after > self._retry.longest:

@@ -40,17 +40,8 @@ from ..wire import (
     is_array,
     is_object,
 )
-from ._http import (
-    Api,
-    Endpoint,
-    HttpProvider,
-    answer,
-    broke_off,
-    decode,
-    failed_mid_answer,
-    malformed,
-    tool_input,
-)
+from ._errors import Endpoint, broke_off, failed_mid_answer, malformed
+from ._http import Api, HttpProvider, answer, decode, tool_input
 from ._names import ToolNames, request_names
 from ._sse import ServerEvent
 

@@ -16,7 +16,7 @@ from ..kernel.interfaces import Provider
 from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
 from . import anthropic, openai
-from ._http import STALL_SECONDS
+from ._http import STALL_SECONDS, HttpProvider
 from ._retry import ATTEMPTS, Retry
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
@@ -46,12 +46,14 @@ def builtin_providers(
     notices: Notices | None = None,
     attempts: int = ATTEMPTS,
     stall_seconds: float = STALL_SECONDS,
-) -> list[Provider]:
+) -> list[HttpProvider]:
     """The built-in providers `environ` configures: `anthropic` when ANTHROPIC_API_KEY or
     ANTHROPIC_BASE_URL is set, `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. Each
     tries a momentarily failed request up to `attempts` times, saying each wait on `notices`,
-    and gives up on an answer that goes `stall_seconds` without content."""
-    found: list[Provider] = []
+    and gives up on an answer that goes `stall_seconds` without content. Each keeps one HTTP
+    client from its first request, and its owner closes it (`HttpProvider.aclose`) at the
+    run's end: the composition keeps the providers for the run, not for a turn."""
+    found: list[HttpProvider] = []
     retry = Retry(attempts=attempts)
     if _set(environ, "ANTHROPIC_API_KEY") or _set(environ, "ANTHROPIC_BASE_URL"):
         found.append(
