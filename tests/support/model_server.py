@@ -12,6 +12,14 @@ longer than PAUSE_CAP.
 Every request is recorded (`ModelServer.requests`: path, headers, parsed JSON body), so a test
 can assert what reached the model, e.g. that a tool_result carried a refusal.
 
+By default it speaks HTTP/1.0, so every answer ends its connection. With `keep_alive=True`
+it speaks HTTP/1.1 as the APIs do (a stream is sent chunked) and keeps each connection for
+the next request; `connections` counts the connections it accepted. `closes` makes it close
+a kept connection as servers do: "after-answer" closes each once its answer is sent (an
+idle connection closed at once), "on-reuse" reads a request that comes on a connection that
+already carried an answer and closes it unanswered (the server's close meeting the request
+on its way), counted in `dropped` and not recorded.
+
 In a test:
 
     with ModelServer([[("text", "Hello world")]]) as server:
@@ -28,7 +36,7 @@ import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from .model_script import ErrorReply, RawReply, Recorded, Reply, Step, answer
 
@@ -42,11 +50,21 @@ _POLL = 0.02
 
 
 class _Handler(BaseHTTPRequestHandler):
+    answered = 0
+    """Answers sent on this handler's connection."""
+
     @property
     def owner(self) -> ModelServer:
         server = self.server
         assert isinstance(server, _Server)
         return server.owner
+
+    def setup(self) -> None:
+        super().setup()
+        owner = self.owner
+        owner.connected()
+        if owner.keep_alive:
+            self.protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         return None  # keep test output clean
@@ -59,22 +77,36 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         owner = self.owner
+        if owner.closes == "on-reuse" and self.answered:
+            owner.drop()
+            self.close_connection = True
+            return
         owner.record(Recorded(self.path, dict(self.headers.items()), body))
         reply = answer(self.path, body, owner.next_reply)
+        # A stream has no content-length: on HTTP/1.0 its body ends when the connection
+        # closes; on HTTP/1.1 it is sent chunked. Every write reaches the client at once
+        # (the writes are unbuffered).
+        chunked = owner.keep_alive and "content-length" not in reply.headers
         try:
-            # A stream has no content-length: on HTTP/1.0 its body ends when the connection
-            # closes, and every write reaches the client at once (the writes are unbuffered).
             self.send_response(reply.status)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
+            if chunked:
+                self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             for chunk in reply.chunks:
                 if isinstance(chunk, bytes):
-                    self.wfile.write(chunk)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
                 elif chunk[0] == "pause":
                     self._pause(chunk)
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away (an interrupted turn): nothing to answer
+            self.close_connection = True  # the client went away (an interrupted turn): nothing to answer
+            return
+        self.answered += 1
+        if owner.closes == "after-answer":
+            self.close_connection = True
 
     def _pause(self, step: Step) -> None:
         owner = self.owner
@@ -91,9 +123,21 @@ class _Server(ThreadingHTTPServer):
 class ModelServer:
     """The scripted model, serving on 127.0.0.1 in a background thread while entered."""
 
-    def __init__(self, replies: Sequence[Reply]) -> None:
+    def __init__(
+        self,
+        replies: Sequence[Reply],
+        *,
+        keep_alive: bool = False,
+        closes: Literal["after-answer", "on-reuse"] | None = None,
+    ) -> None:
         self._replies = list(replies)
         self._lock = threading.Lock()
+        self.keep_alive = keep_alive or closes is not None
+        self.closes = closes
+        self.connections = 0
+        """Connections accepted."""
+        self.dropped = 0
+        """Requests closed unanswered (`closes="on-reuse"`)."""
         self.requests: list[Recorded] = []
         self.paused = threading.Event()
         """Set when a reply reaches a pause step."""
@@ -121,6 +165,14 @@ class ModelServer:
     def record(self, request: Recorded) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def connected(self) -> None:
+        with self._lock:
+            self.connections += 1
+
+    def drop(self) -> None:
+        with self._lock:
+            self.dropped += 1
 
     def next_reply(self) -> Reply | None:
         with self._lock:

@@ -1,0 +1,106 @@
+"""A built-in provider keeps one HTTP client for the run (ADR-0040), through the real binary
+against a local server that speaks each API over HTTP/1.1 and counts the connections it
+accepts: a turn of five model steps (four `read` calls, then text) opens one connection;
+a server that closes each connection after its answer, or closes a kept one as the next
+request arrives, costs no retry and no notice; and a stream interrupted mid-answer (Ctrl-C,
+in a pty) leaves no broken connection for the next turns, which share a new one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e._bingo import Sandbox, no_traceback
+from tests.support.model_server import ModelServer, Reply
+
+PROVIDERS = ["anthropic", "openai"]
+
+STEPS = 5
+"""Model steps in the turn: four tool calls, then the answer."""
+
+
+def _env(provider: str, server: ModelServer) -> dict[str, str]:
+    if provider == "anthropic":
+        return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
+    return {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": server.url + "/v1"}
+
+
+def _five_steps(box: Sandbox) -> list[Reply]:
+    (box.project / "notes.txt").write_text("alpha beta gamma\n", encoding="utf-8")
+    calls: list[Reply] = [[("tool", f"t{n}", "read", {"path": "notes.txt"})] for n in range(1, STEPS)]
+    return [*calls, [("text", "Read it four times.")]]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_turn_of_five_model_steps_opens_one_connection(tmp_path: Path, provider: str) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer(_five_steps(box), keep_alive=True) as server:
+        result = box.run("-p", "read notes.txt four times", env=_env(provider, server))
+        asked, connections = len(server.requests), server.connections
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("Read it four times.\n")
+    assert asked == STEPS
+    assert connections == 1, f"{STEPS} requests came on {connections} connections"
+    assert no_traceback(result)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_server_closing_each_connection_after_its_answer_costs_no_retry(tmp_path: Path, provider: str) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer(_five_steps(box), closes="after-answer") as server:
+        result = box.run("-p", "read notes.txt four times", env=_env(provider, server))
+        asked, connections = len(server.requests), server.connections
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("Read it four times.\n")
+    assert f"{provider}:" not in result.stderr, "no retry was said"
+    assert (asked, connections) == (STEPS, STEPS)
+    assert no_traceback(result)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_request_a_server_drops_on_a_kept_connection_is_sent_again_unsaid(tmp_path: Path, provider: str) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer(_five_steps(box), closes="on-reuse") as server:
+        result = box.run("-p", "read notes.txt four times", env=_env(provider, server))
+        asked, dropped, connections = len(server.requests), server.dropped, server.connections
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("Read it four times.\n")
+    assert f"{provider}:" not in result.stderr, "no retry was said"
+    # Each request after the first went out on the kept connection, which the server closed
+    # unanswered; each was sent again at once on a new one.
+    assert (asked, dropped, connections) == (STEPS, STEPS - 1, STEPS)
+    assert no_traceback(result)
+
+
+def test_a_stream_interrupted_mid_answer_leaves_no_broken_connection_for_the_next_turns(tmp_path: Path) -> None:
+    from tests.e2e.test_terminal import terminal
+
+    box = Sandbox(tmp_path)
+    replies: list[Reply] = [
+        [("text", "First answer"), ("pause",), ("text", " never shown")],
+        [("text", "Second answer.")],
+        [("text", "Third answer.")],
+    ]
+    with ModelServer(replies, keep_alive=True) as server:
+        box.env.update(_env("anthropic", server))
+        with terminal(box, model=False) as screen:
+            screen.child.send("first\r")
+            screen.expect("First answer")
+            assert server.paused.wait(10)
+            screen.child.sendcontrol("c")
+            screen.expect("the turn was interrupted")
+            screen.prompt()
+            screen.child.send("second\r")
+            screen.expect("Second answer.")
+            screen.prompt()
+            screen.child.send("third\r")
+            screen.expect("Third answer.")
+            screen.prompt()
+            screen.child.sendcontrol("d")
+            assert screen.exits() == 0
+        asked, connections = len(server.requests), server.connections
+    assert "failed" not in screen.text()
+    assert asked == 3
+    # The interrupted answer's connection was closed, not kept: the next two turns shared one.
+    assert connections == 2, f"3 requests came on {connections} connections"
