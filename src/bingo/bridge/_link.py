@@ -1,13 +1,14 @@
 """The link: what a proxy holds instead of a process.
 
-Owns the `Link` seam (the name, the current connection, respawned when a source is read;
-the connection holds each method's deadline), the routing of per-call notifications
+Owns the `Link` seam (the name, the current peer, respawned when a source is read), the
+`Peer` a proxy speaks to (call, notify, deadline, ended: a plugin's `Connection`, or an MCP
+server's client, which speaks MCP beneath bingo's methods), the routing of per-call notifications
 (`tool/progress` by callId, `provider/delta` by streamId) and the book of which calls a
 plugin is running, which `bingo.host ask` checks. A proxy holds a Link, never one process,
 so it stays registered across respawns.
 
 It does not spawn anything: the host's plugin handle implements Link over processes, and
-`StaticLink` implements it over one fixed connection for tests and the bench.
+`StaticLink` implements it over one fixed peer for tests and the bench.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+import msgspec
 
 from ..endpoint import Connection
-from ..kernel.errors import PluginUnavailable
+from ..kernel.errors import ConnectionClosed, PluginUnavailable
 from ..kernel.interfaces import ToolCall
-from ..wire import Delta, ProviderDeltaParams, ToolProgressParams
+from ..wire import Delta, ProviderDeltaParams, ToolProgressParams, Wire
 
-__all__ = ["Calls", "Link", "StaticLink", "Unavailable"]
+__all__ = ["Calls", "Link", "Peer", "StaticLink", "Unavailable"]
+
+R = TypeVar("R")
 
 
 class Unavailable(PluginUnavailable):
@@ -98,6 +103,49 @@ class Calls:
             on_delta(params.delta)
 
 
+class Peer(Protocol):
+    """What a proxy speaks to, in bingo's own methods: a plugin's `Connection`, or an MCP
+    server's `McpClient` (`_mcp.py`), which speaks MCP beneath them."""
+
+    @property
+    def name(self) -> str:
+        """Who it is, as errors name it (`plugin <name>`)."""
+        ...
+
+    @property
+    def ended(self) -> ConnectionClosed | None:
+        """Why it ended, or None while it is open."""
+        ...
+
+    def deadline(self, method: str) -> float:
+        """Seconds a call of `method` may take (the settings', then the wire's table)."""
+        ...
+
+    def notify(self, method: str, params: Wire) -> None:
+        """Send a notification; synchronous, so a cancellation handler can send one.
+
+        Raises:
+            ConnectionClosed: it has ended.
+        """
+        ...
+
+    async def call(
+        self,
+        method: str,
+        params: Wire,
+        result: type[R],
+        *,
+        deadline: float | None | msgspec.UnsetType = msgspec.UNSET,
+    ) -> R:
+        """Call `method` and wait for its answer, decoded as `result`, at most `deadline`
+        seconds (unless given, the method's own; None when the caller bounds the wait).
+
+        Raises:
+            PluginError: it failed, was late, ended, or answered in the wrong shape.
+        """
+        ...
+
+
 class Link(Protocol):
     """A proxy's handle on its plugin."""
 
@@ -109,12 +157,12 @@ class Link(Protocol):
     @property
     def calls(self) -> Calls: ...
 
-    def current(self) -> Connection | None:
-        """The connection if the plugin is running now; never spawns."""
+    def current(self) -> Peer | None:
+        """The peer if the plugin is running now; never spawns."""
         ...
 
-    async def connection(self) -> Connection:
-        """The running connection, respawning a stopped plugin past its backoff.
+    async def connection(self) -> Peer:
+        """The running peer, respawning a stopped plugin past its backoff.
 
         Raises:
             Unavailable: the plugin cannot answer now.
@@ -133,10 +181,10 @@ class Link(Protocol):
 
 
 class StaticLink:
-    """A Link over one fixed connection (tests, the bench); its deadlines are the
-    connection's."""
+    """A Link over one fixed peer (tests, the bench); its deadlines are the peer's. A
+    Connection's per-call notifications are routed to its book of calls."""
 
-    def __init__(self, name: str, conn: Connection | None) -> None:
+    def __init__(self, name: str, conn: Peer | None) -> None:
         self._name = name
         self._conn = conn
         self._calls = Calls()
@@ -144,7 +192,7 @@ class StaticLink:
         """What `fault` was told, for tests."""
         self.abandoned: list[str] = []
         """What `abandon` was told, for tests: a static link has no process to end."""
-        if conn is not None:
+        if isinstance(conn, Connection):
             self._calls.install(conn)
 
     @property
@@ -155,13 +203,13 @@ class StaticLink:
     def calls(self) -> Calls:
         return self._calls
 
-    def current(self) -> Connection | None:
+    def current(self) -> Peer | None:
         return self._conn
 
     def abandon(self, why: str) -> None:
         self.abandoned.append(why)
 
-    async def connection(self) -> Connection:
+    async def connection(self) -> Peer:
         if self._conn is None or self._conn.ended is not None:
             raise Unavailable(f"plugin {self.name} is not running")
         return self._conn

@@ -38,8 +38,9 @@ from ..wire.rpc import RequestId
 from . import _problems as P
 from ._backoff import Backoff, Retry
 from ._expand import expand_server
-from ._link import PROGRESS_PER_SECOND, Calls, Unavailable
-from ._mcp import McpConnection
+from ._link import PROGRESS_PER_SECOND, Calls, Peer, Unavailable
+from ._mcp import McpClient
+from ._mcp_asks import elicit_through, sample_with
 from ._mcp_http import McpHttp, expand_headers
 from .discovery import PluginSource, entry_command, workdir
 from .handshake import handshake, initialize_params
@@ -154,8 +155,8 @@ class Plugin:
                 P.PROGRESS_FLOOD.said(per_second=PROGRESS_PER_SECOND),
             )
         )
-        self._conn: Connection | None = None
-        self._ready: asyncio.Future[Connection | PluginError] | None = None
+        self._conn: Peer | None = None
+        self._ready: asyncio.Future[Peer | PluginError] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._abandoned: PluginProcess | None = None
@@ -176,7 +177,7 @@ class Plugin:
     def calls(self) -> Calls:
         return self._calls
 
-    def current(self) -> Connection | None:
+    def current(self) -> Peer | None:
         return self._conn if self.state == "running" else None
 
     def abandon(self, why: str) -> None:
@@ -203,7 +204,7 @@ class Plugin:
         where = f"log: {self.log.path}"
         return f"{said}; {where}" if said else where
 
-    async def connection(self) -> Connection:
+    async def connection(self) -> Peer:
         if self.state == "running" and self._conn is not None:
             return self._conn
         if self.state == "refused" or self._closing:
@@ -226,7 +227,7 @@ class Plugin:
         self.info = info
         self.state, self.why = "idle", None
 
-    def begin(self) -> asyncio.Future[Connection | PluginError]:
+    def begin(self) -> asyncio.Future[Peer | PluginError]:
         """Spawn and handshake in the background (or join the start under way); the future
         of its outcome. Nothing waits here, so a caller can start a plugin early and go on
         with its own work while the child's interpreter starts."""
@@ -236,8 +237,8 @@ class Plugin:
             self._task = self._group.create_task(self._run(self._ready))
         return self._ready
 
-    async def start(self) -> Connection | PluginError:
-        """Spawn and handshake (or join the spawn under way); the connection, or why not."""
+    async def start(self) -> Peer | PluginError:
+        """Spawn and handshake (or join the spawn under way); the peer, or why not."""
         ready = self.begin()
         # shield: a caller giving up must not cancel the start other callers wait on.
         return await asyncio.shield(ready)
@@ -248,7 +249,7 @@ class Plugin:
         if self._task is not None:
             self._task.cancel()
 
-    async def _run(self, ready: asyncio.Future[Connection | PluginError]) -> None:
+    async def _run(self, ready: asyncio.Future[Peer | PluginError]) -> None:
         try:
             await self._lifetime(ready)
         except Exception as exc:  # boundary: one plugin's fault never reaches the host
@@ -261,7 +262,7 @@ class Plugin:
             if self.state in ("starting", "running"):
                 self.state = "stopped"
 
-    async def _lifetime(self, ready: asyncio.Future[Connection | PluginError]) -> None:
+    async def _lifetime(self, ready: asyncio.Future[Peer | PluginError]) -> None:
         mcp = self.manifest.mcp
         if mcp is not None and mcp.url is not None:
             headers = mcp.headers  # a `.mcp.json` server's were expanded when it was read
@@ -331,7 +332,8 @@ class Plugin:
         )
         async with proc:
             conn = self._connection(proc.stdout, proc.stdin, on_eof=lambda: self._ended(proc), deadlines=deadlines)
-            async with conn:
+            peer = self._peer(conn)
+            async with peer:
                 params = initialize_params(
                     root=self.source.root,
                     config=self._settings.plugins.get(self.name, {}),
@@ -340,7 +342,7 @@ class Plugin:
                     data_dir=data_dir,
                 )
                 try:
-                    answer = await handshake(conn, params, self.manifest.name, on_declared=self._check_declared)
+                    answer = await handshake(peer, params, self.manifest.name, on_declared=self._check_declared)
                 except PluginError as exc:
                     proc.deaf = isinstance(exc, Unread)
                     if conn.ended is not None and self.state == "stopped":
@@ -367,11 +369,11 @@ class Plugin:
                     # Before anyone is handed the connection: what the caller finds in the
                     # registry next is what this process declares.
                     await self._on_answer(self, answer)
-                self._conn = conn
+                self._conn = peer
                 self.state, self.why = "running", None
                 self._handshaken = True
                 self._retry.ran()
-                ready.set_result(conn)
+                ready.set_result(peer)
                 error = await conn.wait_closed()
                 proc.deaf = isinstance(error, Unread)
                 if self.state == "running":  # on_eof did not get to say it
@@ -467,40 +469,41 @@ class Plugin:
         on_eof: Callable[[], Awaitable[ConnectionClosed]],
         deadlines: Mapping[str, float] | None = None,
     ) -> Connection:
-        """The connection to this plugin: an MCP server's speaks MCP beneath bingo's own
-        methods (`_mcp.py`), its handshake included, so nothing above it knows. `deadlines`
-        are the settings' unless given (a package runner's first start has its own)."""
-        if deadlines is None:
-            deadlines = self._settings.deadlines
-        if self.manifest.mcp is not None:
-            return McpConnection(
-                reader,
-                writer,
-                name=f"plugin {self.name}",
-                deadlines=deadlines,
-                on_eof=on_eof,
-                on_stray=self._stray,
-                on_unexpected=self._unexpected,
-                plugin=self.name,
-                calls=self._calls,
-                log=self.log.line,
-                on_changed=self._changed,
-                sample=self._facts.choose_model if self._samples() else None,
-            )
+        """The connection to this plugin; a plugin's (not an MCP server's) has its per-call
+        notifications and its `service/call` routed. `deadlines` are the settings' unless
+        given (a package runner's first start has its own)."""
         conn = Connection(
             reader,
             writer,
             name=f"plugin {self.name}",
-            deadlines=deadlines,
+            deadlines=deadlines if deadlines is not None else self._settings.deadlines,
             on_eof=on_eof,
             on_stray=self._stray,
             on_unexpected=self._unexpected,
         )
-        self._calls.install(conn)
-        self._router.install(conn, self.name)
+        if self.manifest.mcp is None:
+            self._calls.install(conn)
+            self._router.install(conn, self.name)
         return conn
 
-    async def _remote(self, ready: asyncio.Future[Connection | PluginError], url: str, headers: dict[str, str]) -> None:
+    def _peer(self, conn: Connection) -> Connection | McpClient:
+        """What the proxies speak to over `conn`: the connection itself, or for an MCP
+        server the MCP client holding it, which speaks MCP beneath bingo's own methods
+        (`_mcp.py`), its handshake included, so nothing above it knows."""
+        if self.manifest.mcp is None:
+            return conn
+        choose = self._facts.choose_model if self._samples() else None
+        return McpClient(
+            conn,
+            plugin=self.name,
+            log=self.log.line,
+            progress=self._calls.progress,
+            elicit=elicit_through(self._calls, self.name),
+            sample=sample_with(choose, self.name, self.log.line) if choose is not None else None,
+            on_changed=self._changed,
+        )
+
+    async def _remote(self, ready: asyncio.Future[Peer | PluginError], url: str, headers: dict[str, str]) -> None:
         """The lifetime of a Streamable HTTP MCP server's session: no process, the same
         handshake, death (it cannot be reached), notice and backoff as a process's."""
         async with McpHttp(url, headers, name=self.name) as http:
@@ -515,9 +518,10 @@ class Plugin:
                 return error
 
             conn = self._connection(http.reader, http, on_eof=ended)
-            async with conn:
+            peer = self._peer(conn)
+            async with peer:
                 try:
-                    answer = await conn.call(
+                    answer = await peer.call(
                         "initialize",
                         initialize_params(
                             root=self.source.root,
@@ -537,10 +541,10 @@ class Plugin:
                     self.info = answer
                 if self._on_answer is not None:
                     await self._on_answer(self, answer)
-                self._conn = conn
+                self._conn = peer
                 self.state, self.why = "running", None
                 self._retry.ran()
-                ready.set_result(conn)
+                ready.set_result(peer)
                 error = await conn.wait_closed()
                 if self.state == "running":
                     self._conn = None

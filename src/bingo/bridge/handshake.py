@@ -16,9 +16,10 @@ from pathlib import Path
 
 import msgspec
 
-from ..endpoint import BadAnswer, Connection, decoder_for
+from ..endpoint import BadAnswer, decoder_for
 from ..wire import PROTOCOL_VERSION, HostEnv, InitializeParams, InitializeResult, Json
 from . import _problems as P
+from ._link import Peer
 
 __all__ = ["handshake", "initialize_params", "read_handshake"]
 
@@ -65,7 +66,7 @@ def read_handshake(raw: msgspec.Raw | bytes, manifest_name: str) -> InitializeRe
 
 
 async def handshake(
-    conn: Connection,
+    conn: Peer,
     params: InitializeParams,
     manifest_name: str,
     *,

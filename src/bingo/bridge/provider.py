@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from ..endpoint import Connection
 from ..kernel.errors import PluginError, ProviderError
 from ..wire import (
     Delta,
@@ -23,7 +22,7 @@ from ..wire import (
     ProviderStreamParams,
     ProviderStreamResult,
 )
-from ._link import Link
+from ._link import Link, Peer
 from ._names import bridged_name
 
 __all__ = ["BridgedProvider"]
@@ -91,7 +90,7 @@ class BridgedProvider:
         return result.response
 
 
-def _cancel(conn: Connection, stream_id: str) -> None:
+def _cancel(conn: Peer, stream_id: str) -> None:
     try:
         conn.notify("provider/cancel", ProviderCancelParams(stream_id=stream_id))
     except PluginError:

@@ -15,7 +15,7 @@ import asyncio
 
 import msgspec
 
-from ..endpoint import BadAnswer, Connection
+from ..endpoint import BadAnswer
 from ..kernel.errors import DeadlinePassed, PluginError
 from ..kernel.interfaces import ToolCall
 from ..wire import (
@@ -30,7 +30,7 @@ from ..wire import (
     Wire,
 )
 from . import _problems as P
-from ._link import Link, Unavailable
+from ._link import Link, Peer, Unavailable
 from ._names import bridged_name
 
 __all__ = ["BridgedTool", "declaration_problems"]
@@ -191,7 +191,7 @@ class BridgedTool:
             return None
 
 
-def _send_cancel(conn: Connection, call_id: str) -> None:
+def _send_cancel(conn: Peer, call_id: str) -> None:
     try:
         conn.notify("tool/cancel", ToolCancelParams(call_id=call_id))
     except PluginError:

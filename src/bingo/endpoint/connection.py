@@ -255,10 +255,12 @@ class Connection:
         result: type[R],
         *,
         deadline: float | None | msgspec.UnsetType = msgspec.UNSET,
+        sent: Callable[[RequestId], None] | None = None,
     ) -> R:
         """Send a request and wait for its answer, decoded as `result`, at most `deadline`
         seconds: unless given, the method's own (`deadline(method)`); None when the caller
-        bounds the wait itself.
+        bounds the wait itself. `sent` is told the request's id before anything is written
+        (to cancel it by: `give_up`, or a peer's own cancel notification).
 
         Raises:
             PluginError: the peer answered an error (the subclass of its code: Refused,
@@ -269,7 +271,9 @@ class Connection:
         """
         if isinstance(deadline, msgspec.UnsetType):
             deadline = self.deadline(method)
-        request_id = self._next_id()
+        request_id = next(self._ids)
+        if sent is not None:
+            sent(request_id)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[msgspec.Raw] = loop.create_future()
         self._pending[request_id] = future
@@ -294,10 +298,6 @@ class Connection:
             self._pending.pop(request_id, None)
         return decode_answer(self.name, method, raw, result)
 
-    def _next_id(self) -> int:
-        """The id of the request `call` is about to send (taken before it first waits)."""
-        return next(self._ids)
-
     def _must_drain(self) -> bool:
         """Whether writing must wait: the pipe's buffer is past its high-water mark (or the
         writer is not a transport's, or the transport is closing, which drain reports)."""
@@ -318,6 +318,15 @@ class Connection:
                 f"deadlines.{method} in settings sets how long to wait",
             )
         )
+
+    def give_up(self, request_id: RequestId, error: PluginError) -> None:
+        """Stop waiting for call `request_id`: its caller fails with `error` now, and its
+        answer, if one comes, is dropped as an abandoned call's (a peer that was told to
+        cancel a request need not answer it)."""
+        future = self._pending.pop(request_id, None)
+        if future is not None and not future.done():
+            self._abandon(request_id)
+            future.set_exception(error)
 
     def _abandon(self, request_id: RequestId) -> None:
         """Remember a call nobody waits for any more, so its late answer is not a fault."""

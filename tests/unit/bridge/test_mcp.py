@@ -1,4 +1,4 @@
-"""The MCP adapter (`bridge/_mcp.py`) against a real server: the official SDK's `MCPServer`
+"""The MCP client (`bridge/_mcp.py`) against a real server: the official SDK's `MCPServer`
 in `tests/plugins/mcp-sdk`, spawned over pipes. What the black-box tests cannot reach: a
 prompt's argument completion, an elicitation a person answers, and the reading of a
 command's words as a prompt's arguments."""
@@ -10,11 +10,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bingo.bridge._link import Calls
-from bingo.bridge._mcp import McpConnection
+from bingo.bridge._link import Calls, Peer
+from bingo.bridge._mcp import McpClient
+from bingo.bridge._mcp_asks import elicit_through
 from bingo.bridge.command import BridgedCommand
 from bingo.bridge.tool import BridgedTool
-from bingo.endpoint.connection import Connection
+from bingo.endpoint import Connection
 from bingo.kernel.interfaces import CommandContext, ToolCall
 from bingo.wire import (
     CommandSpec,
@@ -35,9 +36,9 @@ def _text(output: ToolOutput) -> str:
 
 
 class _Link:
-    """A Link over one McpConnection, sharing its book of calls (as the plugin handle does)."""
+    """A Link over one McpClient, sharing its book of calls (as the plugin handle does)."""
 
-    def __init__(self, conn: McpConnection, calls: Calls) -> None:
+    def __init__(self, conn: McpClient, calls: Calls) -> None:
         self._conn, self._calls = conn, calls
 
     @property
@@ -48,10 +49,10 @@ class _Link:
     def calls(self) -> Calls:
         return self._calls
 
-    def current(self) -> Connection | None:
+    def current(self) -> Peer | None:
         return self._conn
 
-    async def connection(self) -> Connection:
+    async def connection(self) -> Peer:
         return self._conn
 
     def abandon(self, why: str) -> None:
@@ -61,9 +62,7 @@ class _Link:
         raise AssertionError(message)
 
 
-def _run(
-    scenario: Callable[[McpConnection, InitializeResult, _Link], Awaitable[None]], *, stateless: bool = False
-) -> None:
+def _run(scenario: Callable[[McpClient, InitializeResult, _Link], Awaitable[None]], *, stateless: bool = False) -> None:
     async def main() -> None:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -75,7 +74,13 @@ def _run(
         assert proc.stdin is not None and proc.stdout is not None
         try:
             calls = Calls()
-            conn = McpConnection(proc.stdout, proc.stdin, name="plugin s", plugin="s", calls=calls, log=lambda _: None)
+            conn = McpClient(
+                Connection(proc.stdout, proc.stdin, name="plugin s"),
+                plugin="s",
+                log=lambda _: None,
+                progress=calls.progress,
+                elicit=elicit_through(calls, "s"),
+            )
             async with asyncio.timeout(20), conn:
                 params = InitializeParams(
                     protocol=5,
@@ -103,7 +108,7 @@ def _command(info: InitializeResult, name: str) -> CommandSpec:
 
 
 def test_the_handshake_declares_tools_by_their_own_names_and_prompts_as_name_colon_prompt() -> None:
-    async def scenario(conn: McpConnection, info: InitializeResult, link: _Link) -> None:
+    async def scenario(conn: McpClient, info: InitializeResult, link: _Link) -> None:
         assert info.protocol == 5 and info.name == "s"
         assert {"add", "steps", "wait", "confirm"} <= {tool.name for tool in info.tools}
         greet = _command(info, "s:greet")
@@ -114,7 +119,7 @@ def test_the_handshake_declares_tools_by_their_own_names_and_prompts_as_name_col
 
 
 def test_a_prompts_argument_completes_through_completion_complete() -> None:
-    async def scenario(conn: McpConnection, info: InitializeResult, link: _Link) -> None:
+    async def scenario(conn: McpClient, info: InitializeResult, link: _Link) -> None:
         command = BridgedCommand(link, _command(info, "s:greet"))
         assert [c.value for c in await command.complete("Al", "/")] == ["Alice", "Albert"]
         assert [c.value for c in await command.complete("B", "/")] == ["Bob"]
@@ -123,7 +128,7 @@ def test_a_prompts_argument_completes_through_completion_complete() -> None:
 
 
 def test_a_prompt_runs_as_the_persons_turn_and_a_missing_argument_says_how_to_call_it() -> None:
-    async def scenario(conn: McpConnection, info: InitializeResult, link: _Link) -> None:
+    async def scenario(conn: McpClient, info: InitializeResult, link: _Link) -> None:
         command = BridgedCommand(link, _command(info, "s:greet"))
         ctx = CommandContext(cwd="/", session="s")
         assert await command.run("name=Zed", ctx) == PromptOutcome(text="Please write a short greeting for Zed.")
@@ -140,7 +145,7 @@ def test_an_elicitation_is_put_to_the_person_through_the_running_call() -> None:
         asked.append((question, choices))
         return "yes"
 
-    async def scenario(conn: McpConnection, info: InitializeResult, link: _Link) -> None:
+    async def scenario(conn: McpClient, info: InitializeResult, link: _Link) -> None:
         [spec] = [tool for tool in info.tools if tool.name == "confirm"]
         tool = BridgedTool(link, spec)
         output = await tool.call(ToolCall(call_id="c1", input={}, cwd="/", session="s", turn=1, ask=ask))
@@ -154,7 +159,7 @@ def test_an_elicitation_is_put_to_the_person_through_the_running_call() -> None:
 def test_in_the_stateless_revision_every_request_carries_it_and_the_server_answers_them() -> None:
     # The SDK refuses any request of this revision whose `_meta` lacks the revision and the
     # client's capabilities: that the calls are answered is the proof that they carry them.
-    async def scenario(conn: McpConnection, info: InitializeResult, link: _Link) -> None:
+    async def scenario(conn: McpClient, info: InitializeResult, link: _Link) -> None:
         assert conn.revision == "2026-07-28"
         assert {"add", "confirm"} <= {tool.name for tool in info.tools}
         [spec] = [tool for tool in info.tools if tool.name == "add"]

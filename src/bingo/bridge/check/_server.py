@@ -26,7 +26,8 @@ from ...kernel.log import cut
 from ...kernel.settings import Settings
 from ...sandbox import launcher
 from ...wire import InitializeResult, Json, TextPart, ToolSpec, Wire
-from .._mcp import RESOURCES_TOOL, McpConnection
+from .._mcp import McpClient
+from .._mcp_session import RESOURCES_TOOL
 from .._mcp_wire import McpCursor
 from ..discovery import entry_command
 from ..tool import BridgedTool
@@ -80,7 +81,7 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
         argv, _ = entry_command(plugin.manifest, plugin.source.root, {})
         live.start.append(line(group, "start.spawn", "the process starts", "pass", cut(" ".join(argv), 160)))
     title = "it completes MCP's handshake and lists within its deadline"
-    if not isinstance(outcome, McpConnection):
+    if not isinstance(outcome, McpClient):
         why = plugin.why or (outcome.line() if isinstance(outcome, PluginError) else "it did not answer")
         if log.as_posix() not in why and mcp.url is None:
             why = f"{why}; log: {log}"
@@ -123,7 +124,7 @@ async def drive_server(plugin: Checked, live: Live, watch: Watch, *, call: bool,
     )
 
 
-async def _read_only(conn: McpConnection) -> tuple[set[str], set[str]]:
+async def _read_only(conn: McpClient) -> tuple[set[str], set[str]]:
     """The tools the server lists, and those whose annotations say they only read."""
     listed: set[str] = set()
     reading: set[str] = set()
@@ -147,7 +148,7 @@ async def _read_only(conn: McpConnection) -> tuple[set[str], set[str]]:
     return listed, reading
 
 
-async def _calls(conn: McpConnection, plugin: Checked, info: InitializeResult, cwd: Path) -> list[Check]:
+async def _calls(conn: McpClient, plugin: Checked, info: InitializeResult, cwd: Path) -> list[Check]:
     """Each tool that says it only reads, called once as bingo calls it; one line for the rest."""
     listed, reading = await _read_only(conn)
     checks: list[Check] = []
