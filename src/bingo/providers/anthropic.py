@@ -262,22 +262,37 @@ class _Pending(msgspec.Struct):
     done: Block | None = None
 
 
-class _Assembly(msgspec.Struct):
-    """The response as its events arrive."""
+class _Assembly:
+    """The response as its events arrive (a `Reader`): `done` is set by `message_stop`."""
 
-    endpoint: Endpoint
-    on_delta: Callable[[Delta], None]
-    names: ToolNames = msgspec.field(default_factory=lambda: ToolNames.of(()))
-    blocks: dict[int, _Pending] = msgspec.field(default_factory=dict[int, _Pending])
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    stop: str | None = None
-    started: bool = False
-    done: bool = False
-    """Set by `message_stop`."""
-    notes: list[str] = msgspec.field(default_factory=list[str])
+    __slots__ = (
+        "blocks",
+        "cache_read",
+        "cache_write",
+        "done",
+        "endpoint",
+        "input_tokens",
+        "names",
+        "notes",
+        "on_delta",
+        "output_tokens",
+        "started",
+        "stop",
+    )
+
+    def __init__(self, endpoint: Endpoint, on_delta: Callable[[Delta], None], names: ToolNames) -> None:
+        self.endpoint = endpoint
+        self.on_delta = on_delta
+        self.names = names
+        self.blocks: dict[int, _Pending] = {}
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        self.stop: str | None = None
+        self.started = False
+        self.done = False
+        self.notes: list[str] = []
 
     def _pending(self, index: int) -> _Pending:
         if index not in self.blocks:

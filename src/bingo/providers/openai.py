@@ -223,18 +223,21 @@ class _Call(msgspec.Struct):
     pieces: list[str] = msgspec.field(default_factory=list[str])
 
 
-class _Assembly(msgspec.Struct):
-    """The response as its chunks arrive."""
+class _Assembly:
+    """The response as its chunks arrive (a `Reader`): `done` is set by `[DONE]`."""
 
-    endpoint: Endpoint
-    on_delta: Callable[[Delta], None]
-    names: ToolNames = msgspec.field(default_factory=lambda: ToolNames.of(()))
-    text: list[str] = msgspec.field(default_factory=list[str])
-    calls: dict[int, _Call] = msgspec.field(default_factory=dict[int, _Call])
-    usage: Usage | None = None
-    finish: str | None = None
-    done: bool = False
-    notes: list[str] = msgspec.field(default_factory=list[str])
+    __slots__ = ("calls", "done", "endpoint", "finish", "names", "notes", "on_delta", "text", "usage")
+
+    def __init__(self, endpoint: Endpoint, on_delta: Callable[[Delta], None], names: ToolNames) -> None:
+        self.endpoint = endpoint
+        self.on_delta = on_delta
+        self.names = names
+        self.text: list[str] = []
+        self.calls: dict[int, _Call] = {}
+        self.usage: Usage | None = None
+        self.finish: str | None = None
+        self.done = False
+        self.notes: list[str] = []
 
     def feed(self, event: ServerEvent) -> bool:
         """Take one event's `data:` payload into the response (its name is not used);
