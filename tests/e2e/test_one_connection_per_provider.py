@@ -2,8 +2,9 @@
 against a local server that speaks each API over HTTP/1.1 and counts the connections it
 accepts: a turn of five model steps (four `read` calls, then text) opens one connection;
 a server that closes each connection after its answer, or closes a kept one as the next
-request arrives, costs no retry and no notice; and a stream interrupted mid-answer (Ctrl-C,
-in a pty) leaves no broken connection for the next turns, which share a new one."""
+request arrives, costs no retry and no notice; a stream interrupted mid-answer (Ctrl-C, in a
+pty) leaves no broken connection for the next turns, which share a new one; and every ACP
+session of one `bingo --acp` asks through the same provider, on one connection."""
 
 from __future__ import annotations
 
@@ -104,3 +105,32 @@ def test_a_stream_interrupted_mid_answer_leaves_no_broken_connection_for_the_nex
     assert asked == 3
     # The interrupted answer's connection was closed, not kept: the next two turns shared one.
     assert connections == 2, f"3 requests came on {connections} connections"
+
+
+def test_every_acp_session_of_a_run_shares_the_providers_connection(tmp_path: Path) -> None:
+    import asyncio
+
+    from tests.e2e._acp import Recorder, connected, text
+
+    box = Sandbox(tmp_path)
+    client = Recorder()
+    replies: list[Reply] = [[("text", "One.")], [("text", "Two.")], [("text", "Three.")]]
+    with ModelServer(replies, keep_alive=True) as server:
+        box.env.update(_env("anthropic", server))
+
+        async def go() -> list[str]:
+            async with asyncio.timeout(60), connected(box, client) as conn:
+                first = await conn.new_session(cwd=str(box.project))
+                second = await conn.new_session(cwd=str(box.project))
+                stops: list[str] = []
+                for session in (first, second, first):
+                    answer = await conn.prompt(session_id=session.session_id, prompt=[text("go on")])
+                    stops.append(answer.stop_reason)
+                return stops
+
+        stops = asyncio.run(go())
+        asked, connections = len(server.requests), server.connections
+    assert stops == ["end_turn"] * 3
+    assert all(words in client.agent_text() for words in ("One.", "Two.", "Three."))
+    assert asked == 3
+    assert connections == 1, f"3 requests from 2 sessions came on {connections} connections"
