@@ -8,7 +8,9 @@ session of one `bingo --acp` asks through the same provider, on one connection."
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -33,45 +35,45 @@ def _five_steps(box: Sandbox) -> list[Reply]:
     return [*calls, [("text", "Read it four times.")]]
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_turn_of_five_model_steps_opens_one_connection(tmp_path: Path, provider: str) -> None:
+def _five_step_turn(
+    tmp_path: Path,
+    provider: str,
+    *,
+    keep_alive: bool = False,
+    closes: Literal["after-answer", "on-reuse"] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], ModelServer]:
+    """`bingo -p` through the five steps against a server serving as asked: the run, which
+    succeeded with the model's answer, and the server (stopped, its counts kept)."""
     box = Sandbox(tmp_path)
-    with ModelServer(_five_steps(box), keep_alive=True) as server:
+    with ModelServer(_five_steps(box), keep_alive=keep_alive, closes=closes) as server:
         result = box.run("-p", "read notes.txt four times", env=_env(provider, server))
-        asked, connections = len(server.requests), server.connections
     assert result.returncode == 0, result.stderr
     assert result.stdout.endswith("Read it four times.\n")
-    assert asked == STEPS
-    assert connections == 1, f"{STEPS} requests came on {connections} connections"
     assert no_traceback(result)
+    return result, server
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_turn_of_five_model_steps_opens_one_connection(tmp_path: Path, provider: str) -> None:
+    _, server = _five_step_turn(tmp_path, provider, keep_alive=True)
+    assert len(server.requests) == STEPS
+    assert server.connections == 1, f"{STEPS} requests came on {server.connections} connections"
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_server_closing_each_connection_after_its_answer_costs_no_retry(tmp_path: Path, provider: str) -> None:
-    box = Sandbox(tmp_path)
-    with ModelServer(_five_steps(box), closes="after-answer") as server:
-        result = box.run("-p", "read notes.txt four times", env=_env(provider, server))
-        asked, connections = len(server.requests), server.connections
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Read it four times.\n")
+    result, server = _five_step_turn(tmp_path, provider, closes="after-answer")
     assert f"{provider}:" not in result.stderr, "no retry was said"
-    assert (asked, connections) == (STEPS, STEPS)
-    assert no_traceback(result)
+    assert (len(server.requests), server.connections) == (STEPS, STEPS)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_request_a_server_drops_on_a_kept_connection_is_sent_again_unsaid(tmp_path: Path, provider: str) -> None:
-    box = Sandbox(tmp_path)
-    with ModelServer(_five_steps(box), closes="on-reuse") as server:
-        result = box.run("-p", "read notes.txt four times", env=_env(provider, server))
-        asked, dropped, connections = len(server.requests), server.dropped, server.connections
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Read it four times.\n")
+    result, server = _five_step_turn(tmp_path, provider, closes="on-reuse")
     assert f"{provider}:" not in result.stderr, "no retry was said"
     # Each request after the first went out on the kept connection, which the server closed
     # unanswered; each was sent again at once on a new one.
-    assert (asked, dropped, connections) == (STEPS, STEPS - 1, STEPS)
-    assert no_traceback(result)
+    assert (len(server.requests), server.dropped, server.connections) == (STEPS, STEPS - 1, STEPS)
 
 
 def test_a_stream_interrupted_mid_answer_leaves_no_broken_connection_for_the_next_turns(tmp_path: Path) -> None:

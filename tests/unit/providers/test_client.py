@@ -51,6 +51,18 @@ async def _ask(provider: AnthropicProvider | OpenAIProvider, times: int) -> list
         return [await provider.stream(HELLO, lambda delta: None) for _ in range(times)]
 
 
+def _asked(provider: AnthropicProvider | OpenAIProvider, times: int) -> list[ModelResponse]:
+    """`times` responses from `provider` in turn, on the virtual clock; its client closed after."""
+
+    async def main() -> list[ModelResponse]:
+        try:
+            return await _ask(provider, times)
+        finally:
+            await provider.aclose()
+
+    return clock.run(main())
+
+
 def test_a_provider_keeps_one_client_for_its_requests_until_aclose() -> None:
     transport = _Closing([[("text", "one")], [("text", "two")], [("text", "three")]])
     provider = _anthropic(transport)
@@ -90,13 +102,7 @@ def test_a_request_dropped_unanswered_after_an_answer_is_sent_again_at_once_unsa
     said: list[Notice] = []
     provider = _anthropic(transport, said)
 
-    async def main() -> list[ModelResponse]:
-        try:
-            return await _ask(provider, 2)
-        finally:
-            await provider.aclose()
-
-    responses = clock.run(main())
+    responses = _asked(provider, 2)
 
     assert _texts(responses) == ["one", "two"]
     assert (len(transport.requests), said) == (3, [])
@@ -108,13 +114,7 @@ def test_a_second_drop_in_a_row_is_a_dropped_connection_retried_with_its_notice(
     said: list[Notice] = []
     provider = _anthropic(transport, said)
 
-    async def main() -> list[ModelResponse]:
-        try:
-            return await _ask(provider, 2)
-        finally:
-            await provider.aclose()
-
-    responses = clock.run(main())
+    responses = _asked(provider, 2)
 
     assert _texts(responses) == ["one", "two"]
     assert len(transport.requests) == 4
@@ -129,13 +129,7 @@ def test_a_drop_on_the_first_request_is_not_sent_again_unsaid() -> None:
     said: list[Notice] = []
     provider = _anthropic(transport, said)
 
-    async def main() -> list[ModelResponse]:
-        try:
-            return await _ask(provider, 1)
-        finally:
-            await provider.aclose()
-
-    responses = clock.run(main())
+    responses = _asked(provider, 1)
 
     assert _texts(responses) == ["one"]
     assert [n.message for n in said] == ["connection dropped; retrying in 0.0 s, attempt 2 of 4"]
@@ -168,13 +162,7 @@ def test_an_answer_whose_stream_goes_on_after_it_is_whole_is_returned_and_its_bo
 
     provider = _anthropic(httpx.MockTransport(handle))
 
-    async def main() -> list[ModelResponse]:
-        try:
-            return await _ask(provider, 1)
-        finally:
-            await provider.aclose()
-
-    responses = clock.run(main())  # the drain's bound passes on the virtual clock
+    responses = _asked(provider, 1)  # the drain's bound passes on the virtual clock
 
     assert _texts(responses) == ["whole"]
     assert [body.closed for body in bodies] == [True]
