@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bingo.app import _NOTICE_FRAMES, _LazySession  # pyright: ignore[reportPrivateUsage]
 from bingo.kernel.frames import NoticeFrame
+from bingo.run import NOTICE_FRAMES as _NOTICE_FRAMES
+from bingo.run import RunSession as _LazySession
 from bingo.store import SessionStore
 from bingo.wire import Notice
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
-# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← app ← cli
+# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← run ← app ← cli
 LAYER = {
     "wire": 0,
     "endpoint": 0.5,
@@ -20,6 +20,7 @@ LAYER = {
     "tools": 2,
     "bridge": 2,
     "surfaces": 3,
+    "run": 3.5,
     "app": 4,
     "cli": 5,
 }

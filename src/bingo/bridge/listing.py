@@ -6,8 +6,6 @@ Owns the command and its View; the facts come from `PluginHost.status()`.
 
 from __future__ import annotations
 
-import msgspec
-
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
 from ..sandbox import Sandbox, plugin_sandbox_words
@@ -17,18 +15,21 @@ from .host import PluginHost
 __all__ = ["PluginsCommand"]
 
 
-class PluginsCommand(msgspec.Struct):
+class PluginsCommand:
     """`/plugins`."""
 
-    host: PluginHost
-    trust: str
-    """One line on the project's trust (`trust.trust_summary`), shown above the table."""
-    sandbox: Sandbox | None = None
-    """The run's sandbox: each plugin's grants are named (INTERFACE.md §9)."""
-    spec: CommandSpec = CommandSpec(
+    __slots__ = ("host", "sandbox", "trust")
+    spec = CommandSpec(
         name="plugins", hint="list plugins, their state and what they contribute", instant=True, family="bingo"
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, host: PluginHost, trust: str, sandbox: Sandbox | None = None) -> None:
+        self.host = host
+        self.trust = trust
+        """One line on the project's trust (`trust.trust_summary`), shown above the table."""
+        self.sandbox = sandbox
+        """The run's sandbox: each plugin's grants are named (INTERFACE.md §9)."""
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         statuses = self.host.status()

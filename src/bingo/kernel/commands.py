@@ -1,16 +1,15 @@
 """The built-in slash commands that read the kernel's own state: `/help`, `/tools`,
 `/compact`, `/context` and `/model`.
 
-Each implements the same `Command` interface a plugin's command does. Commands that belong
-to another layer live there (`/plugins` in the bridge; `/sessions`, `/exit` and `/quit`, every
-surface's, in `surfaces._commands`).
+Each implements the same `Command` interface a plugin's command does, over what it is given
+(a run binds them: `run._commands.TABLE`, the one table of bingo's commands). Commands that
+belong to another layer live there (`/plugins` in the bridge; `/sessions`, `/usage`,
+`/clear`, `/exit` and `/quit` in `surfaces._commands`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-
-import msgspec
 
 from ..wire import (
     CommandArgs,
@@ -45,38 +44,48 @@ def _traits_text(traits: ToolTraits) -> str:
     return ", ".join(words)
 
 
-class HelpCommand(msgspec.Struct):
-    """`/help`: every command with its hint, grouped by family."""
+class HelpCommand:
+    """`/help`: every command the run offers with its hint, grouped by family; then, in one
+    line, bingo's commands offered elsewhere and not here (`elsewhere`)."""
 
-    registry: Registry
-    spec: CommandSpec = CommandSpec(name="help", hint="list every command", instant=True, family="bingo")
-    source: str = BUILTIN
+    __slots__ = ("_elsewhere", "_listed")
+    spec = CommandSpec(name="help", hint="list every command", instant=True, family="bingo")
+    source = BUILTIN
+
+    def __init__(self, listed: Callable[[], list[CommandSpec]], elsewhere: str | None = None) -> None:
+        self._listed = listed
+        """Every command the run offers (the dispatcher's), by name."""
+        self._elsewhere = elsewhere
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         families: dict[str, list[list[str | int | float | None]]] = {}
-        for name in sorted(self.registry.commands):
-            spec = self.registry.commands[name].spec
-            usage = "/" + name + (f" {spec.args.hint}" if spec.args.kind == "free" and spec.args.hint else "")
+        for spec in self._listed():
+            usage = "/" + spec.name + (f" {spec.args.hint}" if spec.args.kind == "free" and spec.args.hint else "")
             families.setdefault(spec.family, []).append([usage, spec.hint])
         order = sorted(families, key=lambda f: (f != "bingo", f))
         tables: list[View] = [
             TableView(title=family, columns=["command", "what it does"], rows=families[family]) for family in order
         ]
+        if self._elsewhere:
+            tables.append(TextView(text=self._elsewhere))
         return ViewOutcome(view=StackView(children=tables))
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []
 
 
-class ToolsCommand(msgspec.Struct):
+class ToolsCommand:
     """`/tools`: every tool, its traits, and what the gate would do with it."""
 
-    registry: Registry
-    gate: Gate
-    spec: CommandSpec = CommandSpec(
+    __slots__ = ("gate", "registry")
+    spec = CommandSpec(
         name="tools", hint="list every tool and what the gate does with it", instant=True, family="bingo"
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, registry: Registry, gate: Gate) -> None:
+        self.registry = registry
+        self.gate = gate
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         rows: list[list[str | int | float | None]] = []
@@ -102,12 +111,15 @@ class ToolsCommand(msgspec.Struct):
         return []
 
 
-class CompactCommand(msgspec.Struct):
+class CompactCommand:
     """`/compact`: compact the history now, by the strategy compaction uses when it is needed."""
 
-    compact: Callable[[], Awaitable[Compacted]]
-    spec: CommandSpec = CommandSpec(name="compact", hint="compact the conversation history now", family="bingo")
-    source: str = BUILTIN
+    __slots__ = ("compact",)
+    spec = CommandSpec(name="compact", hint="compact the conversation history now", family="bingo")
+    source = BUILTIN
+
+    def __init__(self, compact: Callable[[], Awaitable[Compacted]]) -> None:
+        self.compact = compact
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         done = await self.compact()
@@ -129,17 +141,20 @@ class CompactCommand(msgspec.Struct):
         return []
 
 
-class ContextCommand(msgspec.Struct):
+class ContextCommand:
     """`/context`: what the model is told besides the conversation: the system prompt (with
     the AGENTS.md files it holds), the window and budget, and the latest turn's context pieces."""
 
-    conversation: Conversation
-    choose_model: Callable[[], None]
-    """Chooses the run's model if no turn has yet (the window is the model's)."""
-    spec: CommandSpec = CommandSpec(
+    __slots__ = ("choose_model", "conversation")
+    spec = CommandSpec(
         name="context", hint="show the system prompt and what the model's context holds", instant=True, family="bingo"
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, conversation: Conversation, choose_model: Callable[[], None]) -> None:
+        self.conversation = conversation
+        self.choose_model = choose_model
+        """Chooses the run's model if no turn has yet (the window is the model's)."""
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         self.choose_model()
@@ -179,22 +194,25 @@ class ContextCommand(msgspec.Struct):
         return []
 
 
-class ModelCommand(msgspec.Struct):
+class ModelCommand:
     """`/model [NAME]`: the model this session's requests name from now on (the provider
     stays); with no NAME, the model in use and the ones its provider lists. The choice is the
     conversation's, so every later request of the run uses it (ADR-0035)."""
 
-    conversation: Conversation
-    choose_model: Callable[[], None]
-    """Chooses the run's model if no turn has yet."""
-    spec: CommandSpec = CommandSpec(
+    __slots__ = ("choose_model", "conversation")
+    spec = CommandSpec(
         name="model",
         hint="show the model, or switch this session to another",
         args=CommandArgs(kind="free", hint="NAME"),
         instant=True,
         family="bingo",
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, conversation: Conversation, choose_model: Callable[[], None]) -> None:
+        self.conversation = conversation
+        self.choose_model = choose_model
+        """Chooses the run's model if no turn has yet."""
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         self.choose_model()

@@ -19,7 +19,7 @@ conversation and this), and knows neither the bridge nor the providers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -80,8 +80,11 @@ class Dispatcher:
         session: RunSession,
         choose_model: ChooseModel,
         help_hint: str = "bingo -p /help lists them",
+        commands: Mapping[str, Command] | None = None,
     ) -> None:
         self._registry = registry
+        self._own: Mapping[str, Command] = commands or {}
+        """bingo's own commands, bound to this run (its table's), found before the registry's."""
         self._help_hint = help_hint
         """What to do about a command that does not exist, from where the person is."""
         self._conversation = conversation
@@ -99,12 +102,15 @@ class Dispatcher:
 
     def commands(self) -> list[CommandSpec]:
         """Every command, built-in and plugin, by name."""
-        commands = self._registry.commands
+        commands = self._every()
         return [commands[name].spec for name in sorted(commands)]
+
+    def _every(self) -> dict[str, Command]:
+        return {**self._registry.commands, **self._own}
 
     async def complete(self, name: str, partial: str) -> list[Completion]:
         """Ways to finish the args of `/name`; never raises (none is a fine answer)."""
-        command = self._registry.commands.get(name)
+        command = self._own.get(name) or self._registry.commands.get(name)
         if command is None:
             return []
         try:
@@ -165,11 +171,11 @@ class Dispatcher:
         return await command.run(args, CommandContext(cwd=self._conversation.cwd, session=self._session.id or ""))
 
     def _lookup(self, name: str) -> Command:
-        command = self._registry.commands.get(name)
+        command = self._own.get(name) or self._registry.commands.get(name)
         if command is None:
             import difflib  # only for a name that is wrong: start-up does not pay for it
 
-            near = difflib.get_close_matches(name, list(self._registry.commands), n=1, cutoff=0.75)
+            near = difflib.get_close_matches(name, list(self._every()), n=1, cutoff=0.75)
             hint = f"did you mean /{near[0]}? {self._help_hint}" if near else self._help_hint
             raise UsageError(f"there is no command /{name}", hint)
         return command

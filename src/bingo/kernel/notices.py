@@ -1,6 +1,7 @@
 """Notices: one line said under a source's name (`wordcount: ...`, `bingo: ...`).
 
-Owns the fan-out of notices to whoever listens (the surface, the session store), the "say
+Owns the fan-out of notices to whoever listens (the surface, each run's session) and the
+way each stops listening, the "say
 it once" rule for faults that would otherwise repeat, and the bound on what a source other
 than the host may say: a burst, then NOTICES_PER_SECOND; what is left out goes to bingo's
 log, and `flush` says in one line per source how many were. It does not draw them.
@@ -52,9 +53,28 @@ class Notices:
         self._kept_in = kept_in
         self._budgets: dict[str, _Budget] = {}
 
-    def listen(self, listener: Listener) -> None:
-        """Call `listener` with every notice from now on."""
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every notice from now on; what is returned stops that (once
+        is enough: called again, it does nothing). A run listens while it is open."""
         self._listeners.append(listener)
+        stopped = False
+
+        def stop() -> None:
+            nonlocal stopped
+            if stopped:
+                return
+            stopped = True
+            # By identity, the latest first: the same listener given twice listens twice.
+            for at in range(len(self._listeners) - 1, -1, -1):
+                if self._listeners[at] is listener:
+                    del self._listeners[at]
+                    return
+
+        return stop
+
+    def listening(self) -> int:
+        """How many listeners there are now."""
+        return len(self._listeners)
 
     def say(self, source: str, message: str, level: NoticeLevel = "info") -> None:
         """Say one line under `source`'s name (cut to a few KiB), unless the source is past
@@ -92,7 +112,7 @@ class Notices:
         return False
 
     def _tell(self, notice: Notice) -> None:
-        for listener in self._listeners:
+        for listener in tuple(self._listeners):  # one may stop listening meanwhile
             try:
                 listener(notice)
             except Exception:  # boundary: a listener must not silence the others

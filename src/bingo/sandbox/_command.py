@@ -7,8 +7,6 @@ from, and each plugin's. The facts are the run's `Sandbox`.
 
 from __future__ import annotations
 
-import msgspec
-
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
 from ..wire import CommandOutcome, CommandSpec, Completion, StackView, TableView, TextView, View, ViewOutcome
@@ -40,17 +38,20 @@ def plugin_sandbox_words(sandbox: Sandbox | None, name: str) -> str:
     return state + ("; granted " + "; ".join(extra) if extra else "")
 
 
-class SandboxCommand(msgspec.Struct):
+class SandboxCommand:
     """`/sandbox`."""
 
-    sandbox: Sandbox
-    spec: CommandSpec = CommandSpec(
+    __slots__ = ("sandbox",)
+    spec = CommandSpec(
         name="sandbox",
         hint="show the sandbox in force: its mechanism, each grant and where it came from",
         instant=True,
         family="bingo",
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         box = self.sandbox

@@ -3,7 +3,7 @@ surface (`surfaces.terminal`) is imported only when it is used, so --print stays
 
 from ._commands import EXIT_COMMANDS, ClearCommand, ExitCommand, SessionsCommand, UsageCommand
 from ._escape import escape, escape_view, one_line
-from ._seam import Driver, Surface
+from ._seam import Driver, RunHandle, Surface
 from .print import PrintSurface
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "Driver",
     "ExitCommand",
     "PrintSurface",
+    "RunHandle",
     "SessionsCommand",
     "Surface",
     "UsageCommand",

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
 from ..wire import (
@@ -41,12 +39,15 @@ EXIT_COMMANDS = frozenset({"exit", "quit"})
 """The names that end a session on the terminal, as Ctrl-D does."""
 
 
-class SessionsCommand(msgspec.Struct):
+class SessionsCommand:
     """`/sessions`: this project's sessions, the latest first."""
 
-    sessions: Callable[[], list[SessionInfo]]
-    spec: CommandSpec = CommandSpec(name="sessions", hint="list this project's sessions", instant=True, family="bingo")
-    source: str = BUILTIN
+    __slots__ = ("sessions",)
+    spec = CommandSpec(name="sessions", hint="list this project's sessions", instant=True, family="bingo")
+    source = BUILTIN
+
+    def __init__(self, sessions: Callable[[], list[SessionInfo]]) -> None:
+        self.sessions = sessions
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         found = self.sessions()
@@ -63,17 +64,18 @@ class SessionsCommand(msgspec.Struct):
         return []
 
 
-class UsageCommand(msgspec.Struct):
+class UsageCommand:
     """`/usage`: the tokens the model responses spent in this run (`used`) and in the whole
     session (`session`: summed from its frames; None before it has any), cache reads and
     writes apart (ADR-0020). Input counts every input token, the cached ones too."""
 
-    used: Callable[[], Usage]
-    session: Callable[[], Usage | None]
-    spec: CommandSpec = CommandSpec(
-        name="usage", hint="tokens spent in this run and this session", instant=True, family="bingo"
-    )
-    source: str = BUILTIN
+    __slots__ = ("session", "used")
+    spec = CommandSpec(name="usage", hint="tokens spent in this run and this session", instant=True, family="bingo")
+    source = BUILTIN
+
+    def __init__(self, used: Callable[[], Usage], session: Callable[[], Usage | None]) -> None:
+        self.used = used
+        self.session = session
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         rows: list[list[str | int | float | None]] = [["this run", *_counts(self.used())]]
@@ -92,17 +94,22 @@ def _counts(usage: Usage) -> list[str | int | float | None]:
     return [usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens]
 
 
-class ClearCommand(msgspec.Struct):
+class ClearCommand:
     """`/clear`: the next prompt starts a fresh conversation, which the model sees nothing
     before; the one it leaves stays in the store (`/sessions`, `--resume`). `clear` is the
     surface's way to do it (the terminal's and a room's: `Run.clear`)."""
 
-    clear: Callable[[], None]
-    said: str = "a fresh conversation starts with your next prompt (the last one stays in /sessions)"
-    spec: CommandSpec = CommandSpec(
-        name="clear", hint="start a fresh conversation (this one stays in /sessions)", family="bingo"
-    )
-    source: str = BUILTIN
+    __slots__ = ("clear", "said")
+    spec = CommandSpec(name="clear", hint="start a fresh conversation (this one stays in /sessions)", family="bingo")
+    source = BUILTIN
+
+    def __init__(
+        self,
+        clear: Callable[[], None],
+        said: str = "a fresh conversation starts with your next prompt (the last one stays in /sessions)",
+    ) -> None:
+        self.clear = clear
+        self.said = said
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         self.clear()
@@ -112,15 +119,18 @@ class ClearCommand(msgspec.Struct):
         return []
 
 
-class ExitCommand(msgspec.Struct):
+class ExitCommand:
     """`/exit` or `/quit`: end the session (the terminal's loop does, as on Ctrl-D)."""
 
-    spec: CommandSpec
-    source: str = BUILTIN
+    __slots__ = ("spec",)
+    source = BUILTIN
+
+    def __init__(self, spec: CommandSpec) -> None:
+        self.spec = spec
 
     @classmethod
     def named(cls, name: str) -> ExitCommand:
-        return cls(spec=CommandSpec(name=name, hint="end the session (as Ctrl-D does)", instant=True, family="bingo"))
+        return cls(CommandSpec(name=name, hint="end the session (as Ctrl-D does)", instant=True, family="bingo"))
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         return NoneOutcome()

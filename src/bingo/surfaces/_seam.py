@@ -1,16 +1,21 @@
 """The seam between a surface and the run it shows: what a surface must offer (`Surface`)
-and what it may ask of the run (`Driver`). Both are Protocols, so the terminal surface, the
-print surface and any test twin meet the run the same way."""
+and what it may ask of the run (`Driver`, and `RunHandle` for a surface that opens and closes
+runs of its own: the bot's rooms, the editor's sessions). They are Protocols, so every
+surface and any test twin meet the run the same way; the run is `bingo.run.Run`, which the
+factory opens for every surface."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
+from ..kernel.dispatch import Submitted
 from ..kernel.errors import GateError
+from ..kernel.frames import Frame
 from ..kernel.interfaces import Asker, PermissionAnswer, TurnEvents
-from ..wire import CommandOutcome, CommandSpec, Completion, Json, Notice, ToolOutput
+from ..wire import CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Notice, ToolOutput
 
-__all__ = ["Driver", "Headless", "Surface"]
+__all__ = ["Driver", "Headless", "RunHandle", "Surface"]
 
 
 class Surface(TurnEvents, Asker, Protocol):
@@ -86,4 +91,26 @@ class Driver(Protocol):
 
     def busy(self) -> bool:
         """True while a turn is running."""
+        ...
+
+
+class RunHandle(Driver, Protocol):
+    """The run a surface is handed for one conversation (`bingo.run.Run`, whatever the
+    surface): a `Driver`, plus its session and its end."""
+
+    async def dispatch(self, text: str, images: Sequence[ImageBlock] = ()) -> Submitted:
+        """Run a prompt (with its images) or a slash command; what became of it, for the
+        surface to show. BingoError as the kernel's dispatcher raises it."""
+        ...
+
+    def session_id(self) -> str | None:
+        """The stored session this run writes to (None until its first frame)."""
+        ...
+
+    def frames(self) -> list[Frame]:
+        """The stored session's frames (none for a new one)."""
+        ...
+
+    def close(self) -> None:
+        """The conversation is over: its session ends and its resources go."""
         ...

@@ -14,8 +14,6 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-import msgspec
-
 from ..kernel.errors import GateError
 from ..kernel.interfaces import PermissionAnswer
 from ..wire import (
@@ -39,14 +37,17 @@ _ERROR_SHOWN = 2000
 """Characters of a failed call's first line shown on its line."""
 
 
-class PrintSurface(msgspec.Struct):
+class PrintSurface:
     """Plain text on stdout, notices on stderr, and nobody to ask."""
 
-    out: TextIO = msgspec.field(default_factory=lambda: sys.stdout)
-    err: TextIO = msgspec.field(default_factory=lambda: sys.stderr)
-    _at_line_start: bool = True
-    _inputs: dict[str, Json] = msgspec.field(default_factory=lambda: {})
-    """The input of each call running, for its line when it finishes."""
+    __slots__ = ("_at_line_start", "_inputs", "err", "out")
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self._at_line_start = True
+        self._inputs: dict[str, Json] = {}
+        """The input of each call running, for its line when it finishes."""
 
     # --- TurnEvents ---------------------------------------------------------------
 

@@ -116,3 +116,18 @@ def test_say_once_says_a_key_once_per_source() -> None:
     assert not notices.say_once("p", "k", "again")
     assert notices.say_once("q", "k", "other source")
     assert _lines(said) == ["p: first", "q: other source"]
+
+
+def test_a_listener_stops_hearing_once_stopped_and_stopping_twice_leaves_the_others() -> None:
+    notices = Notices()
+    heard: list[str] = []
+    first = notices.listen(lambda n: heard.append("first " + n.message))
+    notices.listen(lambda n: heard.append("second " + n.message))
+
+    notices.say("bingo", "one")
+    first()
+    first()  # a second stop does nothing
+    notices.say("bingo", "two")
+
+    assert heard == ["first one", "second one", "second two"]
+    assert notices.listening() == 1

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import msgspec
 import pytest
 
 from bingo.bridge import PluginsCommand
 from bingo.kernel.commands import CompactCommand, ContextCommand, HelpCommand, ModelCommand, ToolsCommand
-from bingo.kernel.interfaces import CommandContext, ToolCall
+from bingo.kernel.interfaces import Command, CommandContext, ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import BUILTIN, BUILTIN_COMMANDS, BUILTIN_TOOLS, Places, Registry
 from bingo.store import SessionInfo
-from bingo.surfaces import EXIT_COMMANDS, ExitCommand, SessionsCommand
-from bingo.surfaces.terminal import TerminalSurface, terminal_commands
+from bingo.surfaces import EXIT_COMMANDS, ClearCommand, ExitCommand, SessionsCommand
+from bingo.surfaces.terminal import ResultCommand, ResumeCommand, TerminalSurface
 from bingo.tools import builtin_tools
 from bingo.wire import (
     CommandOutcome,
@@ -175,10 +174,15 @@ class _Keeper:
         return session, [], (0, 0)
 
 
-def _default_spec(cls: type[msgspec.Struct]) -> CommandSpec:
-    [spec] = [f.default for f in msgspec.structs.fields(cls) if f.name == "spec"]
+def _default_spec(cls: type) -> CommandSpec:
+    spec: object = getattr(cls, "spec")  # noqa: B009
     assert isinstance(spec, CommandSpec)
     return spec
+
+
+def terminal_commands(keeper: _Keeper, surface: TerminalSurface) -> list[Command]:
+    """The terminal's own commands, as the run's table makes them (`bingo.run.TABLE`)."""
+    return [ClearCommand(keeper.clear), ResultCommand(surface), ResumeCommand(keeper, surface)]
 
 
 def test_every_builtin_command_and_tool_has_a_reserved_name() -> None:

@@ -5,7 +5,7 @@ docs/editors.md). Imported only when it runs."""
 from ._content import McpServerSpec, mcp_servers, prompt_content
 from ._markdown import diffs_of, markdown
 from ._schema import ACP_VERSION
-from ._serve import HELD_NOTICES, AcpLog, HostMcp, MakeSession, SessionRun, serve_acp
+from ._serve import HELD_NOTICES, AcpLog, HostMcp, MakeSession, serve_acp
 from ._session import AcpSession, Peer
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
     "MakeSession",
     "McpServerSpec",
     "Peer",
-    "SessionRun",
     "diffs_of",
     "markdown",
     "mcp_servers",

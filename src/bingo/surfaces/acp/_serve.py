@@ -25,7 +25,6 @@ does not read, bounded). It does not compose a session's run (app.py does) nor d
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import os
 import signal
@@ -36,14 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ...kernel.dispatch import Submitted
 from ...kernel.errors import BadParams, BingoError, PluginError, UsageError
-from ...kernel.frames import Frame
 from ...store import new_session_id
 from ...tools import FILES
-from ...wire import CommandSpec, ImageBlock, Json, Notice
+from ...wire import ImageBlock, Json, Notice
 from .._escape import escape
-from .._seam import Headless, Surface
+from .._seam import Headless, RunHandle, Surface
 from ._content import McpServerSpec, mcp_servers, prompt_content
 from ._files import ClientFiles
 from ._schema import (
@@ -83,7 +80,6 @@ __all__ = [
     "AcpLog",
     "HostMcp",
     "MakeSession",
-    "SessionRun",
     "serve_acp",
 ]
 
@@ -98,49 +94,30 @@ LINE = 32 * 1024 * 1024
 base64 at most, checked once read) with room for its text. A longer one is not read, and
 the open sessions are told so."""
 
-_current: contextvars.ContextVar[AcpSession] = contextvars.ContextVar("bingo_acp_session")
-"""The session whose prompt is running, in that prompt's task."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRun:
-    """The run behind one ACP session, made by the app."""
-
-    submit: Callable[[str, list[ImageBlock]], Awaitable[Submitted]]
-    """Run a prompt (with its images) or slash command (the kernel's dispatcher), notices
-    flushed after."""
-    interrupt: Callable[[], list[str]]
-    commands: Callable[[], list[CommandSpec]]
-    frames: Callable[[], list[Frame]]
-    """The stored session's frames (none for a new one)."""
-    close: Callable[[], None]
-
-
 HostMcp = Callable[[list[McpServerSpec], str], Awaitable[None]]
 """The app's host of an editor's MCP servers (given the session's cwd): each runs as a plugin
 of this run, under the gate, once however many sessions pass it."""
 
-MakeSession = Callable[[Surface, str, str, bool], SessionRun]
-"""The app's maker of a session's run: given its surface, its cwd, its id, and whether that
+MakeSession = Callable[[Surface, str, str, bool], RunHandle]
+"""The app's maker of a session's run (the run factory's): given its surface, its cwd, its id, and whether that
 id is a stored session to continue (`session/load`; SessionError when there is none) or the
 id a new one is to be stored under."""
 
 
 class AcpLog(Headless):
-    """The run's own surface while bingo is an ACP agent: a notice raised while a session's
-    prompt runs goes to that session; one raised elsewhere (a plugin's, from the bridge's own
-    task) to the sessions running a prompt, else to every open session; with none open, it is
-    held for the first one (HELD_NOTICES at most) and written to stderr. Nobody is asked
-    here: a session's own surface asks."""
+    """The process's own surface while bingo is an ACP agent: a notice raised while a
+    session's prompt runs goes to that session, and one raised elsewhere (a plugin's, from
+    the bridge's own task) to the sessions running a prompt (the run factory routes them);
+    any other comes here, and goes to every open session; with none open, it is held for the
+    first one (HELD_NOTICES at most) and written to stderr. Nobody is asked here: a session's
+    own surface asks."""
 
     def __init__(self) -> None:
         self.sessions: dict[str, AcpSession] = {}
-        self.prompting: dict[str, AcpSession] = {}
         self.held: list[Notice] = []
 
     def notice(self, notice: Notice) -> None:
-        session = _current.get(None)
-        targets = [session] if session is not None else list(self.prompting.values()) or list(self.sessions.values())
+        targets = list(self.sessions.values())
         for target in targets:
             target.notice(notice)
         if targets:
@@ -161,7 +138,7 @@ class _Unread(Protocol):
 @dataclass(slots=True)
 class _Open:
     surface: AcpSession
-    run: SessionRun
+    run: RunHandle
     commands: list[AvailableCommand]
     busy: bool = False
     idle: asyncio.Event = field(default_factory=asyncio.Event)
@@ -231,7 +208,7 @@ class _Agent:
             raise BadParams(f"cwd {cwd!r} is not an absolute path to a directory", "send the project's absolute path")
         return str(path)
 
-    def _opened(self, surface: AcpSession, run: SessionRun) -> None:
+    def _opened(self, surface: AcpSession, run: RunHandle) -> None:
         self._open[surface.id] = _Open(surface=surface, run=run, commands=[])
         self._log.sessions[surface.id] = surface
 
@@ -307,12 +284,10 @@ class _Agent:
             )
         text, images, skipped = prompt_content(params.prompt)
         surface = opened.surface
-        _current.set(surface)
         if self._client.fs.read_text_file and self._client.fs.write_text_file:
             FILES.set(ClientFiles(self.conn, surface.id, asyncio.get_running_loop()))
         opened.busy = True
         opened.idle.clear()
-        self._log.prompting[surface.id] = surface
         surface.begin()
         try:
             if skipped:
@@ -330,13 +305,12 @@ class _Agent:
         finally:
             opened.busy = False
             opened.idle.set()
-            self._log.prompting.pop(surface.id, None)
             self._commands(opened)
 
     async def _run(self, opened: _Open, text: str, images: list[ImageBlock]) -> StopReason:
         surface = opened.surface
         try:
-            submitted = await opened.run.submit(text, images)
+            submitted = await opened.run.dispatch(text, images)
         except BingoError as exc:
             surface.say(escape(f"bingo: {exc.line()}"), "error")
             return "end_turn"
@@ -412,11 +386,19 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
-async def serve_acp(*, log: AcpLog, make: MakeSession, version: str, host_mcp: HostMcp | None = None) -> int:
-    """Be an ACP agent on stdin and stdout until the client closes stdin (or SIGTERM); 0 then."""
+async def serve_acp(
+    *,
+    log: AcpLog,
+    make: MakeSession,
+    version: str,
+    host_mcp: HostMcp | None = None,
+    streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None,
+) -> int:
+    """Be an ACP agent on stdin and stdout (or on `streams`, a test's) until the client
+    closes them (or SIGTERM); 0 then."""
     from ...endpoint import Connection
 
-    reader, writer = await _stdio()
+    reader, writer = streams if streams is not None else await _stdio()
 
     def unread(bad: _Unread) -> None:
         log.notice(

@@ -7,7 +7,7 @@ from ._html import view_html
 from ._outbox import Outbox, message
 from ._room import RoomSurface
 from ._serve import ChannelLog, StopCommand, serve_matrix
-from ._worker import QUEUE_LIMIT, STOP, MakeRoom, RoomRun
+from ._worker import QUEUE_LIMIT, STOP, MakeRoom
 
 __all__ = [
     "QUEUE_LIMIT",
@@ -17,7 +17,6 @@ __all__ = [
     "MakeRoom",
     "Outbox",
     "Refusal",
-    "RoomRun",
     "RoomSurface",
     "StopCommand",
     "message",

@@ -47,7 +47,7 @@ from ._paths import Paths
 from ._room import RoomSurface
 from ._state import State
 from ._sync import handle
-from ._worker import ROOM, RUNNING, MakeRoom, Readers, Room
+from ._worker import MakeRoom, Readers, Room
 
 __all__ = ["ChannelLog", "StopCommand", "serve_matrix"]
 
@@ -58,18 +58,13 @@ _STOP_SECONDS = 5.0
 
 
 class ChannelLog(Headless):
-    """The run's own surface while bingo is a bot: a notice raised while a room's message
+    """The process's own surface while bingo is a bot: a notice raised while a room's message
     runs goes to that room (one raised outside every room's task, as a plugin's is, to the
-    rooms running a message); any other (at start, or from a plugin between messages) goes to
-    stderr and bingo's log. Nobody is asked here: a room's own surface asks."""
+    rooms running a message: the run factory routes them); any other (at start, or from a
+    plugin between messages) comes here, to stderr and bingo's log. Nobody is asked here: a
+    room's own surface asks."""
 
     def notice(self, notice: Notice) -> None:
-        room = ROOM.get(None)
-        rooms = [room] if room is not None else list(RUNNING.values())
-        for room in rooms:
-            room.notice(notice)
-        if rooms:
-            return
         _log.info("notice: %s: %s", notice.source, notice.message)
         print(escape(f"{notice.source}: {notice.message}"), file=sys.stderr, flush=True)
 

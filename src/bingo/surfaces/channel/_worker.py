@@ -2,7 +2,7 @@
 log line and one notice per flood), the words it takes before any queue (`/stop`, an answer
 to its question), falling silent while others than the allowed users read the room (and
 speaking again when they leave), and running each message through the room's run
-(`RoomRun`, made by the app's `MakeRoom`).
+(a `RunHandle`, which the app asks the run factory for: `MakeRoom`).
 
 It neither syncs with the homeserver (`_sync`, `_serve`) nor draws (`RoomSurface`).
 """
@@ -10,7 +10,6 @@ It neither syncs with the homeserver (`_sync`, `_serve`) nor draws (`RoomSurface
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import sys
 from collections.abc import Callable
@@ -20,14 +19,14 @@ from typing import TYPE_CHECKING
 from ...kernel.errors import BingoError, SettingsError
 from ...wire import Notice
 from .._escape import escape
-from .._seam import Driver, Surface
+from .._seam import RunHandle, Surface
 from ._outbox import Outbox, message
 from ._room import RoomSurface
 
 if TYPE_CHECKING:
     from ._state import State
 
-__all__ = ["QUEUE_LIMIT", "ROOM", "RUNNING", "STOP", "MakeRoom", "Readers", "Room", "RoomRun"]
+__all__ = ["QUEUE_LIMIT", "STOP", "MakeRoom", "Readers", "Room"]
 
 _log = logging.getLogger(__name__)
 
@@ -39,26 +38,9 @@ _NAMED = 3
 STOP = "/stop"
 """The channel's own word for Ctrl-C: interrupt the room's running turn (never queued)."""
 
-ROOM: contextvars.ContextVar[RoomSurface] = contextvars.ContextVar("bingo_channel_room")
-"""The room whose message is being run, in that room's worker task."""
-RUNNING: dict[str, RoomSurface] = {}
-"""The rooms running a message now: a plugin's notice comes from the bridge's own task,
-outside every room's context, and goes to them."""
-
-
-@dataclass(frozen=True, slots=True)
-class RoomRun:
-    """The run behind one room, made by the app: where its messages go, its session's id
-    (None until its first turn is written), and what to close when the bot stops."""
-
-    driver: Driver
-    session: Callable[[], str | None]
-    close: Callable[[], None]
-
-
-MakeRoom = Callable[[Surface, "str | None"], RoomRun]
-"""The app's maker of a room's run: given the room's surface and the id of the session
-the room was (None for a new one)."""
+MakeRoom = Callable[[Surface, "str | None"], RunHandle]
+"""The app's maker of a room's run (the run factory's, in the room's worker task): given
+the room's surface and the id of the session the room was (None for a new one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +80,7 @@ class Room:
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         self.flooded = False
         self.running = False
-        self.run: RoomRun | None = None
+        self.run: RunHandle | None = None
         self.joined_at: float | None = None
         """When bingo joined a room it had not read before (time.monotonic()), or None: in
         such a room, what is older than the join is history (and a limited timeline is no
@@ -136,7 +118,7 @@ class Room:
         self.outbox.mute(self.id)
         self.surface.decline()
         if self.running and self.run is not None:
-            self.run.driver.interrupt()
+            self.run.interrupt()
         dropped = self.left()
         hint = "set channels.matrix.sharedRooms to true to answer in rooms others read"
         _log.warning("%s: not answering there (%s); %d waiting messages dropped", self.id, why, len(dropped))
@@ -191,7 +173,7 @@ class Room:
             self.surface.notice(Notice(source="bingo", message="nothing is running here"))
             return
         self.surface.decline()  # a question of the stopped turn is answered no
-        waiting = self.run.driver.interrupt()
+        waiting = self.run.interrupt()
         if waiting:
             self.surface.notice(
                 Notice(
@@ -208,7 +190,6 @@ class Room:
         return texts
 
     async def work(self, make_room: MakeRoom, state: State) -> None:
-        ROOM.set(self.surface)
         run = self.run = make_room(self.surface, state.sessions.get(self.id))
         for text in state.waiting.pop(self.id, []):
             if not self.queue.full():
@@ -218,13 +199,11 @@ class Room:
                 text = await self.queue.get()
                 _log.info("%s: running a message (%d more waiting)", self.id, self.queue.qsize())
                 self.running = True
-                RUNNING[self.id] = self.surface
                 try:
                     await self._one(run, text)
                 finally:
                     self.running = False
-                    RUNNING.pop(self.id, None)
-                session = run.session()
+                session = run.session_id()
                 if state.sessions.get(self.id) != session:
                     # None after /clear: a restart then starts the fresh conversation too.
                     if session is None:
@@ -235,7 +214,7 @@ class Room:
         finally:
             run.close()
 
-    async def _one(self, run: RoomRun, text: str) -> None:
+    async def _one(self, run: RunHandle, text: str) -> None:
         if self.silent:
             return
         if text.split(maxsplit=1)[0] in _EXIT_WORDS:
@@ -244,7 +223,7 @@ class Room:
             )
             return
         try:
-            await run.driver.submit(text)
+            await run.submit(text)
         except SettingsError:
             raise
         except BingoError as exc:

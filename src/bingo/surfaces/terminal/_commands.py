@@ -1,7 +1,6 @@
-"""The terminal's own slash commands, over the run behind it: `/clear` is every surface's
-(`surfaces._commands.ClearCommand`), wired here to start a new session; `/result [N]` shows
-a call's result whole (ADR-0034); `/resume [ID]` continues another of this project's
-sessions (ADR-0035) (`/sessions`, `/exit` and `/quit` are every surface's too).
+"""The terminal's own slash commands, over the run behind it: `/result [N]` shows a call's
+result whole (ADR-0034); `/resume [ID]` continues another of this project's sessions
+(ADR-0035). The run binds them (`run._commands.TABLE`, the one table of bingo's commands).
 
 Each implements the kernel's `Command` interface over what the run or the surface offers
 (`SessionKeeper`, `Results`). They keep no state: the run owns the session and the store,
@@ -12,18 +11,15 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import msgspec
-
 from ...kernel.errors import GateError, SessionError
-from ...kernel.interfaces import Command, CommandContext
+from ...kernel.interfaces import CommandContext
 from ...kernel.registry import BUILTIN
 from ...store import SessionInfo
 from ...wire import CommandArgs, CommandOutcome, CommandSpec, Completion, ErrorOutcome, Message, TextOutcome
-from .._commands import ClearCommand
 from ._opening import Opening, recap
 from ._surface import TerminalSurface
 
-__all__ = ["Results", "SessionKeeper", "terminal_commands"]
+__all__ = ["ResultCommand", "ResumeCommand", "Results", "SessionKeeper"]
 
 
 class SessionKeeper(Protocol):
@@ -56,16 +52,21 @@ class Results(Protocol):
         ...
 
 
-class _Result(msgspec.Struct):
-    results: Results
-    spec: CommandSpec = CommandSpec(
+class ResultCommand:
+    """`/result [N]`: a call's result whole (ADR-0034)."""
+
+    __slots__ = ("results",)
+    spec = CommandSpec(
         name="result",
         hint="show the last call's result whole (/result N: the Nth call's of this run)",
         args=CommandArgs(kind="free"),
         instant=True,
         family="bingo",
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         wanted = args.strip()
@@ -87,20 +88,23 @@ class _Result(msgspec.Struct):
         return []
 
 
-class _Resume(msgspec.Struct):
+class ResumeCommand:
     """`/resume [ID]`: continue another session of this project, picked from a list (the
     latest first) or named by its id; what it said so far is drawn."""
 
-    keeper: SessionKeeper
-    surface: TerminalSurface
-    """Where the list is put to the person, and the continued session's last exchanges drawn."""
-    spec: CommandSpec = CommandSpec(
+    __slots__ = ("keeper", "surface")
+    spec = CommandSpec(
         name="resume",
         hint="continue another of this project's sessions",
         args=CommandArgs(kind="free", hint="ID"),
         family="bingo",
     )
-    source: str = BUILTIN
+    source = BUILTIN
+
+    def __init__(self, keeper: SessionKeeper, surface: TerminalSurface) -> None:
+        self.keeper = keeper
+        self.surface = surface
+        """Where the list is put to the person, and the continued session's last exchanges drawn."""
 
     async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
         from ._start import session_rows
@@ -137,9 +141,3 @@ class _Resume(msgspec.Struct):
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return [Completion(value=s.id, hint=s.title) for s in self.keeper.sessions()[:50] if s.id.startswith(partial)]
-
-
-def terminal_commands(keeper: SessionKeeper, surface: TerminalSurface) -> list[Command]:
-    """`/clear` and `/resume`, over `keeper`; `/result` over the results `surface` showed;
-    `/resume` asks and draws on `surface`."""
-    return [ClearCommand(keeper.clear), _Result(surface), _Resume(keeper, surface)]

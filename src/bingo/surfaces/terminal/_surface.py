@@ -84,29 +84,44 @@ async def _no_dry_run(name: str, input: Json) -> ToolOutput | None:
     return None
 
 
-class TerminalSurface(msgspec.Struct):
+class TerminalSurface:
     """A person at a terminal: drawn output, a live area, and questions in line."""
 
-    console: Console = msgspec.field(default_factory=lambda: Console(highlight=False))
-    changed: Callable[[], None] = _nothing
-    """Called when the live area must be redrawn (the keyboard loop sets it)."""
-    asked: Callable[[], None] = _nothing
-    """Called when a question joins the line (the keyboard loop sets it)."""
-    questions: deque[Question] = msgspec.field(default_factory=lambda: deque())
-    closed: bool = False
-    """Set when nobody is left to answer: questions then raise GateError at once."""
-    _blocks: Blocks = msgspec.field(default_factory=Blocks)
-    """The model's text of the response being streamed, cut into markdown blocks."""
-    _drawn: bool = False
-    """A block of the current response is on the screen (the next one is set off by a blank line)."""
-    _running: dict[str, _Running] = msgspec.field(default_factory=lambda: {})
-    dry_run: Callable[[str, Json], Awaitable[ToolOutput | None]] = _no_dry_run
-    """What a call would do, with nothing written (`tools.preview`; the app sets it): the
-    diff a permission question shows."""
-    _results: OrderedDict[int, str] = msgspec.field(default_factory=lambda: OrderedDict())
-    """The last results of this run by number, escaped, for `/result N`."""
-    _calls: int = 0
-    """Calls finished this run: the number of the last one."""
+    __slots__ = (
+        "_blocks",
+        "_calls",
+        "_drawn",
+        "_results",
+        "_running",
+        "asked",
+        "changed",
+        "closed",
+        "console",
+        "dry_run",
+        "questions",
+    )
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console if console is not None else Console(highlight=False)
+        self.changed: Callable[[], None] = _nothing
+        """Called when the live area must be redrawn (the keyboard loop sets it)."""
+        self.asked: Callable[[], None] = _nothing
+        """Called when a question joins the line (the keyboard loop sets it)."""
+        self.questions: deque[Question] = deque()
+        self.closed = False
+        """Set when nobody is left to answer: questions then raise GateError at once."""
+        self._blocks = Blocks()
+        """The model's text of the response being streamed, cut into markdown blocks."""
+        self._drawn = False
+        """A block of the current response is on the screen (the next one is set off by a blank line)."""
+        self._running: dict[str, _Running] = {}
+        self.dry_run: Callable[[str, Json], Awaitable[ToolOutput | None]] = _no_dry_run
+        """What a call would do, with nothing written (`tools.preview`; the app sets it): the
+        diff a permission question shows."""
+        self._results: OrderedDict[int, str] = OrderedDict()
+        """The last results of this run by number, escaped, for `/result N`."""
+        self._calls = 0
+        """Calls finished this run: the number of the last one."""
 
     def print(self, renderable: RenderableType) -> None:
         """Leave `renderable` on the screen, above the live area."""

@@ -1,0 +1,27 @@
+"""Runs: one conversation behind one surface (`Run`), opened by the one factory every surface
+asks (`RunFactory`), with bingo's own commands in one table (`TABLE`). Above the surfaces
+and below the app, which composes the process and asks the factory for runs."""
+
+from ._commands import EVERYWHERE, PLACES, TABLE, Entry, commands_for, elsewhere
+from ._editor import editor_mcp
+from ._factory import ModelChooser, RunFactory
+from ._run import Place, Run, current_run
+from ._session import NOTICE_FRAMES, RunSession, compacted
+
+__all__ = [
+    "EVERYWHERE",
+    "NOTICE_FRAMES",
+    "PLACES",
+    "TABLE",
+    "Entry",
+    "ModelChooser",
+    "Place",
+    "Run",
+    "RunFactory",
+    "RunSession",
+    "commands_for",
+    "compacted",
+    "current_run",
+    "editor_mcp",
+    "elsewhere",
+]

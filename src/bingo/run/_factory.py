@@ -1,0 +1,253 @@
+"""The one place runs are opened: every surface asks the factory for the run of each
+conversation it shows (the terminal and `-p` for one, the bot for each room, the ACP agent
+for each session, and later a subagent for its child conversation).
+
+Owns what the process's runs share (the registry, gate, hooks, plugins, sandbox, settings
+and the model choice, each made once by the app), opening a run (its session, new or
+continued; its conversation; bingo's commands of its place, from the table) and routing the
+process's notices to the surface of the run whose work raised them. It does not compose the
+process (app.py does) and draws nothing (each run's surface does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..kernel.dispatch import ChooseModel
+from ..kernel.errors import SessionError
+from ..kernel.frames import history
+from ..kernel.gate import Gate
+from ..kernel.hooks import Hooks
+from ..kernel.interfaces import Provider
+from ..kernel.notices import Notices
+from ..kernel.registry import Registry
+from ..kernel.settings import Settings
+from ..kernel.system import system_prompt
+from ..kernel.turn import Conversation
+from ..sandbox import Sandbox
+from ..surfaces import Surface
+from ..wire import Message, Notice
+from ._commands import commands_for
+from ._run import _CURRENT, Place, Run, current_run  # pyright: ignore[reportPrivateUsage]
+from ._session import RunSession
+
+if TYPE_CHECKING:
+    from ..bridge import PluginHost
+    from ..providers import HttpProvider
+
+__all__ = ["ModelChooser", "RunFactory"]
+
+_OWN_TASK: frozenset[Place] = frozenset({"terminal", "print", "room"})
+"""The places whose run is opened in a task that is its own for good (the terminal's main
+task, a room's worker): what that task raises is the run's from its opening. An editor's
+session is opened in a request's task, and its prompts each in their own."""
+
+
+class ModelChooser:
+    """The process's model choice (a ChooseModel), made when the first turn needs it: the
+    providers package (and httpx with it) is imported only then, and a plugin's provider
+    counts as well. The built-in providers are built at the first choice and kept for the
+    process, each with its one HTTP client (ADR-0040); `aclose` closes them at its end."""
+
+    __slots__ = ("_builtins", "_environ", "_registry", "_settings")
+
+    def __init__(self, settings: Settings, registry: Registry, environ: dict[str, str]) -> None:
+        self._settings = settings
+        self._registry = registry
+        self._environ = environ
+        self._builtins: list[HttpProvider] | None = None
+
+    def __call__(self) -> tuple[Provider, str]:
+        from ..providers import builtin_providers, choose_provider, default_model
+
+        settings = self._settings
+        if self._builtins is None:
+            self._builtins = builtin_providers(
+                self._environ,
+                notices=self._registry.notices,
+                attempts=settings.model_attempts,
+                stall_seconds=settings.model_stall_seconds,
+            )
+        providers: dict[str, Provider] = {p.spec.name: p for p in self._builtins}
+        providers.update(self._registry.providers)
+        provider = choose_provider(settings.provider, providers, self._environ)
+        return provider, settings.model or default_model(provider)
+
+    async def aclose(self) -> None:
+        """Close the built-in providers' HTTP clients (none is made before a request)."""
+        for provider in self._builtins or ():
+            await provider.aclose()
+
+
+def _windows(provider: str, model: str) -> int | None:
+    """The providers' table of context windows, imported when a turn first needs it."""
+    from ..providers import context_window
+
+    return context_window(provider, model)
+
+
+class RunFactory:
+    """Opens the runs of one process over what they share. `log` is the process's own
+    surface: it shows the notices no run's work raised while no run is running anything
+    (at start; a plugin's, between prompts)."""
+
+    __slots__ = (
+        "_open",
+        "_said",
+        "choose_model",
+        "data_dir",
+        "gate",
+        "home",
+        "hooks",
+        "log",
+        "notices",
+        "plugins",
+        "project",
+        "registry",
+        "sandbox",
+        "settings",
+        "trust",
+    )
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        settings: Settings,
+        gate: Gate,
+        hooks: Hooks,
+        notices: Notices,
+        sandbox: Sandbox,
+        plugins: PluginHost,
+        trust: str,
+        choose_model: ChooseModel,
+        data_dir: Path,
+        project: Path,
+        home: Path,
+        log: Surface,
+    ) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.gate = gate
+        self.hooks = hooks
+        self.notices = notices
+        self.sandbox = sandbox
+        self.plugins = plugins
+        self.trust = trust
+        """One line on the project's trust, for `/plugins`."""
+        self.choose_model = choose_model
+        self.data_dir = data_dir
+        self.project = project
+        self.home = home
+        self.log = log
+        self._open: list[Run] = []
+        self._said: set[str] = set()
+        """The instruction files the system prompt left out, named once a process."""
+        notices.listen(self._route)
+
+    def system(self, cwd: Path) -> str:
+        """The system prompt's text for a conversation in `cwd`; each instruction file it
+        leaves out (a link out of its layer, a FIFO, a device) named in one notice, once."""
+        prompt = system_prompt(cwd=cwd, project=self.project, home=self.home)
+        for left in prompt.left_out:
+            line = left.line("the system prompt")
+            if line not in self._said:
+                self._said.add(line)
+                self.notices.say("bingo", line, "warning")
+        return prompt.text
+
+    def session(self, *, planned: str | None = None) -> RunSession:
+        """A new session of this project for a run (created on its first frame; under
+        `planned`, an editor's id, when given)."""
+        return RunSession(self.data_dir / "sessions.db", str(self.project), planned=planned)
+
+    def open(
+        self,
+        surface: Surface,
+        place: Place,
+        *,
+        cwd: Path | None = None,
+        session: RunSession | None = None,
+        resume: str | None = None,
+        system: str | None = None,
+    ) -> Run:
+        """A run of `place` shown on `surface`, in `cwd` (the project's by default): on
+        `session` (one the caller continued already), or on the stored session `resume` (by
+        its whole id, this project's, and claimed for this run: ADR-0029), or on a new one.
+        `system` is the system prompt when the caller shares one among its runs.
+
+        Raises:
+            SessionError: `resume` cannot be continued (in a room: said there, and the room
+                starts a new session instead).
+        """
+        where = cwd or self.project
+        session = session or self.session()
+        if resume is not None:
+            self._continue(session, resume, place, surface)
+        messages: list[Message] = history(session.frames()) if session.id is not None else []
+        if system is None:
+            system = self.system(where)
+        conversation = Conversation(
+            registry=self.registry,
+            settings=self.settings,
+            gate=self.gate,
+            hooks=self.hooks,
+            notices=self.notices,
+            log=session,
+            events=surface,
+            asker=surface,
+            session=session.id or "",
+            cwd=str(where),
+            messages=messages,
+            system=system,
+            windows=_windows,
+        )
+        run = Run(
+            place=place,
+            surface=surface,
+            session=session,
+            conversation=conversation,
+            hooks=self.hooks,
+            notices=self.notices,
+            data_dir=self.data_dir,
+            choose_model=self.choose_model,
+            commands=lambda run: commands_for(run, self),
+            help_hint="bingo -p /help lists them" if place == "print" else "/help lists them",
+            solo=place in ("terminal", "print"),
+            forget=self._open.remove,
+        )
+        if place in _OWN_TASK:
+            _CURRENT.set(run)
+        self._open.append(run)
+        run.started()
+        return run
+
+    def _continue(self, session: RunSession, resume: str, place: Place, surface: Surface) -> None:
+        from ..store import load_session
+
+        say: Callable[[str], None] | None = None
+        if place == "editor":
+            say = lambda line: self.notices.say("bingo", line, "warning")  # noqa: E731
+        try:
+            session.id = load_session(session.store, resume, str(self.project), say)
+        except SessionError as exc:
+            if place != "room":
+                session.close()
+                raise
+            session.id = None
+            surface.notice(
+                Notice(source="bingo", message=f"{exc.line()}; this room starts a new session", level="warning")
+            )
+
+    def _route(self, notice: Notice) -> None:
+        """A notice of the process, shown where it belongs: on the surface of the run whose
+        work raised it; one raised outside every run's work (a plugin's, from the bridge's
+        own task) on the surfaces of the runs running something; else on the process's."""
+        here = current_run()
+        targets = [here] if here is not None and not here.closed else [run for run in self._open if run.submitting]
+        if not targets:
+            self.log.notice(notice)
+        for run in targets:
+            run.surface.notice(notice)
