@@ -477,7 +477,7 @@ def test_a_record_from_before_names_the_item_whole(world: _World) -> None:
 
 
 def test_what_the_record_keeps_per_item_is_bounded_by_directory_then_not_at_all() -> None:
-    from bingo.bridge.trust import _FILES_KEPT, _bounded  # pyright: ignore[reportPrivateUsage]
+    from bingo.bridge._trust_item import _FILES_KEPT, _bounded  # pyright: ignore[reportPrivateUsage]
 
     few = [(f"p/{n}.py", "0" * 16) for n in range(_FILES_KEPT)]
     assert _bounded(few) == tuple(few)
