@@ -2,7 +2,7 @@
 
 Owns the words: what is missing and what is weaker because of it, each something a person
 can act on. The reading itself (a system call, a few files in /proc) is
-`janitor/_confine.examine`, shared with the janitor's process.
+`janitor/_syscall.examine`, shared with the janitor's process.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def probe() -> Support:
     Whether a user namespace can really be made is known once `proxy_listener()` tried:
     if it failed, the reason is among `missing` and the degraded path among `weaker`."""
     from ._run import refused
-    from .janitor._confine import examine
+    from .janitor._syscall import examine
 
     found = examine()
     userns, missing = found.userns, list(found.missing)

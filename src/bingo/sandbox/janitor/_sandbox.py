@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from . import _confine
+from . import _confine, _landlock, _netns, _seccomp, _syscall
 
 TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do without
 if TYPE_CHECKING:
@@ -37,18 +37,18 @@ class Sandbox:
     """The run's confinement state, in the janitor."""
 
     def __init__(self) -> None:
-        abi, why = _confine.landlock_abi()
+        abi, why = _syscall.landlock_abi()
         if not abi:
             raise OSError(95, why)
-        if _confine.MACHINE not in ("x86_64", "aarch64"):
-            raise OSError(95, f"bingo's seccomp filter is written for x86-64 and arm64, not {_confine.MACHINE}")
+        if _syscall.MACHINE not in ("x86_64", "aarch64"):
+            raise OSError(95, f"bingo's seccomp filter is written for x86-64 and arm64, not {_syscall.MACHINE}")
         self.abi = abi
-        self.filter = _confine.seccomp_filter(_confine.MACHINE)
-        self.netns: _confine.Netns | str | None = None
-        self.rules: dict[tuple[object, ...], _confine.Rules] = {}
-        self.spares: dict[tuple[object, ...], tuple[str, int, list[_confine.Rules]]] = {}
+        self.filter = _seccomp.seccomp_filter(_syscall.MACHINE)
+        self.netns: _netns.Netns | str | None = None
+        self.rules: dict[tuple[object, ...], _landlock.Rules] = {}
+        self.spares: dict[tuple[object, ...], tuple[str, int, list[_landlock.Rules]]] = {}
         """Per policy, the TMPDIR and ruleset made ahead for its next spawn."""
-        self.last_cap = int(_confine.read("/proc/sys/kernel/cap_last_cap") or "40")
+        self.last_cap = int(_syscall.read("/proc/sys/kernel/cap_last_cap") or "40")
         self.base = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
         """Where each process's TMPDIR is made: `bingo-<janitor's pid>-<random>`."""
         _remove_orphans(self.base)
@@ -63,21 +63,21 @@ class Sandbox:
             except (OSError, ValueError):
                 pass
 
-    def network(self) -> _confine.Netns | str:
+    def network(self) -> _netns.Netns | str:
         """The run's namespace (made on first asking), or why there is none."""
         if self.netns is None:
-            self.netns = _confine.make_network()
+            self.netns = _netns.make_network()
         return self.netns
 
     def _rules(
         self, denied: list[str], writable: list[str], protected: list[str], mounting: bool
-    ) -> list[_confine.Rules]:
+    ) -> list[_landlock.Rules]:
         """The walked rules for these paths: reading (shared by every policy with the same
         `denied`) and writing (`mounting`: in a mount namespace of the process's own, the
         protected paths bound read-only rather than walked around); walked again where a
         walked directory changed."""
         keys = ((tuple(denied), (), (), False), (tuple(denied), tuple(writable), tuple(protected), mounting))
-        found: list[_confine.Rules] = []
+        found: list[_landlock.Rules] = []
         for index, key in enumerate(keys):
             rules = self.rules.pop(key, None)
             if rules is not None and rules.stale():
@@ -85,9 +85,9 @@ class Sandbox:
                 rules = None
             if rules is None:
                 if index == 0:
-                    rules = _confine.Rules.reading(denied)
+                    rules = _landlock.Rules.reading(denied)
                 else:
-                    rules = _confine.Rules.writing(writable, protected, denied, mounting)
+                    rules = _landlock.Rules.writing(writable, protected, denied, mounting)
             self.rules[key] = rules  # the most recently used last
             found.append(rules)
         while len(self.rules) > _KEPT_RULES:
@@ -122,12 +122,12 @@ class Sandbox:
             ruleset, netns, self.filter, self.nofile, self.last_cap, self.abi, confine.port, _mounts(rules, netns)
         )
 
-    def current(self, confine: Any) -> list[_confine.Rules]:
+    def current(self, confine: Any) -> list[_landlock.Rules]:
         """The rules that hold now for `confine`'s paths (walked again where stale): a plan
         made with others is out of date."""
         return self._rules(confine.denied, confine.writable, confine.protected, bool(confine.netns))
 
-    def plan_ahead(self, confine: Any) -> tuple[str, _confine.Plan, list[_confine.Rules]]:
+    def plan_ahead(self, confine: Any) -> tuple[str, _confine.Plan, list[_landlock.Rules]]:
         """A TMPDIR and a plan for a process parked ahead of its spawn (the caller closes the
         ruleset after the fork).
 
@@ -152,7 +152,7 @@ class Sandbox:
         except OSError:
             pass  # the next spawn makes its own, and says why if it cannot
 
-    def _netns(self, confine: Any) -> _confine.Netns | None:
+    def _netns(self, confine: Any) -> _netns.Netns | None:
         if not confine.netns:
             return None
         made = self.network()
@@ -160,15 +160,15 @@ class Sandbox:
             raise OSError(1, made)
         return made
 
-    def _arm(self, confine: Any) -> tuple[str, int, list[_confine.Rules]]:
+    def _arm(self, confine: Any) -> tuple[str, int, list[_landlock.Rules]]:
         """A new TMPDIR (0700) and a ruleset holding the policy's rules and that TMPDIR."""
         tmpdir = os.path.join(self.base, f"bingo-{os.getpid()}-{os.urandom(6).hex()}")
         os.mkdir(tmpdir, 0o700)
         try:
             rules = self.current(confine)
             # TCP is bounded by a layer of each process's own, with its proxy's port
-            # (`_confine.restrict_tcp`): this ruleset is made ahead and the port may differ.
-            ruleset = _confine.ruleset(self.abi, rules, tmpdir, None)
+            # (`_landlock.restrict_tcp`): this ruleset is made ahead and the port may differ.
+            ruleset = _landlock.ruleset(self.abi, rules, tmpdir, None)
         except BaseException:
             os.rmdir(tmpdir)
             raise
@@ -182,7 +182,7 @@ class Sandbox:
         self.spares.clear()
 
 
-def _mounts(rules: list[_confine.Rules], netns: _confine.Netns | None) -> _confine.Mounts | None:
+def _mounts(rules: list[_landlock.Rules], netns: _netns.Netns | None) -> _landlock.Mounts | None:
     """The mount namespace a process of these rules makes, in the run's user namespace."""
     return rules[1].mounts if netns is not None else None
 

@@ -317,7 +317,7 @@ def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int])
         for signum in (*_ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
             _signal.signal(signum, _signal.SIG_DFL)
         _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
-        from . import _confine
+        from . import _confine, _landlock
 
         _confine.enter(plan, janitor)
         os.write(ready, b"r")
@@ -332,7 +332,7 @@ def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int])
             os._exit(_RELEASED)
         path, argv, env, cwd, cpus, port = marshal.loads(data)
         try:
-            _confine.restrict_tcp(plan.abi, port)
+            _landlock.restrict_tcp(plan.abi, port)
         except OSError as exc:
             os.write(fds[2], ("cannot run %s: its network could not be bounded: %s\n" % (path, exc.strerror)).encode())
             os._exit(127)
@@ -477,7 +477,7 @@ class JanitorServer:
             return
         listener, port = netns.listener, netns.port
         if another:
-            from ._confine import another_listener
+            from ._netns import another_listener
 
             made = another_listener(netns)
             if isinstance(made, str):
