@@ -5,6 +5,12 @@ Owns each call the checker makes once a plugin is running: a method the wire doe
 with a field the plugin cannot know (which must not be Invalid params), and each tool called
 through bingo's own tool proxy and once more cancelled at once. Each becomes a Check; what it
 saw on stdout meanwhile is the watch's (`_watch.py`).
+
+Whole at about 500 lines on purpose: the probes without side effects and the tool calls share
+one connection, one call counter and the record of which methods were sent a field they cannot
+know (`_extra`, which the cancelled tool call goes through too, and `extra_params` reports on),
+so splitting them would pass that state between modules; most of the length is the one-line
+verdicts each call gives.
 """
 
 from __future__ import annotations
