@@ -4,7 +4,9 @@ Owns the run's one janitor process (started lazily with the first spawn, by posi
 fork of bingo, no preexec_fn; ADR-0013), bingo's end of its control socket, the three pipes
 of each plugin it starts (bingo makes them and passes their far ends by SCM_RIGHTS, so the
 streams are bingo's own from the start), and the futures of each plugin's exit. What the
-janitor does with a request is `_server.py`'s; the bytes of a message are `_codec.py`'s.
+janitor does with a request is `_server.py`'s; the bytes of a message are `_codec.py`'s;
+what a spawn gives back is `_spawned.py`'s, and the processes confined ahead it holds
+`_parked.py`'s.
 
 It does not make asyncio streams of the pipes, write a plugin's log or shut a plugin down:
 that is `bridge/process.py`'s PluginProcess.
@@ -17,22 +19,21 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import marshal
 import os
-import signal
 import socket
 import sys
 import threading
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeGuard, TypeVar
 
 import msgspec
 
 from .._policy import Policy
 from ._codec import Decoder, Field, Message, encode
+from ._parked import Parked, keep, read_parked, send_order
+from ._parked import policy_key as _key
+from ._spawned import Spawned, kill_warden, pipes
 
 __all__ = [
     "SPAWN_WAIT",
@@ -62,43 +63,6 @@ bytecode is the cached one; run as a script, it would compile its source at ever
 long again as the rest of that start."""
 
 
-@dataclass(slots=True, frozen=True)
-class Spawned:
-    """A plugin the janitor started: its warden's pid, bingo's ends of its three pipes (each
-    the caller's to close), and the future of how it ended (None: the janitor was lost)."""
-
-    pid: int
-    """The warden's pid, which is also the plugin's process group."""
-    stdin: int
-    stdout: int
-    stderr: int
-    ended: asyncio.Future[int | None]
-
-
-def _pipes(merged: bool) -> tuple[list[int], tuple[int, int, int]]:
-    """The far ends (stdin, stdout, stderr) a process is given, and ours (stdin's writer,
-    stdout's and stderr's readers; -1 where there is none): merged, stdin is /dev/null and
-    stderr is stdout's pipe."""
-    if merged:
-        stdin_r, stdin_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
-        stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = -1, stdout_w
-    else:
-        stdin_r, stdin_w = os.pipe()
-        stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
-    return [stdin_r, stdout_w, stderr_w], (stdin_w, stdout_r, stderr_r)
-
-
-def kill_warden(warden: int) -> None:
-    """SIGKILL a plugin's group and its warden (which may not lead a group yet: then the
-    plugin dies with it, by its parent-death signal, and the janitor sweeps the rest)."""
-    with contextlib.suppress(OSError):
-        os.killpg(warden, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        os.kill(warden, signal.SIGKILL)
-
-
 def spawn_janitor() -> tuple[int, socket.socket]:
     """posix_spawn a janitor (no fork of bingo, whatever its size), its stdio on /dev/null,
     in a session of its own (a terminal's Ctrl-C is bingo's to handle); its pid and bingo's
@@ -124,58 +88,6 @@ def spawn_janitor() -> tuple[int, socket.socket]:
     return pid, ours
 
 
-_PARKED_MAX = 4
-"""Processes confined ahead that bingo keeps at most (one per policy: the `bash` tool's, a
-subagent's); the janitor does not replace one let go."""
-
-
-@dataclass(slots=True)
-class _Parked:
-    """A process confined ahead, as the janitor handed it over: its pid, the socket it waits
-    on for its order, its TMPDIR, and the directories its rules were walked from and its
-    protected paths (with their mtimes, -1 for one missing): if one changed, its rules are
-    out of date and it is let go."""
-
-    pid: int
-    sock: int
-    tmpdir: str
-    walked: list[tuple[str, int]]
-
-    def fresh(self) -> bool:
-        for path, mtime in self.walked:
-            try:
-                now = os.stat(path).st_mtime_ns
-            except OSError:
-                now = -1  # -1 recorded: a protected path that was missing, and must still be
-            if now != mtime:
-                return False
-        return True
-
-
-_T = TypeVar("_T")
-
-
-def _is_list(value: object) -> TypeGuard[list[object]]:
-    return isinstance(value, list)
-
-
-def _items(value: object, kind: type[_T]) -> tuple[_T, ...]:
-    """The items of `value` (a list, as `marshal` made it) that are `kind`s."""
-    if not _is_list(value):
-        return ()
-    return tuple(item for item in value if isinstance(item, kind))
-
-
-def _key(policy: Policy, netns: bool) -> tuple[object, ...]:
-    """What a process parked ahead is parked for (the janitor's `_sandbox.key`)."""
-    return (
-        tuple(str(p) for p in policy.denied),
-        tuple(str(p) for p in policy.writable),
-        tuple(str(p) for p in policy.protected),
-        netns,
-    )
-
-
 class _Outgoing(msgspec.Struct):
     """A frame waiting to be written to the janitor, with the fds its first byte carries."""
 
@@ -184,35 +96,48 @@ class _Outgoing(msgspec.Struct):
     started: bool = False
 
 
-class JanitorClient(msgspec.Struct):
+class JanitorClient:
     """bingo's end of the janitor's control socket (see `_server.py` for the protocol).
 
     One per bingo process, started at most once, and attached to whichever event loop is
     spawning (a test suite runs many loops; bingo one). Its answers and exits are futures
     of the loop it is attached to."""
 
-    pid: int
-    sock: socket.socket
-    loop: asyncio.AbstractEventLoop | None = None
-    alive: bool = True
-    decoder: Decoder = msgspec.field(default_factory=Decoder)
-    writing: bool = False
-    outgoing: deque[_Outgoing] = msgspec.field(default_factory=lambda: deque[_Outgoing]())
-    answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = msgspec.field(
-        default_factory=dict[int, "asyncio.Future[tuple[int, asyncio.Future[int | None]]]"]
+    __slots__ = (
+        "alive",
+        "answers",
+        "decoder",
+        "exits",
+        "ids",
+        "loop",
+        "netns",
+        "outgoing",
+        "parked",
+        "pid",
+        "received",
+        "sock",
+        "writing",
     )
-    exits: dict[int, asyncio.Future[int | None]] = msgspec.field(
-        default_factory=dict[int, "asyncio.Future[int | None]"]
-    )
-    ids: itertools.count[int] = msgspec.field(default_factory=lambda: itertools.count(1))
-    netns: bool = False
-    """Whether bingo holds the listener of this janitor's network namespace (confined
-    spawns join it)."""
-    parked: dict[tuple[object, ...], _Parked] = msgspec.field(default_factory=dict[tuple[object, ...], "_Parked"])
-    """Per policy, the process the janitor forked and confined ahead, waiting for an order
-    (the `bash` tool's next command): bingo sends it straight, no janitor on the path."""
-    received: deque[int] = msgspec.field(default_factory=lambda: deque[int]())
-    """Fds the janitor sent (a network namespace's listener), in the order they came."""
+
+    def __init__(self, *, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.alive = True
+        self.decoder = Decoder()
+        self.writing = False
+        self.outgoing = deque[_Outgoing]()
+        self.answers: dict[int, asyncio.Future[tuple[int, asyncio.Future[int | None]]]] = {}
+        self.exits: dict[int, asyncio.Future[int | None]] = {}
+        self.ids = itertools.count(1)
+        self.netns = False
+        """Whether bingo holds the listener of this janitor's network namespace (confined
+        spawns join it)."""
+        self.parked: dict[tuple[object, ...], Parked] = {}
+        """Per policy, the process the janitor forked and confined ahead, waiting for an order
+        (the `bash` tool's next command): bingo sends it straight, no janitor on the path."""
+        self.received = deque[int]()
+        """Fds the janitor sent (a network namespace's listener), in the order they came."""
 
     @classmethod
     def start(cls) -> JanitorClient:
@@ -285,7 +210,7 @@ class JanitorClient(msgspec.Struct):
                 started = self._start_parked(parked, path, argv, env, cwd, policy, merged)
                 if started is not None:
                     return started
-        theirs, (stdin_w, stdout_r, stderr_r) = _pipes(merged)
+        theirs, (stdin_w, stdout_r, stderr_r) = pipes(merged)
         ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
         confine: tuple[list[str], list[str], list[str], int, int] | None = None
         if policy is not None:
@@ -310,7 +235,7 @@ class JanitorClient(msgspec.Struct):
 
     def _start_parked(
         self,
-        parked: _Parked,
+        parked: Parked,
         path: str,
         argv: Sequence[str],
         env: dict[str, str],
@@ -327,21 +252,13 @@ class JanitorClient(msgspec.Struct):
                 return None
             loop = asyncio.get_running_loop()
             self.attach(loop)
-            theirs, (stdin_w, stdout_r, stderr_r) = _pipes(merged)
+            theirs, (stdin_w, stdout_r, stderr_r) = pipes(merged)
             ours = [fd for fd in (stdin_w, stdout_r, stderr_r) if fd >= 0]
             port = policy.proxy[1] if policy.proxy is not None else -1
-            order = marshal.dumps(
-                (path, list(argv), {**env, "TMPDIR": parked.tmpdir}, str(cwd), sorted(os.sched_getaffinity(0)), port)
-            )
-            try:
-                sock.sendmsg([order], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
-            except OSError:
+            if not send_order(sock, parked, path, argv, env, cwd, port, theirs):
                 for fd in ours:
                     os.close(fd)
                 return None
-            finally:
-                for fd in set(theirs):
-                    os.close(fd)
             ended: asyncio.Future[int | None] = loop.create_future()
             self.exits[parked.pid] = ended
             return Spawned(pid=parked.pid, stdin=stdin_w, stdout=stdout_r, stderr=stderr_r, ended=ended)
@@ -491,19 +408,9 @@ class JanitorClient(msgspec.Struct):
             ):
                 fd = self.received.popleft() if self.received else -1
                 if fd >= 0:
-                    key: tuple[object, ...] = (
-                        _items(denied, str),
-                        _items(writable, str),
-                        _items(protected, str),
-                        bool(netns),
+                    keep(
+                        self.parked, *read_parked(pid, fd, tmpdir, paths, mtimes, (denied, writable, protected, netns))
                     )
-                    previous = self.parked.pop(key, None)
-                    if previous is not None:
-                        os.close(previous.sock)
-                    walked = list(zip(_items(paths, str), _items(mtimes, int), strict=False))
-                    self.parked[key] = _Parked(pid, fd, tmpdir, walked)
-                    while len(self.parked) > _PARKED_MAX:  # the oldest policy's goes
-                        os.close(self.parked.pop(next(iter(self.parked))).sock)
             case ("exit", int(pid), int(status)):
                 waiting = self.exits.pop(pid, None)
                 if waiting is not None and not waiting.done():

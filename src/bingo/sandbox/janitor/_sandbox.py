@@ -14,6 +14,7 @@ unconfined run does not load `ctypes`.
 from __future__ import annotations
 
 import os
+import stat
 
 from . import _confine, _landlock, _netns, _seccomp, _syscall
 
@@ -21,7 +22,7 @@ TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do wit
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Sandbox", "key"]
+__all__ = ["Sandbox", "key", "missing_commondirs", "sweep_commondirs"]
 
 _KEPT_RULES = 8
 """Walked rules kept at once, the least recently used let go past it: each holds an O_PATH
@@ -213,3 +214,38 @@ def _remove_orphans(base: str) -> None:
 def key(confine: Any) -> tuple[object, ...]:
     """What makes two spawns' confinements the same."""
     return (tuple(confine.denied), tuple(confine.writable), tuple(confine.protected), confine.netns)
+
+
+def missing_commondirs(confine: Any) -> list[str]:
+    """`<root>/.git/commondir` for each writable root whose `.git` is a directory without one.
+
+    git reads `$GIT_DIR/commondir` in every repository and takes its config and hooks from
+    the directory it names; a repository's own `.git` never has one (a linked worktree's
+    `.git` is a file). A missing file cannot be bound read-only, and `.git` must stay open to
+    new entries for git to work inside (ADR-0030), so one a confined process made is removed
+    when it ends, before the person's own git, outside the sandbox, can read it."""
+    if confine is None:
+        return []
+    missing: list[str] = []
+    for root in confine.writable:
+        git = os.path.join(root, ".git")
+        try:
+            if not stat.S_ISDIR(os.lstat(git).st_mode):
+                continue
+            os.lstat(os.path.join(git, "commondir"))
+        except FileNotFoundError:
+            missing.append(os.path.join(git, "commondir"))
+        except OSError:
+            continue
+    return missing
+
+
+def sweep_commondirs(paths: list[str]) -> None:
+    """Remove each of `paths` that is a file now (`missing_commondirs`, once its process ended)."""
+    for path in paths:
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
+                continue  # git reads a file there; a directory names no other repository
+            os.unlink(path)
+        except OSError:
+            pass

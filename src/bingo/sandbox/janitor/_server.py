@@ -45,18 +45,23 @@ the run's network namespace; `("network", id)`: the listener of that namespace (
 asking). janitor → bingo: `("spawned", id, pid)`, `("failed", id, errno, text)`, `("exit",
 pid, wait_status)`, `("network", id, port)` with the listener's fd attached, `("nonetwork",
 id, reason)`, `("parked", pid, tmpdir, denied, writable, protected, netns, paths, mtimes)`
-with the order socket of a process confined ahead (`JanitorServer._park`; bingo sends it
+with the order socket of a process confined ahead (`_park.park`; bingo sends it
 its command itself, and hears its exit as a warden's). It never touches the plugin's pipes otherwise, and speaks no JSON-RPC. Linux
 only. It does not own bingo's end (`_client.py`).
+
+Whole at about 600 lines on purpose: the janitor's start is on the first spawn's path, and
+each module it imports there is a cost (ADR-0013 measured it), so the janitor, its wardens and
+the spawn message they share are one module, beside `_codec`, `_prctl` and `proc` (a test pins
+that list). What only a confined spawn needs is imported when the first one comes:
+`_sandbox.py` (the plans, the rules kept, the git commondirs planted), `_park.py` (processes
+confined ahead) and the kernel's confinement (`_confine.py` and its parts).
 """
 
 from __future__ import annotations
 
 import _socket
-import marshal
 import os
 import select
-import stat
 import sys
 import time
 
@@ -77,19 +82,17 @@ _POLL = 0.01
 """Seconds between checks while waiting out a grace, or for orphans to arrive."""
 _SWEEP_LIMIT = 2.0
 """Seconds a sweep of descendants may take: SIGKILL is not refused, so this is ample."""
-_FDS = 3
+FDS = 3
 """Pipe ends passed with each spawn: the plugin's stdin, stdout and stderr."""
-_ENDINGS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
+ENDINGS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
 _END_GRACE = 1.0
 """Seconds the janitor waits, once bingo is gone, for its wardens to end their plugins
 gently and sweep (at least: the longest grace a spawn asked for), before SIGKILL."""
 _NO_WARDEN = 1
-"""A spawn's flag: no warden (see `_Spawn.warden`)."""
-_RELEASED = 125
+"""A spawn's flag: no warden (see `Spawn.warden`)."""
+RELEASED = 125
 """How a process parked ahead exits when bingo lets it go unused (EOF on its order socket).
 A command that exits 125 is taken for one: the next is then not parked, only slower."""
-_PARK_WAIT = 5.0
-"""Seconds a process parked ahead has to say it is confined."""
 _MAX_FD = max(os.sysconf("SC_OPEN_MAX"), 256)
 """Where closing the descriptors a plugin must not inherit stops (close_range makes it cheap)."""
 
@@ -162,7 +165,7 @@ class _Confine:
         """Whether it joins the run's network namespace (else Landlock bounds its TCP)."""
 
 
-class _Spawn:
+class Spawn:
     """One plugin to start, as bingo asked."""
 
     __slots__ = ("argv", "confine", "cpus", "cwd", "env", "grace", "path", "plan", "request_id", "tmpdir", "warden")
@@ -207,7 +210,7 @@ def _strings(value: Any) -> list[str]:
     return [word for word in value if isinstance(word, str)] if _is_list(value) else []
 
 
-def _read_spawn(message: Any) -> _Spawn | None:
+def _read_spawn(message: Any) -> Spawn | None:
     """A `spawn` message (unchecked, as `marshal` made it), checked, or None."""
     match message:
         case ("spawn", int(request_id), str(path), argv, env, str(cwd), float(grace), cpus, *confined) if (
@@ -224,18 +227,18 @@ def _read_spawn(message: Any) -> _Spawn | None:
                     pass
                 case _:
                     pass
-            return _Spawn(request_id, path, _strings(argv), pairs, cwd, grace, numbers, confine, not flags & _NO_WARDEN)
+            return Spawn(request_id, path, _strings(argv), pairs, cwd, grace, numbers, confine, not flags & _NO_WARDEN)
         case _:
             return None
 
 
-def _exec_plugin(spawn: _Spawn, fds: list[int], warden: int) -> None:
+def exec_plugin(spawn: Spawn, fds: list[int], warden: int) -> None:
     """In the plugin's own process: die with the warden, take the pipes, become the plugin."""
     try:
         prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
         if os.getppid() != warden:
             os._exit(1)
-        for signum in (*_ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
+        for signum in (*ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
             _signal.signal(signum, _signal.SIG_DFL)
         _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
         for target, fd in enumerate(fds):
@@ -301,48 +304,7 @@ def _end_plugin(plugin: int, grace: float) -> int | None:
     return status
 
 
-def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int]) -> None:
-    """In a child forked ahead of its spawn: a session of its own, confined (`plan`), then
-    wait for the order (`marshal`led path, argv, env, cwd, cpus and the proxy's port, with
-    the three fds), bound its TCP to that port and run it. Never returns; without an order
-    (bingo let go of it) it exits `_RELEASED`."""
-    try:
-        _signal.set_wakeup_fd(-1)
-        for fd in theirs:
-            os.close(fd)
-        os.setsid()
-        prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
-        if os.getppid() != janitor:
-            os._exit(1)
-        for signum in (*_ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
-            _signal.signal(signum, _signal.SIG_DFL)
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
-        from . import _confine, _landlock
-
-        _confine.enter(plan, janitor)
-        os.write(ready, b"r")
-        os.close(ready)
-        sock = _socket.socket(fileno=orders)
-        data, ancillary, _flags, _address = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(_FDS * 4))
-        fds: list[int] = []
-        for level, kind, payload in ancillary:
-            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-                fds.extend(memoryview(payload)[: len(payload) - len(payload) % 4].cast("i"))
-        if not data or len(fds) != _FDS:
-            os._exit(_RELEASED)
-        path, argv, env, cwd, cpus, port = marshal.loads(data)
-        try:
-            _landlock.restrict_tcp(plan.abi, port)
-        except OSError as exc:
-            os.write(fds[2], ("cannot run %s: its network could not be bounded: %s\n" % (path, exc.strerror)).encode())
-            os._exit(127)
-        _exec_plugin(_Spawn(0, path, argv, env, cwd, 0.0, cpus), fds, janitor)
-    except BaseException:
-        pass
-    os._exit(127)
-
-
-def _bare(spawn: _Spawn, fds: list[int], janitor: int) -> None:
+def _bare(spawn: Spawn, fds: list[int], janitor: int) -> None:
     """In a child forked straight from the janitor (no warden): a session of its own, then
     the command; it dies with the janitor, which reports its exit and, being a subreaper,
     holds whatever it leaves behind. Never returns."""
@@ -351,10 +313,10 @@ def _bare(spawn: _Spawn, fds: list[int], janitor: int) -> None:
         os.setsid()
     except BaseException:
         os._exit(127)
-    _exec_plugin(spawn, fds, janitor)
+    exec_plugin(spawn, fds, janitor)
 
 
-def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> None:
+def _warden(spawn: Spawn, fds: list[int], janitor: int, theirs: list[int]) -> None:
     """In the forked warden (born with the ending signals blocked, see `JanitorServer.spawn`):
     start the plugin, wait for it, sweep, exit as it did. Never returns.
 
@@ -365,9 +327,9 @@ def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> N
     status: int | None = None
     plugin = 0
     try:
-        _signal.pthread_sigmask(_signal.SIG_BLOCK, (*_ENDINGS, _signal.SIGCHLD))
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, (*ENDINGS, _signal.SIGCHLD))
         _signal.set_wakeup_fd(-1)
-        for signum in (*_ENDINGS, _signal.SIGCHLD):
+        for signum in (*ENDINGS, _signal.SIGCHLD):
             _signal.signal(signum, _signal.SIG_DFL)
         for fd in theirs:  # the janitor's own: the control socket, its wake-up pipe
             os.close(fd)
@@ -379,7 +341,7 @@ def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> N
         warden = os.getpid()
         plugin = os.fork()
         if plugin == 0:
-            _exec_plugin(spawn, fds, warden)
+            exec_plugin(spawn, fds, warden)
         for fd in fds:
             os.close(fd)
         ending = False
@@ -387,8 +349,8 @@ def _warden(spawn: _Spawn, fds: list[int], janitor: int, theirs: list[int]) -> N
             status = next((reaped for _pid, reaped in _reap_all(frozenset((plugin,)))), None)
             if status is None:
                 # A SIGCHLD sent since the reaping above is pending, so nothing is missed.
-                taken = _signal.sigtimedwait((*_ENDINGS, _signal.SIGCHLD), 1.0)
-                ending = taken is not None and taken.si_signo in _ENDINGS
+                taken = _signal.sigtimedwait((*ENDINGS, _signal.SIGCHLD), 1.0)
+                ending = taken is not None and taken.si_signo in ENDINGS
         if status is None:
             status = _end_plugin(plugin, spawn.grace)
     except BaseException:  # nothing may escape a forked child: end what it started
@@ -416,10 +378,10 @@ class JanitorServer:
         self.sandbox: Any = None
         """`_Sandbox`, made at the first confined spawn or network request."""
         self.tmpdirs: dict[int, str] = {}
-        self.confined: dict[int, _Spawn] = {}
+        self.confined: dict[int, Spawn] = {}
         self.swept: dict[int, list[str]] = {}
         """Per confined process, the `.git/commondir` files that did not exist when it was
-        confined (`_missing_commondirs`): one there when it ends is removed."""
+        confined (`_sandbox.missing_commondirs`): one there when it ends is removed."""
         self.parked: dict[int, tuple[object, ...]] = {}
         """The processes forked and confined ahead of the next spawn without a warden (the
         `bash` tool's next command), handed to bingo, and their policy's key."""
@@ -496,9 +458,9 @@ class JanitorServer:
             if another:
                 os.close(listener)  # bingo holds its own copy now
 
-    def spawn(self, spawn: _Spawn) -> None:
-        fds, self.fds = self.fds[:_FDS], self.fds[_FDS:]
-        if len(fds) < _FDS:
+    def spawn(self, spawn: Spawn) -> None:
+        fds, self.fds = self.fds[:FDS], self.fds[FDS:]
+        if len(fds) < FDS:
             for fd in fds:
                 os.close(fd)
             self.send(("failed", spawn.request_id, 9, "the plugin's pipes did not arrive"))
@@ -515,7 +477,7 @@ class JanitorServer:
         self.grace = max(self.grace, spawn.grace)
         # The warden is born with the ending signals blocked, so that one sent the moment
         # bingo learns its pid is held until its own handler is in place.
-        previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, _ENDINGS)
+        previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, ENDINGS)
         try:
             pid = os.fork()
         except OSError as exc:
@@ -537,99 +499,24 @@ class JanitorServer:
             self.send(("spawned", spawn.request_id, pid))
             if spawn.plan is not None:
                 self.confined[pid] = spawn
-                self.swept[pid] = _missing_commondirs(spawn.confine)
+                from ._sandbox import missing_commondirs
+
+                self.swept[pid] = missing_commondirs(spawn.confine)
         elif spawn.tmpdir:
             os.rmdir(spawn.tmpdir)
 
-    def _park(self, spawn: _Spawn) -> None:
-        """Fork and confine, now that nothing waits, the process the next spawn like `spawn`
-        (no warden, the same policy) will run in, and hand bingo its order socket
-        (`("parked", pid, tmpdir, denied, writable, protected, netns, paths, mtimes)`, the
-        socket attached; `paths` and `mtimes`: the walked directories, for bingo to see that
-        its rules still hold). bingo sends it the order itself; the janitor reports its exit
-        as a warden's, then parks the next. Nothing is handed over when it could not be
-        confined (the next spawn, made the usual way, says why)."""
-        from ._confine import remove_tree
-        from ._sandbox import key
+    def _park(self, spawn: Spawn) -> None:
+        """Fork and confine the process the next spawn like `spawn` will run in (`_park.park`)."""
+        from ._park import park
 
-        wanted = key(spawn.confine)
-        if wanted in self.parked.values():
-            return
-        try:
-            tmpdir, plan, rules = self.sandbox.plan_ahead(spawn.confine)
-        except OSError:
-            return
-        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
-        ready_r, ready_w = os.pipe()
-        janitor = os.getpid()
-        previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, _ENDINGS)
-        try:
-            pid = os.fork()
-        except OSError:
-            pid = -1
-        if pid == 0:
-            ours.close()
-            os.close(ready_r)
-            _parked(
-                plan, theirs.detach(), ready_w, janitor, [self.control.fileno(), self.wake_r, self.wake_w, *self.fds]
-            )
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
-        theirs.close()
-        os.close(ready_w)
-        os.close(plan.ruleset)
-        try:
-            # poll, not select: the walk's fds push new ones past select's 1024.
-            waiting = select.poll()
-            waiting.register(ready_r, select.POLLIN)
-            ready = pid > 0 and bool(waiting.poll(_PARK_WAIT * 1000)) and os.read(ready_r, 1) == b"r"
-        except OSError:
-            ready = False
-        os.close(ready_r)
-        if not ready:
-            ours.close()
-            if pid > 0:
-                try:
-                    os.kill(pid, _signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                os.waitpid(pid, 0)
-            remove_tree(tmpdir)
-            return
-        self.wardens.add(pid)
-        self.tmpdirs[pid] = tmpdir
-        self.confined[pid] = spawn
-        self.swept[pid] = _missing_commondirs(spawn.confine)
-        self.parked[pid] = wanted
-        confine = spawn.confine
-        assert confine is not None
-        walked = [each for rule in rules for each in rule.walked]
-        message: Message = (
-            "parked",
-            pid,
-            tmpdir,
-            confine.denied,
-            confine.writable,
-            confine.protected,
-            int(confine.netns),
-            [path for path, _mtime in walked],
-            [mtime for _path, mtime in walked],
-        )
-        data = encode(message)
-        try:
-            attached = ours.fileno().to_bytes(4, sys.byteorder)
-            sent = self.control.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, attached)])
-            if sent < len(data):
-                self.control.sendall(data[sent:])
-        except OSError:
-            self.ending = True
-        ours.close()
+        park(self, spawn)
 
     def reap(self) -> None:
         for pid, status in _reap_all(frozenset(self.wardens)):
             self.wardens.discard(pid)
             # One bingo let go unused (out of date, or one too many) is not replaced.
             released = (
-                self.parked.pop(pid, None) is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _RELEASED
+                self.parked.pop(pid, None) is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == RELEASED
             )
             if os.WIFSIGNALED(status):
                 # It may have died before its sweep (SIGKILLed with its group): what it
@@ -637,7 +524,11 @@ class JanitorServer:
                 _sweep(frozenset(self.wardens))
             # A planted commondir is gone before bingo hears of the exit: once it has, the
             # person's own git may run at any moment.
-            _sweep_commondirs(self.swept.pop(pid, []))
+            planted = self.swept.pop(pid, [])
+            if planted:
+                from ._sandbox import sweep_commondirs
+
+                sweep_commondirs(planted)
             self.send(("exit", pid, status))
             self._remove_tmpdir(pid)
             confined = self.confined.pop(pid, None)
@@ -674,7 +565,7 @@ class JanitorServer:
     def end(self) -> None:
         """bingo is gone: end every warden (each ends its plugin within its grace, then
         sweeps), then anything left."""
-        for signum in _ENDINGS:
+        for signum in ENDINGS:
             _signal.signal(signum, _signal.SIG_IGN)
         for pid in self.wardens:
             try:
@@ -710,7 +601,7 @@ def main(args: list[str]) -> None:
         if signum != _signal.SIGCHLD:
             janitor.ending = True
 
-    for signum in (*_ENDINGS, _signal.SIGCHLD):
+    for signum in (*ENDINGS, _signal.SIGCHLD):
         _signal.signal(signum, wake)
     _signal.set_wakeup_fd(janitor.wake_w)
     if args[2:3] == ["1"]:
@@ -722,37 +613,3 @@ def main(args: list[str]) -> None:
     janitor.run()
     janitor.end()
     os._exit(0)
-
-
-def _missing_commondirs(confine: _Confine | None) -> list[str]:
-    """`<root>/.git/commondir` for each writable root whose `.git` is a directory without one.
-
-    git reads `$GIT_DIR/commondir` in every repository and takes its config and hooks from
-    the directory it names; a repository's own `.git` never has one (a linked worktree's
-    `.git` is a file). A missing file cannot be bound read-only, and `.git` must stay open to
-    new entries for git to work inside (ADR-0030), so one a confined process made is removed
-    when it ends, before the person's own git, outside the sandbox, can read it."""
-    if confine is None:
-        return []
-    missing: list[str] = []
-    for root in confine.writable:
-        git = os.path.join(root, ".git")
-        try:
-            if not stat.S_ISDIR(os.lstat(git).st_mode):
-                continue
-            os.lstat(os.path.join(git, "commondir"))
-        except FileNotFoundError:
-            missing.append(os.path.join(git, "commondir"))
-        except OSError:
-            continue
-    return missing
-
-
-def _sweep_commondirs(paths: list[str]) -> None:
-    for path in paths:
-        try:
-            if stat.S_ISDIR(os.lstat(path).st_mode):
-                continue  # git reads a file there; a directory names no other repository
-            os.unlink(path)
-        except OSError:
-            pass
