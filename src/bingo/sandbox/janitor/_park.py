@@ -22,9 +22,8 @@ import sys
 from . import _landlock
 from ._codec import Message, encode
 from ._confine import enter, remove_tree
-from ._prctl import PR_SET_PDEATHSIG, prctl_set
 from ._sandbox import key, missing_commondirs
-from ._server import ENDINGS, FDS, RELEASED, Spawn, exec_plugin
+from ._server import ENDINGS, FDS, RELEASED, Spawn, die_with, exec_plugin
 
 TYPE_CHECKING = False  # not typing's: the janitor imports nothing it can do without
 if TYPE_CHECKING:
@@ -130,12 +129,7 @@ def _parked(plan: Any, orders: int, ready: int, janitor: int, theirs: list[int])
         for fd in theirs:
             os.close(fd)
         os.setsid()
-        prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
-        if os.getppid() != janitor:
-            os._exit(1)
-        for signum in (*ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
-            _signal.signal(signum, _signal.SIG_DFL)
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+        die_with(janitor)
         enter(plan, janitor)
         os.write(ready, b"r")
         os.close(ready)

@@ -232,15 +232,21 @@ def _read_spawn(message: Any) -> Spawn | None:
             return None
 
 
+def die_with(parent: int) -> None:
+    """In a forked child: die with `parent` (SIGKILL), or exit now if it is gone already;
+    then every signal as a command expects it: default handling, nothing blocked."""
+    prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+    for signum in (*ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
+        _signal.signal(signum, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+
+
 def exec_plugin(spawn: Spawn, fds: list[int], warden: int) -> None:
     """In the plugin's own process: die with the warden, take the pipes, become the plugin."""
     try:
-        prctl_set(PR_SET_PDEATHSIG, _signal.SIGKILL)
-        if os.getppid() != warden:
-            os._exit(1)
-        for signum in (*ENDINGS, _signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ):
-            _signal.signal(signum, _signal.SIG_DFL)
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+        die_with(warden)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         if spawn.plan is not None:
