@@ -39,6 +39,21 @@ __all__ = [
     "userns_refusal",
 ]
 
+_UNIFIED_REFUSED = {
+    "open_tree": 428,
+    "move_mount": 429,
+    "fsopen": 430,
+    "fsconfig": 431,
+    "fsmount": 432,
+    "fspick": 433,
+    "mount_setattr": 442,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+}
+"""Refused system calls numbered alike on every machine (those added since Linux 5.1 share one
+table), for each machine's `refused` below."""
+
 MACHINES: dict[str, dict[str, Any]] = {
     "x86_64": {
         "arch": 0xC000003E,
@@ -53,16 +68,7 @@ MACHINES: dict[str, dict[str, Any]] = {
             "umount2": 166,
             "pivot_root": 155,
             "chroot": 161,
-            "open_tree": 428,
-            "move_mount": 429,
-            "fsopen": 430,
-            "fsconfig": 431,
-            "fsmount": 432,
-            "fspick": 433,
-            "mount_setattr": 442,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
+            **_UNIFIED_REFUSED,
             "keyctl": 250,
             "add_key": 248,
             "request_key": 249,
@@ -94,16 +100,7 @@ MACHINES: dict[str, dict[str, Any]] = {
             "umount2": 39,
             "pivot_root": 41,
             "chroot": 51,
-            "open_tree": 428,
-            "move_mount": 429,
-            "fsopen": 430,
-            "fsconfig": 431,
-            "fsmount": 432,
-            "fspick": 433,
-            "mount_setattr": 442,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
+            **_UNIFIED_REFUSED,
             "keyctl": 219,
             "add_key": 217,
             "request_key": 218,
