@@ -1,7 +1,8 @@
-"""One plugin's handle: its process lifetimes, one after another, behind one Link.
+"""One plugin's handle: its lifetimes, one after another, behind one Link.
 
-Owns spawning (the one place a spawn's OSError becomes a SpawnError), what a handshake's
-outcome costs (`handshake.py` holds the exchange: a protocol or name it refuses is refused
+Owns one lifetime, the same over a process and over an HTTP MCP server (`_transport.py`
+starts each and says how it ended): start, handshake, run, end. And what each outcome
+costs: a handshake's (`handshake.py` holds the exchange: a protocol or name it refuses is refused
 with a notice and never retried), death (in-flight calls fail with an error naming the
 plugin and how it ended, ONE notice, sources answer nothing), and respawn on the next source
 read, paced by `_backoff.py` (1 s doubling to 60 s between consecutive failed spawns, reset
@@ -21,31 +22,28 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Literal
 
 import msgspec
 
-from ..endpoint import BadLine, Connection, LineWriter, Unread
-from ..kernel.dispatch import ChooseModel
-from ..kernel.errors import ConnectionClosed, DeadlinePassed, PluginError, SpawnError
+from ..endpoint import BadLine, Connection, LineWriter
+from ..kernel.errors import ConnectionClosed, PluginError, SpawnError
 from ..kernel.log import QUOTED_MAX, cut
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
-from ..sandbox import Launcher, Policy, Sandbox, launcher
+from ..sandbox import Launcher
 from ..wire import InitializeResult
 from ..wire.rpc import RequestId
 from . import _problems as P
 from ._backoff import Backoff, Retry
-from ._expand import expand_server
 from ._link import PROGRESS_PER_SECOND, Calls, Peer, Unavailable
 from ._mcp import McpClient
 from ._mcp_asks import elicit_through, sample_with
-from ._mcp_http import McpHttp, expand_headers
-from .discovery import PluginSource, entry_command, workdir
+from ._transport import HostFacts, Transport, open_pipes, open_remote
+from .discovery import PluginSource
 from .handshake import handshake, initialize_params
-from .manifest import Manifest, McpServer
-from .process import INSTALL_GRACE, TERM_GRACE, PluginLog, PluginProcess
+from .manifest import Manifest
+from .process import PluginLog, PluginProcess
 from .service import ServiceRouter
 from .tool import declaration_problems
 
@@ -53,71 +51,11 @@ __all__ = ["HostFacts", "Plugin", "State"]
 
 _log = logging.getLogger(__name__)
 
-INSTALL_NOTICE_AFTER = 3.0
-"""Seconds a package runner's first start may take before one notice says it may be
-installing (a warm start answers well within it; a cold one is worth a word)."""
-
 State = Literal["idle", "starting", "running", "stopped", "refused"]
 """`idle`: declared from the cache and not started yet; the others say what they say."""
 
 Answered = Callable[["Plugin", "InitializeResult | str"], Awaitable[None]]
 """Told every handshake's outcome: the accepted declaration, or the words refusing it."""
-
-
-async def _spawn(
-    argv: list[str],
-    *,
-    env: dict[str, str],
-    cwd: Path,
-    log: PluginLog,
-    policy: Policy | None = None,
-    grace: float = TERM_GRACE / 2,
-) -> PluginProcess:
-    """Start a plugin's process: the spawn boundary, where an OSError (its command cannot be
-    run, its directory is gone, the janitor failed) becomes bingo's, once.
-
-    Raises:
-        SpawnError: it could not be started (JanitorError, once the janitor says so itself).
-    """
-    try:
-        return await PluginProcess.spawn(argv, env=env, cwd=cwd, log=log, policy=policy, grace=grace)
-    except FileNotFoundError as exc:
-        if exc.filename != argv[0]:  # the working directory, say
-            raise SpawnError(str(exc)) from exc
-        if "/" in argv[0]:
-            raise SpawnError(f"its command {argv[0]!r} does not exist: correct the command's path") from exc
-        raise SpawnError(
-            f"its command {argv[0]!r} is not on PATH: install it, or write the program's absolute path as the command"
-        ) from exc
-    except PermissionError as exc:
-        if exc.filename != argv[0]:
-            raise SpawnError(str(exc)) from exc
-        raise SpawnError(
-            f"its command {argv[0]!r} cannot be run (permission denied): make it executable (chmod +x), or name its interpreter as the command"
-        ) from exc
-    except OSError as exc:
-        raise SpawnError(str(exc)) from exc
-
-
-class HostFacts(msgspec.Struct, frozen=True):
-    """What every plugin is told about the host."""
-
-    version: str
-    cwd: Path
-    data_dir: Path
-    environ: Mapping[str, str]
-    choose_model: ChooseModel | None = None
-    """The run's model, for an MCP server the person lets sample it."""
-    sandbox: Sandbox | None = None
-    """The run's sandbox: each process is started with its policy and environment."""
-    plugins_data: Path | None = None
-    """Where each plugin's `dataDir` is made (`<plugins_data>/<name>`); None: `<data_dir>/plugins`.
-    `bingo --check-plugin` gives a temporary directory, so a check changes none of the
-    person's data."""
-
-    def plugin_data(self, name: str) -> Path:
-        """Plugin `name`'s `dataDir`."""
-        return (self.plugins_data if self.plugins_data is not None else self.data_dir / "plugins") / name
 
 
 class Plugin:
@@ -159,8 +97,10 @@ class Plugin:
         self._ready: asyncio.Future[Peer | PluginError] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._abandoned: PluginProcess | None = None
-        """The process `abandon` ended: its end is no failure to report."""
+        self._transport: Transport | None = None
+        """What the current (or last) start runs over."""
+        self._abandoned: Transport | None = None
+        """The start `abandon` ended: its end is no failure to report."""
         self._proc: PluginProcess | None = None
         self._handshaken = False
         """A process of it has completed its handshake this run: a package runner's next
@@ -188,7 +128,7 @@ class Plugin:
         # next read of a source starts a fresh process, without a backoff: it did not fail.
         self.state, self.why = "stopped", why
         self._conn = None
-        self._abandoned = self._proc
+        self._abandoned = self._transport
         if self._proc is not None:
             # How its shutdown goes (SIGTERM, likely) is part of what was just said.
             self._proc.on_fault = None
@@ -262,101 +202,61 @@ class Plugin:
             if self.state in ("starting", "running"):
                 self.state = "stopped"
 
-    async def _lifetime(self, ready: asyncio.Future[Peer | PluginError]) -> None:
+    async def _open(self) -> Transport:
+        """Start what this start of the plugin runs over: its process, or its HTTP session.
+
+        Raises:
+            SpawnError: it could not be started.
+        """
         mcp = self.manifest.mcp
         if mcp is not None and mcp.url is not None:
-            headers = mcp.headers  # a `.mcp.json` server's were expanded when it was read
-            if self.source.declared_in is None and self.source.layer == "project":
-                # A repository's plugin reads only the variables the person lists (ADR-0028).
-                settings = "your own settings (~/.bingo/settings.json)"
-                expanded = expand_server(
-                    McpServer(url=mcp.url, headers=mcp.headers),
-                    self._facts.environ,
-                    self._settings.mcp_variables,
-                    settings=settings,
-                )
-                if isinstance(expanded, str):
-                    self._stopped(f"could not be started: {expanded}", say=True)
-                    return
-                headers = expanded.headers
-            elif self.source.declared_in is None:
-                headers = expand_headers(mcp.headers, self._facts.environ)
-            await self._remote(ready, mcp.url, headers)
-            return
-        argv, env = entry_command(self.manifest, self.source.root, self._facts.environ)
-        if self.source.layer == "project":
-            # Trust pins every byte of the plugin's directory, compiled caches included
-            # (Python loads a .pyc without checking its source): a Python plugin that wrote
-            # its own would be asked about again after every first run (ADR-0016).
-            env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        data_dir = self._facts.plugin_data(self.name)
-        data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
-        confined = None
-        if self._facts.sandbox is not None:
-            # Its own env, as the person wrote it (manifest or .mcp.json), is kept whole (§9).
-            own = {key: env[key] for key in self.manifest.entry.env if key in env}
-            confined = await self._facts.sandbox.for_plugin(
-                self.name, argv=argv, env=env, own=own, root=self.source.root, data_dir=data_dir
-            )
-            if confined is not None:
-                env = confined.env
-        runner = launcher(argv)
-        # A package runner may install before it runs: its first start has longer, and its
-        # warden gives it INSTALL_GRACE to roll an install back when it is stopped (ADR-0036).
-        first = runner is not None and not self._handshaken
-        grace = INSTALL_GRACE if runner is not None else TERM_GRACE / 2
+            return open_remote(self.source, self.manifest, facts=self._facts, settings=self._settings)
+        pipes = await open_pipes(
+            self.source,
+            self.manifest,
+            facts=self._facts,
+            settings=self._settings,
+            log=self.log,
+            handshaken=self._handshaken,
+        )
+        self._proc = pipes.proc
+        pipes.proc.on_fault = self.fault
+        pipes.when_slow(self._installing)
+        return pipes
+
+    async def _lifetime(self, ready: asyncio.Future[Peer | PluginError]) -> None:
+        """One start, the same over a process and over an HTTP server: start, handshake,
+        run until the connection ends; what each outcome costs is said here, once."""
         try:
-            proc = await _spawn(
-                argv,
-                env=env,
-                cwd=workdir(self.source, self._facts.cwd),
-                log=self.log,
-                policy=confined.policy if confined is not None else None,
-                grace=grace,
-            )
+            transport = await self._open()
         except SpawnError as exc:
             self._stopped(f"could not be started: {exc.message}", say=True)
             return
-        self._proc = proc
-        proc.on_fault = self.fault
-        proc.installing = runner is not None
-        deadlines = self._settings.deadlines
-        if first:
-            deadlines = {**deadlines, "initialize": deadlines.get("packageInstall", deadlines["initialize"])}
-        slow = (
-            asyncio.get_running_loop().call_later(
-                INSTALL_NOTICE_AFTER, self._installing, runner, deadlines["initialize"]
+        self._transport = transport
+        async with transport:
+            conn = self._connection(
+                transport.reader,
+                transport.writer,
+                on_eof=lambda: self._ended(transport),
+                deadlines=transport.deadlines,
             )
-            if first and runner is not None
-            else None
-        )
-        async with proc:
-            conn = self._connection(proc.stdout, proc.stdin, on_eof=lambda: self._ended(proc), deadlines=deadlines)
-            peer = self._peer(conn)
-            async with peer:
+            async with self._peer(conn) as peer:
                 params = initialize_params(
                     root=self.source.root,
                     config=self._settings.plugins.get(self.name, {}),
                     host_version=self._facts.version,
                     cwd=self._facts.cwd,
-                    data_dir=data_dir,
+                    data_dir=self._facts.plugin_data(self.name),
                 )
                 try:
                     answer = await handshake(peer, params, self.manifest.name, on_declared=self._check_declared)
                 except PluginError as exc:
-                    proc.deaf = isinstance(exc, Unread)
+                    transport.closed(exc)
                     if conn.ended is not None and self.state == "stopped":
                         return  # it died: on_eof has stopped it and said so, once
-                    if isinstance(exc, DeadlinePassed):
-                        said = self._late(runner if first else None, deadlines["initialize"])
-                    else:
-                        said = f"did not complete its handshake: {exc.message}"
-                    self._stopped(f"{said}: {self._where()}", say=True)
+                    self._stopped(f"{transport.unanswered(exc)}: {self._where()}", say=True)
                     return
-                finally:
-                    if slow is not None:
-                        slow.cancel()
-                proc.installing = False  # it runs: stopping it ends no install
+                transport.answered()
                 if isinstance(answer, str):
                     self.state, self.why = "refused", answer
                     self._notices.say(self.name, f"refused: {answer}", "warning")
@@ -366,7 +266,7 @@ class Plugin:
                 if self.info is None:
                     self.info = answer
                 if self._on_answer is not None:
-                    # Before anyone is handed the connection: what the caller finds in the
+                    # Before anyone is handed the peer: what the caller finds in the
                     # registry next is what this process declares.
                     await self._on_answer(self, answer)
                 self._conn = peer
@@ -375,22 +275,10 @@ class Plugin:
                 self._retry.ran()
                 ready.set_result(peer)
                 error = await conn.wait_closed()
-                proc.deaf = isinstance(error, Unread)
+                transport.closed(error)
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
                     self._stopped(error.line(), say=not self._closing)
-
-    def _late(self, runner: Launcher | None, seconds: float) -> str:
-        """Why a start that missed its handshake's deadline stopped, naming the setting that
-        sets it: `deadlines.packageInstall` for a package runner's first start, else
-        `deadlines.initialize`."""
-        if runner is None:
-            return f"did not complete its handshake within {seconds:g} s: deadlines.initialize in settings sets how long to wait"
-        return (
-            f"did not complete its handshake within {seconds:g} s of its first start through {runner.said}, installing "
-            f"included (it was asked to stop, and given time to put its cache back): deadlines.packageInstall in "
-            f"settings sets how long to wait"
-        )
 
     def _installing(self, runner: Launcher | None, seconds: float) -> None:
         """Said once when a package runner's first start is slow: it is likely installing."""
@@ -420,21 +308,21 @@ class Plugin:
         if say:
             self._notices.say(self.name, f"stopped: {why}", "warning")
 
-    async def _ended(self, proc: PluginProcess) -> ConnectionClosed:
+    async def _ended(self, transport: Transport) -> ConnectionClosed:
         """The stream ended: learn how, and stop *before* pending callers are woken, so
         whoever a caller asks next already sees a stopped plugin."""
-        how = await proc.ended()
-        if proc is self._abandoned:
-            # Ended because the person stopped waiting (`abandon` said so): not a failure.
-            return ConnectionClosed(f"plugin {self.name} {how}", f"log: {self.log.path}")
+        how = await transport.ended()
         hint = f"log: {self.log.path}"
-        said = proc.stderr_words()
+        if transport is self._abandoned:
+            # Ended because the person stopped waiting (`abandon` said so): not a failure.
+            return ConnectionClosed(f"plugin {self.name} {how}", hint)
+        said = transport.said()
         if said:
             hint = f"{said}; {hint}"
         # Only a process that completed its handshake has a life to measure: one that died
         # in it is a failed start, and backs off (INTERFACE.md §5).
         ran = self.state == "running"
-        relative = None if ran else self._relative_arg()
+        relative = None if ran or not transport.local else self._relative_arg()
         if relative is not None:
             hint = f"{relative}; {hint}"  # the likeliest cause first: `python3 main.py` run in the project
         error = ConnectionClosed(f"plugin {self.name} {how}", hint)
@@ -502,53 +390,6 @@ class Plugin:
             sample=sample_with(choose, self.name, self.log.line) if choose is not None else None,
             on_changed=self._changed,
         )
-
-    async def _remote(self, ready: asyncio.Future[Peer | PluginError], url: str, headers: dict[str, str]) -> None:
-        """The lifetime of a Streamable HTTP MCP server's session: no process, the same
-        handshake, death (it cannot be reached), notice and backoff as a process's."""
-        async with McpHttp(url, headers, name=self.name) as http:
-
-            async def ended() -> ConnectionClosed:
-                error = ConnectionClosed(
-                    f"plugin {self.name} {http.why or 'closed the connection'}", f"log: {self.log.path}"
-                )
-                ran = self.state == "running"
-                self._conn = None
-                self._stopped(error.line(), say=not self._closing, ended=ran)
-                return error
-
-            conn = self._connection(http.reader, http, on_eof=ended)
-            peer = self._peer(conn)
-            async with peer:
-                try:
-                    answer = await peer.call(
-                        "initialize",
-                        initialize_params(
-                            root=self.source.root,
-                            config={},
-                            host_version=self._facts.version,
-                            cwd=self._facts.cwd,
-                            data_dir=self._facts.plugin_data(self.name),
-                        ),
-                        InitializeResult,
-                    )
-                except PluginError as exc:
-                    if conn.ended is not None and self.state == "stopped":
-                        return  # it could not be reached: `ended` has said so, once
-                    self._stopped(f"did not complete its handshake: {exc.message}: log: {self.log.path}", say=True)
-                    return
-                if self.info is None:
-                    self.info = answer
-                if self._on_answer is not None:
-                    await self._on_answer(self, answer)
-                self._conn = peer
-                self.state, self.why = "running", None
-                self._retry.ran()
-                ready.set_result(peer)
-                error = await conn.wait_closed()
-                if self.state == "running":
-                    self._conn = None
-                    self._stopped(error.line(), say=not self._closing)
 
     def _samples(self) -> bool:
         """Whether the person lets this MCP server use the model (`plugins.<name>.sampling`)."""
