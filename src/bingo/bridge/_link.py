@@ -25,7 +25,7 @@ from ..kernel.errors import ConnectionClosed, PluginUnavailable
 from ..kernel.interfaces import ToolCall
 from ..wire import Delta, ProviderDeltaParams, ToolProgressParams, Wire
 
-__all__ = ["Calls", "Link", "Peer", "StaticLink", "Unavailable"]
+__all__ = ["Calls", "Ended", "Link", "Peer", "StaticLink", "Unavailable"]
 
 R = TypeVar("R")
 
@@ -34,6 +34,21 @@ class Unavailable(PluginUnavailable):
     """The plugin is not running (dead, within its backoff, or refused): its sources answer
     nothing at once. The notice about it was already raised when it stopped. The kernel
     knows it as PluginUnavailable (a hook whose plugin fails closed must tell it apart)."""
+
+
+class Ended(ConnectionClosed):
+    """A plugin's process ended under its calls, and the notice that it stopped said this
+    error's line, its last words (`said`) included. Each call waiting fails with it; a tool
+    call's own line says how it ended without those words (`unsaid`), so they are said once."""
+
+    def __init__(self, message: str, hint: str, *, said: str = "") -> None:
+        super().__init__(message, f"{said}; {hint}" if said and hint else said or hint)
+        self.said = said
+        self._rest = hint
+
+    def unsaid(self) -> ConnectionClosed:
+        """The same error without the words the notice quoted."""
+        return ConnectionClosed(self.message, self._rest)
 
 
 PROGRESS_PER_SECOND = 200

@@ -36,7 +36,7 @@ from ..wire import InitializeResult
 from ..wire.rpc import RequestId
 from . import _problems as P
 from ._backoff import Backoff, Retry
-from ._link import PROGRESS_PER_SECOND, Calls, Peer, Unavailable
+from ._link import PROGRESS_PER_SECOND, Calls, Ended, Peer, Unavailable
 from ._mcp import McpClient
 from ._mcp_asks import elicit_through, sample_with
 from ._transport import HostFacts, Transport, open_pipes, open_remote
@@ -316,16 +316,15 @@ class Plugin:
         if transport is self._abandoned:
             # Ended because the person stopped waiting (`abandon` said so): not a failure.
             return ConnectionClosed(f"plugin {self.name} {how}", hint)
-        said = transport.said()
-        if said:
-            hint = f"{said}; {hint}"
         # Only a process that completed its handshake has a life to measure: one that died
         # in it is a failed start, and backs off (INTERFACE.md §5).
         ran = self.state == "running"
         relative = None if ran or not transport.local else self._relative_arg()
+        said = transport.said()
         if relative is not None:
-            hint = f"{relative}; {hint}"  # the likeliest cause first: `python3 main.py` run in the project
-        error = ConnectionClosed(f"plugin {self.name} {how}", hint)
+            # The likeliest cause first: `python3 main.py` run in the project.
+            said = f"{relative}; {said}" if said else relative
+        error = Ended(f"plugin {self.name} {how}", hint, said=said)
         self._conn = None
         self._stopped(error.line(), say=not self._closing, ended=ran)
         return error

@@ -30,7 +30,7 @@ from ..wire import (
     Wire,
 )
 from . import _problems as P
-from ._link import Link, Peer, Unavailable
+from ._link import Ended, Link, Peer, Unavailable
 from ._names import bridged_name
 
 __all__ = ["BridgedTool", "declaration_problems"]
@@ -161,10 +161,13 @@ class BridgedTool:
         unabandon = call.abandoned.on_set(abandon)
         try:
             result = await conn.call("tool/call", params, _Result)
+        except Ended as exc:
+            # A death had its notice when the process stopped, its last words quoted there:
+            # the call's line says how it ended, and not those words again.
+            raise exc.unsaid() from exc
         except PluginError as exc:
             # The kernel hands a failed call's words to the model only; a late or malformed
-            # answer is the plugin's fault and the person hears of it once (a death already
-            # had its notice when the process stopped).
+            # answer is the plugin's fault and the person hears of it once.
             if isinstance(exc, (BadAnswer, DeadlinePassed)):
                 kind = "shape" if isinstance(exc, BadAnswer) else "deadline"
                 # A deadline's words name the setting that sets it (its hint).

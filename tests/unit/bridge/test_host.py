@@ -180,7 +180,8 @@ def test_a_death_fails_the_call_in_words_then_backs_off_then_respawns(tmp_path: 
         with pytest.raises(PluginError) as died:
             await _call(registry, "plugin__alpha__echo", "die")
         assert died.value.message == "plugin alpha exited with code 3"
-        assert died.value.hint == f"its last stderr line: 'about to die'; log: {log}"
+        # Its last words are the notice's alone (below): said once (issue 26).
+        assert died.value.hint == f"log: {log}"
         assert host.status()[0].state == "stopped"
         within = await _call(registry, "plugin__alpha__echo", "hi")
         assert within.is_error and "not running" in _text(within)
@@ -198,6 +199,10 @@ def test_a_death_fails_the_call_in_words_then_backs_off_then_respawns(tmp_path: 
     said = _run(tmp_path, [_source(tmp_path, "alpha")], scenario, clock=clock)
     deaths = [n for n in said if n.message.startswith("stopped:")]
     assert len(deaths) == 2 and deaths[0].source == "alpha"
+    assert (
+        deaths[0].message
+        == f"stopped: plugin alpha exited with code 3: its last stderr line: 'about to die'; log: {log}"
+    )
     assert "about to die" in log.read_text(encoding="utf-8")
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bingo.bridge._link import PROGRESS_PER_SECOND, Calls
+from bingo.bridge._link import PROGRESS_PER_SECOND, Calls, Ended
+from bingo.kernel.errors import ConnectionClosed
 from bingo.kernel.interfaces import ToolCall
 from bingo.wire import ToolProgressParams
 
@@ -26,3 +27,12 @@ def test_progress_for_a_call_that_is_not_running_is_ignored() -> None:
     calls.end("c1")
     calls._progress(ToolProgressParams(call_id="c1", tail="late"))
     assert shown == []
+
+
+def test_an_ended_plugins_error_says_its_last_words_and_a_calls_line_leaves_them_out() -> None:
+    ended = Ended("plugin p exited with code 1", "log: /l", said='its stderr said: "boom"')
+    assert ended.line() == 'plugin p exited with code 1: its stderr said: "boom"; log: /l'
+    unsaid = ended.unsaid()
+    assert unsaid.line() == "plugin p exited with code 1: log: /l"
+    assert isinstance(unsaid, ConnectionClosed)
+    assert Ended("plugin p exited with code 1", "log: /l").line() == "plugin p exited with code 1: log: /l"
