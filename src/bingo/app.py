@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .kernel.dispatch import ChooseModel
-from .kernel.errors import ProviderError, SessionError, TrustError, UsageError
+from .kernel.errors import SessionError, TrustError, UsageError
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
@@ -36,16 +35,13 @@ from .kernel.interfaces import Asker
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
-from .kernel.settings import Settings, bingo_home, fail_closed_problems, find_project, load_settings, unsafe_layers
-from .run import ModelChooser, Run, RunFactory, RunSession, compacted, editor_mcp
-from .sandbox import Sandbox
+from .kernel.settings import bingo_home, fail_closed_problems, find_project, load_settings, unsafe_layers
+from .run import ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
 
 if TYPE_CHECKING:
-    from .bridge.check import McpJsonReport, Report
     from .store import SessionStore
-    from .surfaces.terminal import Opening
 
 __all__ = ["Options", "run_app"]
 
@@ -74,29 +70,6 @@ class Options(msgspec.Struct, frozen=True):
     """`--json`: the check's report as one JSON document."""
     no_sandbox: bool = False
     """`--no-sandbox`: this run without the sandbox (INTERFACE.md §9)."""
-
-
-def _sandbox(
-    settings: Settings, *, user_home: Path, home: Path, project: Path, environ: dict[str, str], notices: Notices
-) -> Sandbox:
-    """The run's sandbox, its settings' problems said and its mechanism probed.
-
-    Raises:
-        SettingsError: it is required (`sandbox.mode`) and cannot be in force (exit 2).
-    """
-    for problem in settings.sandbox.problems:
-        notices.say("bingo", problem, "warning")
-    sandbox = Sandbox(
-        settings.sandbox,
-        home=user_home,
-        bingo_home=home,
-        project=project,
-        environ=environ,
-        notices=notices,
-        matrix_token=settings.matrix.access_token_env,
-    )
-    sandbox.start()
-    return sandbox
 
 
 def _setup_logging(data_dir: Path) -> None:
@@ -150,9 +123,12 @@ async def run_app(options: Options) -> int:
     data_dir = data_dir_of(home)
     _setup_logging(data_dir)
     if options.check_plugin is not None:
-        return await _check_plugin(
-            options,
+        from .checkup import check_plugin
+
+        return await check_plugin(
             options.check_plugin,
+            call=options.check_call,
+            json=options.check_json,
             settings=settings,
             home=home,
             project=project,
@@ -220,7 +196,7 @@ async def run_app(options: Options) -> int:
     if state.pending:
         notices.say("bingo", left_out_notice(state, sources), "warning")
     run_sources, listed = admitted(sources, state)
-    sandbox = _sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
+    sandbox = start_sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
     registry = Registry(notices)
     for tool in builtin_tools(str(project), sandbox=sandbox):
         # By name: reading a built-in's spec would import its module, which only a model
@@ -342,7 +318,7 @@ async def run_app(options: Options) -> int:
                         run,
                         surface,
                         first=options.prompt,
-                        opening=_opening(choose_model, cwd=cwd, home=user_home, run=run),
+                        opening=opening(run, choose_model, cwd=cwd, home=user_home),
                         used=run.used,
                         session=run.session_id,
                         unsent=run.take_unsent,
@@ -353,34 +329,6 @@ async def run_app(options: Options) -> int:
     finally:
         await choose_model.aclose()  # the providers' HTTP clients (ADR-0040)
         session.close()
-
-
-def _opening(choose_model: ChooseModel, *, cwd: Path, home: Path, run: Run) -> Opening:
-    """What the terminal's banner names: the provider and model the first turn will use,
-    chosen as that turn will choose them (which builds no client and asks nothing: httpx is
-    imported at the first request), or what is wrong and how to set one; and the session the
-    run continues, if it does."""
-    from . import __version__
-    from .surfaces.terminal import Opening
-
-    try:
-        provider, model = choose_model()
-        chosen, unset = (provider.spec.name, model), ""
-    except ProviderError as exc:
-        chosen, unset = (None, None), exc.line()
-    made = compacted(run.frames()) if run.session_id() is not None else (0, 0)
-    return Opening(
-        version=__version__,
-        provider=chosen[0],
-        model=chosen[1],
-        unset=unset,
-        cwd=str(cwd),
-        home=str(home),
-        session=run.session_id(),
-        past=run.conversation.messages,
-        compacted=made[0],
-        summary=made[1],
-    )
 
 
 async def _choose_session(store: SessionStore, project: str) -> str | None:
@@ -430,69 +378,3 @@ def _surface(options: Options, interactive: bool) -> Surface:
 
         return TerminalSurface()
     return PrintSurface()
-
-
-async def _check_plugin(
-    options: Options,
-    where: str,
-    *,
-    settings: Settings,
-    home: Path,
-    project: Path,
-    cwd: Path,
-    data_dir: Path,
-    environ: dict[str, str],
-) -> int:
-    """`--check-plugin DIR` (a plugin's directory, or one holding a `.mcp.json`) or
-    `--check-plugin FILE` (a `.mcp.json`): the report on stdout, escaped (it quotes the
-    plugin's own words, §8); 0 when no check failed, 1 otherwise."""
-    from .bridge import MCP_JSON
-    from .bridge.check import check_mcp_json, check_plugin
-
-    path = Path(where)
-    if path.is_dir() and not (path / "plugin.json").exists() and (path / MCP_JSON).is_file():
-        path = path / MCP_JSON  # a project's directory: the servers its .mcp.json declares
-    if not path.is_dir() and not path.is_file():
-        raise UsageError(
-            f"{where} is neither a directory nor a file",
-            "pass the plugin's directory (the one holding its plugin.json) or a .mcp.json",
-        )
-    path = path.absolute()
-    if path.is_file() and path.name == "plugin.json":
-        raise UsageError(f"{where} is a plugin's manifest", f"pass its directory: bingo --check-plugin {path.parent}")
-    if path.is_file():
-        # Run as bingo would in the project that holds the file: from `cwd` when it is inside.
-        project = path.parent
-        if not cwd.absolute().is_relative_to(project):
-            cwd = project
-    # Run as bingo would run it: confined, where the sandbox is in force.
-    notices = Notices()
-    notices.listen(lambda notice: print(escape(f"bingo: {notice.message}"), file=sys.stderr))
-    user_home = Path(environ.get("HOME") or Path.home())
-    sandbox = _sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
-    async with sandbox:
-        if path.is_file():
-            report: McpJsonReport | Report = await check_mcp_json(
-                path,
-                call=options.check_call,
-                settings=settings,
-                home=home,
-                cwd=cwd,
-                data_dir=data_dir,
-                environ=environ,
-                sandbox=sandbox,
-            )
-        else:
-            report = await check_plugin(
-                path,
-                call=options.check_call,
-                settings=settings,
-                home=home,
-                project=project,
-                cwd=cwd,
-                data_dir=data_dir,
-                environ=environ,
-                sandbox=sandbox,
-            )
-    sys.stdout.write(report.json() if options.check_json else escape(report.text()))
-    return 0 if report.ok else 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
-# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← run ← app ← cli
+# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← run ← checkup ← app ← cli
 LAYER = {
     "wire": 0,
     "endpoint": 0.5,
@@ -21,6 +21,7 @@ LAYER = {
     "bridge": 2,
     "surfaces": 3,
     "run": 3.5,
+    "checkup": 3.75,
     "app": 4,
     "cli": 5,
 }

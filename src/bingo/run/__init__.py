@@ -4,7 +4,7 @@ and below the app, which composes the process and asks the factory for runs."""
 
 from ._commands import EVERYWHERE, PLACES, TABLE, Entry, commands_for, elsewhere
 from ._editor import editor_mcp
-from ._factory import ModelChooser, RunFactory
+from ._factory import ModelChooser, RunFactory, opening, start_sandbox
 from ._run import Place, Run, current_run
 from ._session import NOTICE_FRAMES, RunSession, compacted
 
@@ -24,4 +24,6 @@ __all__ = [
     "current_run",
     "editor_mcp",
     "elsewhere",
+    "opening",
+    "start_sandbox",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..kernel.dispatch import ChooseModel
-from ..kernel.errors import SessionError
+from ..kernel.errors import ProviderError, SessionError
 from ..kernel.frames import history
 from ..kernel.gate import Gate
 from ..kernel.hooks import Hooks
@@ -31,18 +31,42 @@ from ..surfaces import Surface
 from ..wire import Message, Notice
 from ._commands import commands_for
 from ._run import _CURRENT, Place, Run, current_run  # pyright: ignore[reportPrivateUsage]
-from ._session import RunSession
+from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
     from ..bridge import PluginHost
     from ..providers import HttpProvider
+    from ..surfaces.terminal import Opening
 
-__all__ = ["ModelChooser", "RunFactory"]
+__all__ = ["ModelChooser", "RunFactory", "opening", "start_sandbox"]
 
 _OWN_TASK: frozenset[Place] = frozenset({"terminal", "print", "room"})
 """The places whose run is opened in a task that is its own for good (the terminal's main
 task, a room's worker): what that task raises is the run's from its opening. An editor's
 session is opened in a request's task, and its prompts each in their own."""
+
+
+def start_sandbox(
+    settings: Settings, *, user_home: Path, home: Path, project: Path, environ: dict[str, str], notices: Notices
+) -> Sandbox:
+    """The process's sandbox, its settings' problems said and its mechanism probed.
+
+    Raises:
+        SettingsError: it is required (`sandbox.mode`) and cannot be in force (exit 2).
+    """
+    for problem in settings.sandbox.problems:
+        notices.say("bingo", problem, "warning")
+    sandbox = Sandbox(
+        settings.sandbox,
+        home=user_home,
+        bingo_home=home,
+        project=project,
+        environ=environ,
+        notices=notices,
+        matrix_token=settings.matrix.access_token_env,
+    )
+    sandbox.start()
+    return sandbox
 
 
 class ModelChooser:
@@ -251,3 +275,31 @@ class RunFactory:
             self.log.notice(notice)
         for run in targets:
             run.surface.notice(notice)
+
+
+def opening(run: Run, choose_model: ChooseModel, *, cwd: Path, home: Path) -> Opening:
+    """What the terminal's banner names: the provider and model the first turn will use,
+    chosen as that turn will choose them (which builds no client and asks nothing: httpx is
+    imported at the first request), or what is wrong and how to set one; and the session the
+    run continues, if it does."""
+    from .. import __version__
+    from ..surfaces.terminal import Opening
+
+    try:
+        provider, model = choose_model()
+        chosen, unset = (provider.spec.name, model), ""
+    except ProviderError as exc:
+        chosen, unset = (None, None), exc.line()
+    made = compacted(run.frames()) if run.session_id() is not None else (0, 0)
+    return Opening(
+        version=__version__,
+        provider=chosen[0],
+        model=chosen[1],
+        unset=unset,
+        cwd=str(cwd),
+        home=str(home),
+        session=run.session_id(),
+        past=run.conversation.messages,
+        compacted=made[0],
+        summary=made[1],
+    )

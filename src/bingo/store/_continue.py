@@ -6,7 +6,7 @@ Owns the choice for `-c` and `--resume` (a terminal or `-p`), and the check an e
 session: a second run is refused in words), and a session of another project is continued
 only when named by its whole id. Named by a prefix, the person is asked on a terminal (the
 question names both projects), and elsewhere it is refused with a line saying to give the
-whole id. It does not open a run's session for writing (the app's `_LazySession` does) nor
+whole id. It does not open a run's session for writing (a run's `RunSession` does: `bingo.run`) nor
 rebuild its history.
 """
 

@@ -9,7 +9,8 @@ with the line and marked `_meta.bingo.notice`, which every editor draws apart fr
 agent's message. A tool call is a `tool_call` when it starts (the gate's question comes first: then
 the call is announced `pending` with the question, and the same id goes `in_progress` when
 it runs), its live line a `tool_call_update` content, its end the status and the result: a
-View as its markdown fold, a diff View as ACP diffs, otherwise the output's text and images.
+View as its markdown fold, a diff View as ACP diffs, otherwise the output's text and images
+(how a call reads to the editor is `_cards`).
 Every string from elsewhere passes `escape` (INTERFACE.md §8) before it is sent.
 `session/load` replays a stored session the same way, its prompts as user message chunks
 (a prompt's images as images, one past REPLAYED_IMAGE as a line naming it).
@@ -26,11 +27,8 @@ nothing of the run behind it beyond the seam a surface meets.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Iterable
-from pathlib import Path
 from typing import Protocol
 
 from ...kernel.errors import BingoError
@@ -48,27 +46,24 @@ from ...kernel.notices import HOST
 from ...wire import (
     CommandOutcome,
     ErrorOutcome,
-    ImagePart,
     Json,
     NoneOutcome,
     Notice,
     NoticeLevel,
     PromptOutcome,
     TextOutcome,
-    TextPart,
     ToolOutput,
     ToolUseBlock,
     ViewOutcome,
-    is_object,
 )
 from ...wire import TextBlock as MessageText
 from .._escape import escape, escape_view, one_line
-from ._markdown import diffs_of, markdown
+from ._cards import asked, card, key, result_content
+from ._markdown import markdown
 from ._schema import (
     AgentMessageChunk,
     Content,
     ImageBlock,
-    Location,
     NoticeUpdate,
     PermissionOption,
     PermissionParams,
@@ -78,7 +73,6 @@ from ._schema import (
     ToolCallContent,
     ToolCallStart,
     ToolCallUpdate,
-    ToolKind,
     Update,
     UserMessageChunk,
 )
@@ -87,32 +81,12 @@ __all__ = ["AcpSession", "Peer"]
 
 _log = logging.getLogger(__name__)
 
-_TITLE_ARGUMENT = 80
-_QUESTION_ARGUMENT = 4000
-"""Characters of a call's main argument a permission question shows past its title."""
-_BLANKS = re.compile(r"[ \t]+")
-"""Runs of blanks in a title, folded to one space; a newline is shown (`one_line`), never folded."""
-"""Characters of a call's main argument its title shows."""
-
-_KINDS: dict[str, ToolKind] = {
-    "read": "read",
-    "write": "edit",
-    "edit": "edit",
-    "glob": "search",
-    "grep": "search",
-    "bash": "execute",
-}
-_MAIN = {"bash": "command", "glob": "pattern", "grep": "pattern"}
-"""The input field a built-in's title shows; `path` for the rest, as the gate's rules read them."""
-
 _ONCE, _ALWAYS, _REJECT = "allow-once", "allow-always", "reject"
 
 CHUNK = 8192
 """Characters of text one `agent_message_chunk` carries at most: a long message (a View, a
 replayed answer) goes as several, so no one line is more than a client's reader takes (the
 Python SDK's is asyncio's 64 KiB unless told otherwise)."""
-SHOWN = 16_000
-"""Characters of a tool's text result the editor is shown (the model is given all of it)."""
 REPLAYED_IMAGE = 6 * CHUNK
 """Characters of base64 a prompt's image may be to be replayed as itself by `session/load`
 (a larger one is a line naming it): a replay is many lines at once, and a client's reader
@@ -127,12 +101,6 @@ def _pieces(text: str) -> list[str]:
     return [text[at : at + CHUNK] for at in range(0, len(text), CHUNK)] or [""]
 
 
-def _shown(text: str) -> str:
-    return (
-        text if len(text) <= SHOWN else f"{text[:SHOWN]}\n[… {len(text) - SHOWN:,} more characters, given to the model]"
-    )
-
-
 class Peer(Protocol):
     """What a session needs of the connection to its client."""
 
@@ -143,38 +111,6 @@ class Peer(Protocol):
     async def request_permission(self, params: PermissionParams) -> PermissionResult:
         """Ask the client. Raises BingoError when it cannot answer (gone, a bad answer)."""
         ...
-
-
-def _key(name: str, input: Json) -> str:
-    return name + "\0" + json.dumps(input, sort_keys=True, default=str)
-
-
-def _main_argument(name: str, input: Json) -> str | None:
-    value = input.get(_MAIN.get(name, "path")) if is_object(input) else None
-    return value if isinstance(value, str) and value else None
-
-
-def title(name: str, input: Json) -> str:
-    """How a call is named to the person: the tool and its main argument."""
-    value = _main_argument(name, input)
-    if value is None:
-        return escape(name)
-    shown = value if len(value) <= _TITLE_ARGUMENT else value[:_TITLE_ARGUMENT] + "…"
-    return one_line(f"{name} {_BLANKS.sub(' ', shown.strip())}")
-
-
-def _asked(name: str, input: Json) -> list[ToolCallContent]:
-    """What a permission question shows beyond its title: the main argument whole (to a
-    bound), so a tail past the title's cut is seen before it is allowed."""
-    value = _main_argument(name, input)
-    if value is None or len(value) <= _TITLE_ARGUMENT:
-        return []
-    shown = (
-        value
-        if len(value) <= _QUESTION_ARGUMENT
-        else value[:_QUESTION_ARGUMENT] + f"… ({len(value) - _QUESTION_ARGUMENT} more characters)"
-    )
-    return [Content(content=TextBlock(text=one_line(shown)))]
 
 
 class AcpSession:
@@ -224,43 +160,10 @@ class AcpSession:
             )
         )
 
-    def _locations(self, name: str, input: Json) -> list[Location]:
-        path = input.get("path") if is_object(input) and name in _KINDS else None
-        if not isinstance(path, str) or not path:
-            return []
-        where = Path(path).expanduser()
-        return [Location(path=str(where if where.is_absolute() else Path(self.cwd) / where))]
-
     def _start(
         self, acp_id: str, name: str, input: Json, status: str, content: list[ToolCallContent] | None = None
     ) -> None:
-        self._send(
-            ToolCallStart(
-                tool_call_id=acp_id,
-                title=title(name, input),
-                kind=_KINDS.get(name, "other"),
-                status="pending" if status == "pending" else "in_progress" if status == "in_progress" else "failed",
-                content=content or [],
-                locations=self._locations(name, input),
-                raw_input=input,
-            )
-        )
-
-    def _content(self, output: ToolOutput) -> list[ToolCallContent]:
-        """What the person is shown of a result: its View (a diff as ACP diffs, anything
-        else as its markdown fold), else (and for a failure) its text and images."""
-        items: list[ToolCallContent] = []
-        if output.display is not None:
-            shown = escape_view(output.display)
-            diffs = diffs_of(shown, self.cwd)
-            items.extend(diffs if diffs is not None else [Content(content=TextBlock(text=markdown(shown)))])
-        if output.display is None or output.is_error:
-            for part in output.parts:
-                if isinstance(part, TextPart) and part.text:
-                    items.append(Content(content=TextBlock(text=escape(_shown(part.text)))))
-                elif isinstance(part, ImagePart):
-                    items.append(Content(content=ImageBlock(mime_type=part.media_type, data=part.data)))
-        return items
+        self._send(card(acp_id, name, input, status, content, self.cwd))
 
     # --- the prompt's life ----------------------------------------------------------
 
@@ -279,7 +182,7 @@ class AcpSession:
         self._chunk(escape(text))
 
     def tool_started(self, call_id: str, name: str, input: Json) -> None:
-        asked = self._asked.pop(_key(name, input), None)
+        asked = self._asked.pop(key(name, input), None)
         if asked is not None:
             self._send(ToolCallUpdate(tool_call_id=asked, status="in_progress"))
         else:
@@ -299,7 +202,9 @@ class AcpSession:
         self._progress.pop(call_id, None)
         self._send(
             ToolCallUpdate(
-                tool_call_id=acp_id, status="failed" if output.is_error else "completed", content=self._content(output)
+                tool_call_id=acp_id,
+                status="failed" if output.is_error else "completed",
+                content=result_content(output, self.cwd),
             )
         )
 
@@ -361,7 +266,7 @@ class AcpSession:
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
         self._questions += 1
         acp_id = f"permission-{self._questions}"
-        self._start(acp_id, name, input, "pending", _asked(name, input))
+        self._start(acp_id, name, input, "pending", asked(name, input))
         options = [
             PermissionOption(option_id=_ONCE, name="Allow once", kind="allow_once"),
             PermissionOption(option_id=_ALWAYS, name=one_line(f"Always allow {always}"), kind="allow_always"),
@@ -378,7 +283,7 @@ class AcpSession:
                 )
             )
         else:
-            self._asked[_key(name, input)] = acp_id
+            self._asked[key(name, input)] = acp_id
         return answer
 
     async def ask(self, question: str, choices: list[str] | None) -> str:
@@ -457,7 +362,7 @@ class AcpSession:
                         ToolCallUpdate(
                             tool_call_id=call_id,
                             status="failed" if output.is_error else "completed",
-                            content=self._content(output),
+                            content=result_content(output, self.cwd),
                         )
                     )
                 case NoticeFrame(notice=notice):

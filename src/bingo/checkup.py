@@ -1,0 +1,91 @@
+"""`bingo --check-plugin`: a plugin's (or a `.mcp.json`'s servers') checkup, run as bingo
+would run it (confined, where the sandbox is in force), its report on stdout.
+
+It owns which path is checked and in which project, and the report's printing; the checks
+are the bridge's (`bridge.check`). It opens no run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .kernel.errors import UsageError
+from .kernel.notices import Notices
+from .kernel.settings import Settings
+from .run import start_sandbox
+from .surfaces import escape
+
+if TYPE_CHECKING:
+    from .bridge.check import McpJsonReport, Report
+
+__all__ = ["check_plugin"]
+
+
+async def check_plugin(
+    where: str,
+    *,
+    call: bool,
+    json: bool,
+    settings: Settings,
+    home: Path,
+    project: Path,
+    cwd: Path,
+    data_dir: Path,
+    environ: dict[str, str],
+) -> int:
+    """`--check-plugin DIR` (a plugin's directory, or one holding a `.mcp.json`) or
+    `--check-plugin FILE` (a `.mcp.json`): the report on stdout, escaped (it quotes the
+    plugin's own words, §8); 0 when no check failed, 1 otherwise."""
+    from .bridge import MCP_JSON
+    from .bridge.check import check_mcp_json
+    from .bridge.check import check_plugin as check_dir
+
+    path = Path(where)
+    if path.is_dir() and not (path / "plugin.json").exists() and (path / MCP_JSON).is_file():
+        path = path / MCP_JSON  # a project's directory: the servers its .mcp.json declares
+    if not path.is_dir() and not path.is_file():
+        raise UsageError(
+            f"{where} is neither a directory nor a file",
+            "pass the plugin's directory (the one holding its plugin.json) or a .mcp.json",
+        )
+    path = path.absolute()
+    if path.is_file() and path.name == "plugin.json":
+        raise UsageError(f"{where} is a plugin's manifest", f"pass its directory: bingo --check-plugin {path.parent}")
+    if path.is_file():
+        # Run as bingo would in the project that holds the file: from `cwd` when it is inside.
+        project = path.parent
+        if not cwd.absolute().is_relative_to(project):
+            cwd = project
+    # Run as bingo would run it: confined, where the sandbox is in force.
+    notices = Notices()
+    notices.listen(lambda notice: print(escape(f"bingo: {notice.message}"), file=sys.stderr))
+    user_home = Path(environ.get("HOME") or Path.home())
+    sandbox = start_sandbox(settings, user_home=user_home, home=home, project=project, environ=environ, notices=notices)
+    async with sandbox:
+        if path.is_file():
+            report: McpJsonReport | Report = await check_mcp_json(
+                path,
+                call=call,
+                settings=settings,
+                home=home,
+                cwd=cwd,
+                data_dir=data_dir,
+                environ=environ,
+                sandbox=sandbox,
+            )
+        else:
+            report = await check_dir(
+                path,
+                call=call,
+                settings=settings,
+                home=home,
+                project=project,
+                cwd=cwd,
+                data_dir=data_dir,
+                environ=environ,
+                sandbox=sandbox,
+            )
+    sys.stdout.write(report.json() if json else escape(report.text()))
+    return 0 if report.ok else 1
