@@ -3,14 +3,16 @@ virtualenv, on 127.0.0.1, with SQLite and registration by shared secret.
 
 `.synapse-venv/` at the repository's root (gitignored) is made once with
 `pip install matrix-synapse` and reused; a fresh machine (CI) makes it in the first test
-session, which takes about half a minute. One server serves the whole test session
-(`homeserver`, session-scoped): each test registers its own users and rooms, so tests
-share nothing but the process. `Synapse.restart` stops the server and starts it again on
+session, which takes about half a minute (one process makes it, under a file lock, while
+parallel ones wait). One server serves the whole test session (`homeserver`,
+session-scoped; with xdist, each worker's session that needs one): each test registers its
+own users and rooms, so tests share nothing but the process. `Synapse.restart` stops the server and starts it again on
 the same port and database, as a homeserver going away and coming back does.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import os
@@ -34,15 +36,24 @@ from tests.support import summary
 
 VENV = REPO / ".synapse-venv"
 STAMP = VENV / ".installed"
+LOCK = REPO / ".cache" / "synapse-venv.lock"
 REQUIREMENT = "matrix-synapse"
 SHARED_SECRET = "bingo-test-shared-secret"
 START_TIMEOUT = 60.0
 
 
 def _install() -> str | None:
-    """Make `.synapse-venv` with Synapse in it, once; why it cannot be made, or None."""
+    """Make `.synapse-venv` with Synapse in it, once; why it cannot be made, or None. Under a
+    file lock (in the gitignored .cache/), so parallel test processes (xdist's workers) make it once between them."""
     if STAMP.exists():
         return None
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return None if STAMP.exists() else _make()
+
+
+def _make() -> str | None:
     python = sys.executable
     made = subprocess.run([python, "-m", "venv", str(VENV)], capture_output=True, text=True)
     if made.returncode != 0:

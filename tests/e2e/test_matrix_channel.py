@@ -5,6 +5,7 @@ model behind it. What the person reads is read back from the room itself."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 
 from bingo.kernel.frames import PromptFrame
 from bingo.store import SessionStore
-from bingo.surfaces.channel._room import NOTICE_BURST
+from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 from tests.e2e._synapse import Synapse, homeserver, wait_for
@@ -748,14 +749,18 @@ def test_a_flood_of_plugin_notices_is_a_few_messages_and_one_line_saying_how_man
     )
     box.install(TEST_PLUGINS / "zoo" / "notice-flood")
     bot = _start(bots, box, room)
+    began = time.monotonic()
     room.person.say(room.id, "go")
     room.wait_for_body(lambda b: "done." in b, "the turn to end", timeout=60)
+    # The room's limit is a burst, then one notice every NOTICE_EVERY seconds: a turn a loaded
+    # machine makes last longer earns a notice more per NOTICE_EVERY (test_bounded_notices.py's way).
+    earned = math.floor((time.monotonic() - began) / NOTICE_EVERY)
     assert bot.stop() == 0
     notices = [c["body"] for c in room.said_by_bot() if c["msgtype"] == "m.notice"]
     flood = [n for n in notices if n.startswith("[notice] notice-flood: ")]
-    assert 1 <= len(flood) <= NOTICE_BURST  # of 20 001 raised
+    assert 1 <= len(flood) <= NOTICE_BURST + earned  # of 20 001 raised
     assert any(
         re.fullmatch(r"\[notice\] bingo: \d+ more notices were left out here; they are in bingo's log", n)
         for n in notices
     ), notices
-    assert len(room.said_by_bot()) <= NOTICE_BURST + 5
+    assert len(room.said_by_bot()) <= NOTICE_BURST + earned + 5

@@ -36,6 +36,7 @@ from bingo.wire import (
 from bingo.wire.protocol import METHODS
 from bingo.wire.rpc import Envelope
 from tests.support import summary
+from tests.support.examples import examples
 
 _FUZZ = settings(
     derandomize=True,
@@ -227,7 +228,7 @@ def _read_all(data: bytes, limit: int) -> list[Envelope | BadLine]:
     return asyncio.run(main())
 
 
-@settings(_FUZZ, max_examples=300)
+@settings(_FUZZ, max_examples=examples(300))
 @given(st.lists(_line, min_size=1, max_size=12), st.sampled_from([64, 1024]))
 def test_every_line_becomes_a_message_or_a_bad_line(lines: list[bytes], limit: int) -> None:
     summary.add("fuzz", "inputs: JSON-RPC lines", len(lines))
@@ -239,7 +240,7 @@ def test_every_line_becomes_a_message_or_a_bad_line(lines: list[bytes], limit: i
     assert [is_envelope(item) if isinstance(item, Envelope) else None for item in items] == _expected(data, limit)
 
 
-@settings(_FUZZ, max_examples=400)
+@settings(_FUZZ, max_examples=examples(400))
 @given(st.lists(_line, min_size=5, max_size=20))
 def test_one_line_of_anything_decodes_or_is_refused(lines: list[bytes]) -> None:
     summary.add("fuzz", "inputs: JSON-RPC lines", len(lines))
@@ -266,7 +267,7 @@ _handshakes = (
 )
 
 
-@settings(_FUZZ, max_examples=300)
+@settings(_FUZZ, max_examples=examples(300))
 @given(st.lists(_handshakes, min_size=5, max_size=20))
 def test_the_handshake_validator_answers_a_result_a_refusal_or_a_decode_error(raws: list[bytes]) -> None:
     summary.add("fuzz", "inputs: handshakes", len(raws))
@@ -282,7 +283,7 @@ def test_the_handshake_validator_answers_a_result_a_refusal_or_a_decode_error(ra
 _ANSWERED = sorted(name for name, info in METHODS.items() if info.result is not None)
 
 
-@settings(_FUZZ, max_examples=700)
+@settings(_FUZZ, max_examples=examples(700))
 @given(
     st.lists(
         st.tuples(st.sampled_from(_ANSWERED), json_values.map(_dumps) | st.binary(max_size=40)), min_size=5, max_size=20
@@ -374,7 +375,7 @@ async def _items(read: LineReader[Envelope]) -> list[Envelope | BadLine]:
     return items
 
 
-@settings(_FUZZ, max_examples=200)
+@settings(_FUZZ, max_examples=examples(200))
 @given(st.lists(_hostile_lines(), min_size=1, max_size=4))
 def test_a_hostile_line_becomes_a_message_or_a_bad_line_and_what_it_carries_is_refused(
     lines: list[tuple[str, bytes]],
@@ -411,7 +412,7 @@ def _tool_call() -> ToolCallParams:
     return ToolCallParams(call_id="c", name="poke", input={}, cwd="/", session="s", turn=1)
 
 
-@settings(_FUZZ, max_examples=60)
+@settings(_FUZZ, max_examples=examples(60))
 @given(st.lists(_hostile_lines(), min_size=1, max_size=3))
 def test_the_connection_outlives_hostile_lines_and_each_call_ends_in_a_value_or_an_error(
     lines: list[tuple[str, bytes]],

@@ -17,6 +17,7 @@ from bingo.kernel._shell import pieces
 from bingo.kernel.gate import Decision, Gate, Rule, Verdict, always_rule, exact, parse_rule, refusal, rule_problems
 from bingo.kernel.settings import Permissions, load_settings
 from bingo.wire import Json, ToolTraits
+from tests.support.examples import examples
 
 UNTRUSTED = ToolTraits()
 PROJECT = "/proj"
@@ -241,7 +242,7 @@ _ATTACKS = [
 ]
 
 
-@settings(derandomize=True, deadline=None, max_examples=400)
+@settings(derandomize=True, deadline=None, max_examples=examples(400))
 @given(tail=st.lists(_TAIL_ALPHABET, max_size=12).map("".join), attack=st.sampled_from(_ATTACKS))
 def test_whatever_a_prefix_rule_allows_it_no_longer_allows_with_a_command_after_it(tail: str, attack: str) -> None:
     gate = _gate(allow=("bash(git status*)",))
@@ -328,7 +329,7 @@ def oracle_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
-@settings(derandomize=True, deadline=None, max_examples=1500)
+@settings(derandomize=True, deadline=None, max_examples=examples(1500))
 @given(start=_ORACLE_STARTS, tail=st.lists(_ORACLE_TOKENS, max_size=10).map("".join))
 @example(start="ls", tail=" #'\nmk #'")  # issue 23 item 1: a comment that hides a newline
 @example(start="ls", tail="x=1 mk")  # item 3: an assignment glued to `ls*`
@@ -452,7 +453,7 @@ def test_an_escaped_star_is_the_character_so_an_exact_rule_allows_exactly_its_te
     assert _bash(gate, "rm -rf build/*; rm -rf ../victim") is Verdict.ASK
 
 
-@settings(derandomize=True, deadline=None, max_examples=300)
+@settings(derandomize=True, deadline=None, max_examples=examples(300))
 @given(text=st.lists(st.sampled_from(["*", "\\", "a", " ", "/", "\\*", "\\\\", "x y"]), max_size=8).map("".join))
 def test_exact_gives_the_pattern_of_the_text_alone(text: str) -> None:
     path = "/proj/f" + text
@@ -727,7 +728,7 @@ def test_always_does_not_take_a_path_in_the_directory_for_a_subcommand(tmp_path:
     assert always_rule("bash", {"command": "rm build"}, cwd=str(tmp_path), project=str(tmp_path)) == "bash(rm build)"
 
 
-@settings(derandomize=True, deadline=None, max_examples=300)
+@settings(derandomize=True, deadline=None, max_examples=examples(300))
 @given(command=st.lists(_TAIL_ALPHABET | st.sampled_from(["git", "status", "rm", "x"]), max_size=10).map("".join))
 def test_the_always_rule_allows_the_call_it_was_offered_for(command: str) -> None:
     gate = _gate()

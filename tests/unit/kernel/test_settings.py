@@ -22,6 +22,7 @@ from bingo.kernel.settings import (
     unsafe_layers,
 )
 from bingo.wire import Json
+from tests.support.examples import examples
 
 
 @pytest.fixture
@@ -208,7 +209,7 @@ def test_permission_lists_are_concatenated_in_layer_order(home: Path, project: P
     assert loaded.permissions == Permissions(allow=("u", "p", "l", "flag"), ask=("pa",), deny=("ud",))
 
 
-@settings(derandomize=True, deadline=None, max_examples=30)
+@settings(derandomize=True, deadline=None, max_examples=examples(30))
 @given(layers=st.lists(st.lists(st.text(max_size=8), max_size=3), min_size=4, max_size=4))
 def test_allow_rules_keep_every_layer_in_order(layers: list[list[str]]) -> None:
     # Hypothesis and tmp_path do not mix (one directory per test, many examples).

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bingo.providers import AnthropicProvider, OpenAIProvider
 from bingo.providers._names import ToolNames, fit_name, fits, request_names
 from bingo.wire import Message, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, ToolUseDelta
+from tests.support.examples import examples
 from tests.support.model_transport import BASE, ModelTransport, ask
 
 _API = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -21,7 +22,7 @@ _LONG = "plugin__" + "a" * 60 + "__fetch.page"
 _names = st.lists(st.text(min_size=0, max_size=120), max_size=12)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_names)
 def test_every_fitted_name_matches_the_api_pattern(names: list[str]) -> None:
     table = ToolNames.of(names)
@@ -29,7 +30,7 @@ def test_every_fitted_name_matches_the_api_pattern(names: list[str]) -> None:
         assert _API.fullmatch(table.api(name))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_names)
 def test_the_table_is_a_bijection_within_a_request(names: list[str]) -> None:
     table = ToolNames.of(names)
@@ -39,7 +40,7 @@ def test_the_table_is_a_bijection_within_a_request(names: list[str]) -> None:
         assert table.canonical(table.api(name)) == name
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_names)
 def test_the_table_does_not_depend_on_order_or_duplicates(names: list[str]) -> None:
     assert ToolNames.of(names) == ToolNames.of(list(reversed(names)) + names)

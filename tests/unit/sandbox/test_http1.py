@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bingo.sandbox._http1 import Reply, content_length, forwarded, parse_head, serialize, target
+from tests.support.examples import examples
 
 _header_bytes = st.binary(max_size=40) | st.sampled_from(
     [b"\r", b"\n", b"\r\n", b"\0", b":", b" ", b"\t", b",", b"chunked"]
@@ -15,7 +16,7 @@ _header_bytes = st.binary(max_size=40) | st.sampled_from(
 _lines = st.lists(st.lists(_header_bytes, max_size=6).map(b"".join), max_size=8)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.binary(max_size=60), _lines)
 def test_a_head_passed_on_has_only_whole_header_lines(first: bytes, lines: list[bytes]) -> None:
     raw = b"\r\n".join([first, *lines]) + b"\r\n\r\n"
@@ -61,7 +62,7 @@ _target_bytes = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.sampled_from([b"GET", b"CONNECT", b"POST"]), _target_bytes)
 def test_a_target_is_read_or_answered_in_one_line(method: bytes, raw: bytes) -> None:
     try:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bingo.sandbox._pattern import host_matches, parse_host, parse_pattern
+from tests.support.examples import examples
 
 _label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True)
 _last = _label.filter(lambda label: not label.isdigit() and not label.startswith("0x"))
@@ -19,7 +20,7 @@ def _mixed_case(name: str, flips: list[bool]) -> str:
     return "".join(c.upper() if flip else c for c, flip in zip(name, flips + [False] * len(name)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_names, st.lists(st.booleans(), max_size=60), st.booleans())
 def test_a_name_matches_itself_whatever_its_case_and_trailing_dot(name: str, flips: list[bool], dot: bool) -> None:
     written = _mixed_case(name, flips) + ("." if dot else "")
@@ -28,7 +29,7 @@ def test_a_name_matches_itself_whatever_its_case_and_trailing_dot(name: str, fli
     assert host_matches(parse_host(written), [parse_pattern(_mixed_case(name, flips[::-1]))])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_names, st.lists(_label, min_size=1, max_size=3))
 def test_a_star_pattern_covers_every_host_below_its_suffix_and_not_the_suffix(suffix: str, below: list[str]) -> None:
     pattern = parse_pattern(f"*.{suffix}")
@@ -36,7 +37,7 @@ def test_a_star_pattern_covers_every_host_below_its_suffix_and_not_the_suffix(su
     assert not host_matches(suffix, [pattern])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_names, _names)
 def test_a_pattern_covers_nothing_that_merely_ends_with_its_text(suffix: str, other: str) -> None:
     host = f"{other}{suffix}"  # "badexample.com" against example.com and *.example.com
@@ -45,7 +46,7 @@ def test_a_pattern_covers_nothing_that_merely_ends_with_its_text(suffix: str, ot
             assert host == suffix or host.endswith("." + suffix)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=40))
 def test_parse_host_is_idempotent_and_gives_what_the_resolver_cannot_misread(text: str) -> None:
     try:
@@ -62,7 +63,7 @@ def test_parse_host_is_idempotent_and_gives_what_the_resolver_cannot_misread(tex
         assert socket.inet_ntoa(packed) == host
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=40))
 def test_parse_pattern_is_idempotent_or_says_what_is_wrong(text: str) -> None:
     try:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from bingo.surfaces import escape, escape_view
 from bingo.wire import CodeView, ListView, MarkdownView, StackView, TableView, TextView, fold
+from tests.support.examples import examples
 
 C0 = [c for c in range(0x20) if chr(c) not in "\n\t"]
 C1 = list(range(0x80, 0xA0))
@@ -135,7 +136,7 @@ _texts = st.text(
 )
 
 
-@settings(derandomize=True, deadline=None, max_examples=500)
+@settings(derandomize=True, deadline=None, max_examples=examples(500))
 @given(text=_texts)
 def test_no_text_keeps_a_live_control_or_bidi_character(text: str) -> None:
     shown = escape(text)
@@ -144,7 +145,7 @@ def test_no_text_keeps_a_live_control_or_bidi_character(text: str) -> None:
     shown.encode("utf-8")
 
 
-@settings(derandomize=True, deadline=None, max_examples=500)
+@settings(derandomize=True, deadline=None, max_examples=examples(500))
 @given(text=_texts)
 def test_escaping_twice_changes_nothing(text: str) -> None:
     once = escape(text)

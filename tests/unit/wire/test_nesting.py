@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bingo.wire import MAX_DEPTH, Json, is_array, is_object, too_deep, top_members
+from tests.support.examples import examples
 
 
 def _depth(value: Json) -> int:
@@ -62,7 +63,7 @@ _values = st.recursive(
 )
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=300)
+@settings(derandomize=True, database=None, deadline=None, max_examples=examples(300))
 @given(_values, st.sampled_from([0, 1, 2, 5, 16]), st.booleans())
 def test_too_deep_agrees_with_the_oracle_on_any_json(value: Json, limit: int, indent: bool) -> None:
     text = json.dumps(value, indent=1 if indent else None)
@@ -88,7 +89,7 @@ def test_top_members_refuses_what_is_not_one_object(text: bytes) -> None:
     assert top_members(text) is None
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=200)
+@settings(derandomize=True, database=None, deadline=None, max_examples=examples(200))
 @given(st.dictionaries(st.text(max_size=5), _values, max_size=5))
 def test_top_members_gives_back_each_member_as_json_of_it(value: dict[str, Json]) -> None:
     members = top_members(json.dumps(value).encode())
