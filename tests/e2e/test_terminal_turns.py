@@ -26,9 +26,9 @@ def test_model_markdown_is_drawn_block_by_block_as_it_streams_and_its_escapes_ar
     with terminal(box, [[("text", first), ("pause", released), ("text", "Last \x1b]0;pwned\x07 *words*.")]]) as screen:
         screen.child.send("show me\r")
         # Drawn while the model is still answering: each block once it is complete.
-        screen.expect(r"It has 9 words in it\. *\n")
+        bold = screen.expect(r"It has 9 words in it\. *\n")
         screen.expect(r"\nA fence: *\n")
-        screen.expect(r"def f\(\): *\n *\n +return 1")
+        fence = screen.expect(r"def f\(\): *\n *\n +return 1")
         assert re.search(r"\x1b\[1m9 words\x1b\[0m", screen.raw)  # bold, as SGR 1
         assert re.search(r"\x1b\[[0-9;]+mdef\x1b\[0m", screen.raw)  # the keyword is coloured
         released.set()
@@ -36,7 +36,10 @@ def test_model_markdown_is_drawn_block_by_block_as_it_streams_and_its_escapes_ar
         screen.prompt()
         screen.child.sendcontrol("d")
         assert screen.exits() == 0
-        assert "**" not in screen.text() and "```" not in screen.text()
+        # A block not yet complete is shown raw in the live area (ADR-0017), which a loaded
+        # machine may redraw between two deltas: raw markdown may be seen only before its
+        # block is drawn, never after, so none of it is left on the screen.
+        assert screen.text().rfind("**") < bold.start() and screen.text().rfind("```") < fence.start()
         assert "\x1b]0;pwned" not in screen.raw
 
 

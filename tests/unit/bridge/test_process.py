@@ -290,8 +290,10 @@ def test_twenty_plugins_start_at_once_under_one_janitor(tmp_path: Path) -> None:
     async def one(n: int) -> tuple[int, bytes]:
         proc = await _spawn(script, tmp_path)
         async with proc:
+            # Its parent is read while it waits for its line: once answered, it exits (and is reaped).
+            parent = _parent(proc.pid)
             proc.stdin.write(b"%d\n" % n)
-            return _parent(proc.pid), await proc.stdout.readline()
+            return parent, await proc.stdout.readline()
 
     async def main() -> list[tuple[int, bytes]]:
         async with asyncio.timeout(5):
