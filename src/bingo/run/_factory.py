@@ -30,7 +30,7 @@ from ..sandbox import Sandbox
 from ..surfaces import Surface
 from ..wire import Message, Notice
 from ._commands import commands_for
-from ._run import _CURRENT, Place, Run, current_run  # pyright: ignore[reportPrivateUsage]
+from ._run import Place, Run, current_run
 from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class RunFactory:
             forget=self._open.remove,
         )
         if place in _OWN_TASK:
-            _CURRENT.set(run)
+            run.own_task()
         self._open.append(run)
         run.started()
         return run

@@ -246,6 +246,11 @@ class Run:
         self.ended()
         self.session.close()
 
+    def own_task(self) -> None:
+        """The calling task is this run's for good (the terminal's main task, a room's
+        worker): what it and the tasks it starts raise is this run's from now on."""
+        _CURRENT.set(self)
+
     def _heard(self, notice: Notice) -> None:
         """A notice of the process: kept in this run's session when it is this run's (raised
         in its task, or anywhere when it is the process's only run)."""
