@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .kernel.errors import SessionError, TrustError, UsageError
+from .kernel.errors import TrustError, UsageError
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
@@ -41,7 +41,7 @@ from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
 
 if TYPE_CHECKING:
-    from .store import SessionStore
+    pass
 
 __all__ = ["Options", "run_app"]
 
@@ -208,7 +208,9 @@ async def run_app(options: Options) -> int:
     try:
         resume = options.resume
         if resume == "":
-            resume = await _choose_session(session.store, str(project))
+            from .surfaces.terminal import choose_session
+
+            resume = await choose_session(session.store.sessions(str(project)))
             if resume is None:
                 notices.say("bingo", "no session chosen: this is a new one")
         if options.continue_latest or resume:
@@ -329,21 +331,6 @@ async def run_app(options: Options) -> int:
     finally:
         await choose_model.aclose()  # the providers' HTTP clients (ADR-0040)
         session.close()
-
-
-async def _choose_session(store: SessionStore, project: str) -> str | None:
-    """`--resume` with no id, on a terminal: the session the person picks from this
-    project's (the latest first); None when they press Esc (a new session starts).
-
-    Raises:
-        SessionError: the project has no session yet.
-    """
-    from .surfaces.terminal import choose_session
-
-    found = store.sessions(project)
-    if not found:
-        raise SessionError("there is no session to continue in this project", 'start one with bingo "PROMPT"')
-    return await choose_session(found)
 
 
 def _start_asker() -> Asker:

@@ -72,9 +72,13 @@ async def choose_session(sessions: Sequence[SessionInfo]) -> str | None:
     `_SESSIONS_LISTED` of them); None on Esc.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C.  SessionError: Ctrl-D (nothing chosen).
+        KeyboardInterrupt: Ctrl-C.  SessionError: Ctrl-D (nothing chosen), or there is
+            none to choose (the project has no session yet).
     """
     from ._answer import listed
+
+    if not sessions:
+        raise SessionError("there is no session to continue in this project", 'start one with bingo "PROMPT"')
 
     shown = list(sessions[:_SESSIONS_LISTED])
     more = len(sessions) - len(shown)
