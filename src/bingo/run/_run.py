@@ -16,9 +16,10 @@ and parses nothing (the dispatcher does).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -44,7 +45,7 @@ what `/clear` means there, and whether its session id is the editor's to keep. A
 child conversation will be one more (issue 33)."""
 
 _CURRENT: contextvars.ContextVar[Run] = contextvars.ContextVar("bingo_run")
-"""The run whose work this task is: set by the run when it dispatches (and, for a run opened
+"""The run whose work this task is: set by the run while it dispatches (and, for a run opened
 in a task of its own, from its opening). A notice raised in such a task is that run's; one
 raised elsewhere (a plugin's, from the bridge's own task) is nobody's in particular."""
 
@@ -168,13 +169,23 @@ class Run:
         Raises:
             BingoError: as `Dispatcher.submit`.
         """
+        with self._as_current():
+            try:
+                return await self._submitted(text, images)
+            finally:
+                self._notices.flush()
+
+    @contextlib.contextmanager
+    def _as_current(self) -> Generator[None]:
+        """This task's work is this run's while it dispatches, then whose it was before (a
+        run's own task stays its own; a child run's dispatch gives its parent's task back)."""
+        token = _CURRENT.set(self)
         try:
-            return await self._submitted(text, images)
+            yield
         finally:
-            self._notices.flush()
+            _CURRENT.reset(token)
 
     async def _submitted(self, text: str, images: Sequence[ImageBlock] = ()) -> Submitted:
-        _CURRENT.set(self)
         self.submitting = True
         try:
             return await self.dispatcher.submit(text, images)
@@ -183,20 +194,21 @@ class Run:
 
     async def submit(self, text: str) -> int:
         """Run a slash command or a model turn, and show what became of it; the exit status."""
-        try:
-            submitted = await self._submitted(text)
-            if submitted.outcome is not None:
-                self.surface.outcome(submitted.outcome)
-            turn = submitted.turn
-            self.unsent = text if turn is not None and turn.unsent else None
-            if turn is not None and turn.status != "done":
+        with self._as_current():
+            try:
+                submitted = await self._submitted(text)
+                if submitted.outcome is not None:
+                    self.surface.outcome(submitted.outcome)
+                turn = submitted.turn
+                self.unsent = text if turn is not None and turn.unsent else None
+                if turn is not None and turn.status != "done":
+                    self.surface.end()
+                    self.surface.notice(Notice(source="bingo", message=turn.reason, level="error"))
+                return submitted.status
+            finally:
+                # The notices a plugin raised past its limit are said as one line per plugin.
+                self._notices.flush()
                 self.surface.end()
-                self.surface.notice(Notice(source="bingo", message=turn.reason, level="error"))
-            return submitted.status
-        finally:
-            # The notices a plugin raised past its limit are said as one line per plugin.
-            self._notices.flush()
-            self.surface.end()
 
     async def submit_with_interrupts(self, text: str) -> int:
         """`submit`, with Ctrl-C interrupting the turn: the first sends the cancels and waits
