@@ -101,8 +101,12 @@ def test_sigkill_at_random_points_of_a_turn_loses_no_committed_frame(tmp_path: P
         assert len(seen) == 1
         for number in range(KILLS):
             args = ["-c"] if rng.random() < 0.5 else []
-            killed, _ = _run_once(box, server, [*args, f"question {number}"], rng.uniform(0, length))
+            killed, seconds = _run_once(box, server, [*args, f"question {number}"], rng.uniform(0, length))
             killed_count += killed
+            if not killed:
+                # A whole turn faster than the ones measured (the machine's load eased): later
+                # kill points are drawn within it, or too many would fall after the turn.
+                length = min(length, seconds)
             now = _read_back(db)
             for session, frames in seen.items():
                 assert now[session][: len(frames)] == frames, f"session {session} lost frames after run {number}"
