@@ -680,7 +680,9 @@ def test_a_room_new_to_bingo_has_its_history_left_unanswered(tmp_path: Path, roo
 def test_a_reply_is_read_without_its_quote_and_an_encrypted_room_is_said_once(
     tmp_path: Path, room: Room, bots: list[Bot]
 ) -> None:
-    box = _box(tmp_path, room, [[text("Replied.")]])
+    # Two turns: the quoted message's, then the reply's, whose answer the test waits for (a
+    # wait for the first answer let a loaded machine stop bingo before the reply was read).
+    box = _box(tmp_path, room, [[text("Heard.")], [text("Replied.")]])
     bot = _start(bots, box, room)
     for _ in range(2):
         room.person.send(
