@@ -35,7 +35,7 @@ from .kernel.interfaces import Asker
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import Registry
-from .kernel.settings import bingo_home, fail_closed_problems, find_project, load_settings, unsafe_layers
+from .kernel.settings import bingo_home, fail_closed_problems, find_project, read_settings, unsafe_layers
 from .run import ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
@@ -110,12 +110,15 @@ async def run_app(options: Options) -> int:
             "cd to a directory that exists and run bingo again",
         ) from None
     project = find_project(cwd, user_home)
-    # Read as if untrusted first: every layer is checked, and what trust would add is known.
-    settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
+    # Each file read once: merged as if untrusted first (every layer is checked, and what
+    # trust would add is known), then as trusted from the same bytes once the person says so.
+    files = read_settings(home=home, project=project, overrides=_overrides(options))
+    settings = files.merged(project_trusted=False)
     if options.channel is not None and settings.matrix.cwd:
         cwd = _enter(settings.matrix.cwd)  # the channel's directory is the project
         project = find_project(cwd, user_home)
-        settings = load_settings(home=home, project=project, project_trusted=False, overrides=_overrides(options))
+        files = read_settings(home=home, project=project, overrides=_overrides(options), user=files)
+        settings = files.merged(project_trusted=False)
     if options.channel is not None:
         os.environ.pop(
             settings.matrix.access_token_env, None
@@ -192,7 +195,7 @@ async def run_app(options: Options) -> int:
             notices.say("bingo", f"{exc.line()}; trusted for this run only", "warning")
             state = msgspec.structs.replace(state, status="trusted", pending=())
     if state.trusted and settings.left_out:
-        settings = load_settings(home=home, project=project, project_trusted=True, overrides=_overrides(options))
+        settings = files.merged(project_trusted=True)
     if state.pending:
         notices.say("bingo", left_out_notice(state, sources), "warning")
     run_sources, listed = admitted(sources, state)

@@ -54,6 +54,8 @@ __all__ = [
     "layer_problem",
     "left_out_of",
     "load_settings",
+    "read_settings",
+    "SettingsFiles",
     "unsafe_layers",
 ]
 
@@ -261,6 +263,65 @@ def layer_problem(directory: Path) -> str | None:
     return None
 
 
+class SettingsFiles:
+    """The settings files of one project, each read once: merged as an untrusted project
+    first, then, once the person trusts it, again from the same bytes: a file changed in
+    between is not read again, and the two merges never disagree on what a layer said."""
+
+    __slots__ = ("_project_dir", "_sources", "_user")
+
+    def __init__(self, *, user: Path, project_dir: Path, sources: list[tuple[Path | None, Source]]) -> None:
+        self._user = user
+        self._project_dir = project_dir
+        self._sources = sources
+
+    @property
+    def user_source(self) -> Source | None:
+        """The user layer's document as read (None when there is no file)."""
+        return next((source for path, source in self._sources if path == self._user), None)
+
+    def merged(self, *, project_trusted: bool) -> Settings:
+        """The layers merged. Unless `project_trusted`, the two project files give only
+        `permissions.deny` and `.ask`; what each holds beyond that is named in
+        `Settings.left_out` either way, and every layer's unknown keys in `Settings.unknown`.
+
+        Raises:
+            SettingsError: a file holds a known key of the wrong type.
+        """
+        return _merged(self._sources, user=self._user, project_dir=self._project_dir, project_trusted=project_trusted)
+
+
+def read_settings(
+    *,
+    home: Path,
+    project: Path,
+    overrides: Mapping[str, Json] | None = None,
+    user: SettingsFiles | None = None,
+) -> SettingsFiles:
+    """Read the layers: `home/settings.json` (home is the user layer, ~/.bingo),
+    `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
+    (camelCase keys, from the command line). Missing files are fine. A project `.bingo/`
+    that `layer_problem` refuses is not read at all. `user`: files read before (for another
+    project), whose user layer is taken as it was read rather than read again.
+
+    Raises:
+        SettingsError: a file is not UTF-8 JSON, or is nested too deeply.
+    """
+    user_path = home / _SETTINGS_FILE
+    paths: list[Path] = []
+    project_dir = project / ".bingo"
+    # When the project's .bingo is the user layer itself, reading it twice would
+    # concatenate every rule list with itself.
+    if not _same(project_dir, home) and layer_problem(project) is None:
+        paths += [project_dir / name for name in PROJECT_SETTINGS]
+    mine = user.user_source if user is not None else read_layer(user_path)
+    sources: list[tuple[Path | None, Source]] = [] if mine is None else [(user_path, mine)]
+    sources += [(path, source) for path in paths if (source := read_layer(path)) is not None]
+    if overrides is not None:
+        sources.append((None, Source("the command line", dict(overrides), None)))
+    return SettingsFiles(user=user_path, project_dir=project_dir, sources=sources)
+
+
 def load_settings(
     *,
     home: Path,
@@ -268,28 +329,17 @@ def load_settings(
     project_trusted: bool,
     overrides: Mapping[str, Json] | None = None,
 ) -> Settings:
-    """Read and merge the layers: `home/settings.json` (home is the user layer, ~/.bingo),
-        `project/.bingo/settings.json`, `project/.bingo/settings.local.json`, then `overrides`
-        (camelCase keys, from the command line). Missing files are fine. Unless
-        `project_trusted`, the two project files give only `permissions.deny` and `.ask`; what
-        each holds beyond that is named in `Settings.left_out` either way, and every layer's
-    unknown keys in `Settings.unknown`. A project `.bingo/`
-        that `layer_problem` refuses is not read at all.
+    """`read_settings` then `SettingsFiles.merged`, for a caller that reads and merges once.
 
-        Raises:
-            SettingsError: a file is not valid JSON or holds a known key of the wrong type.
+    Raises:
+        SettingsError: a file is not valid JSON or holds a known key of the wrong type.
     """
-    paths = [home / _SETTINGS_FILE]
-    project_dir = project / ".bingo"
-    # When the project's .bingo is the user layer itself, reading it twice would
-    # concatenate every rule list with itself.
-    if not _same(project_dir, home) and layer_problem(project) is None:
-        paths += [project_dir / name for name in PROJECT_SETTINGS]
-    sources: list[tuple[Path | None, Source]] = [
-        (path, source) for path in paths if (source := read_layer(path)) is not None
-    ]
-    if overrides is not None:
-        sources.append((None, Source("the command line", dict(overrides), None)))
+    return read_settings(home=home, project=project, overrides=overrides).merged(project_trusted=project_trusted)
+
+
+def _merged(
+    sources: list[tuple[Path | None, Source]], *, user: Path, project_dir: Path, project_trusted: bool
+) -> Settings:
     merged: dict[str, Json] = {}
     left_out: dict[str, tuple[str, ...]] = {}
     fail_closed: frozenset[str] = frozenset()
@@ -301,14 +351,14 @@ def load_settings(
     for path, source in sources:
         layer = source.check()
         unknown += source.unknown()
-        if path == paths[0]:
+        if path == user:
             fail_closed = frozenset(layer.hooks.fail_closed)  # the user's own settings only (§5)
             matrix = _matrix(layer)  # likewise (§7b)
-        if path is None or path == paths[0]:
+        if path is None or path == user:
             variables.update(layer.mcp_variables)  # the person's own: a project's is not read
         elif layer.mcp_variables:
             unknown.append(
-                f"{path}: mcpVariables is read from your own settings only ({paths[0]}): a project cannot list variables for itself"
+                f"{path}: mcpVariables is read from your own settings only ({user}): a project cannot list variables for itself"
             )
         document = as_object(source.data)
         if document is None:
@@ -320,11 +370,11 @@ def load_settings(
             if not project_trusted:
                 document = tight
         rules += _placed(document, str(path) if path is not None else None)
-        kind: LayerKind = "command line" if path is None else "user" if path == paths[0] else "project"
+        kind: LayerKind = "command line" if path is None else "user" if path == user else "project"
         sandboxes.append(_sandbox_source(document, kind, str(path) if path is not None else "--no-sandbox"))
         _merge(merged, document)
     settings = _settings(msgspec.convert(merged, Layer), left_out)
-    grants = sandbox_grants(sandboxes, project=project, user_settings=str(paths[0]))
+    grants = sandbox_grants(sandboxes, project=project_dir.parent, user_settings=str(user))
     return msgspec.structs.replace(
         settings,
         fail_closed=fail_closed,
