@@ -53,8 +53,10 @@ FAULTS: dict[str, list[tuple[str, str, str]]] = {
     # A flood: its answer to an 8 MiB id comes after 180 MiB of methods, past the call's
     # deadline on a loaded machine, so only the methods are sure to be read before it stops.
     "huge-method": [("behaviour.stdout", "fail", "which is no message a plugin sends")],
-    # Ignoring tool/cancel makes a plugin slow, never broken (the seed): a warning.
-    "ignores-cancel": [("call.wait.cancel", "warn", "answered 2.0 s after tool/cancel")],
+    # Ignoring tool/cancel makes a plugin slow, never broken (the seed): a warning. It
+    # answers its `delay` (2 s) after the call; the figure said is the machine's (2.1 s on a
+    # loaded one), so the words asserted stop before it: it answered, late, not "did not".
+    "ignores-cancel": [("call.wait.cancel", "warn", "tool wait answered ")],
     "ignores-eof": [("behaviour.eof", "fail", "did not exit within 2 s of its stdin closing")],
     "late-answer": [("call.poke.answer", "fail", "did not answer tool/call within 3 s")],
     "never-reads": [("call.poke.answer", "fail", "does not read its stdin")],
