@@ -10,18 +10,11 @@ import json
 import socket
 from pathlib import Path
 
-from bingo.bridge import PluginHost
-from bingo.kernel.gate import Gate
-from bingo.kernel.hooks import Hooks
-from bingo.kernel.notices import Notices
-from bingo.kernel.registry import Registry
-from bingo.kernel.settings import Settings
-from bingo.run import ModelChooser, Run, RunFactory
-from bingo.sandbox import Sandbox
+from bingo.run import Run
 from bingo.surfaces import Surface
 from bingo.surfaces.acp import AcpLog, serve_acp
+from tests.unit.run._harness import WAIT, open_factory
 
-WAIT = 5.0
 SESSIONS = 100
 
 
@@ -46,35 +39,9 @@ class _Editor:
 
 
 async def _listeners_after_sessions(tmp_path: Path) -> list[int]:
-    notices = Notices()
-    settings = Settings()
-    registry = Registry(notices)
-    sandbox = Sandbox(
-        settings.sandbox, home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=notices
-    )
     counts: list[int] = []
-    async with (
-        PluginHost(
-            sources=[], registry=registry, notices=notices, settings=settings, data_dir=tmp_path, cwd=tmp_path
-        ) as plugins,
-        Hooks(registry.hooks, notices, WAIT) as hooks,
-    ):
-        log = AcpLog()
-        factory = RunFactory(
-            registry=registry,
-            settings=settings,
-            gate=Gate(settings.permissions, project=str(tmp_path), sandboxed=False),
-            hooks=hooks,
-            notices=notices,
-            sandbox=sandbox,
-            plugins=plugins,
-            trust="",
-            choose_model=ModelChooser(settings, registry, {}),
-            data_dir=tmp_path,
-            project=tmp_path,
-            home=tmp_path / ".bingo",
-            log=log,
-        )
+    log = AcpLog()
+    async with open_factory(tmp_path, log) as (factory, notices):
 
         def make(editor: Surface, where: str, session_id: str, stored: bool) -> Run:  # as app.py's
             return factory.open(editor, "editor", cwd=Path(where), session=factory.session(planned=session_id))

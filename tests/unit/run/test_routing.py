@@ -6,24 +6,13 @@ run keeps of them in its session."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-from bingo.bridge import PluginHost
 from bingo.kernel.frames import NoticeFrame
-from bingo.kernel.gate import Gate
-from bingo.kernel.hooks import Hooks
-from bingo.kernel.notices import Notices
-from bingo.kernel.registry import Registry
-from bingo.kernel.settings import Settings
-from bingo.run import ModelChooser, RunFactory
-from bingo.sandbox import Sandbox
 from bingo.store import SessionStore
 from bingo.surfaces._seam import Headless
 from bingo.wire import Notice
-
-WAIT = 5.0
+from tests.unit.run._harness import WAIT, open_factory
 
 
 class _Seen(Headless):
@@ -34,45 +23,11 @@ class _Seen(Headless):
         self.seen.append(notice.message)
 
 
-@asynccontextmanager
-async def _factory(tmp_path: Path, log: _Seen) -> AsyncIterator[tuple[RunFactory, Notices]]:
-    notices = Notices()
-    settings = Settings()
-    registry = Registry(notices)
-    sandbox = Sandbox(
-        settings.sandbox, home=tmp_path, bingo_home=tmp_path / ".bingo", project=tmp_path, environ={}, notices=notices
-    )
-    async with (
-        PluginHost(
-            sources=[], registry=registry, notices=notices, settings=settings, data_dir=tmp_path, cwd=tmp_path
-        ) as plugins,
-        Hooks(registry.hooks, notices, WAIT) as hooks,
-    ):
-        yield (
-            RunFactory(
-                registry=registry,
-                settings=settings,
-                gate=Gate(settings.permissions, project=str(tmp_path), sandboxed=False),
-                hooks=hooks,
-                notices=notices,
-                sandbox=sandbox,
-                plugins=plugins,
-                trust="",
-                choose_model=ModelChooser(settings, registry, {}),
-                data_dir=tmp_path,
-                project=tmp_path,
-                home=tmp_path / ".bingo",
-                log=log,
-            ),
-            notices,
-        )
-
-
 def test_a_notice_goes_to_its_runs_surface_else_to_the_running_ones_else_to_the_process(tmp_path: Path) -> None:
     log, first, second = _Seen(), _Seen(), _Seen()
 
     async def go() -> None:
-        async with _factory(tmp_path, log) as (factory, notices):
+        async with open_factory(tmp_path, log) as (factory, notices):
             a = factory.open(first, "editor")
             b = factory.open(second, "editor")
 
@@ -96,7 +51,7 @@ def test_a_notice_goes_to_its_runs_surface_else_to_the_running_ones_else_to_the_
 
 def test_the_process_only_run_keeps_every_notice_in_its_session_and_a_room_only_its_own(tmp_path: Path) -> None:
     async def go() -> tuple[list[str], list[str]]:
-        async with _factory(tmp_path, _Seen()) as (factory, notices):
+        async with open_factory(tmp_path, _Seen()) as (factory, notices):
             alone = factory.open(_Seen(), "print")
             alone.session.ensure()
             notices.say("plugin", "a plugin's, from elsewhere")
