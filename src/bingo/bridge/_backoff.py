@@ -1,7 +1,8 @@
 """Respawn pacing: how long a plugin that keeps failing waits before it is started again.
 
-Owns the rule of INTERFACE.md §5: consecutive failed spawns back off, 1 s doubling to 60 s,
-and a process that has lived 60 s resets the count. `Backoff` is the policy (overridable, so
+Owns the rule of INTERFACE.md §5: consecutive failed spawns (a start that does not complete
+its handshake) back off, 1 s doubling to 60 s; a process that completed its handshake and then
+ended is started again at the next read at once; one that lived 60 s resets the count. `Backoff` is the policy (overridable, so
 tests need no real waiting) and `Retry` one plugin's count against an injected clock (the
 host's loop time, or a test's hand-moved one). It neither spawns nor waits: the plugin handle
 asks `waiting()` before it starts a stopped plugin, and tells `Retry` each start and stop.
@@ -64,10 +65,9 @@ class Retry:
         self._retry_at = self._clock() + self._backoff.delay(self._failures)
 
     def ended(self) -> None:
-        """A running process ended: one that lived `reset_after` resets the count (it may
-        start again at once); a shorter life is a failure."""
+        """A process that completed its handshake ended: it may start again at once (its
+        start did not fail); one that lived `reset_after` also resets the count, so a later
+        failed start waits the first delay again."""
         if self._clock() - self._born >= self._backoff.reset_after:
             self._failures = 0
-            self._retry_at = self._clock()
-        else:
-            self.failed()
+        self._retry_at = self._clock()

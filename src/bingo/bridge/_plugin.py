@@ -5,8 +5,9 @@ starts each and says how it ended): start, handshake, run, end. And what each ou
 costs: a handshake's (`handshake.py` holds the exchange: a protocol or name it refuses is refused
 with a notice and never retried), death (in-flight calls fail with an error naming the
 plugin and how it ended, ONE notice, sources answer nothing), and respawn on the next source
-read, paced by `_backoff.py` (1 s doubling to 60 s between consecutive failed spawns, reset
-once a process has lived 60 s). No health checks, no supervisor.
+read: at once after a process that completed its handshake, paced by `_backoff.py` after a
+failed start (1 s doubling to 60 s between consecutive failed spawns, reset once a process
+has lived 60 s). No health checks, no supervisor.
 
 A plugin declared from the declaration cache is `idle`: registered, never started. Its first
 source read starts it like any start (no backoff, no notice about a death that never
@@ -278,7 +279,7 @@ class Plugin:
                 transport.closed(error)
                 if self.state == "running":  # on_eof did not get to say it
                     self._conn = None
-                    self._stopped(error.line(), say=not self._closing)
+                    self._stopped(error.line(), say=not self._closing, ended=True)
 
     def _installing(self, runner: Launcher | None, seconds: float) -> None:
         """Said once when a package runner's first start is slow: it is likely installing."""
@@ -298,8 +299,8 @@ class Plugin:
             self._notices.say_once(self.name, "tool-declarations", problem, "warning")
 
     def _stopped(self, why: str, *, say: bool, ended: bool = False) -> None:
-        """Stop: a failure for the backoff, unless a running process `ended` after living
-        long enough to reset it."""
+        """Stop: a failed start for the backoff, unless it is a running process that `ended`
+        (started again at the next read at once, INTERFACE.md §5)."""
         self.state, self.why = "stopped", why
         if ended:
             self._retry.ended()
@@ -316,8 +317,8 @@ class Plugin:
         if transport is self._abandoned:
             # Ended because the person stopped waiting (`abandon` said so): not a failure.
             return ConnectionClosed(f"plugin {self.name} {how}", hint)
-        # Only a process that completed its handshake has a life to measure: one that died
-        # in it is a failed start, and backs off (INTERFACE.md §5).
+        # A process that completed its handshake is started again at the next read at once;
+        # one that died in it is a failed start, and backs off (INTERFACE.md §5).
         ran = self.state == "running"
         relative = None if ran or not transport.local else self._relative_arg()
         said = transport.said()

@@ -53,15 +53,18 @@ def test_a_process_that_lived_long_enough_resets_the_count_and_may_start_at_once
     assert not retry.waiting()
 
 
-def test_a_process_that_ended_young_counts_as_one_more_failure() -> None:
+def test_a_process_that_completed_its_handshake_may_start_again_at_once_however_young() -> None:
     clock = Clock()
     retry = Retry(Backoff(first=1.0, cap=60.0, reset_after=60.0), clock)
     retry.failed()
     clock.now += 1.0
     retry.ran()
-    clock.now += 59.0
+    clock.now += 0.1
     retry.ended()
-    assert retry.failures == 2
+    assert not retry.waiting()
+    assert retry.failures == 1  # the count resets only after a long life
+    retry.failed()  # a failed start after it waits as the second in a row
+    clock.now += 1.5
     assert retry.waiting()
-    clock.now += 2.0
+    clock.now += 1.0
     assert not retry.waiting()
