@@ -9,8 +9,8 @@ read: at once after a process that completed its handshake, paced by `_backoff.p
 failed start (1 s doubling to 60 s between consecutive failed spawns, reset once a process
 has lived 60 s). No health checks, no supervisor.
 
-A plugin declared from the declaration cache is `idle`: registered, never started. Its first
-source read starts it like any start (no backoff, no notice about a death that never
+A plugin declared from the declaration cache is `idle`: registered, not started (the host
+may begin it as the run starts: `host.warm`). Its first source read starts it like any start (no backoff, no notice about a death that never
 happened), and every handshake's answer is handed to the host (`on_answer`), which compares
 it with what is registered.
 

@@ -298,7 +298,10 @@ class PluginHost:
         for a slash command, the plugin whose command it is and those with a
         `command.before` hook; otherwise (a prompt, or a terminal session, whose turns
         consult them), those with a contributor, a `prompt.submit` hook, or a provider that
-        may be the run's (the one `provider` names, or any when it names none)."""
+        may be the run's (the one `provider` names, or any when it names none), and those
+        with a tool or a `tool.before` hook, so a model's first call does not wait for a
+        cold start (ADR-0043). Only plugins the configuration runs (admitted: declared and
+        trusted) are here; nothing is started on a record of past runs."""
         chosen = self._settings.provider
         command = _command_of(prompt)
         registry = self._registry
@@ -313,6 +316,8 @@ class PluginHost:
                 wants = (
                     bool(info.contributors)
                     or _decides(info, "prompt", "submit")
+                    or bool(info.tools)
+                    or _decides(info, "tool", "before")
                     or any(p.source == name and chosen in (None, key) for key, p in registry.providers.items())
                 )
             if wants:

@@ -130,6 +130,10 @@ class BridgedTool:
     async def call(self, call: ToolCall) -> ToolOutput:
         """Run the plugin's tool. A plugin that is not running answers an error output at
         once; one that fails, is late or dies during the call raises PluginError."""
+        if self._link.current() is None:
+            # A start (cold, or a respawn) is on this call's path: its live line says so
+            # until the plugin's own progress, or the answer, replaces it.
+            call.progress(f"starting {self._source}")
         try:
             conn = await self._link.connection()
         except Unavailable as exc:

@@ -147,6 +147,16 @@ def test_a_plugin_that_is_not_running_answers_an_error_output_at_once() -> None:
     assert _text(output) == "plugin wc is not running"
 
 
+def test_a_call_that_must_wait_for_its_plugin_to_start_says_so_on_its_live_line() -> None:
+    lines: list[str] = []
+
+    async def main() -> None:
+        await BridgedTool(StaticLink("wc", None), _SPEC).call(ToolCall("c1", {}, "/w", "s", 1, progress=lines.append))
+
+    asyncio.run(main())
+    assert lines == ["starting wc"]
+
+
 def test_an_interrupt_that_came_before_the_call_began_sends_tool_cancel_after_the_request() -> None:
     async def scenario(twin: Twin) -> None:
         order: list[str] = []
