@@ -368,3 +368,40 @@ def _surface(options: Options, interactive: bool) -> Surface:
 
         return TerminalSurface()
     return PrintSurface()
+
+
+async def run_mcp(argv: list[str]) -> int:
+    """`bingo mcp login NAME` and `bingo mcp logout NAME` (INTERFACE §14); the exit status."""
+    if len(argv) != 2 or argv[0] not in ("login", "logout"):
+        raise UsageError("bingo mcp takes login NAME or logout NAME", "write bingo mcp login NAME")
+    action, name = argv
+    environ = dict(os.environ)
+    home = bingo_home(environ)
+    user_home = Path(environ.get("HOME") or Path.home())
+    cwd = Path.cwd()
+    project = find_project(cwd, user_home)
+    files = read_settings(home=home, project=project, overrides={})
+    settings = files.merged(project_trusted=False)
+    data_dir = data_dir_of(home)
+    _setup_logging(data_dir)
+    from .bridge import admitted, discover, mcp_login, mcp_logout, trust_state
+
+    sources = discover(home=home, project=project, environ=environ, variables=settings.mcp_variables)
+    state = trust_state(project=project, cwd=cwd, sources=sources, settings=settings, data_dir=data_dir)
+    if state.trusted:
+        settings = files.merged(project_trusted=True)
+    run_sources, listed = admitted(sources, state)
+    if action == "logout":
+        print(escape(mcp_logout(name, sources=run_sources, listed=listed, data_dir=data_dir)))
+        return 0
+    said = await mcp_login(
+        name,
+        sources=run_sources,
+        listed=listed,
+        settings=settings,
+        data_dir=data_dir,
+        environ=environ,
+        say=lambda line: print(escape(line), flush=True),  # the URL: the server's words are in it (§8)
+    )
+    print(escape(said))
+    return 0

@@ -340,6 +340,10 @@ def run(argv: Sequence[str]) -> int:
     try:
         import asyncio
 
+        if len(argv) > 1 and argv[0] == "mcp":  # `bingo mcp login NAME` (one word alone is a prompt)
+            from .app import run_mcp
+
+            return asyncio.run(run_mcp(list(argv[1:])))
         try:
             if _version(argv):
                 raise _Version

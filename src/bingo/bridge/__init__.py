@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .listing import PluginsCommand
     from .local import save_local
     from .manifest import Manifest, McpServer, check_name, mcp_manifest, read_manifest
+    from .signin import mcp_login, mcp_logout
     from .trust import (
         TrustState,
         admitted,
@@ -54,6 +55,8 @@ __all__ = [
     "discover",
     "keep_written",
     "left_out_notice",
+    "mcp_login",
+    "mcp_logout",
     "mcp_manifest",
     "named_plugin",
     "read_manifest",
@@ -70,6 +73,8 @@ _HOMES = {
     "McpServer": ".manifest",
     "check_name": ".manifest",
     "mcp_manifest": ".manifest",
+    "mcp_login": ".signin",
+    "mcp_logout": ".signin",
     "PluginHost": ".host",
     "PluginSource": ".discovery",
     "PluginStatus": ".host",

@@ -16,6 +16,11 @@ longer than the longest line (`_framing.MAX_LINE`) is thrown away as it arrives 
 request at once (on the GET stream, where no request waits, it is dropped); of an error
 answer's body the first ERROR_TEXT bytes are read and no more.
 
+A server that answers 401 is signed in to (`_signin.py`, INTERFACE §14): each request
+carries the kept sign-in's token, a 401 is refreshed once and the request sent again, and a
+server that still needs a sign-in ends the stream with the line naming `bingo mcp login`.
+That module is imported only when a server needs it (a 401, or a sign-in kept for it).
+
 It does not speak MCP's methods (`_mcp.py` does) and imports httpx only when an HTTP server
 is started (ADR-0006's lazy import).
 """
@@ -26,19 +31,25 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from ..endpoint import MAX_LINE
+from ..kernel.errors import BingoError
 from ..kernel.lines import Overlong, bounded_lines, head_bytes
 from ..kernel.log import cut
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["McpHttp", "expand_headers"]
+    from ..kernel.interfaces import Json
+    from ._signin import SignIn
+
+__all__ = ["McpHttp", "SignInPlace", "expand_headers"]
 
 _log = logging.getLogger(__name__)
 
@@ -83,11 +94,26 @@ class _Sent(msgspec.Struct):
 _SENT = msgspec.json.Decoder(_Sent)
 
 
+@dataclass(frozen=True, slots=True)
+class SignInPlace:
+    """What a server's sign-in needs, should it need one (INTERFACE §14)."""
+
+    store: Path
+    """Where sign-ins are kept (`~/.bingo/data/oauth`)."""
+    settings: Mapping[str, Json]
+    """The server's `plugins.<name>` slice (its `oauth`)."""
+    environ: Mapping[str, str]
+    say: Callable[[str], None]
+    """Says a line to the person (the sign-in's URL)."""
+    ask: Callable[[str], Awaitable[bool]] | None = None
+    """Asks the person a yes-or-no question; None where nobody can be asked."""
+
+
 class McpHttp:
     """A Streamable HTTP MCP server as a reader and a writer. Use as `async with`; `reader`
     is what the connection reads, and the object itself is its writer."""
 
-    def __init__(self, url: str, headers: Mapping[str, str], *, name: str) -> None:
+    def __init__(self, url: str, headers: Mapping[str, str], *, name: str, sign_in: SignInPlace | None = None) -> None:
         self.url = url
         self.reader = asyncio.StreamReader(limit=MAX_LINE)
         self.why: str | None = None
@@ -101,13 +127,44 @@ class McpHttp:
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self._listening = False
+        self._place = sign_in
+        self._sign_in: SignIn | None = None
 
     async def __aenter__(self) -> McpHttp:
         import httpx
 
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT), follow_redirects=False)
         await self._group.__aenter__()
+        place = self._place
+        if place is not None and "authorization" not in {key.lower() for key in self._headers}:
+            from ._oauth_store import GrantStore
+
+            if GrantStore(place.store).has(self._name):
+                self._signing()  # a sign-in is kept: the first request carries it
         return self
+
+    def _signing(self) -> SignIn | None:
+        """The server's sign-in, made the first time it is needed (its module with it)."""
+        place = self._place
+        if self._sign_in is None and place is not None and self._client is not None:
+            from ._oauth_store import GrantStore
+            from ._signin import OAuthSettings, SignIn
+
+            self._sign_in = SignIn(
+                self._name,
+                self.url,
+                store=GrantStore(place.store),
+                config=OAuthSettings.read(self._name, place.settings),
+                environ=place.environ,
+                client=self._client,
+                say=place.say,
+                ask=place.ask,
+            )
+        return self._sign_in
+
+    async def _authorization(self) -> dict[str, str]:
+        sign_in = self._sign_in
+        return await sign_in.header() if sign_in is not None else {}
 
     async def __aexit__(self, *exc_info: object) -> None:
         self._closing = True
@@ -115,7 +172,7 @@ class McpHttp:
         if client is not None and self._session is not None:
             try:
                 async with asyncio.timeout(_CLOSE_TIMEOUT):
-                    await client.delete(self.url, headers=self._request_headers())
+                    await client.delete(self.url, headers={**self._request_headers(), **await self._authorization()})
             except Exception as exc:  # boundary: a session's end is a courtesy, never a failure
                 _log.info("%s: ending the MCP session failed: %s", self._name, exc)
         self._end("was closed by the host")
@@ -189,37 +246,60 @@ class McpHttp:
             self._revision = _MODERN  # asked in that revision, and answered in it or refused
         assert self._client is not None
         try:
-            async with self._client.stream(
-                "POST", self.url, content=body, headers=self._request_headers(sent)
-            ) as response:
-                session = response.headers.get("mcp-session-id")
-                if session:
-                    self._session = session
-                if response.status_code == 404 and self._session is not None:
-                    self._end(f"forgot the session (HTTP 404): {self.url}")
-                    return
-                if response.status_code >= 400:
-                    text = (await head_bytes(response.aiter_bytes(), ERROR_TEXT)).decode("utf-8", "replace")
-                    self._fail(request_id, f"HTTP {response.status_code} from {self.url}: {cut(text)}")
-                    return
-                if response.status_code == 202 or request_id is None:
-                    if method == "notifications/initialized":
-                        self._spawn(self._listen())
-                    return
-                kind = response.headers.get("content-type", "")
-                if kind.startswith("text/event-stream"):
-                    too_long = await self._events(response, initialize=method == "initialize")
-                    if too_long is not None:
-                        self._fail(request_id, self._too_long(too_long))
-                else:
-                    data = await _bounded(response)
-                    if data is None:
-                        self._fail(request_id, self._too_long(MAX_LINE + 1))
-                        return
-                    self._learn(data, method == "initialize")
-                    self._feed(data)
+            for attempt in range(2):  # a second time only after a 401 was signed in to
+                signed = await self._authorization()
+                async with self._client.stream(
+                    "POST", self.url, content=body, headers={**self._request_headers(sent), **signed}
+                ) as response:
+                    if response.status_code == 401 and attempt == 0 and await self._unauthorized(response, signed):
+                        continue
+                    await self._answered(response, method, request_id)
+                return
         except httpx.TransportError as exc:
             self._end(f"cannot be reached at {self.url}: {type(exc).__name__}: {exc}".rstrip(": "))
+        except BingoError as exc:  # the sign-in's settings, or a sign-in that failed
+            self._end(exc.line())
+
+    async def _unauthorized(self, response: httpx.Response, signed: Mapping[str, str]) -> bool:
+        """A 401: True to send the request again (refreshed, or signed in); False when the
+        401 is the answer (no sign-in is possible: the stream ended, saying why)."""
+        if self._place is None or "authorization" in {key.lower() for key in self._headers}:
+            return False  # the person's own header: their token, not bingo's to renew
+        sign_in = self._signing()
+        assert sign_in is not None
+        if await sign_in.unauthorized(signed, response.headers.get("www-authenticate")):
+            return True
+        self._end(sign_in.why or "needs a sign-in")
+        return False
+
+    async def _answered(self, response: httpx.Response, method: str | None, request_id: int | str | None) -> None:
+        """Feed what the server answered to a request of `method` (`request_id`)."""
+        session = response.headers.get("mcp-session-id")
+        if session:
+            self._session = session
+        if response.status_code == 404 and self._session is not None:
+            self._end(f"forgot the session (HTTP 404): {self.url}")
+            return
+        if response.status_code >= 400:
+            text = (await head_bytes(response.aiter_bytes(), ERROR_TEXT)).decode("utf-8", "replace")
+            self._fail(request_id, f"HTTP {response.status_code} from {self.url}: {cut(text)}")
+            return
+        if response.status_code == 202 or request_id is None:
+            if method == "notifications/initialized":
+                self._spawn(self._listen())
+            return
+        kind = response.headers.get("content-type", "")
+        if kind.startswith("text/event-stream"):
+            too_long = await self._events(response, initialize=method == "initialize")
+            if too_long is not None:
+                self._fail(request_id, self._too_long(too_long))
+        else:
+            data = await _bounded(response)
+            if data is None:
+                self._fail(request_id, self._too_long(MAX_LINE + 1))
+                return
+            self._learn(data, method == "initialize")
+            self._feed(data)
 
     def _too_long(self, size: int) -> str:
         _log.info("%s: an event of %d bytes or more from %s was dropped", self._name, size, self.url)
@@ -268,7 +348,7 @@ class McpHttp:
             return
         self._listening = True
         assert self._client is not None
-        headers = {**self._request_headers(), "Accept": "text/event-stream"}
+        headers = {**self._request_headers(), "Accept": "text/event-stream", **await self._authorization()}
         try:
             async with self._client.stream("GET", self.url, headers=headers) as response:
                 if response.status_code != 200:

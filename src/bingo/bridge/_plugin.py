@@ -211,7 +211,13 @@ class Plugin:
         """
         mcp = self.manifest.mcp
         if mcp is not None and mcp.url is not None:
-            return open_remote(self.source, self.manifest, facts=self._facts, settings=self._settings)
+            return open_remote(
+                self.source,
+                self.manifest,
+                facts=self._facts,
+                settings=self._settings,
+                say=lambda line: self._notices.say(self.name, line, "info"),
+            )
         pipes = await open_pipes(
             self.source,
             self.manifest,

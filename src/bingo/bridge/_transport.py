@@ -15,7 +15,7 @@ It does not decide what an ending costs, nor speak JSON-RPC.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -27,7 +27,7 @@ from ..kernel.errors import DeadlinePassed, PluginError, SpawnError
 from ..kernel.settings import Settings
 from ..sandbox import Launcher, Policy, Sandbox, launcher
 from ._expand import expand_server
-from ._mcp_http import McpHttp, expand_headers
+from ._mcp_http import McpHttp, SignInPlace, expand_headers
 from .discovery import PluginSource, entry_command, workdir
 from .manifest import Manifest, McpServer
 from .process import INSTALL_GRACE, TERM_GRACE, PluginLog, PluginProcess
@@ -54,6 +54,9 @@ class HostFacts(msgspec.Struct, frozen=True):
     """Where each plugin's `dataDir` is made (`<plugins_data>/<name>`); None: `<data_dir>/plugins`.
     `bingo --check-plugin` gives a temporary directory, so a check changes none of the
     person's data."""
+    sign_in_ask: Callable[[str], Awaitable[bool]] | None = None
+    """Asks the person whether to sign in to a server that needs it; None where nobody can
+    be asked (the server's notice names `bingo mcp login NAME` instead; INTERFACE §14)."""
 
     def plugin_data(self, name: str) -> Path:
         """Plugin `name`'s `dataDir`."""
@@ -312,9 +315,12 @@ class Remote:
         return None
 
 
-def open_remote(source: PluginSource, manifest: Manifest, *, facts: HostFacts, settings: Settings) -> Remote:
+def open_remote(
+    source: PluginSource, manifest: Manifest, *, facts: HostFacts, settings: Settings, say: Callable[[str], None]
+) -> Remote:
     """The session of MCP server `source` at its url, its headers' `${VARIABLE}`s expanded
-    (a repository's plugin reads only the variables the person lists, ADR-0028).
+    (a repository's plugin reads only the variables the person lists, ADR-0028), signed in
+    to when it needs it (`say` tells the person the sign-in's URL; INTERFACE §14).
 
     Raises:
         SpawnError: a header names a variable it may not read.
@@ -334,4 +340,11 @@ def open_remote(source: PluginSource, manifest: Manifest, *, facts: HostFacts, s
         headers = expanded.headers
     elif source.declared_in is None:
         headers = expand_headers(mcp.headers, facts.environ)
-    return Remote(McpHttp(mcp.url, headers, name=source.name), deadlines=settings.deadlines)
+    place = SignInPlace(
+        store=facts.data_dir / "oauth",
+        settings=settings.plugins.get(source.name, {}),
+        environ=facts.environ,
+        say=say,
+        ask=facts.sign_in_ask,
+    )
+    return Remote(McpHttp(mcp.url, headers, name=source.name, sign_in=place), deadlines=settings.deadlines)

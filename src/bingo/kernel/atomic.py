@@ -28,10 +28,12 @@ _NEW_MODE = 0o666
 022, 0600 under 077), as for any file a program creates."""
 
 
-def write_atomic(path: Path, data: bytes, *, within: Path | None = None) -> None:
+def write_atomic(path: Path, data: bytes, *, within: Path | None = None, mode: int | None = None) -> None:
     """Replace (or create) `path` with `data`: a temporary file created exclusively beside it,
     fsync, rename over `path`, fsync the directory (so the rename survives a power cut). A
     replaced file keeps its permission bits; a new one gets what the umask leaves of 0666.
+    With `mode`, the file has exactly those bits, set before a byte is written (a secret's
+    file is never readable by others, even for an instant).
 
     Raises:
         OSError: `path` is a link (ELOOP), its directory is not inside `within` (EXDEV), or
@@ -42,13 +44,13 @@ def write_atomic(path: Path, data: bytes, *, within: Path | None = None) -> None
         raise OSError(errno.EXDEV, f"its directory is {parent}, outside {os.path.realpath(within)}", str(path))
     directory = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        _replace(directory, path.name, data, str(path))
+        _replace(directory, path.name, data, str(path), mode)
         os.fsync(directory)
     finally:
         os.close(directory)
 
 
-def _replace(directory: int, name: str, data: bytes, shown: str) -> None:
+def _replace(directory: int, name: str, data: bytes, shown: str, wanted: int | None = None) -> None:
     try:
         info = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
@@ -57,13 +59,18 @@ def _replace(directory: int, name: str, data: bytes, shown: str) -> None:
         if stat.S_ISLNK(info.st_mode):
             raise OSError(errno.ELOOP, "it is a symbolic link, which bingo does not write through", shown)
         mode = stat.S_IMODE(info.st_mode)
+    if wanted is not None:
+        mode = wanted
     # Unpredictable and created exclusively: a name planted in advance (a link, a file) makes
     # the open fail rather than be written through; then another name is tried.
     for _ in range(8):
         temp = f".{name}.{secrets.token_hex(8)}.tmp"
         try:
             fd = os.open(
-                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _NEW_MODE, dir_fd=directory
+                temp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                _NEW_MODE if wanted is None else wanted,
+                dir_fd=directory,
             )
             break
         except FileExistsError:

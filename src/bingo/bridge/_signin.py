@@ -1,0 +1,464 @@
+"""One MCP server's sign-in, as a run and `bingo mcp login` use it (INTERFACE §14).
+
+Owns the sign-in's lifetime: the Authorization header a request carries (refreshed before
+the token expires), what a 401 does (one refresh, then a sign-in: asked about on a
+terminal, else the line naming `bingo mcp login NAME`), the client registered again when
+the server answers `invalid_client`, and the sign-in itself: a loopback listener on
+127.0.0.1 bound before the URL is made, the URL said (the caller escapes it), the browser
+opened when there is one, the redirect awaited with a deadline, the code exchanged.
+
+A token is only ever in the store's file and in an Authorization header: never in a log
+line, a notice, an error's words or an environment. It imports only when a server needs a
+sign-in (a 401, or a sign-in kept for it), so no other start pays for it (ADR-0047).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Final
+from urllib.parse import parse_qs, urlsplit
+
+import msgspec
+
+from ..kernel.errors import BingoError
+from ..kernel.log import cut
+from ._oauth import (
+    AuthServer,
+    Client,
+    OAuthError,
+    Pkce,
+    authorization_url,
+    discover,
+    exchange_code,
+    refresh,
+    register,
+)
+from ._oauth_store import Grant, GrantStore
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..kernel.interfaces import Json
+
+__all__ = ["OAuthSettings", "SignIn", "login_line"]
+
+_log = logging.getLogger(__name__)
+
+REFRESH_MARGIN: Final = 60.0
+"""Seconds before its expiry that a token is refreshed rather than sent."""
+LOGIN_SECONDS: Final = 300.0
+"""Seconds a sign-in waits for the browser's redirect."""
+_REQUEST_HEAD: Final = 8192
+"""Bytes of the redirect's request line and headers read: a browser's fit in far less."""
+_HEAD_SECONDS: Final = 10.0
+"""Seconds a connection to the loopback listener has to send its request."""
+_PAGE: Final = (
+    "<!doctype html><meta charset=utf-8><title>bingo</title><p>{}</p><p>You can close this tab and return to bingo.</p>"
+)
+
+
+def login_line(name: str) -> str:
+    """What a server that needs a sign-in is said as, where nobody is asked."""
+    return f"needs a sign-in: run `bingo mcp login {name}`"
+
+
+class OAuthSettings(msgspec.Struct, frozen=True, rename="camel"):
+    """`plugins.<name>.oauth`: a client the person registered, instead of a registration."""
+
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    """The environment variable holding the client's secret (never the secret itself)."""
+    scope: str | None = None
+    callback_port: int | None = None
+    """The loopback port the configured client's redirect URI names (0: any)."""
+
+    @classmethod
+    def read(cls, name: str, plugin: Mapping[str, Json]) -> OAuthSettings:
+        """`plugins.<name>.oauth` from the plugin's settings slice.
+
+        Raises:
+            OAuthError: it is not an object of those keys with those types.
+        """
+        value = plugin.get("oauth")
+        if value is None:
+            return cls()
+        try:
+            return msgspec.convert(value, cls)
+        except msgspec.ValidationError as exc:
+            raise OAuthError(
+                f"plugins.{name}.oauth in settings is wrong: {exc}",
+                'write {"clientId": "...", "clientSecretEnv": "VAR", "scope": "...", "callbackPort": 8976}',
+            ) from None
+
+    def client(self, environ: Mapping[str, str]) -> Client | None:
+        if not self.client_id:
+            return None
+        secret = environ.get(self.client_secret_env) if self.client_secret_env else None
+        if self.client_secret_env and not secret:
+            raise OAuthError(
+                f"the variable {self.client_secret_env} that plugins.<name>.oauth.clientSecretEnv names is not set",
+                "export it with the client's secret, or remove clientSecretEnv for a public client",
+            )
+        return Client(client_id=self.client_id, client_secret=secret, registered=False)
+
+
+def _can_open_browser(environ: Mapping[str, str]) -> bool:
+    """Whether a browser would open where the person sees it: `BROWSER` set, a desktop, or
+    macOS or Windows. Otherwise `webbrowser` may take over the terminal with a text browser."""
+    if environ.get("BROWSER"):
+        return True
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+
+
+def _open_browser(url: str) -> None:
+    """Open `url` in the person's browser, without waiting: `webbrowser` may wait on the
+    browser's command, and the redirect has to be answered meanwhile (a daemon thread: an
+    exit never waits for it)."""
+    import threading
+    import webbrowser
+
+    def run() -> None:
+        try:
+            webbrowser.open(url)
+        except Exception as exc:  # boundary: the URL is printed whatever the browser does
+            _log.info("the browser could not be opened: %s", type(exc).__name__)
+
+    threading.Thread(target=run, name="bingo-browser", daemon=True).start()
+
+
+class _Callback:
+    """The loopback listener the browser is redirected to: the first `/callback` with the
+    right `state` answers; anything else is told no and ignored."""
+
+    __slots__ = ("_answer", "_state", "_who")
+
+    def __init__(self, state: str, who: str) -> None:
+        self._state = state
+        self._who = who
+        self._answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def wait(self, sock: socket.socket, seconds: float) -> str:
+        server = await asyncio.start_server(self._serve, sock=sock)
+        try:
+            async with asyncio.timeout(seconds):
+                return await self._answer
+        except TimeoutError:
+            raise OAuthError(
+                f"no sign-in arrived within {seconds:g} s", f"run bingo mcp login {self._who} again"
+            ) from None
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(_HEAD_SECONDS):
+                head = await reader.readuntil(b"\r\n\r\n")
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            writer.close()
+            return
+        status, said = self._read(head[:_REQUEST_HEAD])
+        page = _PAGE.format(said).encode()
+        writer.write(
+            f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(page)}\r\n"
+            "Connection: close\r\nCache-Control: no-store\r\n\r\n".encode()
+            + page
+        )
+        try:
+            await writer.drain()
+        except ConnectionError:
+            pass
+        writer.close()
+
+    def _read(self, head: bytes) -> tuple[str, str]:
+        line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = line.split(" ")
+        if len(parts) != 3 or parts[0] != "GET":
+            return "405 Method Not Allowed", "Not a sign-in."
+        target = urlsplit(parts[1])
+        if target.path != "/callback":
+            return "404 Not Found", "Not a sign-in."
+        query = parse_qs(target.query)
+        if query.get("state", [""])[0] != self._state or self._answer.done():
+            return "400 Bad Request", "This sign-in is not the one bingo is waiting for."
+        error = query.get("error", [""])[0]
+        if error:
+            description = query.get("error_description", [""])[0]
+            said = f"{cut(error, 60)}: {cut(description, 200)}" if description else cut(error, 60)
+            self._answer.set_exception(OAuthError(f"the sign-in was refused ({said})", code=error))
+            return "200 OK", "The sign-in was refused."
+        code = query.get("code", [""])[0]
+        if not code:
+            return "400 Bad Request", "The redirect holds no code."
+        self._answer.set_result(code)
+        return "200 OK", "Signed in."
+
+
+def _bind(port: int) -> socket.socket | None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(8)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+class SignIn:
+    """Server `name` at `url`: its kept sign-in, the header a request carries, and a new
+    sign-in when one is needed. `client` is the HTTP client the requests go through."""
+
+    __slots__ = (
+        "_ask",
+        "_asked",
+        "_client",
+        "_config",
+        "_environ",
+        "_fresh",
+        "_grant",
+        "_loaded",
+        "_lock",
+        "_say",
+        "_store",
+        "name",
+        "url",
+        "why",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        *,
+        store: GrantStore,
+        config: OAuthSettings,
+        environ: Mapping[str, str],
+        client: httpx.AsyncClient,
+        say: Callable[[str], None],
+        ask: Callable[[str], Awaitable[bool]] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.why: str | None = None
+        """Why no sign-in could be had, once one could not (after `unauthorized`)."""
+        self._store = store
+        self._config = config
+        self._environ = environ
+        self._client = client
+        self._say = say
+        self._ask = ask
+        self._asked = False
+        self._grant: Grant | None = None
+        self._loaded = False
+        self._fresh: str | None = None
+        """The access token a 401's refresh gave: a 401 to it is no reason to refresh again."""
+        self._lock = asyncio.Lock()
+
+    def _kept(self) -> Grant | None:
+        if not self._loaded:
+            self._grant, self._loaded = self._store.load(self.name, self.url), True
+        return self._grant
+
+    def _keep(self, grant: Grant) -> None:
+        self._grant, self._loaded = grant, True
+        try:
+            self._store.save(self.name, grant)
+        except OSError as exc:
+            # Signed in for this run; the next one signs in again.
+            _log.warning("%s: the sign-in could not be kept: %s", self.name, exc.strerror)
+
+    # --- a request's header -----------------------------------------------------------
+
+    async def header(self) -> dict[str, str]:
+        """The Authorization header for a request (a token about to expire refreshed first),
+        or none when there is no sign-in."""
+        async with self._lock:
+            grant = self._kept()
+            if grant is None or grant.tokens is None:
+                return {}
+            expires = grant.tokens.expires_at
+            if expires is not None and expires - REFRESH_MARGIN <= time.time() and grant.tokens.refresh_token:
+                grant = await self._refresh(grant)
+                if grant is None or grant.tokens is None:
+                    return {}
+            return {"Authorization": f"Bearer {grant.tokens.access_token}"}
+
+    async def unauthorized(self, sent: Mapping[str, str], challenge: str | None) -> bool:
+        """The server answered 401 to a request that carried `sent` (its header): True when
+        the request is worth sending again (refreshed, or signed in), else `why` says why."""
+        token = sent.get("Authorization", "").removeprefix("Bearer ") or None
+        async with self._lock:
+            grant = self._kept()
+            current = grant.tokens.access_token if grant is not None and grant.tokens is not None else None
+            if current is not None and current != token:
+                return True  # another request refreshed meanwhile
+            if grant is not None and grant.tokens is not None and grant.tokens.refresh_token and token != self._fresh:
+                refreshed = await self._refresh(grant)
+                if refreshed is not None and refreshed.tokens is not None:
+                    self._fresh = refreshed.tokens.access_token
+                    return True
+            if self._ask is not None and not self._asked:
+                self._asked = True  # asked once a run: a no holds
+                question = f"{self.name} (MCP server at {self.url}) needs a sign-in: sign in now in your browser?"
+                if await self._ask(question):
+                    try:
+                        await self._login(challenge)
+                    except BingoError as exc:
+                        self.why = f"could not sign in: {exc.line()}"
+                        return False
+                    return True
+            self.why = self.why or login_line(self.name)
+            return False
+
+    async def _refresh(self, grant: Grant) -> Grant | None:
+        """`grant` with refreshed tokens, kept; None when the refresh was refused (the
+        tokens are forgotten: a sign-in is needed). A refused client is registered again."""
+        assert grant.tokens is not None and grant.tokens.refresh_token is not None
+        who = self._configured() or grant.client
+        if who is None:
+            return None
+        try:
+            tokens = await refresh(self._client, grant.server, who, grant.tokens.refresh_token)
+        except OAuthError as exc:
+            _log.info("%s: refreshing the sign-in failed: %s", self.name, exc.message)
+            if exc.code is None:
+                return None  # unreachable, say: the tokens are kept for the next try
+            if exc.code == "invalid_client" and who.registered:
+                who = await self._register_again(grant, who)
+                if who is not None:
+                    try:
+                        tokens = await refresh(self._client, grant.server, who, grant.tokens.refresh_token)
+                    except OAuthError:
+                        self._keep(msgspec.structs.replace(grant, client=who, tokens=None))
+                        self.why = (
+                            f"{login_line(self.name)} (its client registration had expired; bingo registered again)"
+                        )
+                        return None
+                    fresh = msgspec.structs.replace(grant, client=who, tokens=tokens)
+                    self._keep(fresh)
+                    return fresh
+            self._keep(msgspec.structs.replace(grant, tokens=None))
+            return None
+        fresh = msgspec.structs.replace(grant, tokens=tokens)
+        self._keep(fresh)
+        return fresh
+
+    async def _register_again(self, grant: Grant, old: Client) -> Client | None:
+        try:
+            return await register(self._client, grant.server, old.redirect_uri or "http://127.0.0.1/callback")
+        except OAuthError as exc:
+            _log.info("%s: registering again failed: %s", self.name, exc.message)
+            return None
+
+    def _configured(self) -> Client | None:
+        return self._config.client(self._environ)
+
+    # --- a new sign-in ------------------------------------------------------------------
+
+    async def login(self, *, can_open_browser: bool | None = None) -> None:
+        """Sign in now: `bingo mcp login NAME`.
+
+        Raises:
+            OAuthError: the sign-in failed (the line says how).
+        """
+        async with self._lock:
+            await self._login(None, can_open_browser=can_open_browser)
+
+    def logout(self) -> bool:
+        """Forget the kept sign-in (tokens and registration); whether there was one."""
+        self._grant, self._loaded = None, True
+        return self._store.forget(self.name)
+
+    async def _challenge(self) -> str | None:
+        """The server's `WWW-Authenticate`, asked with an unsigned request."""
+        import httpx
+
+        try:
+            response = await self._client.post(
+                self.url,
+                content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+                headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
+                timeout=30.0,
+            )
+        except httpx.HTTPError as exc:
+            raise OAuthError(f"{self.url} cannot be reached: {type(exc).__name__}") from exc
+        return response.headers.get("www-authenticate") if response.status_code == 401 else None
+
+    async def _login(self, challenge: str | None, *, can_open_browser: bool | None = None) -> None:
+        if challenge is None:
+            challenge = await self._challenge()
+        server = await discover(self._client, self.url, challenge)
+        if self._config.scope:
+            server = msgspec.structs.replace(server, scope=self._config.scope)
+        kept = self._kept()
+        who = self._configured()
+        if who is None and kept is not None and kept.client is not None and kept.client.registered:
+            expired = kept.client.secret_expires_at is not None and kept.client.secret_expires_at <= time.time()
+            same = kept.server.registration_endpoint == server.registration_endpoint
+            who = kept.client if same and not expired else None
+        for _ in range(2):  # a second time only when the registration was refused at the token endpoint
+            sock, who = await self._listener(server, who)
+            try:
+                redirect_uri = f"http://127.0.0.1:{sock.getsockname()[1]}/callback"
+                pkce, state = Pkce.make(), secrets.token_urlsafe(24)
+                url = authorization_url(server, who, redirect_uri=redirect_uri, pkce=pkce, state=state)
+                opening = _can_open_browser(os.environ) if can_open_browser is None else can_open_browser
+                self._say(f"Sign in to {self.name}: open {url}")
+                if opening:
+                    _open_browser(url)
+                code = await _Callback(state, self.name).wait(sock, LOGIN_SECONDS)
+            finally:
+                sock.close()
+            try:
+                tokens = await exchange_code(self._client, server, who, code=code, redirect_uri=redirect_uri, pkce=pkce)
+            except OAuthError as exc:
+                if exc.code == "invalid_client" and who.registered:
+                    self._say(
+                        f"{self.name}'s authorization server no longer knows bingo's registration: registering again"
+                    )
+                    who = None
+                    continue
+                raise
+            self._keep(Grant(url=self.url, server=server, client=who, tokens=tokens))
+            self._fresh, self.why = None, None
+            return
+        raise OAuthError("the authorization server refused bingo's new registration too")
+
+    async def _listener(self, server: AuthServer, who: Client | None) -> tuple[socket.socket, Client]:
+        """The loopback socket the redirect comes to, bound before the URL is made: on the
+        port the client's redirect URI names, else any; and the client (registered now
+        when there is none, or its redirect URI's port is taken)."""
+        port = 0
+        if who is not None and not who.registered:
+            port = self._config.callback_port or 0
+        elif who is not None and who.redirect_uri:
+            port = urlsplit(who.redirect_uri).port or 0
+        sock = _bind(port)
+        if sock is None and who is not None and who.registered:
+            sock, who = _bind(0), None  # its port is taken: a registration for another
+        if sock is None:
+            raise OAuthError(
+                f"the sign-in's redirect port 127.0.0.1:{port} is in use",
+                f"free it, or change plugins.{self.name}.oauth.callbackPort",
+            )
+        if who is None:
+            redirect_uri = f"http://127.0.0.1:{sock.getsockname()[1]}/callback"
+            try:
+                who = await register(self._client, server, redirect_uri)
+            except BaseException:
+                sock.close()
+                raise
+            kept = self._kept()
+            # Kept at once: a sign-in abandoned in the browser does not cost a registration.
+            self._keep(Grant(url=self.url, server=server, client=who, tokens=kept.tokens if kept else None))
+        return sock, who
