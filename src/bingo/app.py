@@ -34,14 +34,17 @@ from .kernel.hooks import Hooks
 from .kernel.interfaces import Asker
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
-from .kernel.registry import Registry
+from .kernel.registry import BUILTIN_COMMANDS, Registry
 from .kernel.settings import bingo_home, fail_closed_problems, find_project, read_settings, unsafe_layers
 from .run import ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
 
 if TYPE_CHECKING:
-    pass
+    from .bring import Brought
+    from .kernel.interfaces import Command
+    from .kernel.settings import Settings
+    from .sandbox import Sandbox
 
 __all__ = ["Options", "run_app"]
 
@@ -255,6 +258,17 @@ async def run_app(options: Options) -> int:
             ):
                 notices.say("bingo", line, "warning")
             plugins.warm(options.prompt)
+            brought_commands = _bring(
+                registry,
+                notices,
+                settings,
+                sandbox,
+                home=home,
+                user_home=user_home,
+                project=project if state.trusted else None,
+                workdir=project,
+                mcp={s.name for s in sources if s.manifest is not None and s.manifest.mcp is not None},
+            )
             async with Hooks(
                 registry.hooks, notices, settings.deadline("hook/decide"), fail_closed=settings.fail_closed
             ) as hooks:
@@ -273,6 +287,8 @@ async def run_app(options: Options) -> int:
                     project=project,
                     home=home,
                     log=surface,
+                    brought=brought_commands[0],
+                    brought_commands=brought_commands[1],
                 )
                 if options.channel is not None:
                     from .surfaces.channel import serve_matrix
@@ -334,6 +350,55 @@ async def run_app(options: Options) -> int:
     finally:
         await choose_model.aclose()  # the providers' HTTP clients (ADR-0040)
         session.close()
+
+
+def _bring(
+    registry: Registry,
+    notices: Notices,
+    settings: Settings,
+    sandbox: Sandbox,
+    *,
+    home: Path,
+    user_home: Path,
+    project: Path | None,
+    workdir: Path,
+    mcp: set[str],
+) -> tuple[Brought, dict[str, Command]]:
+    """What the person (and, when `project` is given, the trusted project) brings
+    (INTERFACE.md §11): its skills (and the `skill` tool when there are any), its command
+    hooks registered beside the plugins' (the same choke point runs both), and the slash
+    commands its markdown commands and skills make, their names checked against bingo's own
+    and the plugins'."""
+    from .bring import bring
+    from .run import TABLE, current_run
+
+    def session_id() -> str:
+        run = current_run()
+        return (run.session_id() or "") if run is not None else ""
+
+    brought = bring(
+        home=home,
+        user_home=user_home,
+        project=project,
+        settings=settings,
+        notices=notices,
+        sandbox=sandbox,
+        workdir=workdir,
+        session=session_id,
+        mcp=mcp,
+    )
+    if brought.skills:
+        from .tools import SkillTool
+
+        registry.add_tool(SkillTool(lambda: brought.skills))
+    for hook in brought.hooks:
+        registry.add_hook(hook)
+    commands = brought.slash(
+        taken=BUILTIN_COMMANDS | {entry.name for entry in TABLE},
+        plugins={name: command.source for name, command in registry.commands.items()},
+        say=lambda line: notices.say("bingo", line, "warning"),
+    )
+    return brought, commands
 
 
 def _start_asker() -> Asker:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
-# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge) ← surfaces ← run ← checkup ← app ← cli
+# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge, bring) ← surfaces ← run ← checkup ← app ← cli
 LAYER = {
     "wire": 0,
     "endpoint": 0.5,
@@ -19,6 +19,7 @@ LAYER = {
     "providers": 2,
     "tools": 2,
     "bridge": 2,
+    "bring": 2,
     "surfaces": 3,
     "run": 3.5,
     "checkup": 3.75,

@@ -27,7 +27,7 @@ from .discovery import PluginSource
 from .fingerprint import fingerprint
 from .manifest import McpServer
 
-__all__ = ["MCP_FILE", "SHORT", "Item", "ItemKind", "changed_files", "project_items"]
+__all__ = ["BROUGHT", "MCP_FILE", "SHORT", "Item", "ItemKind", "changed_files", "project_items"]
 
 MCP_FILE: Final = ".mcp.json"
 """The MCP server list other agent hosts read, at the project's root."""
@@ -45,7 +45,14 @@ _PATH_KEPT: Final = 512
 """Characters of a path the record keeps; a longer one is not kept (its change names the item)."""
 SHORT: Final = 16
 """Hex digits of a settings file's or `.mcp.json`'s short digest in the item's `files`."""
-ItemKind = Literal["plugin", "settings", "mcp"]
+ItemKind = Literal["plugin", "settings", "mcp", "bring"]
+BROUGHT: Final = (".bingo/skills", ".agents/skills", ".claude/skills", ".bingo/commands", ".claude/commands")
+"""The project's directories of skills and markdown commands (INTERFACE.md section 11): what
+they hold goes before the model and can be run by it, so it is pinned like a plugin."""
+_BROUGHT_FILES: Final = 4_000
+_BROUGHT_BYTES: Final = 64_000_000
+"""Files and bytes of those directories hashed at most; past either, the item has no
+digest and is never trusted (nothing is trusted by size or time)."""
 
 
 class Item(msgspec.Struct, frozen=True):
@@ -157,6 +164,9 @@ def project_items(project: Path, cwd: Path, sources: Sequence[PluginSource], set
                 key=name, kind="settings", label=label, digest=digest, matters=bool(keys), problem=problem, files=files
             )
         )
+    brought = _brought_item(project)
+    if brought is not None:
+        items.append(brought)
     data, digest, problem = _bytes_digest(project / MCP_FILE)
     files: tuple[tuple[str, str], ...] = ()
     if digest is not None:
@@ -185,6 +195,66 @@ def project_items(project: Path, cwd: Path, sources: Sequence[PluginSource], set
             )
         )
     return items
+
+
+def _brought_item(project: Path) -> Item | None:
+    """The project's skills and markdown commands as one item: every file below `BROUGHT`'s
+    directories (links followed, their targets hashed; a link out of the project is named),
+    by its path, bytes and executable bit; None when none of the directories is there."""
+    whole = hashlib.sha256()
+    files: list[tuple[str, str]] = []
+    outside: list[str] = []
+    present: list[str] = []
+    count = size = 0
+    for name in BROUGHT:
+        top = project / name
+        if not top.is_dir():
+            continue
+        present.append(name)
+        for root, dirs, names in os.walk(top, followlinks=True):
+            dirs.sort()
+            for leaf in sorted(names):
+                path = Path(root) / leaf
+                rel = path.relative_to(project).as_posix()
+                real = path.resolve()
+                if not real.is_relative_to(project.resolve()):
+                    outside.append(rel)
+                count += 1
+                try:
+                    data = real.read_bytes()
+                    mode = real.stat().st_mode
+                except OSError as exc:
+                    return Item(
+                        "bring",
+                        "bring",
+                        _brought_label(present),
+                        None,
+                        True,
+                        f"{rel} cannot be read ({exc.strerror or exc})",
+                    )
+                size += len(data)
+                if count > _BROUGHT_FILES or size > _BROUGHT_BYTES:
+                    problem = f"over {_BROUGHT_FILES} files or {_BROUGHT_BYTES // 1_000_000} MB"
+                    return Item("bring", "bring", _brought_label(present), None, True, problem)
+                digest = hashlib.sha256(data).hexdigest()
+                executable = "x" if mode & 0o111 else "-"
+                whole.update(f"{rel}\0{executable}{digest}\n".encode())
+                files.append((rel, (digest + executable)[:SHORT]))
+    if not present:
+        return None
+    return Item(
+        "bring",
+        "bring",
+        _brought_label(present),
+        whole.hexdigest(),
+        True,
+        outside=tuple(outside),
+        files=_bounded(files),
+    )
+
+
+def _brought_label(present: Sequence[str]) -> str:
+    return "skills and commands in " + ", ".join(present)
 
 
 def _with_entries(

@@ -24,9 +24,12 @@ from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, too_deep
 from .errors import SettingsError
 
 __all__ = [
+    "COMMAND_HOOK_EVENTS",
     "HOST_DEADLINES",
+    "CommandHookLayer",
     "KeyPath",
     "Layer",
+    "MatcherLayer",
     "PluginSandboxLayer",
     "SandboxLayer",
     "Source",
@@ -133,8 +136,46 @@ class _PermissionsLayer(msgspec.Struct, kw_only=True):
     deny: list[str] = []
 
 
+class CommandHookLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    """One hook of a Claude Code-shaped entry (INTERFACE.md §11): a command, as written."""
+
+    type: Literal["command"] = "command"
+    command: str
+    timeout: _Seconds | None = None
+    fail_closed: bool = False
+
+
+class MatcherLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    """One entry of an event's list: a matcher over tool names and its hooks."""
+
+    matcher: str = ""
+    hooks: list[CommandHookLayer] = []
+    fail_closed: bool = False
+
+
+COMMAND_HOOK_EVENTS: tuple[str, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+    "SessionEnd",
+)
+"""Claude Code's hook events bingo runs command hooks at (bring/hooks.py maps each)."""
+
+
+def _no_entries() -> list[MatcherLayer]:
+    return []
+
+
 class _HooksLayer(msgspec.Struct, kw_only=True, rename="camel"):
     fail_closed: list[str] = []
+    pre_tool_use: list[MatcherLayer] = msgspec.field(default_factory=_no_entries, name="PreToolUse")
+    post_tool_use: list[MatcherLayer] = msgspec.field(default_factory=_no_entries, name="PostToolUse")
+    user_prompt_submit: list[MatcherLayer] = msgspec.field(default_factory=_no_entries, name="UserPromptSubmit")
+    stop: list[MatcherLayer] = msgspec.field(default_factory=_no_entries, name="Stop")
+    session_start: list[MatcherLayer] = msgspec.field(default_factory=_no_entries, name="SessionStart")
+    session_end: list[MatcherLayer] = msgspec.field(default_factory=_no_entries, name="SessionEnd")
 
 
 class _MatrixLayer(msgspec.Struct, kw_only=True, rename="camel"):
@@ -228,6 +269,42 @@ _EXPECTED: dict[KeyPath, str] = {
     ("hooks",): "an object with a failClosed list",
     ("hooks", "failClosed"): "a list of plugin names (strings)",
     ("hooks", "failClosed", 0): "a plugin name (a string)",
+    ("hooks", "PreToolUse"): "a list of {matcher, hooks: [{type: command, command, timeout}]} entries",
+    (
+        "hooks",
+        "PreToolUse",
+        0,
+    ): 'an object {matcher: a regular expression, hooks: [{type: "command", command: a string, timeout: seconds}]}',
+    ("hooks", "PostToolUse"): "a list of {matcher, hooks: [{type: command, command, timeout}]} entries",
+    (
+        "hooks",
+        "PostToolUse",
+        0,
+    ): 'an object {matcher: a regular expression, hooks: [{type: "command", command: a string, timeout: seconds}]}',
+    ("hooks", "UserPromptSubmit"): "a list of {matcher, hooks: [{type: command, command, timeout}]} entries",
+    (
+        "hooks",
+        "UserPromptSubmit",
+        0,
+    ): 'an object {matcher: a regular expression, hooks: [{type: "command", command: a string, timeout: seconds}]}',
+    ("hooks", "Stop"): "a list of {matcher, hooks: [{type: command, command, timeout}]} entries",
+    (
+        "hooks",
+        "Stop",
+        0,
+    ): 'an object {matcher: a regular expression, hooks: [{type: "command", command: a string, timeout: seconds}]}',
+    ("hooks", "SessionStart"): "a list of {matcher, hooks: [{type: command, command, timeout}]} entries",
+    (
+        "hooks",
+        "SessionStart",
+        0,
+    ): 'an object {matcher: a regular expression, hooks: [{type: "command", command: a string, timeout: seconds}]}',
+    ("hooks", "SessionEnd"): "a list of {matcher, hooks: [{type: command, command, timeout}]} entries",
+    (
+        "hooks",
+        "SessionEnd",
+        0,
+    ): 'an object {matcher: a regular expression, hooks: [{type: "command", command: a string, timeout: seconds}]}',
     ("deadlines",): "an object mapping wire methods (and packageInstall) to seconds",
     ("deadlines", "*"): "a positive number of seconds",
     ("plugins",): "an object mapping plugin names to their settings",

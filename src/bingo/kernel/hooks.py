@@ -206,6 +206,13 @@ def _seconds(deadline: float) -> str:
     return f"{deadline:g} s"
 
 
+def _deadline_of(hook: Hook, default: float) -> float:
+    """The seconds `hook` is waited for: its own `deadline` when it has one (a command hook's
+    timeout, which its entry in settings names: INTERFACE.md §11), else `default`."""
+    own: object = getattr(hook, "deadline", None)
+    return float(own) if isinstance(own, int | float) and own > 0 else default
+
+
 class Hooks:
     """The host's hooks. An async context manager: observations run in a task group it
     owns, and leaving it waits for them at most one deadline, then cancels the rest."""
@@ -308,16 +315,15 @@ class Hooks:
     async def _ask_one(self, hook: Hook, point: str, payload: Json) -> HookOutcome | _Undecided | None:
         """One hook's outcome; why it decided nothing; or None when its plugin is not
         running, which decides nothing quietly (its stop had its own notice)."""
-        timeout = asyncio.timeout(self._deadline)
+        deadline = _deadline_of(hook, self._deadline)
+        timeout = asyncio.timeout(deadline)
         try:
             async with timeout:
                 outcome = await _answer(hook, point, payload)
         except TimeoutError as exc:
             if not timeout.expired():
                 return _Undecided(f"failed ({self._logged(hook, 'decide', exc)}) and")
-            return _Undecided(
-                f"missed its deadline ({_seconds(self._deadline)}: deadlines.hook/decide in settings) and"
-            )
+            return _Undecided(f"missed its deadline ({_seconds(deadline)}: deadlines.hook/decide in settings) and")
         except PluginUnavailable as exc:
             if hook.source not in self._fail_closed:
                 return None
@@ -346,8 +352,9 @@ class Hooks:
             task.add_done_callback(self._pending.discard)
 
     async def _watch_one(self, hook: Hook, point: str, payload: Json) -> None:
-        late = f"missed its deadline ({_seconds(self._deadline)}: deadlines.hook/decide in settings) observing {point}"
-        timeout = asyncio.timeout(self._deadline)
+        deadline = _deadline_of(hook, self._deadline)
+        late = f"missed its deadline ({_seconds(deadline)}: deadlines.hook/decide in settings) observing {point}"
+        timeout = asyncio.timeout(deadline)
         try:
             async with timeout:
                 await hook.observe(point, payload)

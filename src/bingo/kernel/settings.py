@@ -27,12 +27,15 @@ import msgspec
 
 from ..wire import DEFAULT_DEADLINES, Json, deadline_for
 from ._layer import (
+    COMMAND_HOOK_EVENTS,
     HOST_DEADLINES,
     KeyPath,
     Layer,
+    MatcherLayer,
     PluginSandboxLayer,
     SandboxLayer,
     Source,
+    _HooksLayer,  # pyright: ignore[reportPrivateUsage]
     as_array,
     as_object,
     read_layer,
@@ -41,7 +44,9 @@ from .home import bingo_home
 from .sandboxing import LayerKind, SandboxGrants, SandboxSource, sandbox_grants
 
 __all__ = [
+    "COMMAND_HOOK_EVENTS",
     "DEFAULT_DEADLINES",
+    "CommandHookEntry",
     "MatrixChannel",
     "Permissions",
     "PlacedRule",
@@ -68,6 +73,19 @@ PROJECT_SETTINGS: tuple[str, str] = (_SETTINGS_FILE, _LOCAL_FILE)
 TIGHTENING: tuple[str, str] = ("deny", "ask")
 """The `permissions` lists an untrusted project's settings still give: they can only make
 the gate refuse or ask, never let more through."""
+
+
+class CommandHookEntry(msgspec.Struct, frozen=True):
+    """One command hook in force (INTERFACE.md §11): its event (`PreToolUse`, ...), the
+    matcher of its entry, the command, its timeout in seconds (None: the default), whether it
+    fails closed, and the settings file it came from."""
+
+    event: str
+    matcher: str
+    command: str
+    timeout: float | None
+    fail_closed: bool
+    where: str
 
 
 PlacedRule: TypeAlias = tuple[str, str, str]
@@ -164,6 +182,10 @@ class Settings(msgspec.Struct, frozen=True):
     sandbox: SandboxGrants = msgspec.field(default_factory=SandboxGrants)
     """The sandbox's mode and grants, each with where it came from; who may widen is
     applied (kernel.sandboxing): a project only narrows, adds hosts and paths inside it."""
+    command_hooks: tuple[CommandHookEntry, ...] = ()
+    """Every command hook in force, layer by layer (the user's, then the project's, then the
+    local file's: each layer adds, none replaces), with where it came from; an untrusted
+    project's are not in force (its `hooks` is left out)."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -348,6 +370,7 @@ def _merged(
     unknown: list[str] = []
     rules: list[PlacedRule] = []
     sandboxes: list[SandboxSource] = []
+    command_hooks: list[CommandHookEntry] = []
     for path, source in sources:
         layer = source.check()
         unknown += source.unknown()
@@ -370,6 +393,7 @@ def _merged(
             if not project_trusted:
                 document = tight
         rules += _placed(document, str(path) if path is not None else None)
+        command_hooks += _command_hooks(document, str(path) if path is not None else "the command line")
         kind: LayerKind = "command line" if path is None else "user" if path == user else "project"
         sandboxes.append(_sandbox_source(document, kind, str(path) if path is not None else "--no-sandbox"))
         _merge(merged, document)
@@ -383,6 +407,7 @@ def _merged(
         rules=tuple(rules),
         unknown=tuple(unknown),
         sandbox=grants,
+        command_hooks=tuple(command_hooks),
     )
 
 
@@ -395,6 +420,26 @@ def _sandbox_source(document: Mapping[str, Json], kind: LayerKind, where: str) -
         if "sandbox" in fields:
             plugins[name] = msgspec.convert(fields["sandbox"], PluginSandboxLayer)
     return SandboxSource(kind=kind, where=where, sandbox=sandbox, plugins=plugins)
+
+
+def _command_hooks(document: Mapping[str, Json], where: str) -> list[CommandHookEntry]:
+    """The command hooks a checked layer's document gives, event by event, in its order."""
+    hooks = msgspec.convert(document.get("hooks", {}), _HooksLayer)
+    out: list[CommandHookEntry] = []
+    for event in COMMAND_HOOK_EVENTS:
+        for entry in _entries(hooks, event):
+            for hook in entry.hooks:
+                closed = hook.fail_closed or entry.fail_closed
+                out.append(CommandHookEntry(event, entry.matcher, hook.command, hook.timeout, closed, where))
+    return out
+
+
+def _entries(hooks: _HooksLayer, event: str) -> list[MatcherLayer]:
+    for field in msgspec.structs.fields(hooks):
+        if field.encode_name == event:
+            entries: list[MatcherLayer] = getattr(hooks, field.name)
+            return entries
+    return []
 
 
 def _placed(document: Mapping[str, Json], where: str | None) -> list[PlacedRule]:

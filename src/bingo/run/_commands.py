@@ -80,6 +80,12 @@ def _exit(name: str) -> Callable[[Run, RunFactory], Command]:
     return lambda run, factory: ExitCommand.named(name)
 
 
+def _skills(run: Run, factory: RunFactory) -> Command:
+    from ..bring import SkillsCommand
+
+    return SkillsCommand(factory.brought.skills if factory.brought is not None else {})
+
+
 def _plugins(run: Run, factory: RunFactory) -> Command:
     from ..bridge import PluginsCommand
 
@@ -105,13 +111,16 @@ TABLE: tuple[Entry, ...] = (
     Entry("resume", frozenset({"terminal"}), _resume),
     # The room takes the word before its queue: a room's Ctrl-C.
     Entry("stop", frozenset({"room"}), _stop),
+    Entry("skills", EVERYWHERE, _skills),
 )
 """bingo's own commands: one entry each."""
 
 
 def commands_for(run: Run, factory: RunFactory) -> Mapping[str, Command]:
-    """The table's commands of `run`'s place, bound to it."""
-    return {entry.name: entry.make(run, factory) for entry in TABLE if run.place in entry.places}
+    """The table's commands of `run`'s place, bound to it; then the markdown commands and
+    skills the person brought (their names were checked against the table's: ADR-0045)."""
+    own = {entry.name: entry.make(run, factory) for entry in TABLE if run.place in entry.places}
+    return {**factory.brought_commands, **own}
 
 
 def elsewhere(place: Place) -> str | None:

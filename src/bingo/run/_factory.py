@@ -11,7 +11,7 @@ process (app.py does) and draws nothing (each run's surface does).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,8 @@ from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
     from ..bridge import PluginHost
+    from ..bring import Brought
+    from ..kernel.interfaces import Command
     from ..providers import HttpProvider
     from ..surfaces.terminal import Opening
 
@@ -120,6 +122,8 @@ class RunFactory:
     __slots__ = (
         "_open",
         "_said",
+        "brought",
+        "brought_commands",
         "choose_model",
         "data_dir",
         "gate",
@@ -151,6 +155,8 @@ class RunFactory:
         project: Path,
         home: Path,
         log: Surface,
+        brought: Brought | None = None,
+        brought_commands: Mapping[str, Command] | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -166,6 +172,11 @@ class RunFactory:
         self.project = project
         self.home = home
         self.log = log
+        self.brought = brought
+        """The skills, markdown commands and command hooks the person and a trusted project
+        brought (INTERFACE.md §11): the skills' catalogue goes in the system prompt."""
+        self.brought_commands: Mapping[str, Command] = brought_commands or {}
+        """The slash commands they make (names already checked), offered in every place."""
         self._open: list[Run] = []
         self._said: set[str] = set()
         """The instruction files the system prompt left out, named once a process."""
@@ -180,7 +191,8 @@ class RunFactory:
             if line not in self._said:
                 self._said.add(line)
                 self.notices.say("bingo", line, "warning")
-        return prompt.text
+        skills = self.brought.catalogue() if self.brought is not None else ""
+        return f"{prompt.text}\n\n{skills}" if skills else prompt.text
 
     def session(self, *, planned: str | None = None) -> RunSession:
         """A new session of this project for a run (created on its first frame; under

@@ -1,4 +1,5 @@
-"""The built-in tools: `read`, `glob`, `grep`, `bash`, `write` and `edit`.
+"""The built-in tools: `read`, `glob`, `grep`, `bash`, `write` and `edit`; and `skill`,
+made over the skills a run has (`SkillTool`, registered by the app when there are any).
 
 Each implements the kernel's `Tool` protocol in-process (source `builtin`); the kernel
 treats them exactly as it treats a bridged tool, except for the traits they declare. This
@@ -44,6 +45,7 @@ if _TYPE_CHECKING:
     from ._glob import GlobTool
     from ._grep import GrepTool
     from ._read import ReadTool
+    from ._skill import SkillTool
     from ._write import WriteTool
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "GlobTool",
     "GrepTool",
     "ReadTool",
+    "SkillTool",
     "WriteTool",
     "builtin_tools",
     "preview",
@@ -79,6 +82,7 @@ _EXPORTS = {cls: module for module, cls, _ in _CLASSES.values()} | {
     "FILES": "_files",
     "Declined": "_files",
     "Files": "_files",
+    "SkillTool": "_skill",
 }
 
 

@@ -1,0 +1,69 @@
+"""Reading, once at start, what the person and a trusted project bring (see the package)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..kernel.interfaces import Command, Hook
+from ..kernel.notices import Notices
+from ..kernel.settings import Settings
+from ._slash import slash_commands
+from .commands import MarkdownCommandFile, command_places, find_commands
+from .hooks import command_hooks
+from .skills import Skill, catalogue, find_skills, skill_places
+
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox
+
+__all__ = ["Brought", "bring"]
+
+
+@dataclass(slots=True)
+class Brought:
+    """What a run takes from what the person (and a trusted project) brought."""
+
+    skills: dict[str, Skill] = field(default_factory=lambda: {})
+    commands: dict[str, MarkdownCommandFile] = field(default_factory=lambda: {})
+    hooks: list[Hook] = field(default_factory=lambda: [])
+
+    def catalogue(self) -> str:
+        """The system prompt's section on skills ("" with none)."""
+        return catalogue(self.skills)
+
+    def slash(
+        self, *, taken: Collection[str], plugins: Mapping[str, str], say: Callable[[str], None]
+    ) -> dict[str, Command]:
+        """The slash commands the markdown commands and skills make (names refused as
+        `slash_commands` says)."""
+        return slash_commands(self.commands, self.skills, taken=taken, plugins=plugins, say=say)
+
+
+def bring(
+    *,
+    home: Path,
+    user_home: Path,
+    project: Path | None,
+    settings: Settings,
+    notices: Notices,
+    sandbox: Sandbox | None,
+    workdir: Path,
+    session: Callable[[], str],
+    mcp: Collection[str],
+) -> Brought:
+    """Read what the person brings (`home` is `~/.bingo`, `user_home` their home) and, when
+    `project` is given (a trusted project's root), what the project brings; each file that
+    cannot be loaded is one notice. `settings.command_hooks` holds only what is in force
+    (an untrusted project's are not), each made a hook running in `sandbox` in `workdir`."""
+
+    def say(line: str) -> None:
+        notices.say("bingo", line, "warning")
+
+    skills = find_skills(skill_places(home, user_home, project), say)
+    commands = find_commands(command_places(home, user_home, project), say)
+    hooks = command_hooks(
+        settings.command_hooks, notices=notices, sandbox=sandbox, project=workdir, session=session, mcp=mcp
+    )
+    return Brought(skills, commands, hooks)
