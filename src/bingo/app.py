@@ -247,6 +247,7 @@ async def run_app(options: Options) -> int:
                 sandbox=sandbox,
             ) as plugins,
         ):
+            plugins.sign_ins.interactive = interactive  # asked on the terminal, once it is up (§14)
             await plugins.start()
             # Once the tools are known (registered from the handshakes or the cache): the
             # rules that can match none of them, and failClosed names that are no plugin.
@@ -335,6 +336,7 @@ async def run_app(options: Options) -> int:
                     assert isinstance(surface, TerminalSurface)  # chosen above for an interactive run
                     surface.dry_run = run.preview
                     sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
+                    plugins.sign_ins.listen(surface.ask)
                     return await interact(
                         run,
                         surface,

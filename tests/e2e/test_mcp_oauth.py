@@ -210,3 +210,27 @@ def test_a_configured_client_id_signs_in_without_registering(tmp_path: Path, ser
     assert not [e for e in asked if e["kind"] == "register"]
     assert {e["client"] for e in asked if e["kind"] in ("authorize", "token")} == {"by-hand"}
     assert _answered(box) == "signed in as by-hand"
+
+
+def test_on_a_terminal_a_server_that_needs_a_sign_in_asks_first(tmp_path: Path, server: Server) -> None:
+    import pexpect
+
+    from tests.e2e.test_trust import WAIT, _Screen, _terminal
+
+    box = _box(tmp_path, server, [[text("done")]])
+    mark = server.mark()
+    child = _terminal(box)
+    screen = _Screen(child)
+    try:
+        screen.shown(
+            r"remote \(the MCP server at http://127\.0\.0\.1:\d+/mcp\) needs a sign-in: sign in now in your browser\?"
+        )
+        child.send("y")
+        screen.shown(r"signed in: its tools work from the next call")
+        child.sendeof()
+        child.expect(pexpect.EOF, timeout=WAIT)
+    finally:
+        child.close(force=True)
+    asked = server.events(mark)
+    assert [e["grant"] for e in asked if e["kind"] == "token"] == ["authorization_code"]
+    assert _token(box)["access_token"] not in screen.raw

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ..kernel.interfaces import Json
     from ._signin import SignIn
 
-__all__ = ["McpHttp", "SignInPlace", "expand_headers"]
+__all__ = ["McpHttp", "SignInDesk", "SignInPlace", "expand_headers"]
 
 _log = logging.getLogger(__name__)
 
@@ -94,6 +94,56 @@ class _Sent(msgspec.Struct):
 _SENT = msgspec.json.Decoder(_Sent)
 
 
+Ask = Callable[[str, list[str] | None], Awaitable[str]]
+"""A question to the person with its choices; raises GateError when nobody answers."""
+
+
+class SignInDesk:
+    """The run's questions about signing in (INTERFACE §14): on a terminal, a server that
+    needs a sign-in is asked about once a run, outside the start that found it needs one (a
+    person's sign-in outlives a handshake's deadline); the question waits until the
+    terminal can ask it. Where the run is not interactive nothing is asked."""
+
+    __slots__ = ("_asked", "_ask", "_pending", "_spawn", "_tasks", "interactive")
+
+    def __init__(self, spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]]) -> None:
+        self.interactive = False
+        self._spawn = spawn
+        self._ask: Ask | None = None
+        self._asked: set[str] = set()
+        self._pending: list[Callable[[Ask], Coroutine[Any, Any, None]]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def offer(self, name: str, sign_in: Callable[[Ask], Coroutine[Any, Any, None]]) -> bool:
+        """Ask about server `name` (once a run) with `sign_in`; whether it will be asked."""
+        if not self.interactive or name in self._asked:
+            return False
+        self._asked.add(name)
+        if self._ask is None:
+            self._pending.append(sign_in)
+        else:
+            self._start(sign_in(self._ask))
+        return True
+
+    def listen(self, ask: Ask) -> None:
+        """The person can be asked through `ask` from now on (the questions kept are put)."""
+        self._ask = ask
+        pending, self._pending = self._pending, []
+        for sign_in in pending:
+            self._start(sign_in(ask))
+
+    def close(self) -> None:
+        """The run ends: a sign-in still waiting for its browser is abandoned."""
+        self._pending.clear()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = self._spawn(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
 @dataclass(frozen=True, slots=True)
 class SignInPlace:
     """What a server's sign-in needs, should it need one (INTERFACE §14)."""
@@ -105,8 +155,8 @@ class SignInPlace:
     environ: Mapping[str, str]
     say: Callable[[str], None]
     """Says a line to the person (the sign-in's URL)."""
-    ask: Callable[[str], Awaitable[bool]] | None = None
-    """Asks the person a yes-or-no question; None where nobody can be asked."""
+    desk: SignInDesk | None = None
+    """Where the person is asked whether to sign in; None: nowhere (`bingo --check-plugin`)."""
 
 
 class McpHttp:
@@ -158,9 +208,23 @@ class McpHttp:
                 environ=place.environ,
                 client=self._client,
                 say=place.say,
-                ask=place.ask,
+                offer=self._offer,
             )
         return self._sign_in
+
+    def _offer(self, challenge: str | None) -> bool:
+        """Put the question whether to sign in (once a run, on a terminal); whether it is put."""
+        place = self._place
+        if place is None or place.desk is None:
+            return False
+        from ._signin import ask_and_sign_in
+
+        name, url = self._name, self.url
+
+        def sign_in(ask: Ask) -> Coroutine[Any, Any, None]:
+            return ask_and_sign_in(name, url, place=place, ask=ask, challenge=challenge)
+
+        return place.desk.offer(name, sign_in)
 
     async def _authorization(self) -> dict[str, str]:
         sign_in = self._sign_in

@@ -21,7 +21,7 @@ import secrets
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urlsplit
 
@@ -46,8 +46,9 @@ if TYPE_CHECKING:
     import httpx
 
     from ..kernel.interfaces import Json
+    from ._mcp_http import Ask, SignInPlace
 
-__all__ = ["OAuthSettings", "SignIn", "login_line"]
+__all__ = ["OAuthSettings", "SignIn", "ask_and_sign_in", "login_line"]
 
 _log = logging.getLogger(__name__)
 
@@ -205,6 +206,9 @@ class _Callback:
 
 def _bind(port: int) -> socket.socket | None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # The last sign-in's connections linger in TIME_WAIT on its port, which a registered
+    # redirect URI names again: as any server does, bind it all the same.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
         sock.listen(8)
@@ -219,8 +223,6 @@ class SignIn:
     sign-in when one is needed. `client` is the HTTP client the requests go through."""
 
     __slots__ = (
-        "_ask",
-        "_asked",
         "_client",
         "_config",
         "_environ",
@@ -228,6 +230,7 @@ class SignIn:
         "_grant",
         "_loaded",
         "_lock",
+        "_offer",
         "_say",
         "_store",
         "name",
@@ -245,7 +248,7 @@ class SignIn:
         environ: Mapping[str, str],
         client: httpx.AsyncClient,
         say: Callable[[str], None],
-        ask: Callable[[str], Awaitable[bool]] | None = None,
+        offer: Callable[[str | None], bool] | None = None,
     ) -> None:
         self.name = name
         self.url = url
@@ -256,8 +259,7 @@ class SignIn:
         self._environ = environ
         self._client = client
         self._say = say
-        self._ask = ask
-        self._asked = False
+        self._offer = offer
         self._grant: Grant | None = None
         self._loaded = False
         self._fresh: str | None = None
@@ -307,16 +309,10 @@ class SignIn:
                 if refreshed is not None and refreshed.tokens is not None:
                     self._fresh = refreshed.tokens.access_token
                     return True
-            if self._ask is not None and not self._asked:
-                self._asked = True  # asked once a run: a no holds
-                question = f"{self.name} (MCP server at {self.url}) needs a sign-in: sign in now in your browser?"
-                if await self._ask(question):
-                    try:
-                        await self._login(challenge)
-                    except BingoError as exc:
-                        self.why = f"could not sign in: {exc.line()}"
-                        return False
-                    return True
+            if self._offer is not None and self._offer(challenge):
+                # Asked outside this start: a person's sign-in outlives a handshake's deadline.
+                self.why = f"needs a sign-in: answer the question about it (or run `bingo mcp login {self.name}`)"
+                return False
             self.why = self.why or login_line(self.name)
             return False
 
@@ -365,14 +361,15 @@ class SignIn:
 
     # --- a new sign-in ------------------------------------------------------------------
 
-    async def login(self, *, can_open_browser: bool | None = None) -> None:
-        """Sign in now: `bingo mcp login NAME`.
+    async def login(self, challenge: str | None = None) -> None:
+        """Sign in now (`bingo mcp login NAME`, or a yes to the question); `challenge` is the
+        server's `WWW-Authenticate`, if a 401 gave it already.
 
         Raises:
             OAuthError: the sign-in failed (the line says how).
         """
         async with self._lock:
-            await self._login(None, can_open_browser=can_open_browser)
+            await self._login(challenge)
 
     def logout(self) -> bool:
         """Forget the kept sign-in (tokens and registration); whether there was one."""
@@ -394,7 +391,7 @@ class SignIn:
             raise OAuthError(f"{self.url} cannot be reached: {type(exc).__name__}") from exc
         return response.headers.get("www-authenticate") if response.status_code == 401 else None
 
-    async def _login(self, challenge: str | None, *, can_open_browser: bool | None = None) -> None:
+    async def _login(self, challenge: str | None) -> None:
         if challenge is None:
             challenge = await self._challenge()
         server = await discover(self._client, self.url, challenge)
@@ -412,7 +409,7 @@ class SignIn:
                 redirect_uri = f"http://127.0.0.1:{sock.getsockname()[1]}/callback"
                 pkce, state = Pkce.make(), secrets.token_urlsafe(24)
                 url = authorization_url(server, who, redirect_uri=redirect_uri, pkce=pkce, state=state)
-                opening = _can_open_browser(os.environ) if can_open_browser is None else can_open_browser
+                opening = _can_open_browser(os.environ)
                 self._say(f"Sign in to {self.name}: open {url}")
                 if opening:
                     _open_browser(url)
@@ -462,3 +459,44 @@ class SignIn:
             # Kept at once: a sign-in abandoned in the browser does not cost a registration.
             self._keep(Grant(url=self.url, server=server, client=who, tokens=kept.tokens if kept else None))
         return sock, who
+
+
+SIGN_IN_CONNECT: Final = 10.0
+"""Seconds to reach a server or its authorization server while signing in."""
+
+
+async def ask_and_sign_in(name: str, url: str, *, place: SignInPlace, ask: Ask, challenge: str | None) -> None:
+    """Ask the person whether to sign in to server `name` now, and do if they say yes, with
+    an HTTP client of its own (the start that found the 401 is over by then). Whatever
+    happens is said; nothing is raised (it runs in the host's task group)."""
+    import httpx
+
+    question = f"{name} (the MCP server at {url}) needs a sign-in: sign in now in your browser?"
+    try:
+        answer = (await ask(question, ["yes", "no"])).strip().lower()
+    except BingoError:
+        answer = "no"  # nobody answered
+    if answer not in ("y", "yes"):
+        place.say(f"not signed in: run `bingo mcp login {name}` to sign in later")
+        return
+    try:
+        timeout = httpx.Timeout(30.0, connect=SIGN_IN_CONNECT)
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+            sign_in = SignIn(
+                name,
+                url,
+                store=GrantStore(place.store),
+                config=OAuthSettings.read(name, place.settings),
+                environ=place.environ,
+                client=client,
+                say=place.say,
+            )
+            await sign_in.login(challenge)
+    except BingoError as exc:
+        place.say(f"could not sign in: {exc.line()}")
+        return
+    except Exception as exc:  # boundary: a sign-in's fault never ends the run
+        _log.exception("%s: signing in failed", name)
+        place.say(f"could not sign in: {type(exc).__name__}; run `bingo mcp login {name}` to try again")
+        return
+    place.say("signed in: its tools work from the next call")

@@ -15,7 +15,7 @@ It does not decide what an ending costs, nor speak JSON-RPC.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -27,7 +27,7 @@ from ..kernel.errors import DeadlinePassed, PluginError, SpawnError
 from ..kernel.settings import Settings
 from ..sandbox import Launcher, Policy, Sandbox, launcher
 from ._expand import expand_server
-from ._mcp_http import McpHttp, SignInPlace, expand_headers
+from ._mcp_http import McpHttp, SignInDesk, SignInPlace, expand_headers
 from .discovery import PluginSource, entry_command, workdir
 from .manifest import Manifest, McpServer
 from .process import INSTALL_GRACE, TERM_GRACE, PluginLog, PluginProcess
@@ -54,9 +54,9 @@ class HostFacts(msgspec.Struct, frozen=True):
     """Where each plugin's `dataDir` is made (`<plugins_data>/<name>`); None: `<data_dir>/plugins`.
     `bingo --check-plugin` gives a temporary directory, so a check changes none of the
     person's data."""
-    sign_in_ask: Callable[[str], Awaitable[bool]] | None = None
-    """Asks the person whether to sign in to a server that needs it; None where nobody can
-    be asked (the server's notice names `bingo mcp login NAME` instead; INTERFACE §14)."""
+    sign_ins: SignInDesk | None = None
+    """Where the person is asked whether to sign in to a server that needs it (on a
+    terminal); elsewhere its notice names `bingo mcp login NAME` (INTERFACE §14)."""
 
     def plugin_data(self, name: str) -> Path:
         """Plugin `name`'s `dataDir`."""
@@ -345,6 +345,6 @@ def open_remote(
         settings=settings.plugins.get(source.name, {}),
         environ=facts.environ,
         say=say,
-        ask=facts.sign_in_ask,
+        desk=facts.sign_ins,
     )
     return Remote(McpHttp(mcp.url, headers, name=source.name, sign_in=place), deadlines=settings.deadlines)

@@ -42,6 +42,7 @@ from ..wire import HOST_SERVICE_KEY, InitializeResult
 from ._backoff import Backoff
 from ._cache import DeclarationCache, Declared
 from ._link import Calls
+from ._mcp_http import SignInDesk
 from ._plugin import HostFacts, Plugin
 from .command import BridgedCommand
 from .compactor import BridgedCompactor
@@ -227,12 +228,16 @@ class PluginHost:
         self._declared: dict[str, Declared] = {}
         self._started = False
         self._group = asyncio.TaskGroup()
+        self.sign_ins = SignInDesk(self._group.create_task)
+        """The run's questions about signing in to a server (INTERFACE §14): a surface that
+        can ask sets `interactive` before `start` and `listen`s once it can ask."""
 
     async def __aenter__(self) -> PluginHost:
         await self._group.__aenter__()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self.sign_ins.close()
         for plugin in self._plugins.values():
             plugin.stop()
         await self._group.__aexit__(None, None, None)
@@ -250,6 +255,7 @@ class PluginHost:
             environ=self._environ,
             choose_model=self._choose_model,
             sandbox=self._sandbox,
+            sign_ins=self.sign_ins,
         )
         if HOST_SERVICE_KEY not in self._registry.services:
             self._registry.add_service(HostService())
