@@ -7,6 +7,7 @@ are the bridge's (`bridge.check`). It opens no run.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,13 +37,23 @@ async def check_plugin(
     environ: dict[str, str],
 ) -> int:
     """`--check-plugin DIR` (a plugin's directory, or one holding a `.mcp.json`) or
-    `--check-plugin FILE` (a `.mcp.json`): the report on stdout, escaped (it quotes the
+    `--check-plugin FILE` (a `.mcp.json`), or what people bring (a directory of skills or
+    markdown commands, a host's directory holding them, a settings file's command hooks:
+    `bring.check`): the report on stdout, escaped (it quotes the
     plugin's own words, §8); 0 when no check failed, 1 otherwise."""
     from .bridge import MCP_JSON
     from .bridge.check import check_mcp_json
     from .bridge.check import check_plugin as check_dir
 
     path = Path(where)
+    if path.exists() and path.name != MCP_JSON and not (path / MCP_JSON).is_file():
+        from .bring.check import brings_anything, check_brought, report_json
+
+        if brings_anything(path):
+            # Skills, markdown commands, or a settings file's command hooks (ADR-0045).
+            lines = check_brought(Path(os.path.abspath(path)))
+            sys.stdout.write(report_json(lines) if json else escape("".join(c.line() + "\n" for c in lines)))
+            return 0 if all(c.ok for c in lines) else 1
     if path.is_dir() and not (path / "plugin.json").exists() and (path / MCP_JSON).is_file():
         path = path / MCP_JSON  # a project's directory: the servers its .mcp.json declares
     if not path.is_dir() and not path.is_file():

@@ -1,0 +1,117 @@
+"""What people's skills and command hooks cost (issue 29, ADR-0045).
+
+Prints figures, asserts nothing. Rows:
+- the system prompt's size with 50 skills (descriptions of about 200 characters, as real ones
+  are: anthropics/skills' run 170 to 300) and with 2,000, against the same prompt with none:
+  the catalogue is bounded at `bring.CATALOGUE_CHARS`;
+- a `PreToolUse` command hook's added latency per tool call: `Hooks.decide("tool", "before")`
+  with one command hook (a Python script that reads its JSON and exits 0) minus the same with
+  no hook, against the hook process's own start-to-exit time run bare (the same command,
+  the same stdin, through asyncio); target: added ≤ own + 5 ms. Unconfined here: in a run with
+  the sandbox in force the hook is spawned through the janitor as `bash`'s commands are, whose
+  cost is bench/sandbox.py's.
+Run: python bench/bring.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bingo.bring import CATALOGUE_CHARS, Skill, catalogue
+from bingo.bring._bring import bring
+from bingo.kernel.hooks import Hooks
+from bingo.kernel.notices import Notices
+from bingo.kernel.settings import CommandHookEntry, Settings
+from bingo.kernel.system import system_prompt
+
+_HOOK = "import json, sys\njson.load(sys.stdin)\nsys.exit(0)\n"
+_PAYLOAD = {"tool": "bash", "input": {"command": "ls -la"}, "callId": "c1"}
+
+
+def _skills(count: int) -> dict[str, Skill]:
+    words = "Use it when the person asks to turn a spreadsheet into a chart or a report"
+    return {
+        f"skill-{i:04}": Skill(f"skill-{i:04}", f"{words}, case {i}: " + "details " * 14, Path("/s"), "", "user")
+        for i in range(count)
+    }
+
+
+def prompt_sizes(where: Path) -> None:
+    base = system_prompt(cwd=where, project=where, home=where).text
+    print(f"system prompt, no skills: {len(base):,} characters")
+    for count in (50, 2000):
+        added = catalogue(_skills(count))
+        print(
+            f"system prompt, {count} skills: {len(base) + 2 + len(added):,} characters"
+            f" (catalogue {len(added):,}; bound {CATALOGUE_CHARS:,}; ~{len(added) // 4:,} tokens)"
+        )
+
+
+async def _decide(hooks: Hooks) -> float:
+    started = time.perf_counter()
+    await hooks.decide("tool", "before", _PAYLOAD)
+    return time.perf_counter() - started
+
+
+async def _bare(command: list[str], data: bytes) -> float:
+    started = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    await proc.communicate(data)
+    return time.perf_counter() - started
+
+
+async def hook_latency(where: Path, runs: int) -> None:
+    script = where / "hook.py"
+    script.write_text(_HOOK, encoding="utf-8")
+    command = f"{sys.executable} {script}"
+    entry = CommandHookEntry("PreToolUse", "Bash", command, 10.0, False, "bench")
+    notices = Notices()
+    brought = bring(
+        home=where / "none",
+        user_home=where / "none",
+        project=None,
+        settings=Settings(command_hooks=(entry,)),
+        notices=notices,
+        sandbox=None,
+        workdir=where,
+        session=lambda: "bench",
+        mcp=set(),
+    )
+    data = b'{"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Bash"}'
+    bare: list[float] = []
+    with_hook: list[float] = []
+    without: list[float] = []
+    async with Hooks(brought.hooks, notices, 30.0) as hooked, Hooks([], notices, 30.0) as empty:
+        for _ in range(3):  # warm the page cache and the interpreter's files
+            await _decide(hooked)
+        for _ in range(runs):  # interleaved, so drift in the machine's load falls on all three
+            bare.append(await _bare(["/bin/bash", "-c", command], data))
+            with_hook.append(await _decide(hooked))
+            without.append(await _decide(empty))
+    own, hooked_ms, none_ms = (statistics.median(v) * 1000 for v in (bare, with_hook, without))
+    added = hooked_ms - none_ms
+    mark = "✓" if added <= own + 5 else "✗"
+    print(f"PreToolUse hook, added per call: {added:.1f} ms (median of {runs}); no hook: {none_ms:.3f} ms")
+    print(f"the hook process's own start to exit (bash -c, same stdin): {own:.1f} ms")
+    print(f"target added ≤ own + 5 ms: {own + 5:.1f} ms {mark}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as where:
+        prompt_sizes(Path(where))
+        asyncio.run(hook_latency(Path(where), args.runs))
+
+
+if __name__ == "__main__":
+    main()
