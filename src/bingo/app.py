@@ -22,8 +22,9 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -73,6 +74,12 @@ class Options(msgspec.Struct, frozen=True):
     """`--json`: the check's report as one JSON document."""
     no_sandbox: bool = False
     """`--no-sandbox`: this run without the sandbox (INTERFACE.md §9)."""
+    output_format: str = "text"
+    """`--output-format`: text, json or stream-json (INTERFACE.md §13, surfaces.script)."""
+    json_schema: str | None = None
+    """`--json-schema`: the schema the answer must meet (inline JSON or a file)."""
+    max_turns: int | None = None
+    """`--max-turns`: at most this many model requests in the run."""
 
 
 def _setup_logging(data_dir: Path) -> None:
@@ -178,6 +185,11 @@ async def run_app(options: Options) -> int:
         # `bingo -p "$PROMPT"` with the variable unset: nothing to send (a model API refuses
         # an empty message, after a turn was opened for it).
         raise UsageError("the prompt is empty", 'write what you want in it: bingo -p "PROMPT"')
+    schema = None
+    if options.json_schema is not None:
+        from .surfaces.script import read_schema
+
+        schema = read_schema(options.json_schema, cwd)  # bad usage before any plugin starts
     surface = _surface(options, interactive)
 
     from .bridge import PluginHost, admitted, ask_trust, left_out_notice, trust_summary
@@ -211,6 +223,10 @@ async def run_app(options: Options) -> int:
     gate = Gate(settings.permissions, project=str(project), sandboxed=sandbox.in_force)
     choose_model = ModelChooser(settings, registry, environ)  # the process's one: closed below
     session = RunSession(data_dir / "sessions.db", str(project))
+    if options.output_format != "text":
+        from .store import new_session_id
+
+        session.planned = new_session_id()  # a script's init line names it before the first frame
     try:
         resume = options.resume
         if resume == "":
@@ -326,7 +342,25 @@ async def run_app(options: Options) -> int:
                             sandbox=sandbox,
                         )
                         return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
-                run = factory.open(surface, "terminal" if interactive else "print", cwd=cwd, session=session)
+                if options.output_format != "text":
+                    return await _script(
+                        options,
+                        factory,
+                        surface,
+                        session,
+                        schema,
+                        cwd,
+                        plugins=[s.name for s in run_sources],
+                        recording=recording,
+                    )
+                limit = None
+                if options.max_turns is not None:
+                    from .surfaces.script import TurnLimit
+
+                    limit = TurnLimit(choose_model, options.max_turns)
+                run = factory.open(
+                    surface, "terminal" if interactive else "print", cwd=cwd, session=session, choose_model=limit
+                )
                 recording()  # the run keeps its own notices now
                 try:
                     if options.prompt is not None and not interactive:
@@ -421,6 +455,39 @@ def _enter(where: str) -> Path:
     return Path.cwd()
 
 
+async def _script(
+    options: Options,
+    factory: RunFactory,
+    surface: Surface,
+    session: RunSession,
+    schema: dict[str, Any] | None,
+    cwd: Path,
+    *,
+    plugins: list[str],
+    recording: Callable[[], None],
+) -> int:
+    """`-p --output-format json|stream-json`: one run for a script (surfaces.script)."""
+    from .surfaces.script import ScriptSurface, TurnLimit, run_script
+
+    assert isinstance(surface, ScriptSurface) and options.prompt is not None  # chosen and checked above
+    limit = TurnLimit(factory.choose_model, options.max_turns)
+    run = factory.open(surface, "print", cwd=cwd, session=session, choose_model=limit)
+    recording()  # the run keeps its own notices now
+    try:
+        return await run_script(
+            run,
+            surface,
+            options.prompt,
+            planned=session.planned or "",
+            limit=limit,
+            schema=schema,
+            cwd=str(cwd),
+            plugins=plugins,
+        )
+    finally:
+        run.close()
+
+
 def _surface(options: Options, interactive: bool) -> Surface:
     if options.acp:
         from .surfaces.acp import AcpLog
@@ -430,6 +497,10 @@ def _surface(options: Options, interactive: bool) -> Surface:
         from .surfaces.channel import ChannelLog
 
         return ChannelLog()
+    if options.output_format in ("json", "stream-json"):
+        from .surfaces.script import ScriptSurface
+
+        return ScriptSurface("stream-json" if options.output_format == "stream-json" else "json")
     if interactive:
         from .surfaces.terminal import TerminalSurface
 

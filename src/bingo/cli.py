@@ -8,7 +8,9 @@ argparse is the parser of record, but it is imported only for a command line the
 reader cannot take as it stands (`--help`, an unknown or abbreviated option, `--opt=value`,
 a second prompt, a value that looks like an option): the plain shapes people type are read
 without it, into the same Options, because its import is a measurable share of a cold
-`bingo -p "/command"`.
+`bingo -p "/command"`. That is why it runs past ~480 lines: every option is declared twice
+(the quick reader's table and argparse's, with its help), and the checks of which options go
+together are one place for both.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ _VALUED = {
     "--allow": "allow",
     "--channel": "channel",
     "--check-plugin": "check_plugin",
+    "--output-format": "output_format",
+    "--json-schema": "json_schema",
+    "--max-turns": "max_turns",
 }
 """The options taking a value (the next argument), and the Options field each sets."""
 
@@ -76,7 +81,7 @@ def _read(argv: Sequence[str]) -> _Line | None:
             if value is None and _VALUED[word] == "resume":
                 values["resume"] = ""  # `--resume` last, with no id: choose from a list
                 continue
-            if value is None or value.startswith("-"):
+            if value is None or (value.startswith("-") and _VALUED[word] != "max_turns"):
                 return None
             if _VALUED[word] == "allow":
                 allow.append(value)
@@ -112,7 +117,27 @@ def _quick(argv: Sequence[str]) -> Options | None:
         check_call="check_call" in switches,
         check_json="check_json" in switches,
         no_sandbox="no_sandbox" in switches,
+        output_format=values.get("output_format", "text"),
+        json_schema=values.get("json_schema"),
+        max_turns=_turns(values.get("max_turns")),
     )
+
+
+FORMATS = ("text", "json", "stream-json")
+"""What `--output-format` takes (INTERFACE.md §13)."""
+
+
+def _turns(value: str | None) -> int | None:
+    """`--max-turns`'s value; UsageError when it is not a whole number of 1 or more."""
+    if value is None:
+        return None
+    try:
+        turns = int(value)
+    except ValueError:
+        turns = 0
+    if turns < 1:
+        raise UsageError(f"--max-turns takes a whole number of 1 or more, not {value!r}", "write --max-turns 10")
+    return turns
 
 
 def _did_you_mean(message: str, options: Iterable[str]) -> str:
@@ -211,6 +236,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run this once without the sandbox: bash and every plugin reach what you can (bash is asked about again)",
     )
+    p.add_argument(
+        "--output-format",
+        metavar="FORMAT",
+        default="text",
+        help="with -p: text (the default), json (one result object at the end) or stream-json (one JSON object per line as the run goes); docs/scripts.md",
+    )
+    p.add_argument(
+        "--json-schema",
+        metavar="SCHEMA",
+        help="with --output-format json|stream-json: the answer must be JSON valid against this schema (inline JSON or a file)",
+    )
+    p.add_argument("--max-turns", metavar="N", help="at most N model requests in the run")
     p.add_argument("--version", action="store_true", help="print bingo's version and exit")
     return p
 
@@ -264,6 +301,32 @@ def parse(argv: Sequence[str]) -> Options:
             "--acp takes no prompt, --print, --continue, --resume, --channel or --trust",
             "the editor starts and loads sessions: add bingo --acp to its agent settings (docs/editors.md)",
         )
+    return _for_scripts(options)
+
+
+def _for_scripts(options: Options) -> Options:
+    """`options` checked for the output for scripts (INTERFACE.md §13): a JSON format is a
+    print run; UsageError for a format that is none, or a mode with no run to print."""
+    import msgspec
+
+    if options.output_format not in FORMATS:
+        raise UsageError(
+            f"--output-format takes text, json or stream-json, not {options.output_format!r}",
+            "write --output-format json",
+        )
+    if options.json_schema is not None and options.output_format == "text":
+        raise UsageError(
+            "--json-schema goes with --output-format json or stream-json",
+            "write bingo -p --output-format json --json-schema SCHEMA PROMPT",
+        )
+    scripted = options.output_format != "text" or options.max_turns is not None
+    if scripted and (options.trust or options.acp or options.channel is not None or options.check_plugin is not None):
+        raise UsageError(
+            "--output-format, --json-schema and --max-turns go with a prompt, not with --trust, --acp, --channel or --check-plugin",
+            'write bingo -p --output-format json "PROMPT"',
+        )
+    if options.output_format != "text" and not options.print_mode:
+        options = msgspec.structs.replace(options, print_mode=True)  # nothing is drawn for a script
     return options
 
 
@@ -288,6 +351,9 @@ def _parsed(argv: Sequence[str]) -> Options:
         check_call=ns.check_call,
         check_json=ns.check_json,
         no_sandbox=ns.no_sandbox,
+        output_format=ns.output_format,
+        json_schema=ns.json_schema,
+        max_turns=_turns(ns.max_turns),
     )
 
 

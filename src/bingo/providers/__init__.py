@@ -9,10 +9,12 @@ Private modules: `_http` (the skeleton both are: `HttpProvider`, the one streame
 its transport's failures; each provider module declares only its `Api`), `_errors` (the
 wording of every other failure, and the `Endpoint` those lines name), `_retry` (what failure is
 momentary and how long to wait before the next try), `_sse` (the event-stream grammar),
-`_windows` (each known model's context window: `context_window`).
+`_windows` (each known model's context window: `context_window`), `_prices` (each known
+model's price: `cost_usd`).
 """
 
 from ._http import HttpProvider
+from ._prices import cost_usd
 from ._windows import context_window
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
@@ -25,5 +27,6 @@ __all__ = [
     "builtin_providers",
     "choose_provider",
     "context_window",
+    "cost_usd",
     "default_model",
 ]

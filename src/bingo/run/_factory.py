@@ -208,11 +208,14 @@ class RunFactory:
         session: RunSession | None = None,
         resume: str | None = None,
         system: str | None = None,
+        choose_model: ChooseModel | None = None,
     ) -> Run:
         """A run of `place` shown on `surface`, in `cwd` (the project's by default): on
         `session` (one the caller continued already), or on the stored session `resume` (by
         its whole id, this project's, and claimed for this run: ADR-0029), or on a new one.
-        `system` is the system prompt when the caller shares one among its runs.
+        `system` is the system prompt when the caller shares one among its runs;
+        `choose_model` the run's own model choice, over the process's (`--max-turns` counts
+        its requests through it).
 
         Raises:
             SessionError: `resume` cannot be continued (in a room: said there, and the room
@@ -248,7 +251,7 @@ class RunFactory:
             hooks=self.hooks,
             notices=self.notices,
             data_dir=self.data_dir,
-            choose_model=self.choose_model,
+            choose_model=choose_model or self.choose_model,
             commands=lambda run: commands_for(run, self),
             help_hint="bingo -p /help lists them" if place == "print" else "/help lists them",
             solo=place in ("terminal", "print"),

@@ -1,0 +1,79 @@
+"""`--max-turns N`: at most N model requests in the run (INTERFACE.md §13).
+
+Owns counting a run's model requests: the run's model choice is wrapped (`TurnLimit`, a
+`ChooseModel` the factory hands the run), and the provider it gives counts each request
+and refuses the one past N with a ProviderError, which ends the turn as any provider
+failure does. A compaction's summary is a model request too, and is counted. It knows the
+provider chosen, for the price of what it spent. It does not decide what the output says
+(the surface does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...kernel.dispatch import ChooseModel
+from ...kernel.errors import ProviderError
+from ...kernel.interfaces import Provider
+from ...wire import Delta, ModelRequest, ModelResponse, ProviderSpec
+
+__all__ = ["TurnLimit"]
+
+
+class TurnLimit:
+    """The run's model choice, counting its requests; `limit` None counts without limit."""
+
+    __slots__ = ("_choose", "exceeded", "limit", "model", "provider", "requests")
+
+    def __init__(self, choose: ChooseModel, limit: int | None) -> None:
+        self._choose = choose
+        self.limit = limit
+        self.requests = 0
+        """Model requests made (the output's `num_turns`)."""
+        self.exceeded = False
+        """A request past the limit was refused."""
+        self.provider: Provider | None = None
+        """The provider chosen (not the counting one), once chosen."""
+        self.model: str | None = None
+
+    def __call__(self) -> tuple[Provider, str]:
+        provider, model = self._choose()
+        self.provider, self.model = provider, model
+        return _Counted(provider, self), model
+
+    def take(self) -> None:
+        """Count one request, or refuse it past the limit.
+
+        Raises:
+            ProviderError: the run has made `limit` requests already.
+        """
+        if self.limit is not None and self.requests >= self.limit:
+            self.exceeded = True
+            many = "request" if self.limit == 1 else "requests"
+            raise ProviderError(
+                f"the run reached --max-turns {self.limit} ({self.limit} model {many}) before the model finished",
+                "raise --max-turns, or ask for less",
+            )
+        self.requests += 1
+
+
+class _Counted:
+    """A provider whose every request is counted first (a `Provider`)."""
+
+    __slots__ = ("_inner", "_limit")
+
+    def __init__(self, inner: Provider, limit: TurnLimit) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    @property
+    def spec(self) -> ProviderSpec:
+        return self._inner.spec
+
+    @property
+    def source(self) -> str:
+        return self._inner.source
+
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
+        self._limit.take()
+        return await self._inner.stream(request, on_delta)
