@@ -279,3 +279,14 @@ def test_a_bad_value_is_one_line_and_exit_2(tmp_path: Path, args: list[str], lin
     (said,) = run.stderr.splitlines()
     assert said.startswith(line), said
     assert model_requests(box) == []
+
+
+def test_a_notice_said_at_start_up_comes_after_the_init_line(tmp_path: Path) -> None:
+    box = scripted(tmp_path, [[text("ok")]], colour="blue")  # an unknown settings key: a notice at start
+    run = box.run("-p", "--output-format", "stream-json", "hi")
+    assert run.returncode == 0, run.stderr
+    out = lines(run.stdout)
+    assert out[0]["type"] == "system"
+    (said,) = [line for line in out if line["type"] == "notice" and "colour" in line["message"]]
+    assert said["session_id"] == out[0]["session_id"]
+    assert "colour" in run.stderr

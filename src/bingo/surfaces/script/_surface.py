@@ -61,6 +61,10 @@ _STEERING = re.compile("[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202
 strings, where a `\\u` escape means the same."""
 
 
+_KEPT_BEFORE = 100
+"""Start-up notices kept for the lines after init (each is said on stderr as it comes)."""
+
+
 def _json(line: Line) -> bytes:
     text = msgspec.json.encode(line).decode("utf-8")
     return _STEERING.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8") + b"\n"
@@ -74,6 +78,7 @@ class ScriptSurface:
     """JSON lines on stdout, notices on stderr, and nobody to ask."""
 
     __slots__ = (
+        "_before",
         "_denials",
         "_pending",
         "_uses",
@@ -104,6 +109,9 @@ class ScriptSurface:
         self._pending: list[Content] = []
         """Tool results not yet written as their batch's `user` line."""
         self._denials: list[Denial] = []
+        self._before: list[Notice] | None = []
+        """The notices said before the init line (at start-up), written right after it;
+        None once it is written."""
 
     # --- lines ---------------------------------------------------------------------------
 
@@ -122,6 +130,9 @@ class ScriptSurface:
                 subtype="init", session_id=self.session_id, cwd=cwd, model=self.model, tools=tools, plugins=plugins
             )
         )
+        before, self._before = self._before or [], None
+        for notice in before:
+            self._notice_line(notice)
 
     def frame(self, frame: Frame) -> None:
         """A frame of the run's turn, the moment it is written (the conversation's log)."""
@@ -198,6 +209,12 @@ class ScriptSurface:
 
     def notice(self, notice: Notice) -> None:
         self._err(f"{escape(notice.source)}: {escape(notice.message)}")
+        if self._before is None:
+            self._notice_line(notice)
+        elif len(self._before) < _KEPT_BEFORE:  # the rest are on stderr only
+            self._before.append(notice)
+
+    def _notice_line(self, notice: Notice) -> None:
         self._stream(
             NoticeLine(source=notice.source, level=notice.level, message=notice.message, session_id=self.session_id)
         )
