@@ -14,6 +14,9 @@ a session is continued or a first frame is written; built-in tools are registere
 and imported when first used; with a warm declaration cache no plugin is started at all
 until it is used, and the plugin behind a command given on the command line is started as
 soon as its declaration is known, so its interpreter starts while bingo finishes its own.
+
+It runs past ~480 lines because each surface's few lines asking the factory for its runs
+are here, where the process's shared parts are in scope (ADR-0038), one block per surface.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from .kernel.dispatch import ChooseModel
 from .kernel.errors import TrustError, UsageError
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
@@ -343,15 +346,24 @@ async def run_app(options: Options) -> int:
                         )
                         return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
                 if options.output_format != "text":
-                    return await _script(
-                        options,
-                        factory,
+                    from .surfaces.script import ScriptSurface, run_script
+
+                    assert isinstance(surface, ScriptSurface) and options.prompt is not None  # chosen above
+
+                    def make(choose: ChooseModel) -> Run:
+                        run = factory.open(surface, "print", cwd=cwd, session=session, choose_model=choose)
+                        recording()  # the run keeps its own notices now
+                        return run
+
+                    return await run_script(
+                        make,
                         surface,
-                        session,
-                        schema,
-                        cwd,
-                        plugins=[s.name for s in run_sources],
-                        recording=recording,
+                        options.prompt,
+                        choose_model=choose_model,
+                        max_turns=options.max_turns,
+                        schema=schema,
+                        cwd=str(cwd),
+                        plugins=[source.name for source in run_sources],
                     )
                 limit = None
                 if options.max_turns is not None:
@@ -453,39 +465,6 @@ def _enter(where: str) -> Path:
             f"channels.matrix.cwd {where} cannot be used ({exc.strerror})", "set it to a directory that exists"
         ) from None
     return Path.cwd()
-
-
-async def _script(
-    options: Options,
-    factory: RunFactory,
-    surface: Surface,
-    session: RunSession,
-    schema: dict[str, Any] | None,
-    cwd: Path,
-    *,
-    plugins: list[str],
-    recording: Callable[[], None],
-) -> int:
-    """`-p --output-format json|stream-json`: one run for a script (surfaces.script)."""
-    from .surfaces.script import ScriptSurface, TurnLimit, run_script
-
-    assert isinstance(surface, ScriptSurface) and options.prompt is not None  # chosen and checked above
-    limit = TurnLimit(factory.choose_model, options.max_turns)
-    run = factory.open(surface, "print", cwd=cwd, session=session, choose_model=limit)
-    recording()  # the run keeps its own notices now
-    try:
-        return await run_script(
-            run,
-            surface,
-            options.prompt,
-            planned=session.planned or "",
-            limit=limit,
-            schema=schema,
-            cwd=str(cwd),
-            plugins=plugins,
-        )
-    finally:
-        run.close()
 
 
 def _surface(options: Options, interactive: bool) -> Surface:

@@ -79,14 +79,15 @@ def test_no_line_carries_a_raw_control_or_direction_character() -> None:
     out = io.BytesIO()
     surface = ScriptSurface("stream-json", out=out, err=io.StringIO())
     hostile = "a\x1b]0;t\x07b\x9b2Jc\u202ed"
+    surface.init(cwd="/", tools=[], plugins=[])
     surface.notice(Notice(source="p", message=hostile))
     surface.frame(AssistantFrame(message=Message(role="assistant", content=[TextBlock(text=hostile)]), turn=1))
     written = out.getvalue()
     for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
         assert raw.encode() not in written
     lines = [json.loads(line) for line in written.splitlines()]
-    assert lines[0]["message"] == hostile
-    assert lines[1]["message"]["content"] == [{"type": "text", "text": hostile}]
+    assert lines[1]["message"] == hostile
+    assert lines[2]["message"]["content"] == [{"type": "text", "text": hostile}]
 
 
 def test_jsonschema_is_imported_only_for_json_schema() -> None:

@@ -14,8 +14,10 @@ lines (the surface does).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
+from ...kernel.dispatch import ChooseModel
 from ...kernel.errors import BingoError
 from ...kernel.frames import Frame
 from ...kernel.turn import Conversation, SessionLog
@@ -28,6 +30,13 @@ from ._surface import ScriptSurface
 __all__ = ["ScriptRun", "run_script"]
 
 
+class _Planned(Protocol):
+    @property
+    def planned(self) -> str | None:
+        """The id the run's session is created under, at its first frame."""
+        ...
+
+
 class ScriptRun(RunHandle, Protocol):
     """What the script driver needs of its run (`bingo.run.Run`)."""
 
@@ -36,6 +45,9 @@ class ScriptRun(RunHandle, Protocol):
     def choose(self) -> None: ...
 
     def model(self) -> str | None: ...
+
+    @property
+    def session(self) -> _Planned: ...
 
 
 class _Tee:
@@ -52,22 +64,41 @@ class _Tee:
 
 
 async def run_script(
+    open: Callable[[ChooseModel], ScriptRun],
+    surface: ScriptSurface,
+    prompt: str,
+    *,
+    choose_model: ChooseModel,
+    max_turns: int | None,
+    schema: dict[str, Any] | None,
+    cwd: str,
+    plugins: list[str],
+) -> int:
+    """Run `prompt` for a script on the run `open` opens with the model choice it is given
+    (`choose_model`, counted), write its lines, and close it; the exit status."""
+    limit = TurnLimit(choose_model, max_turns)
+    run = open(limit)
+    try:
+        return await _drive(run, surface, prompt, limit=limit, schema=schema, cwd=cwd, plugins=plugins)
+    finally:
+        run.close()
+
+
+async def _drive(
     run: ScriptRun,
     surface: ScriptSurface,
     prompt: str,
     *,
-    planned: str,
     limit: TurnLimit,
     schema: dict[str, Any] | None,
     cwd: str,
     plugins: list[str],
 ) -> int:
-    """Run `prompt` for a script and write its lines; the exit status."""
     started = time.monotonic()
     conversation = run.conversation
     conversation.log = _Tee(conversation.log, surface)
     run.choose()  # the model the init line names (no request is made, no client built)
-    surface.session_id = run.session_id() or planned
+    surface.session_id = run.session_id() or run.session.planned or ""
     surface.model = run.model()
     surface.init(cwd=cwd, tools=sorted(conversation.registry.tools), plugins=plugins)
     subtype, structured = "success", None
