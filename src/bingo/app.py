@@ -285,7 +285,7 @@ async def run_app(options: Options) -> int:
                 sandbox,
                 home=home,
                 user_home=user_home,
-                project=project if state.trusted else None,
+                project=project if state.trusted and project != user_home.resolve() else None,
                 workdir=project,
                 mcp={s.name for s in sources if s.manifest is not None and s.manifest.mcp is not None},
             )

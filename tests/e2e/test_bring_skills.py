@@ -142,3 +142,12 @@ def test_an_untrusted_projects_skills_and_commands_are_not_loaded_and_one_notice
     (box.project / ".claude" / "skills" / "webapp-testing" / "scripts" / "with_server.py").write_text("evil\n")
     result = box.run("-p", "/help")
     assert "changed since you trusted it" in result.stderr and "/deploy" not in result.stdout
+
+
+def test_started_in_the_home_directory_the_persons_own_skills_are_not_a_projects(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _with_skills(box, "brand-guidelines")
+    result = box.run("-p", "/skills", cwd=box.home)
+    assert result.returncode == 0, result.stderr
+    assert "brand-guidelines" in result.stdout
+    assert "trust" not in result.stderr  # ~/.claude/skills is the person's, not an untrusted project's

@@ -201,6 +201,8 @@ def _brought_item(project: Path) -> Item | None:
     """The project's skills and markdown commands as one item: every file below `BROUGHT`'s
     directories (links followed, their targets hashed; a link out of the project is named),
     by its path, bytes and executable bit; None when none of the directories is there."""
+    if project.resolve() == Path.home().resolve():
+        return None  # bingo started in the home directory: `~/.claude/skills` is the person's own
     whole = hashlib.sha256()
     files: list[tuple[str, str]] = []
     outside: list[str] = []

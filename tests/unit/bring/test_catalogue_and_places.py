@@ -3,6 +3,8 @@ project's wins the name; the catalogue bounded as ADR-0045 says."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from bingo.bring import CATALOGUE_CHARS, Skill, catalogue, find_commands, find_skills
@@ -83,3 +85,21 @@ def test_past_its_bound_the_catalogue_cuts_descriptions_then_names_then_counts()
     assert "- skill-000: word" in many and "\n- skill-1500\n" not in many
     assert many.endswith("more skills, not listed here: the `skill` tool takes any of their names")
     record("skills catalogue", "2000 skills, bound (characters)", len(many))
+
+
+def test_yaml_is_imported_only_when_a_file_with_front_matter_is_found(tmp_path: Path) -> None:
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from bingo.bring import find_commands, find_skills\nfrom bingo.bring._files import Layer\n"
+        f"where = Path({str(tmp_path)!r})\n"
+        "find_skills([Layer(where / 'skills', 'user', Path('/'))], print)\n"
+        "find_commands([Layer(where / 'commands', 'user', Path('/'))], print)\n"
+        "print('yaml' in sys.modules)\n"
+    )
+    (tmp_path / "commands").mkdir()
+    (tmp_path / "commands" / "plain.md").write_text("no front matter\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+    _skill(tmp_path / "skills", "x", "name: x\ndescription: y")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
