@@ -97,3 +97,16 @@ def test_jsonschema_is_imported_only_for_json_schema() -> None:
     code = "import sys, bingo.app, bingo.surfaces.script; print('jsonschema' in sys.modules)"
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert ran.stdout.strip() == "False", ran.stderr
+
+
+def test_usage_is_reported_as_anthropic_does_the_cached_input_apart() -> None:
+    from bingo.surfaces.script._drive import _usage  # pyright: ignore[reportPrivateUsage]
+
+    used = Usage(input_tokens=1000, output_tokens=50, cache_read_tokens=600, cache_write_tokens=300)
+    reported = _usage(used)
+    assert (reported.input_tokens, reported.cache_read_input_tokens, reported.cache_creation_input_tokens) == (
+        100,
+        600,
+        300,
+    )
+    assert reported.output_tokens == 50

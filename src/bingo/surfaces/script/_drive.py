@@ -135,6 +135,7 @@ async def _drive(
             session_id=run.session_id() or surface.session_id,
             num_turns=limit.requests,
             duration_ms=round((time.monotonic() - started) * 1000),
+            duration_api_ms=round(limit.api_seconds * 1000),
             usage=_usage(conversation.used),
             total_cost_usd=_cost(limit, conversation.used),
             permission_denials=surface.denials(),

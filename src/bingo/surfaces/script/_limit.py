@@ -10,6 +10,7 @@ provider chosen, for the price of what it spent. It does not decide what the out
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from ...kernel.dispatch import ChooseModel
@@ -23,7 +24,7 @@ __all__ = ["TurnLimit"]
 class TurnLimit:
     """The run's model choice, counting its requests; `limit` None counts without limit."""
 
-    __slots__ = ("_choose", "exceeded", "limit", "model", "provider", "requests")
+    __slots__ = ("_choose", "api_seconds", "exceeded", "limit", "model", "provider", "requests")
 
     def __init__(self, choose: ChooseModel, limit: int | None) -> None:
         self._choose = choose
@@ -31,6 +32,8 @@ class TurnLimit:
         self.requests = 0
         """Model requests made (the output's `num_turns`)."""
         self.exceeded = False
+        self.api_seconds = 0.0
+        """Time spent waiting for the model's responses (the output's `duration_api_ms`)."""
         """A request past the limit was refused."""
         self.provider: Provider | None = None
         """The provider chosen (not the counting one), once chosen."""
@@ -76,4 +79,8 @@ class _Counted:
 
     async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
         self._limit.take()
-        return await self._inner.stream(request, on_delta)
+        started = time.monotonic()
+        try:
+            return await self._inner.stream(request, on_delta)
+        finally:
+            self._limit.api_seconds += time.monotonic() - started

@@ -139,7 +139,8 @@ class ResultLine(_Line, frozen=True, tag="result"):
     ]
     session_id: Annotated[str, msgspec.Meta(description="The session this run wrote (bingo --resume ID).")]
     num_turns: Annotated[int, msgspec.Meta(description="Model requests the run made.")]
-    duration_ms: int
+    duration_ms: Annotated[int, msgspec.Meta(description="The run's time, from its start to this line.")]
+    duration_api_ms: Annotated[int, msgspec.Meta(description="Of that, the time spent waiting for the model.")]
     usage: ResultUsage
     total_cost_usd: Annotated[
         float | None,
