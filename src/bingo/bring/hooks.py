@@ -40,7 +40,7 @@ from ..kernel.settings import CommandHookEntry
 from ..wire import HookOutcome, HookSpec, Json, is_array, is_object
 
 if TYPE_CHECKING:
-    from ..sandbox import Sandbox
+    from ..sandbox import Policy, Sandbox
 
 __all__ = ["DEFAULT_TIMEOUT", "EVENTS", "CommandHook", "claude_tool", "command_hooks"]
 
@@ -284,7 +284,7 @@ class CommandHook:
             data = json.dumps(_bounded(event, 10_000)).encode()
         timeout = self._entry.timeout or DEFAULT_TIMEOUT
         env = dict(os.environ)
-        policy = None
+        policy: Policy | None = None
         if self._sandbox is not None:
             confined = await self._sandbox.for_bash()
             if confined is not None:
@@ -324,12 +324,11 @@ class _Process:
         self._pid, self._stdin, self._stdout, self._stderr, self._ended = pid, stdin, stdout, stderr, ended
 
     @classmethod
-    async def start(cls, command: str, env: dict[str, str], cwd: Path, policy: object) -> _Process:
+    async def start(cls, command: str, env: dict[str, str], cwd: Path, policy: Policy | None) -> _Process:
         argv = ["/bin/bash", "-c", command]
         if policy is not None:
-            from ..sandbox import Policy, spawn
+            from ..sandbox import spawn
 
-            assert isinstance(policy, Policy)
             spawned = await spawn(argv[0], argv, env, cwd, grace=0.5, policy=policy, merged=False, warden=True)
             loop = asyncio.get_running_loop()
             readers: list[asyncio.StreamReader] = []

@@ -139,8 +139,9 @@ class _PermissionsLayer(msgspec.Struct, kw_only=True):
 class CommandHookLayer(msgspec.Struct, kw_only=True, rename="camel"):
     """One hook of a Claude Code-shaped entry (INTERFACE.md §11): a command, as written."""
 
-    type: Literal["command"] = "command"
-    command: str
+    type: str = "command"
+    """Only `command` hooks run; another type (Claude Code's `prompt`) is one notice."""
+    command: str = ""
     timeout: _Seconds | None = None
     fail_closed: bool = False
 

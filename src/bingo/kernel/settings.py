@@ -393,7 +393,9 @@ def _merged(
             if not project_trusted:
                 document = tight
         rules += _placed(document, str(path) if path is not None else None)
-        command_hooks += _command_hooks(document, str(path) if path is not None else "the command line")
+        hooks, skipped = _command_hooks(document, str(path) if path is not None else "the command line")
+        command_hooks += hooks
+        unknown += skipped
         kind: LayerKind = "command line" if path is None else "user" if path == user else "project"
         sandboxes.append(_sandbox_source(document, kind, str(path) if path is not None else "--no-sandbox"))
         _merge(merged, document)
@@ -422,16 +424,24 @@ def _sandbox_source(document: Mapping[str, Json], kind: LayerKind, where: str) -
     return SandboxSource(kind=kind, where=where, sandbox=sandbox, plugins=plugins)
 
 
-def _command_hooks(document: Mapping[str, Json], where: str) -> list[CommandHookEntry]:
-    """The command hooks a checked layer's document gives, event by event, in its order."""
+def _command_hooks(document: Mapping[str, Json], where: str) -> tuple[list[CommandHookEntry], list[str]]:
+    """The command hooks a checked layer's document gives, event by event, in its order; and
+    one line per hook that does not run (a type other than `command`, or no command)."""
     hooks = msgspec.convert(document.get("hooks", {}), _HooksLayer)
     out: list[CommandHookEntry] = []
+    skipped: list[str] = []
     for event in COMMAND_HOOK_EVENTS:
-        for entry in _entries(hooks, event):
-            for hook in entry.hooks:
-                closed = hook.fail_closed or entry.fail_closed
-                out.append(CommandHookEntry(event, entry.matcher, hook.command, hook.timeout, closed, where))
-    return out
+        for index, entry in enumerate(_entries(hooks, event)):
+            for at, hook in enumerate(entry.hooks):
+                here = f"{where}: hooks.{event}[{index}].hooks[{at}]"
+                if hook.type != "command":
+                    skipped.append(f'{here} is of type {hook.type[:40]!r}, which bingo does not run (only "command")')
+                elif not hook.command.strip():
+                    skipped.append(f"{here} has no command, so it does not run")
+                else:
+                    closed = hook.fail_closed or entry.fail_closed
+                    out.append(CommandHookEntry(event, entry.matcher, hook.command, hook.timeout, closed, where))
+    return out, skipped
 
 
 def _entries(hooks: _HooksLayer, event: str) -> list[MatcherLayer]:
