@@ -144,8 +144,10 @@ def _text(output: ToolOutput) -> str:
 
 
 def test_every_test_plugin_has_a_manifest_named_as_its_directory() -> None:
-    # zoo/ and mistakes/ hold the misbehaving plugins, some of them misnamed on purpose.
-    names = sorted(p.name for p in PLUGINS.iterdir() if p.is_dir() and p.name not in ("zoo", "mistakes"))
+    # zoo/ and mistakes/ hold the misbehaving plugins, some of them misnamed on purpose; mcp-oauth is
+    # an HTTP MCP server a test starts on a port of its own, so it has no manifest to be found by.
+    skipped = ("zoo", "mistakes", "mcp-oauth")
+    names = sorted(p.name for p in PLUGINS.iterdir() if p.is_dir() and p.name not in skipped)
     assert {"asker-node", "badproto", "chatty", "crashy", "echo-node", "scripted-model", "slow", "wrongname"} <= set(
         names
     )
