@@ -20,7 +20,19 @@ from tests.e2e.test_terminal import terminal
 
 __all__ = ["bots", "homeserver", "room"]  # fixtures
 
-EVERYWHERE = {"compact", "context", "help", "model", "plugins", "sandbox", "sessions", "skills", "tools", "usage"}
+EVERYWHERE = {
+    "compact",
+    "context",
+    "help",
+    "model",
+    "plugins",
+    "rewind",
+    "sandbox",
+    "sessions",
+    "skills",
+    "tools",
+    "usage",
+}
 PRINT = EVERYWHERE | {"exit", "quit"}
 TERMINAL = EVERYWHERE | {"clear", "exit", "quit", "result", "resume"}
 ROOM = EVERYWHERE | {"clear", "stop"}

@@ -16,6 +16,7 @@ LAYER = {
     "kernel": 1,
     "sandbox": 1.5,
     "store": 2,
+    "checkpoint": 2,
     "providers": 2,
     "tools": 2,
     "bridge": 2,

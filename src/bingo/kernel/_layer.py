@@ -220,6 +220,11 @@ class PluginSandboxLayer(msgspec.Struct, kw_only=True):
     mode: Literal["on", "off"] | None = None
 
 
+class _CheckpointsLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    max_bytes: _Positive = 2 << 30
+    max_file_bytes: _Positive = 50 << 20
+
+
 class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """One settings document. Unknown keys are ignored by the decode (msgspec's default) and
     named by `Source.unknown`."""
@@ -244,6 +249,8 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """The IM channels (INTERFACE.md §7b), read from the user's own settings only."""
     sandbox: SandboxLayer = msgspec.field(default_factory=SandboxLayer)
     """What the processes bingo starts may reach (INTERFACE.md §9)."""
+    checkpoints: _CheckpointsLayer = msgspec.field(default_factory=_CheckpointsLayer)
+    """The bounds of checkpoints (INTERFACE.md §10)."""
 
 
 # What each known key must be, for the hint. Dict entries use "*" for the entry's key.
@@ -339,6 +346,9 @@ _EXPECTED: dict[KeyPath, str] = {
     ("plugins", "*", "sandbox", "write"): "a list of paths (strings)",
     ("plugins", "*", "sandbox", "write", 0): "a path (a string)",
     ("plugins", "*", "sandbox", "mode"): '"off" (or "on")',
+    ("checkpoints",): "an object (maxBytes, maxFileBytes)",
+    ("checkpoints", "maxBytes"): "a positive whole number of bytes (what every checkpoint may keep)",
+    ("checkpoints", "maxFileBytes"): "a positive whole number of bytes (a bigger file is not recorded)",
 }
 
 

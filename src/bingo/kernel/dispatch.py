@@ -19,7 +19,7 @@ conversation and this), and knows neither the bridge nor the providers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,8 +81,11 @@ class Dispatcher:
         choose_model: ChooseModel,
         help_hint: str = "bingo -p /help lists them",
         commands: Mapping[str, Command] | None = None,
+        before_turn: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._registry = registry
+        self._before_turn = before_turn
+        """Awaited with the prompt before each turn starts, its session made (a checkpoint)."""
         self._own: Mapping[str, Command] = commands or {}
         """bingo's own commands, bound to this run (its table's), found before the registry's."""
         self._help_hint = help_hint
@@ -188,6 +191,8 @@ class Dispatcher:
         self._session.begin_turn(conversation.turn + 1)
         self._busy = True
         try:
+            if self._before_turn is not None:
+                await self._before_turn(prompt)
             result = await conversation.run_turn(prompt, images or ())
         finally:
             self._busy = False

@@ -33,11 +33,13 @@ __all__ = [
     "Frame",
     "NoticeFrame",
     "PromptFrame",
+    "RewindFrame",
     "ToolCallFrame",
     "ToolResultFrame",
     "decode_frame",
     "encode_frame",
     "history",
+    "live",
     "prompt_message",
     "spent",
 ]
@@ -108,7 +110,18 @@ class CompactionFrame(_Frame, frozen=True, tag="compaction"):
     by: str = ""
 
 
-Frame: TypeAlias = PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame
+class RewindFrame(_Frame, frozen=True, tag="rewind"):
+    """A rewind (`/rewind`, ADR-0044): the conversation goes back to what it was before
+    frame `to`. The frames from there to this one are set aside, kept but no longer part of
+    the history; a later rewind to a point before this frame brings them back."""
+
+    to: int
+    turn: int
+
+
+Frame: TypeAlias = (
+    PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame | RewindFrame
+)
 
 _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[Frame] | None = None
@@ -128,8 +141,37 @@ def decode_frame(data: bytes) -> Frame:
     return _decoder.decode(data)
 
 
+class _Kept:
+    __slots__ = ("frame", "before")
+
+    def __init__(self, frame: Frame, before: _Kept | None) -> None:
+        self.frame, self.before = frame, before
+
+
+def live(frames: list[Frame]) -> list[Frame]:
+    """The frames a session's conversation is made of: each `RewindFrame` takes it back to
+    what it was before the frame it names (those set aside are left out, and so are the
+    rewind frames themselves)."""
+    before: list[_Kept | None] = []
+    kept: _Kept | None = None
+    for frame in frames:
+        before.append(kept)
+        if isinstance(frame, RewindFrame):
+            if 0 <= frame.to < len(before):
+                kept = before[frame.to]
+            continue
+        kept = _Kept(frame, kept)
+    out: list[Frame] = []
+    while kept is not None:
+        out.append(kept.frame)
+        kept = kept.before
+    out.reverse()
+    return out
+
+
 def history(frames: list[Frame]) -> list[Message]:
-    """The model messages a session's frames add up to.
+    """The model messages a session's frames add up to (its `live` frames: what a rewind
+    set aside is not among them).
 
     A tool call whose result never arrived (the process was killed mid-call) is answered
     with an error result, so the history stays one the model APIs accept."""
@@ -153,7 +195,7 @@ def history(frames: list[Frame]) -> list[Message]:
             messages.append(Message(role="user", content=list(results)))
             results = []
 
-    for frame in frames:
+    for frame in live(frames):
         match frame:
             case PromptFrame(text=text, images=images):
                 flush_results()
@@ -169,7 +211,7 @@ def history(frames: list[Frame]) -> list[Message]:
             case CompactionFrame(compaction=compaction):
                 flush_results()
                 messages = list(compaction.messages)
-            case ToolCallFrame() | NoticeFrame():
+            case ToolCallFrame() | NoticeFrame() | RewindFrame():
                 pass
     flush_results()
     return messages

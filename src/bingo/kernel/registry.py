@@ -43,6 +43,7 @@ BUILTIN_COMMANDS: frozenset[str] = frozenset(
         "quit",
         "result",
         "resume",
+        "rewind",
         "sandbox",
         "sessions",
         "skills",

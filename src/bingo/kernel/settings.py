@@ -187,6 +187,11 @@ class Settings(msgspec.Struct, frozen=True):
     local file's: each layer adds, none replaces), with where it came from; an untrusted
     project's are not in force (its `hooks` is left out)."""
 
+    checkpoint_max_bytes: int = 2 << 30
+    """Bytes every project's checkpoints may keep together (`checkpoints.maxBytes`)."""
+    checkpoint_max_file_bytes: int = 50 << 20
+    """A file bigger than this is not recorded in a checkpoint (`checkpoints.maxFileBytes`)."""
+
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
         return deadline_for(method, self.deadlines)
@@ -236,6 +241,8 @@ def _settings(layer: Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
         deadlines=MappingProxyType(deadlines),
         plugins=MappingProxyType(plugins),
         left_out=MappingProxyType(left_out),
+        checkpoint_max_bytes=layer.checkpoints.max_bytes,
+        checkpoint_max_file_bytes=layer.checkpoints.max_file_bytes,
     )
 
 

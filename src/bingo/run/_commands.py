@@ -92,6 +92,12 @@ def _plugins(run: Run, factory: RunFactory) -> Command:
     return PluginsCommand(factory.plugins, factory.trust, factory.sandbox)
 
 
+def _rewind(run: Run, factory: RunFactory) -> Command:
+    from ._rewind import RewindCommand
+
+    return RewindCommand(run, factory.checkpoints)
+
+
 TABLE: tuple[Entry, ...] = (
     Entry("help", EVERYWHERE, lambda run, f: HelpCommand(run.commands, elsewhere(run.place))),
     Entry("tools", EVERYWHERE, lambda run, f: ToolsCommand(f.registry, f.gate)),
@@ -112,6 +118,8 @@ TABLE: tuple[Entry, ...] = (
     # The room takes the word before its queue: a room's Ctrl-C.
     Entry("stop", frozenset({"room"}), _stop),
     Entry("skills", EVERYWHERE, _skills),
+    # Files and conversation back to before a prompt (ADR-0044): asks on a terminal only.
+    Entry("rewind", EVERYWHERE, _rewind),
 )
 """bingo's own commands: one entry each."""
 

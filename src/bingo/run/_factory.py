@@ -36,6 +36,7 @@ from ._session import RunSession, compacted
 if TYPE_CHECKING:
     from ..bridge import PluginHost
     from ..bring import Brought
+    from ..checkpoint import Checkpoints
     from ..kernel.interfaces import Command
     from ..providers import HttpProvider
     from ..surfaces.terminal import Opening
@@ -120,6 +121,7 @@ class RunFactory:
     (at start; a plugin's, between prompts)."""
 
     __slots__ = (
+        "_checkpoints",
         "_open",
         "_said",
         "brought",
@@ -178,6 +180,7 @@ class RunFactory:
         self.brought_commands: Mapping[str, Command] = brought_commands or {}
         """The slash commands they make (names already checked), offered in every place."""
         self._open: list[Run] = []
+        self._checkpoints: Checkpoints | None = None
         self._said: set[str] = set()
         """The instruction files the system prompt left out, named once a process."""
         notices.listen(self._route)
@@ -193,6 +196,20 @@ class RunFactory:
                 self.notices.say("bingo", line, "warning")
         skills = self.brought.catalogue() if self.brought is not None else ""
         return f"{prompt.text}\n\n{skills}" if skills else prompt.text
+
+    def checkpoints(self) -> Checkpoints:
+        """The project's checkpoints (ADR-0044), made at the first prompt or `/rewind`."""
+        if self._checkpoints is None:
+            from ..checkpoint import Checkpoints
+
+            self._checkpoints = Checkpoints(
+                self.data_dir / "checkpoints",
+                self.project,
+                lambda line: self.notices.say("bingo", line, "warning"),
+                max_bytes=self.settings.checkpoint_max_bytes,
+                max_file_bytes=self.settings.checkpoint_max_file_bytes,
+            )
+        return self._checkpoints
 
     def session(self, *, planned: str | None = None) -> RunSession:
         """A new session of this project for a run (created on its first frame; under
@@ -256,6 +273,7 @@ class RunFactory:
             help_hint="bingo -p /help lists them" if place == "print" else "/help lists them",
             solo=place in ("terminal", "print"),
             forget=self._open.remove,
+            checkpoints=self.checkpoints,
         )
         if place in _OWN_TASK:
             run.own_task()

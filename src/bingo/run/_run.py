@@ -35,9 +35,10 @@ from ..wire import CommandSpec, Completion, ImageBlock, Json, Message, Notice, T
 from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
+    from ..checkpoint import Checkpoints
     from ..store import SessionInfo
 
-__all__ = ["Place", "Run", "current_run"]
+__all__ = ["CHECKPOINT_SECONDS", "Place", "Run", "current_run"]
 
 Place = Literal["terminal", "print", "room", "editor"]
 """Where a run's conversation is shown: which of bingo's commands it offers (the table),
@@ -48,6 +49,12 @@ _CURRENT: contextvars.ContextVar[Run] = contextvars.ContextVar("bingo_run")
 """The run whose work this task is: set by the run while it dispatches (and, for a run opened
 in a task of its own, from its opening). A notice raised in such a task is that run's; one
 raised elsewhere (a plugin's, from the bridge's own task) is nobody's in particular."""
+
+
+CHECKPOINT_SECONDS = 30.0
+"""Seconds a checkpoint may hold a prompt's turn back before it is given up (with a notice)."""
+_LABEL = 80
+"""Characters of a prompt's first line a checkpoint keeps, for `/rewind`'s list."""
 
 
 def current_run() -> Run | None:
@@ -61,6 +68,7 @@ class Run:
     commands and the gate's "always" need of this run."""
 
     __slots__ = (
+        "_checkpoints",
         "_choose_model",
         "_data_dir",
         "_forget",
@@ -94,8 +102,11 @@ class Run:
         help_hint: str,
         solo: bool,
         forget: Callable[[Run], None],
+        checkpoints: Callable[[], Checkpoints] | None = None,
     ) -> None:
         self.place: Place = place
+        self._checkpoints = checkpoints
+        """The project's checkpoints, one taken before each prompt's turn (ADR-0044)."""
         self.surface = surface
         self.session = session
         self.conversation = conversation
@@ -122,6 +133,7 @@ class Run:
             choose_model=choose_model,
             help_hint=help_hint,
             commands=self.commands_of,
+            before_turn=self._checkpoint,
         )
         conversation.on_always = self.remember
         self._unlisten = notices.listen(self._heard)
@@ -234,6 +246,29 @@ class Run:
             return await self.submit(text)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+
+    async def _checkpoint(self, prompt: str) -> None:
+        """Before `prompt`'s turn: a checkpoint of the project's files, in a thread, given
+        up (with one notice) past `CHECKPOINT_SECONDS`; the turn goes on either way."""
+        session = self.session.id
+        if self._checkpoints is None or session is None:
+            return
+        import threading
+
+        checkpoints, stop = self._checkpoints(), threading.Event()
+        try:
+            seq = self.session.store.info(session).frames
+        except SessionError:
+            return
+        label = (prompt.strip().splitlines() or [""])[0][:_LABEL]
+        take = asyncio.to_thread(
+            checkpoints.take, session=session, seq=seq, turn=self.conversation.turn + 1, label=label, stop=stop.is_set
+        )
+        try:
+            async with asyncio.timeout(CHECKPOINT_SECONDS):
+                await take
+        except TimeoutError:
+            stop.set()  # the look stops at its next directory and says so itself
 
     # --- the session ---------------------------------------------------------------------
 

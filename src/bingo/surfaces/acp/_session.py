@@ -38,6 +38,7 @@ from ...kernel.frames import (
     Frame,
     NoticeFrame,
     PromptFrame,
+    RewindFrame,
     ToolCallFrame,
     ToolResultFrame,
 )
@@ -371,6 +372,8 @@ class AcpSession:
                     self.say("bingo: /clear: the conversation started afresh here (the model saw nothing before it)")
                 case CompactionFrame(by=by):
                     self.say(escape(f"bingo: the conversation was compacted here{f' (by {by})' if by else ''}"))
+                case RewindFrame():
+                    self.say("bingo: /rewind: the conversation went back to before an earlier prompt here")
                 case ToolCallFrame():
                     pass
         for call_id in open_calls:

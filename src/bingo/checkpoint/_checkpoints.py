@@ -1,0 +1,191 @@
+"""A project's checkpoints, as a run takes and restores them.
+
+Owns taking one (`look` at the project, then `record` it under a session: before each
+prompt's turn, and before a rewind), what is said of it (one line per way it fell short: not
+taken, a file unreadable, a file over the size bound named once per process, older sessions'
+checkpoints dropped for the bound), the list of a session's points, and a restore's plan and
+its carrying out. Never raises to its caller: a checkpoint that cannot be taken is a line
+said, and the turn goes on. It does not decide when (the run does) nor touch the
+conversation (the run sets its frames aside).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..kernel.errors import SessionError
+from ._restore import Plan, apply, plan
+from ._scan import Entry, KeepFailed, Scan, StatCache, Stopped, scan
+from ._store import CheckpointStore, Point
+
+__all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "Checkpoints", "Looked"]
+
+MAX_BYTES = 2 << 30
+"""`checkpoints.maxBytes`' default: 2 GiB of distinct content across every project."""
+MAX_FILE_BYTES = 50 << 20
+"""`checkpoints.maxFileBytes`' default: a file bigger than 50 MiB is not recorded."""
+_NAMED = 5
+"""Paths one line names before it says how many more."""
+
+
+def _sized(count: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.3g} {unit}"
+    return f"{count} bytes"
+
+
+def named(paths: list[str]) -> str:
+    """`a, b, c` or `a, b, … and 7 more`."""
+    shown = ", ".join(paths[:_NAMED])
+    return shown if len(paths) <= _NAMED else f"{shown} and {len(paths) - _NAMED} more"
+
+
+@dataclass(slots=True)
+class Looked:
+    """A look at the project (`scan`), or None with why not (`failed`)."""
+
+    scan: Scan | None
+    failed: str | None = None
+
+
+class Checkpoints:
+    """The checkpoints of `project`, kept under `root` (`~/.bingo/data/checkpoints`);
+    `say` tells the person one line."""
+
+    __slots__ = ("_big", "_cache", "_last", "_lock", "_store", "max_bytes", "max_file_bytes", "project", "root", "say")
+
+    def __init__(
+        self,
+        root: Path,
+        project: Path,
+        say: Callable[[str], None],
+        *,
+        max_bytes: int = MAX_BYTES,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        self.root = root
+        self.project = project
+        self.say = say
+        self.max_bytes = max_bytes
+        self.max_file_bytes = max_file_bytes
+        self._store: CheckpointStore | None = None
+        self._cache: StatCache | None = None
+        self._big: set[str] = set()
+        self._last: tuple[dict[str, Entry], str] | None = None
+        """The last manifest recorded, and its digest: an unchanged project's is not encoded again."""
+        self._lock = threading.Lock()
+        """One look at a time: two runs of a process share the stat cache."""
+
+    @property
+    def store(self) -> CheckpointStore:
+        """Raises SessionError when it cannot be opened."""
+        if self._store is None:
+            self._store = CheckpointStore(self.root)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def look(self, stop: Callable[[], bool] = lambda: False) -> Looked:
+        """Look at the project, keeping a copy of every file's bytes not kept yet."""
+        with self._lock:
+            try:
+                store = self.store
+                if self._cache is None:
+                    self._cache = StatCache.decode(store.cache(str(self.project)) or b"")
+                found = scan(str(self.project), self._cache, store.put, max_file_bytes=self.max_file_bytes, stop=stop)
+            except SessionError as exc:
+                return Looked(None, exc.message)
+            except KeepFailed as exc:
+                self._cache = self._last = None
+                return Looked(None, f"{exc.path} could not be kept: {exc.error.strerror or exc.error}")
+            except Stopped:
+                return Looked(None, "it took too long")
+            except OSError as exc:
+                return Looked(None, f"{self.project} could not be read: {exc.strerror or exc}")
+        if found.unreadable:
+            self.say(f"could not read {named(found.unreadable)} for the checkpoint; a rewind leaves them as they are")
+        fresh = [path for path in found.big if path not in self._big]
+        if fresh:
+            self._big.update(fresh)
+            self.say(
+                f"not recorded in checkpoints: {named(fresh)} (over checkpoints.maxFileBytes,"
+                f" {_sized(self.max_file_bytes)}); a rewind leaves them as they are"
+            )
+        return Looked(found)
+
+    def record(self, looked: Scan, *, session: str, seq: int, turn: int, kind: str, label: str) -> Point | None:
+        """Keep `looked` as a checkpoint of `session` (which held `seq` frames), then keep
+        everything within `max_bytes`; the point, or None (said) when it could not be kept."""
+        try:
+            store = self.store
+            last = self._last
+            unchanged = last is not None and last[0] == looked.entries
+            manifest = last[1] if last is not None and unchanged else store.put_manifest(looked.entries)
+            self._last = (looked.entries, manifest)
+            point = store.add(
+                session=session,
+                project=str(self.project),
+                seq=seq,
+                turn=turn,
+                kind=kind,
+                label=label,
+                manifest=manifest,
+            )
+            if self._cache is not None and not unchanged:
+                store.keep_cache(str(self.project), self._cache.encode())
+            if not unchanged and store.size() > self.max_bytes:
+                dropped = [s for s in store.prune(self.max_bytes, session) if s != session]
+                self._cache = self._last = None
+                self.say(
+                    f"checkpoints passed checkpoints.maxBytes ({_sized(self.max_bytes)}):"
+                    f" the checkpoints of {len(dropped)} older session{'s' if len(dropped) != 1 else ''} were removed"
+                    if dropped
+                    else f"checkpoints passed checkpoints.maxBytes ({_sized(self.max_bytes)}):"
+                    " this session's oldest were removed"
+                )
+            return point
+        except (SessionError, OSError) as exc:
+            self.say(f"no checkpoint was taken: {getattr(exc, 'message', None) or exc}; the turn goes on")
+            return None
+
+    def take(self, *, session: str, seq: int, turn: int, label: str, stop: Callable[[], bool] = lambda: False) -> None:
+        """Before a prompt's turn: look and record, saying what fell short."""
+        looked = self.look(stop)
+        if looked.scan is None:
+            self.say(f"no checkpoint was taken before this prompt: {looked.failed}; the turn goes on")
+            return
+        self.record(looked.scan, session=session, seq=seq, turn=turn, kind="prompt", label=label)
+
+    def points(self, session: str) -> list[Point]:
+        """`session`'s checkpoints, the newest first (none when they cannot be read)."""
+        try:
+            return self.store.points(session)
+        except (SessionError, OSError):
+            return []
+
+    def plan(self, now: Scan, point: Point) -> Plan:
+        """What restoring `point` would do to the project as `now` saw it.
+
+        Raises:
+            OSError: its list of files is gone or damaged.
+        """
+        return plan(now.entries, self.store.manifest(point.manifest))
+
+    def changed(self, now: Scan, point: Point) -> int:
+        """How many recorded files differ between `point` and `now` (-1: unknown)."""
+        try:
+            made = self.plan(now, point)
+        except OSError:
+            return -1
+        return len(made.create) + len(made.change) + len(made.remove)
+
+    def restore(self, made: Plan) -> list[tuple[str, str]]:
+        """Carry out `made`; each path not put back, and why."""
+        return apply(self.project, made, self.store.get)

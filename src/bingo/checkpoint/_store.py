@@ -1,0 +1,266 @@
+"""Where checkpoints are kept: `~/.bingo/data/checkpoints/`.
+
+Owns the content-addressed objects (`objects/ab/cdef…`, one file per distinct content,
+named by its sha256: a file that is the same in every checkpoint is kept once), the index of
+checkpoints in one SQLite file (`checkpoints.db`: each checkpoint's session, project, when,
+the frame its prompt begins at, its label and its manifest's digest; each object's size; each
+project's stat cache) and the bound (`prune`: the oldest sessions' checkpoints go first, then
+the objects nothing refers to). An object is written to a temporary name and renamed, so it
+is whole or absent; it is not fsynced (a checkpoint is a convenience, and `get` checks every
+object's digest before it is restored from). It does not look at the project (`_scan`) nor
+restore (`_restore`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from ..kernel.errors import SessionError
+from ._scan import Entry
+
+__all__ = ["CheckpointStore", "Point"]
+
+_BUSY_TIMEOUT = 5.0
+"""Seconds a statement waits for another bingo process holding the write lock."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS checkpoints (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    session  TEXT NOT NULL,
+    project  TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    turn     INTEGER NOT NULL,
+    kind     TEXT NOT NULL,
+    label    TEXT NOT NULL,
+    time     REAL NOT NULL,
+    manifest TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS checkpoints_by_session ON checkpoints (session, id);
+CREATE TABLE IF NOT EXISTS objects (
+    digest   TEXT PRIMARY KEY,
+    size     INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS caches (
+    project  TEXT PRIMARY KEY,
+    data     BLOB NOT NULL
+) WITHOUT ROWID;
+"""
+
+_manifest_decoder = msgspec.msgpack.Decoder(dict[str, Entry])
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One checkpoint: before prompt `label` of `session` (`kind` "prompt"), or before a
+    rewind (`kind` "rewind"); `seq` is how many frames the session held then."""
+
+    id: int
+    session: str
+    seq: int
+    turn: int
+    kind: str
+    label: str
+    time: float
+    manifest: str
+
+
+class CheckpointStore:
+    """The checkpoints under `root` (created if absent). May be shared between threads: a
+    lock serialises the database; other processes open their own.
+
+    Raises:
+        SessionError: the directory or its database cannot be opened.
+    """
+
+    __slots__ = ("_conn", "_lock", "objects", "root")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.objects = root / "objects"
+        self._lock = threading.Lock()
+        try:
+            self.objects.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                root / "checkpoints.db", timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        except (OSError, sqlite3.Error) as exc:
+            raise SessionError(
+                f"cannot open the checkpoints in {root}: {exc}", "check the disk and the directory's permissions"
+            ) from exc
+        self._conn = conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _db(self) -> Generator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise OSError(f"the checkpoint index: {exc}") from exc
+
+    # --- objects -------------------------------------------------------------------------
+
+    def _path(self, digest: str) -> Path:
+        return self.objects / digest[:2] / digest[2:]
+
+    def has(self, digest: str) -> bool:
+        return self._path(digest).exists()
+
+    def put(self, digest: str, data: bytes) -> None:
+        """Keep `data` (whose sha256 is `digest`) once.
+
+        Raises:
+            OSError: it cannot be written (the disk is full): nothing half-written is left.
+        """
+        path = self._path(digest)
+        if path.exists():
+            return
+        path.parent.mkdir(exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with open(temp, "wb") as file:
+                file.write(data)
+            os.replace(temp, path)
+        except OSError:
+            temp.unlink(missing_ok=True)
+            raise
+        with self._db() as conn:
+            conn.execute("INSERT OR IGNORE INTO objects (digest, size) VALUES (?, ?)", (digest, len(data)))
+
+    def get(self, digest: str) -> bytes:
+        """The bytes kept under `digest`.
+
+        Raises:
+            OSError: there are none, or they are not what was kept.
+        """
+        data = self._path(digest).read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise OSError(f"the checkpoint's copy {digest[:12]} is damaged")
+        return data
+
+    def put_manifest(self, entries: dict[str, Entry]) -> str:
+        data = zlib.compress(msgspec.msgpack.encode(dict(sorted(entries.items()))), 1)
+        digest = hashlib.sha256(data).hexdigest()
+        self.put(digest, data)
+        return digest
+
+    def manifest(self, digest: str) -> dict[str, Entry]:
+        try:
+            return _manifest_decoder.decode(zlib.decompress(self.get(digest)))
+        except (zlib.error, msgspec.DecodeError) as exc:
+            raise OSError(f"the checkpoint's list of files {digest[:12]} is damaged") from exc
+
+    # --- checkpoints ---------------------------------------------------------------------
+
+    def add(self, *, session: str, project: str, seq: int, turn: int, kind: str, label: str, manifest: str) -> Point:
+        now = time.time()
+        with self._db() as conn:
+            cursor = conn.execute(
+                "INSERT INTO checkpoints (session, project, seq, turn, kind, label, time, manifest)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session, project, seq, turn, kind, label, now, manifest),
+            )
+        return Point(int(cursor.lastrowid or 0), session, seq, turn, kind, label, now, manifest)
+
+    def points(self, session: str) -> list[Point]:
+        """`session`'s checkpoints, the newest first."""
+        with self._db() as conn:
+            rows = conn.execute(
+                "SELECT id, session, seq, turn, kind, label, time, manifest FROM checkpoints"
+                " WHERE session = ? ORDER BY id DESC",
+                (session,),
+            ).fetchall()
+        return [
+            Point(int(r[0]), str(r[1]), int(r[2]), int(r[3]), str(r[4]), str(r[5]), float(r[6]), str(r[7]))
+            for r in rows
+        ]
+
+    def latest(self, project: str) -> str | None:
+        """The manifest of `project`'s newest checkpoint, if it has one."""
+        with self._db() as conn:
+            row = conn.execute(
+                "SELECT manifest FROM checkpoints WHERE project = ? ORDER BY id DESC LIMIT 1", (project,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def cache(self, project: str) -> bytes | None:
+        with self._db() as conn:
+            row = conn.execute("SELECT data FROM caches WHERE project = ?", (project,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def keep_cache(self, project: str, data: bytes) -> None:
+        with self._db() as conn:
+            conn.execute("INSERT OR REPLACE INTO caches (project, data) VALUES (?, ?)", (project, data))
+
+    # --- the bound -----------------------------------------------------------------------
+
+    def size(self) -> int:
+        """Bytes of every object kept."""
+        with self._db() as conn:
+            return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM objects").fetchone()[0])
+
+    def prune(self, max_bytes: int, keep: str) -> list[str]:
+        """Drop the oldest sessions' checkpoints (never `keep`'s newest) until what is kept
+        fits in `max_bytes`; the sessions whose checkpoints went (all or some)."""
+        dropped: list[str] = []
+        while self.size() > max_bytes:
+            with self._db() as conn:
+                row = conn.execute(
+                    "SELECT session FROM checkpoints WHERE session != ? GROUP BY session ORDER BY MAX(id) LIMIT 1",
+                    (keep,),
+                ).fetchone()
+                if row is not None:
+                    conn.execute("DELETE FROM checkpoints WHERE session = ?", (str(row[0]),))
+                    dropped.append(str(row[0]))
+                else:
+                    oldest = conn.execute(
+                        "SELECT id FROM checkpoints WHERE session = ? ORDER BY id LIMIT 1 OFFSET 0", (keep,)
+                    ).fetchone()
+                    count = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE session = ?", (keep,)).fetchone()
+                    if oldest is None or int(count[0]) <= 1:
+                        break
+                    conn.execute("DELETE FROM checkpoints WHERE id = ?", (int(oldest[0]),))
+                    if keep not in dropped:
+                        dropped.append(keep)
+            if not self._collect():
+                continue
+        return dropped
+
+    def _collect(self) -> int:
+        """Remove the objects no checkpoint refers to (nor the stat caches); how many."""
+        with self._db() as conn:
+            manifests = [str(r[0]) for r in conn.execute("SELECT DISTINCT manifest FROM checkpoints").fetchall()]
+            known = [str(r[0]) for r in conn.execute("SELECT digest FROM objects").fetchall()]
+        live: set[str] = set(manifests)
+        for digest in manifests:
+            try:
+                live.update(e.ref for e in self.manifest(digest).values() if e.kind == "file")
+            except OSError:
+                continue
+        gone = [d for d in known if d not in live]
+        for digest in gone:
+            self._path(digest).unlink(missing_ok=True)
+        with self._db() as conn:
+            conn.executemany("DELETE FROM objects WHERE digest = ?", [(d,) for d in gone])
+            # A cached digest may name an object just removed: every cache is read afresh.
+            conn.execute("DELETE FROM caches")
+        return len(gone)

@@ -1,0 +1,213 @@
+"""Checkpoints' logic through `Checkpoints` on a real temporary project: what is recorded,
+what a plan says, what a restore puts back (the binary's tests are tests/e2e/test_rewind.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bingo.checkpoint import Checkpoints, Point, Scan
+
+
+def _world(tmp_path: Path, **kwargs: int) -> tuple[Path, Checkpoints, list[str]]:
+    project = tmp_path / "project"
+    project.mkdir()
+    said: list[str] = []
+    return project, Checkpoints(tmp_path / "checkpoints", project, said.append, **kwargs), said
+
+
+def _point(checkpoints: Checkpoints, session: str = "s1", label: str = "p") -> tuple[Point, Scan]:
+    looked = checkpoints.look()
+    assert looked.scan is not None, looked.failed
+    point = checkpoints.record(looked.scan, session=session, seq=0, turn=1, kind="prompt", label=label)
+    assert point is not None
+    return point, looked.scan
+
+
+def _rewind(checkpoints: Checkpoints, point: Point) -> list[tuple[str, str]]:
+    now = checkpoints.look().scan
+    assert now is not None
+    return checkpoints.restore(checkpoints.plan(now, point))
+
+
+def test_a_restore_puts_back_bytes_and_modes_removes_what_was_created_and_brings_back_what_was_removed(
+    tmp_path: Path,
+) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_bytes(b"print(1)\n")
+    (project / "run.sh").write_bytes(b"#!/bin/sh\n")
+    (project / "run.sh").chmod(0o755)
+    (project / "gone.txt").write_bytes(b"\x00\xffbinary")
+    point, _ = _point(checkpoints)
+
+    (project / "src" / "a.py").write_bytes(b"print(2)\n")
+    (project / "run.sh").chmod(0o600)
+    (project / "gone.txt").unlink()
+    (project / "new").mkdir()
+    (project / "new" / "b.txt").write_text("new")
+
+    now = checkpoints.look().scan
+    assert now is not None
+    plan = checkpoints.plan(now, point)
+    assert (plan.create, plan.change, plan.remove) == (["gone.txt"], ["run.sh", "src/a.py"], ["new/b.txt"])
+    assert checkpoints.restore(plan) == []
+    assert (project / "src" / "a.py").read_bytes() == b"print(1)\n"
+    assert (project / "run.sh").stat().st_mode & 0o777 == 0o755
+    assert (project / "gone.txt").read_bytes() == b"\x00\xffbinary"
+    assert not (project / "new").exists()
+
+
+def test_ignored_files_nested_gitignores_and_git_are_not_recorded_nor_touched(tmp_path: Path) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    (project / ".gitignore").write_text("*.log\nbuild/\n")
+    (project / "sub").mkdir()
+    (project / "sub" / ".gitignore").write_text("!keep.log\n")
+    (project / "sub" / "keep.log").write_text("kept")
+    (project / "x.log").write_text("one")
+    (project / "build").mkdir()
+    (project / "build" / "out").write_text("o")
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref")
+    point, scan = _point(checkpoints)
+    assert sorted(scan.entries) == [".gitignore", "sub/.gitignore", "sub/keep.log"]
+    assert sorted(scan.ignored) == ["build/", "x.log"]
+
+    (project / "x.log").write_text("two")
+    (project / "build" / "out").unlink()
+    assert _rewind(checkpoints, point) == []
+    assert (project / "x.log").read_text() == "two"
+    assert not (project / "build" / "out").exists()
+    assert (project / ".git" / "HEAD").read_text() == "ref"
+
+
+def test_a_file_that_became_a_directory_and_a_directory_that_became_a_file_are_put_back(tmp_path: Path) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "was_file").write_text("file")
+    (project / "was_dir").mkdir()
+    (project / "was_dir" / "inner").write_text("inner")
+    point, _ = _point(checkpoints)
+
+    (project / "was_file").unlink()
+    (project / "was_file").mkdir()
+    (project / "was_file" / "x").write_text("x")
+    (project / "was_dir" / "inner").unlink()
+    (project / "was_dir").rmdir()
+    (project / "was_dir").write_text("now a file")
+
+    assert _rewind(checkpoints, point) == []
+    assert (project / "was_file").read_text() == "file"
+    assert (project / "was_dir" / "inner").read_text() == "inner"
+
+
+def test_a_directory_holding_ignored_files_is_not_removed_to_make_way(tmp_path: Path) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    (project / ".gitignore").write_text("*.tmp\n")
+    (project / "f").write_text("file")
+    point, _ = _point(checkpoints)
+    (project / "f").unlink()
+    (project / "f").mkdir()
+    (project / "f" / "cache.tmp").write_text("ignored")
+    failed = _rewind(checkpoints, point)
+    assert [path for path, _ in failed] == ["f"]
+    assert (project / "f" / "cache.tmp").read_text() == "ignored"
+
+
+def test_links_are_recorded_and_restored_as_links_never_followed_out_of_the_project(tmp_path: Path) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("outside")
+    (project / "out").symlink_to(outside)
+    (project / "ln").symlink_to("target.txt")
+    (project / "target.txt").write_text("t")
+    point, scan = _point(checkpoints)
+    assert "out/secret" not in scan.entries  # the link is not entered
+    assert (scan.entries["out"].kind, scan.entries["out"].ref) == ("link", str(outside))
+
+    (project / "ln").unlink()
+    (project / "ln").write_text("a file now")
+    (project / "out").unlink()
+    (project / "out").mkdir()
+    (project / "out" / "secret").write_text("inside now")
+    assert _rewind(checkpoints, point) == []
+    assert os.readlink(project / "ln") == "target.txt"
+    assert os.readlink(project / "out") == str(outside)
+    assert (outside / "secret").read_text() == "outside"
+
+
+def test_a_restore_never_writes_through_a_link_a_turn_made_of_an_ignored_directory(tmp_path: Path) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / ".gitignore").write_text("d\n")
+    (project / "keep").mkdir()
+    (project / "keep" / "f").write_text("mine")
+    point, _ = _point(checkpoints)
+    (project / "keep" / "f").unlink()
+    (project / "keep").rmdir()
+    (project / "keep").symlink_to(outside)  # recorded as a link now: removed, then the directory made
+    assert _rewind(checkpoints, point) == []
+    assert (project / "keep" / "f").read_text() == "mine"
+    assert list(outside.iterdir()) == []
+
+
+def test_a_file_over_max_file_bytes_is_named_once_not_recorded_and_left_alone(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path, max_file_bytes=10)
+    (project / "big.bin").write_bytes(b"x" * 11)
+    point, _ = _point(checkpoints)
+    _point(checkpoints)
+    assert said == [
+        "not recorded in checkpoints: big.bin (over checkpoints.maxFileBytes, 10 bytes); a rewind leaves them as they are"
+    ]
+    (project / "big.bin").write_bytes(b"y" * 20)
+    now = checkpoints.look().scan
+    assert now is not None
+    plan = checkpoints.plan(now, point)
+    assert plan.empty() and plan.left == [("big.bin", "over checkpoints.maxFileBytes")]
+    assert checkpoints.restore(plan) == []
+    assert (project / "big.bin").read_bytes() == b"y" * 20
+
+
+def test_an_unchanged_file_is_not_read_again_and_content_is_kept_once(tmp_path: Path) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    for n in range(20):
+        (project / f"f{n}").write_text("same")
+    old = 1_000_000_000
+    for n in range(20):
+        os.utime(project / f"f{n}", ns=(old, old))
+    _, first = _point(checkpoints)
+    assert first.read == 20
+    (project / "f3").write_text("changed")
+    second = checkpoints.look().scan
+    assert second is not None
+    assert second.read == 1
+    objects = [p for p in (tmp_path / "checkpoints" / "objects").rglob("*") if p.is_file()]
+    assert len(objects) == 3  # "same", "changed" and one manifest
+
+
+def test_past_max_bytes_the_oldest_sessions_go_first_with_one_line(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path, max_bytes=3000)
+    (project / "f").write_bytes(os.urandom(1000))
+    _point(checkpoints, "old")
+    (project / "f").write_bytes(os.urandom(1000))
+    _point(checkpoints, "middle")
+    (project / "f").write_bytes(os.urandom(1000))
+    _point(checkpoints, "new")
+    assert checkpoints.points("old") == []
+    assert checkpoints.points("new") != []
+    assert said == [
+        "checkpoints passed checkpoints.maxBytes (2.93 KiB): the checkpoints of 1 older session were removed"
+    ]
+    assert checkpoints.store.size() <= 3000
+
+
+def test_a_file_that_cannot_be_kept_is_named_and_no_checkpoint_is_taken(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path)
+    (project / "f").write_text("x")
+    objects = tmp_path / "checkpoints" / "objects"
+    objects.mkdir(parents=True)
+    (objects / "2d").write_text("in the way")  # sha256("x") starts 2d: its directory cannot be made
+    checkpoints.take(session="s", seq=0, turn=1, label="p")
+    assert len(said) == 1 and said[0].startswith("no checkpoint was taken before this prompt: f could not be kept: ")
+    assert checkpoints.points("s") == []
