@@ -56,7 +56,21 @@ class Checkpoints:
     """The checkpoints of `project`, kept under `root` (`~/.bingo/data/checkpoints`);
     `say` tells the person one line."""
 
-    __slots__ = ("_big", "_cache", "_last", "_lock", "_store", "max_bytes", "max_file_bytes", "project", "root", "say")
+    __slots__ = (
+        "_big",
+        "_cache",
+        "_last",
+        "_lock",
+        "_refused",
+        "_said_refused",
+        "_skip",
+        "_store",
+        "max_bytes",
+        "max_file_bytes",
+        "project",
+        "root",
+        "say",
+    )
 
     def __init__(
         self,
@@ -66,6 +80,8 @@ class Checkpoints:
         *,
         max_bytes: int = MAX_BYTES,
         max_file_bytes: int = MAX_FILE_BYTES,
+        home: Path | None = None,
+        skip: tuple[Path, ...] = (),
     ) -> None:
         self.root = root
         self.project = project
@@ -73,6 +89,16 @@ class Checkpoints:
         self.max_bytes = max_bytes
         self.max_file_bytes = max_file_bytes
         self._store: CheckpointStore | None = None
+        self._skip = frozenset(str(path) for path in skip)
+        """Directories never entered (bingo's own home, should the project hold it)."""
+        self._refused: str | None = None
+        """Why this project is not checkpointed at all: it is the person's `home` (its
+        secrets, every project below it) or the file system's root."""
+        if project == home or project == Path(project.anchor):
+            self._refused = (
+                f"{project} is not checkpointed: run bingo in a project (a directory holding .git or .bingo)"
+            )
+        self._said_refused = False
         self._cache: StatCache | None = None
         self._big: set[str] = set()
         self._last: tuple[dict[str, Entry], str] | None = None
@@ -94,12 +120,21 @@ class Checkpoints:
 
     def look(self, stop: Callable[[], bool] = lambda: False) -> Looked:
         """Look at the project, keeping a copy of every file's bytes not kept yet."""
+        if self._refused is not None:
+            return Looked(None, self._refused)
         with self._lock:
             try:
                 store = self.store
                 if self._cache is None:
                     self._cache = StatCache.decode(store.cache(str(self.project)) or b"")
-                found = scan(str(self.project), self._cache, store.put, max_file_bytes=self.max_file_bytes, stop=stop)
+                found = scan(
+                    str(self.project),
+                    self._cache,
+                    store.put,
+                    max_file_bytes=self.max_file_bytes,
+                    stop=stop,
+                    skip=self._skip,
+                )
             except SessionError as exc:
                 return Looked(None, exc.message)
             except KeepFailed as exc:
@@ -157,6 +192,11 @@ class Checkpoints:
 
     def take(self, *, session: str, seq: int, turn: int, label: str, stop: Callable[[], bool] = lambda: False) -> None:
         """Before a prompt's turn: look and record, saying what fell short."""
+        if self._refused is not None:
+            if not self._said_refused:
+                self._said_refused = True
+                self.say(self._refused)
+            return
         looked = self.look(stop)
         if looked.scan is None:
             self.say(f"no checkpoint was taken before this prompt: {looked.failed}; the turn goes on")

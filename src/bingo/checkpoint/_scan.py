@@ -127,9 +127,12 @@ def scan(
     *,
     max_file_bytes: int,
     stop: Callable[[], bool] = lambda: False,
+    skip: frozenset[str] = frozenset(),
 ) -> Scan:
     """Look at every file under `root` git would not ignore; the bytes of each regular file
-    not in `cache` are handed to `put(digest, data)` (the cache is updated in place).
+    not in `cache` are handed to `put(digest, data)` (the cache is updated in place). A
+    directory whose path is in `skip` (bingo's own home, when the project holds it) is not
+    entered.
 
     Raises:
         Stopped: `stop()` said so, between two directories.
@@ -184,6 +187,8 @@ def scan(
                     ignored = decided[name] = ignores.ignored(rel, True)
                 if ignored:
                     found.ignored.append(rel + "/")
+                elif item.path in skip:
+                    continue
                 else:
                     stack.append((item.path, rel + "/", ignores, info.st_mtime_ns, info.st_ino))
                 continue

@@ -11,6 +11,7 @@ process (app.py does) and draws nothing (each run's surface does).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -208,6 +209,8 @@ class RunFactory:
                 lambda line: self.notices.say("bingo", line, "warning"),
                 max_bytes=self.settings.checkpoint_max_bytes,
                 max_file_bytes=self.settings.checkpoint_max_file_bytes,
+                home=Path(os.environ.get("HOME") or Path.home()),
+                skip=(self.home,),
             )
         return self._checkpoints
 

@@ -211,3 +211,28 @@ def test_a_file_that_cannot_be_kept_is_named_and_no_checkpoint_is_taken(tmp_path
     checkpoints.take(session="s", seq=0, turn=1, label="p")
     assert len(said) == 1 and said[0].startswith("no checkpoint was taken before this prompt: f could not be kept: ")
     assert checkpoints.points("s") == []
+
+
+def test_the_persons_home_is_not_checkpointed_and_that_is_said_once(tmp_path: Path) -> None:
+    said: list[str] = []
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id").write_text("secret")
+    checkpoints = Checkpoints(tmp_path / "checkpoints", home, said.append, home=home)
+    checkpoints.take(session="s", seq=0, turn=1, label="p")
+    checkpoints.take(session="s", seq=0, turn=2, label="p")
+    assert said == [f"{home} is not checkpointed: run bingo in a project (a directory holding .git or .bingo)"]
+    assert checkpoints.points("s") == []
+    assert not list((tmp_path / "checkpoints" / "objects").rglob("*"))
+
+
+def test_bingo_home_inside_the_project_is_never_entered(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "dot-bingo" / "data").mkdir(parents=True)
+    (project / "dot-bingo" / "data" / "x").write_text("bingo's own")
+    (project / "f").write_text("mine")
+    checkpoints = Checkpoints(
+        project / "dot-bingo" / "data" / "checkpoints", project, print, skip=(project / "dot-bingo",)
+    )
+    _, scan = _point(checkpoints)
+    assert sorted(scan.entries) == ["f"]
