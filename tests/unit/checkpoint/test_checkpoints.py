@@ -6,14 +6,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bingo.checkpoint import Checkpoints, Point, Scan
+from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Point, Scan
 
 
-def _world(tmp_path: Path, **kwargs: int) -> tuple[Path, Checkpoints, list[str]]:
+def _world(
+    tmp_path: Path, *, max_bytes: int = MAX_BYTES, max_file_bytes: int = MAX_FILE_BYTES
+) -> tuple[Path, Checkpoints, list[str]]:
     project = tmp_path / "project"
     project.mkdir()
     said: list[str] = []
-    return project, Checkpoints(tmp_path / "checkpoints", project, said.append, **kwargs), said
+    checkpoints = Checkpoints(
+        tmp_path / "checkpoints", project, said.append, max_bytes=max_bytes, max_file_bytes=max_file_bytes
+    )
+    return project, checkpoints, said
 
 
 def _point(checkpoints: Checkpoints, session: str = "s1", label: str = "p") -> tuple[Point, Scan]:
