@@ -297,3 +297,23 @@ def test_a_notice_said_at_start_up_comes_after_the_init_line(tmp_path: Path) -> 
     (said,) = [line for line in out if line["type"] == "notice" and "colour" in line["message"]]
     assert said["session_id"] == out[0]["session_id"]
     assert "colour" in run.stderr
+
+
+def test_an_interrupt_ends_the_run_with_its_result_line(tmp_path: Path) -> None:
+    import signal
+
+    with ModelServer([[("text", "Thinking"), ("pause",)]]) as server:
+        env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url}
+        proc = Sandbox(tmp_path).popen("-p", "--output-format", "stream-json", "think hard", env=env)
+        try:
+            assert server.paused.wait(30), "the model was never asked"
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 1, stderr
+    out = lines(stdout)
+    assert out[0]["type"] == "system" and out[-1]["type"] == "result"
+    assert out[-1]["subtype"] == "error_during_execution" and out[-1]["result"] == "the turn was interrupted"

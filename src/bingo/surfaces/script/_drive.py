@@ -13,6 +13,8 @@ lines (the surface does).
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -78,9 +80,14 @@ async def run_script(
     (`choose_model`, counted), write its lines, and close it; the exit status."""
     limit = TurnLimit(choose_model, max_turns)
     run = open(limit)
+    loop = asyncio.get_running_loop()
+    # Ctrl-C (or a CI runner's SIGINT) interrupts the turn as in text mode (a second stops
+    # waiting for the interrupted calls), and the run still ends with its result line.
+    loop.add_signal_handler(signal.SIGINT, run.interrupt)
     try:
         return await _drive(run, surface, prompt, limit=limit, schema=schema, cwd=cwd, plugins=plugins)
     finally:
+        loop.remove_signal_handler(signal.SIGINT)
         run.close()
 
 
