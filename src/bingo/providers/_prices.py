@@ -1,20 +1,25 @@
 """What a response of each known model costs, in US dollars: the table `total_cost_usd` is
 computed from (`bingo -p --output-format json`, INTERFACE.md §13).
 
-Owns the table and its lookup, by the longest known prefix of the model's name as
-`_windows` does (`claude-sonnet-4-5-20250929` is found under `claude-sonnet-4-5`). Only the
-built-in providers' models are priced: a plugin's provider, or a model nobody wrote down,
-has no price (None), and the output says null rather than guess. A server that copies a
-built-in API (`OPENAI_BASE_URL`) under a known model's name is priced as that model.
+Owns the table and its lookup. A model is priced when its name is a known one, alone or
+followed by a date (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`) or `-latest`: never by a
+bare prefix, since a newer model under a longer name is often priced differently (`gpt-5-pro`,
+`o3-pro`, `gpt-5.4` are not `gpt-5` or `o3`). Only the built-in providers' models are priced: a
+plugin's provider, or a model nobody wrote down, has no price (None), and the output says null
+rather than guess. A server that copies a built-in API (`OPENAI_BASE_URL`) under a known model's
+name is priced as that model.
 
-The figures are the providers' published list prices per million tokens, standard tier,
-no batch discount, the 5-minute cache write, as of 2026-12-04, from
-https://www.anthropic.com/pricing (Claude API) and https://openai.com/api/pricing. Prices
-change: the table is dated so a stale one is noticed; correct it from those pages.
+The figures are list prices per million tokens, standard tier, no batch discount, the 5-minute
+cache write, written down on 2026-12-04 (this machine cannot reach the providers' sites).
+Anthropic's match https://docs.anthropic.com/en/docs/about-claude/pricing as stored in the
+project's reference library; OpenAI's are https://openai.com/api/pricing as copied by
+third-party price lists of 2026. Prices change: the table is dated so a stale one is noticed;
+correct it from those pages.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..wire import Usage
@@ -50,8 +55,10 @@ _ANTHROPIC: dict[str, Price] = {
     "claude-opus-4-5": _anthropic(5.0, 25.0),
     "claude-opus-4-1": _anthropic(15.0, 75.0),
     "claude-opus-4-0": _anthropic(15.0, 75.0),
-    "claude-opus-4-2025": _anthropic(15.0, 75.0),  # claude-opus-4-20250514
-    "claude-sonnet-4": _anthropic(3.0, 15.0),  # 4, 4.5
+    "claude-opus-4": _anthropic(15.0, 75.0),  # claude-opus-4-20250514
+    "claude-sonnet-4": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-0": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
     "claude-3-7-sonnet": _anthropic(3.0, 15.0),
     "claude-3-5-sonnet": _anthropic(3.0, 15.0),
     "claude-haiku-4-5": _anthropic(1.0, 5.0),
@@ -77,14 +84,18 @@ _OPENAI: dict[str, Price] = {
 _TABLES: dict[str, dict[str, Price]] = {"anthropic": _ANTHROPIC, "openai": _OPENAI}
 
 
+_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)?")
+"""What may follow a known model's name in a name that is still that model: a date or `-latest`."""
+
+
 def price(provider: str, model: str) -> Price | None:
     """The price of `model` of the built-in `provider`, or None when the table does not know
     it (or `provider` is not a built-in one)."""
-    best: tuple[int, Price] | None = None
-    for prefix, found in _TABLES.get(provider, {}).items():
-        if model.startswith(prefix) and (best is None or len(prefix) > best[0]):
-            best = (len(prefix), found)
-    return best[1] if best is not None else None
+    table = _TABLES.get(provider, {})
+    for name, found in table.items():
+        if model.startswith(name) and _SUFFIX.fullmatch(model, len(name)):
+            return found
+    return None
 
 
 def cost_usd(provider: str, model: str, usage: Usage) -> float | None:

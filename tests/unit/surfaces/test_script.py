@@ -26,7 +26,7 @@ def test_committed_output_schema_is_what_the_output_types_generate() -> None:
     assert committed == render(), "schema/script-output.json is stale: run python -m bingo.surfaces.script.schema"
 
 
-def test_a_known_model_is_priced_by_its_longest_prefix_and_cached_input_at_the_cache_price() -> None:
+def test_a_known_model_is_priced_by_its_name_with_or_without_a_date_and_cached_input_at_the_cache_price() -> None:
     usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
     assert cost_usd("anthropic", "claude-sonnet-4-5-20250929", usage) == 18.0
     assert cost_usd("openai", "gpt-4o-mini-2024-07-18", usage) == 0.75
@@ -39,6 +39,11 @@ def test_an_unknown_model_or_a_plugins_provider_has_no_price() -> None:
     usage = Usage(input_tokens=10, output_tokens=10)
     assert cost_usd("anthropic", "claude-future-9", usage) is None
     assert cost_usd("openai", "llama3", usage) is None
+    # A longer name is another model, often priced otherwise: never the price of its prefix.
+    assert cost_usd("openai", "gpt-5-pro", usage) is None
+    assert cost_usd("openai", "o3-pro-2025-06-10", usage) is None
+    assert cost_usd("openai", "gpt-5.4", usage) is None
+    assert cost_usd("anthropic", "claude-opus-4-6", usage) is None
     assert cost_usd("plugin__scripted-model__scripted", "claude-sonnet-4-5", usage) is None
 
 
