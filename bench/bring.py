@@ -7,17 +7,22 @@ Prints figures, asserts nothing. Rows:
 - a `PreToolUse` command hook's added latency per tool call: `Hooks.decide("tool", "before")`
   with one command hook (a Python script that reads its JSON and exits 0) minus the same with
   no hook, against the hook process's own start-to-exit time run bare (the same command,
-  the same stdin, through asyncio); target: added ≤ own + 5 ms. Unconfined here: in a run with
-  the sandbox in force the hook is spawned through the janitor as `bash`'s commands are, whose
-  cost is bench/sandbox.py's.
-Run: python bench/bring.py [--runs N]
+  the same stdin, through asyncio); target: added ≤ own + 5 ms. Unconfined, in process;
+- the same through the real binary, confined where the sandbox is in force: `bingo -p` whose
+  scripted model makes CALLS `glob` calls, with the hook matching `Glob` and without,
+  interleaved; (with − without) / CALLS per call.
+Run: python bench/bring.py [--runs N] [--binary-runs N]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +35,7 @@ from bingo.kernel.notices import Notices
 from bingo.kernel.settings import CommandHookEntry, Settings
 from bingo.kernel.system import system_prompt
 
+REPO = Path(__file__).resolve().parents[1]
 _HOOK = "import json, sys\njson.load(sys.stdin)\nsys.exit(0)\n"
 _PAYLOAD = {"tool": "bash", "input": {"command": "ls -la"}, "callId": "c1"}
 
@@ -104,13 +110,59 @@ async def hook_latency(where: Path, runs: int) -> None:
     print(f"target added ≤ own + 5 ms: {own + 5:.1f} ms {mark}")
 
 
+_CALLS = 20
+"""Tool calls in one `bingo -p` run of the binary row."""
+
+
+def _world(root: Path, hooked: bool) -> tuple[dict[str, str], Path]:
+    home, project = root / "home", root / "project"
+    (home / ".bingo" / "plugins").mkdir(parents=True)
+    (project / ".git").mkdir(parents=True)
+    shutil.copytree(REPO / "tests" / "plugins" / "scripted-model", home / ".bingo" / "plugins" / "scripted-model")
+    steps = [[{"tool": {"id": f"g{i}", "name": "glob", "input": {"pattern": "*"}}}] for i in range(_CALLS)]
+    settings: dict[str, object] = {
+        "provider": "plugin__scripted-model__scripted",
+        "plugins": {"scripted-model": {"replies": [*steps, [{"text": "done"}]]}},
+    }
+    if hooked:
+        script = root / "hook.py"
+        script.write_text(_HOOK, encoding="utf-8")
+        entry = {"matcher": "Glob", "hooks": [{"type": "command", "command": f"{sys.executable} {script}"}]}
+        settings["hooks"] = {"PreToolUse": [entry]}
+    (home / ".bingo" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BINGO_", "ANTHROPIC_", "OPENAI_"))}
+    return {**env, "HOME": str(home), "BINGO_HOME": str(home / ".bingo")}, project
+
+
+def through_the_binary(where: Path, runs: int, *flags: str) -> None:
+    bingo = str(Path(sys.executable).parent / "bingo")
+    worlds = {hooked: _world(where / ("with" if hooked else "without"), hooked) for hooked in (True, False)}
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(runs):
+        for hooked in (True, False):
+            env, project = worlds[hooked]
+            started = time.perf_counter()
+            subprocess.run([bingo, *flags, "-p", "look"], cwd=project, env=env, capture_output=True, check=True)
+            times[hooked].append(time.perf_counter() - started)
+    env, project = worlds[False]
+    state = subprocess.run([bingo, *flags, "-p", "/sandbox"], cwd=project, env=env, capture_output=True)
+    added = (statistics.median(times[True]) - statistics.median(times[False])) / _CALLS * 1000
+    print(f"through the binary ({state.stdout.decode().splitlines()[0]}): {added:.1f} ms added per call")
+    print(f"  (median of {runs} runs of {_CALLS} glob calls each, with the hook and without, interleaved)")
+    shutil.rmtree(where / "with")
+    shutil.rmtree(where / "without")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--binary-runs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as where:
         prompt_sizes(Path(where))
         asyncio.run(hook_latency(Path(where), args.runs))
+        through_the_binary(Path(where), args.binary_runs)
+        through_the_binary(Path(where), args.binary_runs, "--no-sandbox")
 
 
 if __name__ == "__main__":

@@ -329,7 +329,7 @@ class _Process:
         if policy is not None:
             from ..sandbox import spawn
 
-            spawned = await spawn(argv[0], argv, env, cwd, grace=0.5, policy=policy, merged=False, warden=True)
+            spawned = await spawn(argv[0], argv, env, cwd, grace=0.5, policy=policy, merged=False, warden=False)
             loop = asyncio.get_running_loop()
             readers: list[asyncio.StreamReader] = []
             for fd in (spawned.stdout, spawned.stderr):
