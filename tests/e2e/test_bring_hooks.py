@@ -193,3 +193,26 @@ def test_an_untrusted_projects_hook_never_runs(tmp_path: Path) -> None:
     result = box.run("-p", "hi")
     assert result.returncode == 0, result.stderr
     assert marker.read_text(encoding="utf-8") == "ran"
+
+
+def test_the_watching_events_reach_their_hooks_with_claude_codes_fields(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    log = box.project / "events.jsonl"
+    watch = _script(
+        box.home / "hooks" / "watch.py",
+        f"import json, sys\nopen({str(log)!r}, 'a').write(json.dumps(json.load(sys.stdin)) + '\\n')\n",
+    )
+    use_scripted_model(
+        box,
+        [[tool("g1", "glob", {"pattern": "*.txt"})], [text("done")]],
+        hooks={event: [_entry(watch)] for event in ("PostToolUse", "Stop", "SessionStart", "SessionEnd")},
+    )
+    (box.project / "a.txt").write_text("a\n", encoding="utf-8")
+    result = box.run("-p", "look")
+    assert result.returncode == 0, result.stderr
+    events = {e["hook_event_name"]: e for e in map(json.loads, log.read_text(encoding="utf-8").splitlines())}
+    assert set(events) == {"PostToolUse", "Stop", "SessionStart", "SessionEnd"}
+    after = events["PostToolUse"]
+    assert after["tool_name"] == "Glob" and after["tool_input"] == {"pattern": "*.txt"}
+    assert "a.txt" in json.dumps(after["tool_response"])
+    assert events["Stop"]["session_id"] == events["SessionEnd"]["session_id"] != ""
