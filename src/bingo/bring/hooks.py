@@ -244,7 +244,7 @@ class CommandHook:
                 return HookOutcome(outcome="continue")
             case "block" | "deny":
                 return HookOutcome(outcome="block" if refuse == "block" else "deny", value=why)
-            case "ask" if self._entry.event == "PreToolUse":
+            case "ask":  # the gate asks (PreToolUse), or the person is asked to send the prompt
                 return HookOutcome(outcome="ask", value=why)
             case "allow":
                 self._notices.say_once(

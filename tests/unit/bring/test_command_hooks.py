@@ -148,6 +148,13 @@ def test_the_hook_reads_claude_codes_input_names(tmp_path: Path) -> None:
     assert asyncio.run(_decide(tmp_path, [entry], "tool", "before", {**payload, "callId": "c"}))[0] == "continue"
 
 
+def test_userpromptsubmit_asking_asks_and_with_nobody_to_ask_is_an_ask_verdict(tmp_path: Path) -> None:
+    script = 'print(\'{"decision": "ask", "reason": "really send?"}\')\n'
+    entry = _entries(tmp_path, "UserPromptSubmit", "", script)
+    got, why, said, _ = asyncio.run(_decide(tmp_path, [entry], "prompt", "submit", {"text": "hi"}))
+    assert (got, why, said) == ("ask", "really send?", [])
+
+
 def test_userpromptsubmit_exit_2_blocks_and_reads_the_prompt(tmp_path: Path) -> None:
     script = "import json, sys\ne = json.load(sys.stdin)\nsys.exit(2 if 'secret' in e['prompt'] else 0)\n"
     entry = _entries(tmp_path, "UserPromptSubmit", "", script)
