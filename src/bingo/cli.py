@@ -502,6 +502,9 @@ def launch(argv: Sequence[str]) -> int:
 def _exit(code: int) -> NoReturn:
     import logging
 
+    janitor = sys.modules.get("bingo.sandbox.janitor._client")
+    if janitor is not None:
+        janitor.wind_down()  # nothing of this run's goes on after bingo exits
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -8,13 +8,17 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from tests.e2e._bingo import TIMEOUT, no_traceback
+from bingo.sandbox.janitor import proc as procfs
+from tests.e2e._bingo import EXAMPLES, TIMEOUT, Sandbox, no_traceback
+from tests.e2e._mcp import python_server
+from tests.e2e._scripted import text, use_scripted_model
 from tests.e2e._zoo import (
     COUNTED,
     PROVIDER,
     call,
     data_dir,
     fault,
+    leftovers,
     marks,
     no_leftovers,
     plugin_notices,
@@ -131,3 +135,25 @@ def test_bingo_killed_mid_turn_leaves_no_plugin_nor_child_behind(tmp_path: Path)
         assert box.run("-p", "-c", "/tools").returncode == 0
         assert PROVIDER in (box.bingo_home / "settings.json").read_text()
         no_leftovers(box)
+
+
+def test_nothing_of_a_run_is_alive_the_moment_bingo_has_exited(tmp_path: Path) -> None:
+    # A prompt starts the declared plugins and MCP servers as the run starts (ADR-0043): the
+    # run ends while they start or just after, and the janitor ends the processes it confined
+    # ahead for them. All of it is done before bingo exits, not a moment after (a script that
+    # removes the project next found it still being written).
+    box = Sandbox(tmp_path)
+    box.install(EXAMPLES / "wordcount")
+    python_server(box, "mcp-sdk")
+    use_scripted_model(box, [[text("no tools needed")]] * 3)
+    for _ in range(3):
+        proc = box.popen("-p", "hi")
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert (proc.returncode, out) == (0, "no tools needed\n"), err
+        assert [pid for pid in _janitors_of(proc.pid) if procfs.alive(pid)] == []
+        assert leftovers(box, timeout=0) == []
+
+
+def _janitors_of(bingo: int) -> list[int]:
+    """The janitor processes bingo `bingo` started (their argv names its pid)."""
+    return procfs.find(lambda argv: "from janitor import _server" in " ".join(argv) and str(bingo) in argv)

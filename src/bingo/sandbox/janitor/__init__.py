@@ -23,7 +23,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: the janitor's process imports the package too
 if TYPE_CHECKING:
-    from ._client import SPAWN_WAIT, USE_JANITOR, JanitorClient, Spawned, kill_warden, spawn_janitor
+    from ._client import SPAWN_WAIT, USE_JANITOR, JanitorClient, Spawned, kill_warden, spawn_janitor, wind_down
 
 __all__ = [
     "SPAWN_WAIT",
@@ -32,6 +32,7 @@ __all__ = [
     "Spawned",
     "kill_warden",
     "spawn_janitor",
+    "wind_down",
 ]
 
 

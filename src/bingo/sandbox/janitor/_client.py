@@ -23,6 +23,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ __all__ = [
     "Spawned",
     "kill_warden",
     "spawn_janitor",
+    "wind_down",
 ]
 
 _log = logging.getLogger(__name__)
@@ -450,4 +452,32 @@ class JanitorClient:
 
 
 _current: JanitorClient | None = None
+
+WIND_DOWN_WAIT = 5.0
+"""Seconds bingo's exit waits for its janitor to end: time for it to end what it still holds
+(every plugin was shut down before, so it usually takes a few milliseconds; after an
+interrupt, a plugin's grace). Past it the janitor goes on alone, bounded by its own limits."""
+
+
+def wind_down(wait: float = WIND_DOWN_WAIT) -> None:
+    """At bingo's exit: close the janitor's socket (its EOF is bingo's end) and wait, at most
+    `wait` seconds, for it to end, so that nothing it does (ending the processes it confined
+    ahead, sweeping, removing their TMPDIRs) happens after bingo has exited and a script
+    that removes the project next finds it still being written. Nothing if none was started."""
+    global _current
+    client, _current = _current, None
+    if client is None:
+        return
+    client.sock.close()
+    until = time.monotonic() + wait
+    while True:
+        try:
+            pid, _status = os.waitpid(client.pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # reaped already
+        if pid != 0 or time.monotonic() >= until:
+            return
+        time.sleep(0.002)
+
+
 """The run's janitor, once started (None again once it is lost)."""
