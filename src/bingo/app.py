@@ -230,6 +230,11 @@ async def run_app(options: Options) -> int:
         from .store import new_session_id
 
         session.planned = new_session_id()  # a script's init line names it before the first frame
+    if options.prompt is not None and not interactive and not options.prompt.startswith("/"):
+        # What the first request needs and start-up does not, on threads beside what follows
+        # (ADR-0043): the providers' SSL context, and the session store it writes the prompt to.
+        choose_model.prepare()
+        session.prepare()
     try:
         resume = options.resume
         if resume == "":

@@ -18,8 +18,14 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import types
 
 from .kernel.errors import BingoError, UsageError
+
+# `import httpx` imports its command-line client, and with it click, rich and pygments,
+# wherever those are installed; bingo never runs that client (ADR-0043). An empty module
+# in its place has no `main`, so httpx takes the ImportError it expects without them.
+sys.modules.setdefault("httpx._main", types.ModuleType("httpx._main"))
 
 TYPE_CHECKING = False  # not typing's: the start of a run does not import typing for it
 if TYPE_CHECKING:

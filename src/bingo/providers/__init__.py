@@ -10,11 +10,13 @@ its transport's failures; each provider module declares only its `Api`), `_error
 wording of every other failure, and the `Endpoint` those lines name), `_retry` (what failure is
 momentary and how long to wait before the next try), `_sse` (the event-stream grammar),
 `_windows` (each known model's context window: `context_window`), `_prices` (each known
-model's price: `cost_usd`).
+model's price: `cost_usd`), `_tls` (`Tls`: the clients' one SSL context, made on a thread
+beside start-up, ADR-0043).
 """
 
 from ._http import HttpProvider
 from ._prices import cost_usd
+from ._tls import Tls
 from ._windows import context_window
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
@@ -24,6 +26,7 @@ __all__ = [
     "AnthropicProvider",
     "HttpProvider",
     "OpenAIProvider",
+    "Tls",
     "builtin_providers",
     "choose_provider",
     "context_window",

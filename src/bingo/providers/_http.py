@@ -57,6 +57,7 @@ from ._errors import Endpoint, malformed, one_line, status_error
 from ._names import ToolNames, request_names
 from ._retry import Retry, Transient
 from ._sse import EVENT_MAX, ServerEvent, TooLarge, events
+from ._tls import Tls
 
 if TYPE_CHECKING:
     import httpx
@@ -321,6 +322,7 @@ class HttpProvider:
         stall_seconds: float = STALL_SECONDS,
         retry: Retry | None = None,
         notices: Notices | None = None,
+        tls: Tls | None = None,
     ) -> None:
         api = self.api
         base = (base_url or api.base_url).rstrip("/")
@@ -336,6 +338,7 @@ class HttpProvider:
         self._stall = stall_seconds
         self._retry = retry or Retry()
         self._notices = notices
+        self._tls = tls
         self._client: httpx.AsyncClient | None = None
         self._kept = False  # an answer came on this client: a connection may be kept for the next
 
@@ -421,7 +424,10 @@ class HttpProvider:
 
             # httpx's own limits but for how long an idle connection is kept.
             limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_SECONDS)
-            self._client = httpx.AsyncClient(transport=self._transport, limits=limits)
+            # The SSL context made beside start-up (ADR-0043), else the client's own.
+            made = self._tls.context() if self._tls is not None else None
+            verify = made if made is not None else True
+            self._client = httpx.AsyncClient(transport=self._transport, limits=limits, verify=verify)
         return self._client
 
     async def aclose(self) -> None:

@@ -18,6 +18,7 @@ from ..kernel.registry import BUILTIN
 from . import anthropic, openai
 from ._http import STALL_SECONDS, HttpProvider
 from ._retry import ATTEMPTS, Retry
+from ._tls import Tls
 from .anthropic import AnthropicProvider
 from .openai import OpenAIProvider
 
@@ -46,13 +47,15 @@ def builtin_providers(
     notices: Notices | None = None,
     attempts: int = ATTEMPTS,
     stall_seconds: float = STALL_SECONDS,
+    tls: Tls | None = None,
 ) -> list[HttpProvider]:
     """The built-in providers `environ` configures: `anthropic` when ANTHROPIC_API_KEY or
     ANTHROPIC_BASE_URL is set, `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. Each
     tries a momentarily failed request up to `attempts` times, saying each wait on `notices`,
     and gives up on an answer that goes `stall_seconds` without content. Each keeps one HTTP
     client from its first request, and its owner closes it (`HttpProvider.aclose`) at the
-    run's end: the composition keeps the providers for the run, not for a turn."""
+    run's end: the composition keeps the providers for the run, not for a turn. Their
+    clients take `tls`'s SSL context (made beside start-up) when it is given."""
     found: list[HttpProvider] = []
     retry = Retry(attempts=attempts)
     if _set(environ, "ANTHROPIC_API_KEY") or _set(environ, "ANTHROPIC_BASE_URL"):
@@ -63,6 +66,7 @@ def builtin_providers(
                 retry=retry,
                 stall_seconds=stall_seconds,
                 notices=notices,
+                tls=tls,
             )
         )
     if _set(environ, "OPENAI_API_KEY") or _set(environ, "OPENAI_BASE_URL"):
@@ -73,6 +77,7 @@ def builtin_providers(
                 retry=retry,
                 stall_seconds=stall_seconds,
                 notices=notices,
+                tls=tls,
             )
         )
     return found

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..bring import Brought
     from ..checkpoint import Checkpoints
     from ..kernel.interfaces import Command
-    from ..providers import HttpProvider
+    from ..providers import HttpProvider, Tls
     from ..surfaces.terminal import Opening
 
 __all__ = ["ModelChooser", "RunFactory", "opening", "start_sandbox"]
@@ -73,32 +73,57 @@ def start_sandbox(
     return sandbox
 
 
+_BUILTIN_NAMES = ("anthropic", "openai")
+"""The built-in providers' names (`providers.builtin_providers`), known here without importing them."""
+
+
 class ModelChooser:
     """The process's model choice (a ChooseModel), made when the first turn needs it: the
     providers package (and httpx with it) is imported only then, and a plugin's provider
     counts as well. The built-in providers are built at the first choice and kept for the
     process, each with its one HTTP client (ADR-0040); `aclose` closes them at its end."""
 
-    __slots__ = ("_builtins", "_environ", "_registry", "_settings")
+    __slots__ = ("_builtins", "_environ", "_registry", "_settings", "_tls")
 
     def __init__(self, settings: Settings, registry: Registry, environ: dict[str, str]) -> None:
         self._settings = settings
         self._registry = registry
         self._environ = environ
         self._builtins: list[HttpProvider] | None = None
+        self._tls: Tls | None = None
 
-    def __call__(self) -> tuple[Provider, str]:
-        from ..providers import builtin_providers, choose_provider, default_model
+    def prepare(self) -> None:
+        """For a run that will ask the model at once (`-p` with a prompt): begin, on a
+        thread beside the rest of start-up, the SSL context the built-in providers'
+        clients take (ADR-0043), when one of them may be the run's."""
+        chosen = self._settings.provider
+        if chosen is not None and chosen not in _BUILTIN_NAMES:
+            return  # a plugin's provider: no HTTP client of bingo's
+        if self._built():
+            assert self._tls is not None
+            self._tls.begin()
 
-        settings = self._settings
+    def _built(self) -> list[HttpProvider]:
+        """The built-in providers, made once."""
         if self._builtins is None:
+            from ..providers import Tls, builtin_providers
+
+            settings = self._settings
+            self._tls = Tls()
             self._builtins = builtin_providers(
                 self._environ,
                 notices=self._registry.notices,
                 attempts=settings.model_attempts,
                 stall_seconds=settings.model_stall_seconds,
+                tls=self._tls,
             )
-        providers: dict[str, Provider] = {p.spec.name: p for p in self._builtins}
+        return self._builtins
+
+    def __call__(self) -> tuple[Provider, str]:
+        from ..providers import choose_provider, default_model
+
+        settings = self._settings
+        providers: dict[str, Provider] = {p.spec.name: p for p in self._built()}
         providers.update(self._registry.providers)
         provider = choose_provider(settings.provider, providers, self._environ)
         return provider, settings.model or default_model(provider)

@@ -9,9 +9,13 @@ factory) nor run turns (the kernel).
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..kernel.errors import SessionError
 from ..kernel.frames import CompactionFrame, Frame, NoticeFrame, history
 from ..wire import Notice
 
@@ -30,7 +34,7 @@ class RunSession:
     continues a stored one). `planned` is the id it is to be created under (an editor's,
     given before its first frame)."""
 
-    __slots__ = ("_noticed", "_noticed_in", "_store", "id", "path", "planned", "project", "turn")
+    __slots__ = ("_noticed", "_noticed_in", "_opening", "_store", "id", "path", "planned", "project", "turn")
 
     def __init__(self, path: Path, project: str, *, planned: str | None = None) -> None:
         self.path = path
@@ -39,20 +43,38 @@ class RunSession:
         self.id: str | None = None
         self.turn = 0
         self._store: SessionStore | None = None
+        self._opening: _Opening | None = None
         self._noticed_in: tuple[str, int] | None = None
         self._noticed = 0
         """Notice frames written for the (session, turn) `_noticed_in`."""
 
+    def prepare(self) -> None:
+        """For a run about to write its first frame (`-p` with a prompt): begin opening the
+        store on a thread, beside the rest of start-up and the first request's making;
+        SQLite does its work without the GIL (ADR-0043). `store` waits for it."""
+        if self._store is None and self._opening is None:
+            self._opening = _Opening(self._open)
+
+    def _open(self) -> SessionStore:
+        from ..store import SessionStore
+
+        planned = self.planned
+        return SessionStore(self.path, id_factory=(lambda: planned) if planned is not None else None)
+
     @property
     def store(self) -> SessionStore:
         if self._store is None:
-            from ..store import SessionStore
-
-            planned = self.planned
-            self._store = SessionStore(self.path, id_factory=(lambda: planned) if planned is not None else None)
+            opening, self._opening = self._opening, None
+            # SessionError: the thread's, raised here as if it had opened here.
+            self._store = opening.result() if opening is not None else self._open()
         return self._store
 
     def close(self) -> None:
+        opening, self._opening = self._opening, None
+        if opening is not None and self._store is None:
+            # Joined, so that a store still opening is closed below, never left open.
+            with contextlib.suppress(SessionError):
+                self._store = opening.result()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -84,6 +106,38 @@ class RunSession:
             message = f"turn {self.turn} raised more than {NOTICE_FRAMES} notices; the session keeps no more of them"
             notice = Notice(source="bingo", message=message, level="warning")
         self.store.append(self.id, NoticeFrame(notice=notice, turn=self.turn))
+
+
+class _Opening:
+    """One store being opened on a thread of its own; `result` waits for it."""
+
+    __slots__ = ("_error", "_store", "_thread")
+
+    def __init__(self, open_store: Callable[[], SessionStore]) -> None:
+        self._store: SessionStore | None = None
+        self._error: SessionError | None = None
+
+        def run() -> None:
+            try:
+                self._store = open_store()
+            except SessionError as exc:
+                self._error = exc
+
+        # A daemon: nothing waits for it but `result`; the store it opens is closed by its run.
+        self._thread = threading.Thread(target=run, name="bingo-store", daemon=True)
+        self._thread.start()
+
+    def result(self) -> SessionStore:
+        """The store, once opened.
+
+        Raises:
+            SessionError: it could not be opened.
+        """
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._store is not None
+        return self._store
 
 
 def compacted(frames: list[Frame]) -> tuple[int, int]:

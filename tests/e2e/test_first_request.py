@@ -1,0 +1,38 @@
+"""What `bingo -p PROMPT` does before its first model request (issue 27 item 2, ADR-0043),
+through the real binary against a local model server: httpx's command-line client (and the
+click, rich and pygments it imports where they are installed) is never imported; the answer
+and the session are what they were, whichever API the run speaks."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.e2e._bingo import Sandbox, no_traceback
+from tests.support.model_server import ModelServer
+
+
+def _env(provider: str, server: ModelServer) -> dict[str, str]:
+    if provider == "anthropic":
+        return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
+    return {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": server.url + "/v1"}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_prompt_imports_no_command_line_client_and_keeps_its_session(tmp_path: Path, provider: str) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer([[("text", "hello there")]], keep_alive=True) as server:
+        result = box.run("-p", "hi", env={**_env(provider, server), "PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello there\n"
+    assert no_traceback(result)
+    imported = {
+        line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "httpx" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("click", "rich", "pygments")}
+    with sqlite3.connect(box.bingo_home / "data" / "sessions.db") as db:
+        kinds = [kind for (kind,) in db.execute("SELECT kind FROM frames ORDER BY seq")]
+    assert kinds == ["prompt", "assistant"]
