@@ -34,6 +34,7 @@ from .compaction import (
     COMPACT_AT,
     DEFAULT_WINDOW,
     RESULT_SHARE,
+    RequestSizes,
     SummaryCompactor,
     TrimCompactor,
     estimate_request,
@@ -77,7 +78,7 @@ class ContextWindow:
     The attributes declared below and not in `__slots__` are the conversation's (it sets
     them); this half reads them, and owns the history, the pieces and the fitting state."""
 
-    __slots__ = ("_fitted", "_prompt", "_stream", "_warned", "messages", "pieces", "used")
+    __slots__ = ("_fitted", "_prompt", "_sizes", "_stream", "_warned", "messages", "pieces", "used")
 
     registry: Registry
     settings: Settings
@@ -115,6 +116,7 @@ class ContextWindow:
         self._warned = self._fitted = False
         self.used = Usage()
         self._stream = None
+        self._sizes = RequestSizes()  # each message measured once, not once a step
 
     async def _contributions(self, prompt: str) -> list[ContextPiece]:
         contributors = list(self.registry.contributors)
@@ -225,7 +227,7 @@ class ContextWindow:
         exchange (kept verbatim) grows after that. A request still past the budget is said
         once a turn and sent as it is (each of its tool results is bounded already)."""
         request = self._request()
-        estimate, budget = estimate_request(request), self.budget()
+        estimate, budget = self._sizes.estimate(request), self.budget()
         if estimate <= budget:
             return request
         if not self._fitted:

@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_WINDOW",
     "RESULT_SHARE",
     "AskModel",
+    "RequestSizes",
     "SummaryCompactor",
     "TrimCompactor",
     "estimate_request",
@@ -142,6 +143,41 @@ def estimate_request(request: ModelRequest) -> int:
     (as the JSON it is sent as) and the messages."""
     fixed = len(request.system or "") + _tools_chars(request.tools)
     return fixed // CHARS_PER_TOKEN + estimate_tokens(request.messages)
+
+
+class RequestSizes:
+    """`estimate_request` for a conversation that asks again and again, each message and
+    tool spec measured once: messages and specs are immutable values, so each is known by
+    its identity, and a step of a turn measures only what it added (ADR-0043). The memo
+    keeps what the latest request held and nothing older."""
+
+    __slots__ = ("_messages", "_tools")
+
+    def __init__(self) -> None:
+        self._messages: dict[int, tuple[Message, int, int]] = {}
+        self._tools: dict[int, tuple[ToolSpec, int]] = {}
+
+    def estimate(self, request: ModelRequest) -> int:
+        """What `estimate_request(request)` says."""
+        known, seen = self._messages, dict[int, tuple[Message, int, int]]()
+        chars = images = 0
+        for message in request.messages:
+            kept = known.get(id(message))
+            if kept is None or kept[0] is not message:  # an id freed and reused is another message
+                kept = (message, *_chars(message))
+            seen[id(message)] = kept
+            chars += kept[1]
+            images += kept[2]
+        tools, specs = self._tools, dict[int, tuple[ToolSpec, int]]()
+        fixed = len(request.system or "")
+        for tool in request.tools:
+            spec = tools.get(id(tool))
+            if spec is None or spec[0] is not tool:
+                spec = (tool, len(_encode(tool)))
+            specs[id(tool)] = spec
+            fixed += spec[1]
+        self._messages, self._tools = seen, specs
+        return fixed // CHARS_PER_TOKEN + chars // CHARS_PER_TOKEN + images * _IMAGE_TOKENS + len(request.messages)
 
 
 def _is_prompt(message: Message) -> bool:

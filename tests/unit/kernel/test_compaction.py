@@ -10,6 +10,7 @@ from typing import Literal
 
 from bingo.kernel.compaction import (
     AskModel,
+    RequestSizes,
     SummaryCompactor,
     TrimCompactor,
     estimate_request,
@@ -454,3 +455,21 @@ def test_a_long_tool_loop_compacts_once_in_its_turn_and_says_once_that_it_is_sti
         "compaction can fold nothing more this turn: it is sent as it is"
     )
     assert len(looping.requests) == 1 + 7  # one summary, then every step of the turn
+
+
+def test_a_conversations_remembered_sizes_estimate_every_request_as_the_whole_sum_does() -> None:
+    sizes = RequestSizes()
+    tools = [ToolSpec(name="read", description="reads a file", input_schema={"type": "object"})]
+    messages = [Message(role="user", content=[TextBlock(text="count the words")])]
+    for step in range(20):
+        request = ModelRequest(model="m", messages=list(messages), tools=tools, system="be brief")
+        assert sizes.estimate(request) == estimate_request(request)
+        messages.append(
+            Message(role="assistant", content=[ToolUseBlock(id=f"t{step}", name="read", input={"path": "x" * step})])
+        )
+        messages.append(
+            Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{step}", parts=[TextPart(text="y" * 99)])])
+        )
+    folded = [Message(role="user", content=[TextBlock(text="a summary")]), *messages[-2:]]
+    request = ModelRequest(model="m", messages=folded, tools=[], system=None)
+    assert sizes.estimate(request) == estimate_request(request)
