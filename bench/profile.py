@@ -7,7 +7,9 @@ Prints, in order:
   3. a pyinstrument profile of sequential and 16-in-flight `tool/call`s through the bridge
      (the raw client's cost is printed beside it for scale);
   4. a pyinstrument profile of `PluginHost.start` with one plugin (no cache, then a warm
-     declaration cache: nothing spawned) and with 20 plugins (no cache).
+     declaration cache: nothing spawned) and with 20 plugins (no cache);
+  5. a model turn's paths (`_turn_profile.py`, issue 27): `-X importtime` and pyinstrument of
+     `bingo -p "hi"` through each built-in provider, cProfile of a 50-step MCP tool loop.
 Needs pyinstrument in the bench's venv (`bench/run --profile` installs it). Asserts nothing.
 """
 
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import _bingo
 import _cold
+import _turn_profile
 from _raw import RawClient
 from pyinstrument import Profiler
 
@@ -142,6 +145,7 @@ def main() -> None:
         asyncio.run(_calls(Path(tmp)))
         _heading("pyinstrument: PluginHost.start, 1 plugin (twice) then 20 plugins")
         asyncio.run(_starts(Path(tmp)))
+    _turn_profile.main()
     print(f"\n(CPUs allowed: {sorted(os.sched_getaffinity(0))})")
 
 
