@@ -423,4 +423,23 @@ class Pi(Host):
         return a
 
 
-ALL = {h.name: h for h in (Bingo, BingoAt, Floor, Claude, Codex, CodexNpm, OpenCode, Gemini, Pi)}
+def _trees() -> list[type[BingoAt]]:
+    """`bingo@NAME` for each NAME=SRC of $BINGO_TREES (comma-separated): bingo from that
+    source tree, as `bingo-before`, so that several trees are compared in one run."""
+    made: list[type[BingoAt]] = []
+    for item in filter(None, os.environ.get("BINGO_TREES", "").split(",")):
+        label, _, src = item.partition("=")
+
+        class Tree(BingoAt):
+            name = f"bingo@{label}"
+
+            def env(self, home, _src=src):
+                e = Bingo.env(self, home)
+                e["PYTHONPATH"] = _src
+                return e
+
+        made.append(Tree)
+    return made
+
+
+ALL = {h.name: h for h in (*_trees(), Bingo, BingoAt, Floor, Claude, Codex, CodexNpm, OpenCode, Gemini, Pi)}

@@ -30,7 +30,7 @@ def ratio(x, b):
 
 def hosts_in(rows):
     names = {r["host"] for r in rows}
-    return [h for h in HOST_ORDER if h in names]
+    return [h for h in HOST_ORDER if h in names] + sorted(h for h in names if h not in HOST_ORDER)
 
 
 def measured(rows, host):
