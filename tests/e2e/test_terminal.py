@@ -3,12 +3,13 @@ text, slash completion, a table drawn with borders, the gate's questions with "y
 saved, a command hook's question, and Ctrl-C interrupting a slow bridged tool. Plus: `--print` never imports the
 terminal's libraries.
 
-The screen is the raw output stream with ANSI escapes stripped (no terminal emulator is
-installed): what these tests look for is text bingo writes in one piece.
+The screen is what a terminal emulator (pyte) shows, with what scrolled off above it: a
+test reads what a person would see, however bingo's writes were split (ADR-0041).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -24,49 +25,71 @@ import pytest
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
 from tests.e2e._declares import install_declaring
 from tests.support.model_server import ModelServer, Reply
+from tests.support.vt import Terminal
 
 WAIT = 10.0
 """The longest any one expectation waits."""
 
-_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[=>78])")
-
 
 class Screen:
-    """What a pseudo-terminal has shown so far, escapes stripped; `expect` moves past a match."""
+    """What a person sees in a pseudo-terminal: its output rendered by a terminal emulator
+    (tests/support/vt.py), the rows that scrolled off kept above the screen's. `expect` waits
+    for a pattern in that text, and the next looks from the start of the line it ended on:
+    what bingo redraws in place there (the live area, the prompt as it is typed and accepted)
+    is read again as it is redrawn, as a person reads it, never as the pieces the raw stream
+    wrote. Lines above it stay where they were drawn."""
 
     def __init__(self, child: pexpect.spawn, *, cpr: bool = False) -> None:
         self.child = child
         self.raw = ""
-        self._pos = 0
+        """Every character bingo wrote, escapes and all."""
+        rows, columns = child.getwinsize()
+        self._terminal = Terminal(columns, rows)
+        self._from = 0
+        """The row (counted from the first of the scrollback) whose line the next `expect`
+        looks from."""
         self.cpr = cpr
         """Answer cursor-position requests, as a terminal does (prompt_toolkit draws its
         bottom toolbar only once it knows the rows below the cursor)."""
         self._answered = 0
 
     def text(self) -> str:
-        return _ANSI.sub("", self.raw).replace("\r", "")
+        return self._terminal.text()
 
     def expect(self, pattern: str, timeout: float = WAIT) -> re.Match[str]:
         rx = re.compile(pattern)
         deadline = time.monotonic() + timeout
+        ended = False
         while True:
-            found = rx.search(self.text(), self._pos)
+            shown, starts, lines = self._terminal.view()
+            touched = self._terminal.touched()
+            if touched is not None:
+                self._from = min(self._from, touched)
+            found = rx.search(shown, lines[self._from] if self._from < len(lines) else len(shown))
             if found:
-                self._pos = found.end()
+                # The next expectation looks from the row this one ended on, or from higher up
+                # if bingo redraws rows above it before then.
+                self._from = bisect.bisect_right(starts, found.end()) - 1
                 return found
+            if ended:
+                raise AssertionError(f"bingo exited before {pattern!r}; the screen ends with {shown[-1200:]!r}")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"{pattern!r} was not shown; the screen ends with {self.text()[-1200:]!r}")
-            self._answer_cpr()
+                raise AssertionError(f"{pattern!r} was not shown; the screen ends with {shown[-1200:]!r}")
             try:
-                self.raw += self.child.read_nonblocking(65536, timeout=min(left, 0.2))
-            except pexpect.TIMEOUT:
-                continue
+                self.read(min(left, 0.2))
             except pexpect.EOF:
-                if not rx.search(self.text(), self._pos):
-                    raise AssertionError(
-                        f"bingo exited before {pattern!r}; the screen ends with {self.text()[-1200:]!r}"
-                    ) from None
+                ended = True
+
+    def read(self, timeout: float) -> None:
+        """What bingo writes within `timeout` s, onto the screen (EOF once it has exited)."""
+        self._answer_cpr()
+        try:
+            written = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return
+        self.raw += written
+        self._terminal.feed(written)
 
     def _answer_cpr(self) -> None:
         while self.cpr and self._answered < self.raw.count("\x1b[6n"):
@@ -87,8 +110,15 @@ class Screen:
         self.expect(">")
 
     def exits(self) -> int:
-        """Wait for bingo to exit; its exit status."""
-        self.child.expect(pexpect.EOF, timeout=WAIT)
+        """Wait for bingo to exit, reading what it writes until then; its exit status."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"bingo did not exit; the screen ends with {self.text()[-1200:]!r}"
+            try:
+                self.read(min(left, 0.2))
+            except pexpect.EOF:
+                break
         self.child.close()
         assert "Traceback" not in self.text()
         status = self.child.exitstatus
