@@ -22,7 +22,7 @@ from ..wire import (
     ProviderStreamParams,
     ProviderStreamResult,
 )
-from ._link import Link, Peer
+from ._link import Ended, Link, Peer
 from ._names import bridged_name
 
 __all__ = ["BridgedProvider"]
@@ -83,6 +83,11 @@ class BridgedProvider:
         except asyncio.CancelledError:
             _cancel(conn, stream_id)
             raise
+        except Ended as exc:
+            # A death had its notice when the process stopped, its last words quoted there:
+            # the failed call says how it ended, and not those words again.
+            unsaid = exc.unsaid()
+            raise ProviderError(unsaid.message, unsaid.hint) from exc
         except PluginError as exc:
             raise ProviderError(exc.message, exc.hint) from exc
         finally:
