@@ -32,9 +32,12 @@ class Screen(StringIO):
     def __init__(self) -> None:
         super().__init__()
         self.written = asyncio.Event()
+        self.writes: list[str] = []
+        """Each write, as the console made it."""
 
     def write(self, s: str) -> int:
         self.written.set()
+        self.writes.append(s)
         return super().write(s)
 
     async def shows(self, text: str) -> None:
@@ -229,6 +232,27 @@ def test_prompts_typed_during_a_turn_run_after_it_in_the_order_they_were_typed(
     assert out.index("ran /later one") < out.index(
         "> /later two", out.index("queued: it runs when the turn ends, after 1 more")
     )
+
+
+def test_a_queued_prompts_echo_and_its_queued_line_are_one_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two writes let the live area be redrawn between the echo and the line under it.
+    writes: list[str] = []
+
+    async def scenario(run: FakeRun, keys: PipeInput, screen: Screen) -> None:
+        keys.send_text("work\r")
+        await run.turn_started.wait()
+        keys.send_text("/later one\r")
+        await screen.shows("queued: it runs when the turn ends (Ctrl-C drops it)")
+        writes.extend(screen.writes)
+        run.release.set()
+        await screen.shows("ran /later one")
+        keys.send_text(CTRL_D)
+
+    _drive(tmp_path, monkeypatch, scenario)
+    [queued] = [write for write in writes if "queued: it runs" in write]
+    assert "> /later one\nqueued: it runs when the turn ends (Ctrl-C drops it)" in queued, writes
 
 
 def test_ctrl_c_during_a_turn_drops_what_was_queued_and_says_so(

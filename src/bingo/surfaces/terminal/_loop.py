@@ -181,19 +181,27 @@ class _Loop:
     def _submit(self, text: str) -> None:
         if not text:
             return
-        self.surface.say("> " + text, "bold")
+        echo = ("> " + text, "bold")
         if not self._running() and not self.queued:
+            self.surface.say(*echo)
             self._start(text)
         elif self._instant(text):
+            self.surface.say(*echo)
             self.group.create_task(self._one(text))
         elif self.one_turn:
-            self.surface.say("a turn is running: wait for it to end, or press Ctrl-C to interrupt it", "yellow")
+            # The echo and what became of it in one write: the live area is never redrawn between.
+            self.surface.say_lines(
+                echo, ("a turn is running: wait for it to end, or press Ctrl-C to interrupt it", "yellow")
+            )
         else:
             self.queued.append(text)
             ahead = len(self.queued) - 1
-            self.surface.say(
-                f"queued: it runs when the turn ends{f', after {ahead} more' if ahead else ''} (Ctrl-C drops it)",
-                "yellow",
+            self.surface.say_lines(
+                echo,
+                (
+                    f"queued: it runs when the turn ends{f', after {ahead} more' if ahead else ''} (Ctrl-C drops it)",
+                    "yellow",
+                ),
             )
 
     def _instant(self, text: str) -> bool:

@@ -131,6 +131,16 @@ class TerminalSurface:
         """One line of bingo's own (escaped: it may name what a plugin or a person chose)."""
         self.print(Text(escape(text), style=style))
 
+    def say_lines(self, *lines: tuple[str, str]) -> None:
+        """Lines of bingo's own, each (text, style), in one write: the live area is redrawn
+        between two writes, never inside one."""
+        said = Text()
+        for n, (text, style) in enumerate(lines):
+            if n:
+                said.append("\n")
+            said.append(escape(text), style=style)
+        self.print(said)
+
     def live(self) -> list[tuple[str, str]]:
         """The live area as prompt_toolkit formatted text: the unfinished line, then one line
         per running tool with its progress."""
