@@ -9,32 +9,20 @@ with the reason; every other missing piece fails.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e._bingo import REPO, TEST_PLUGINS, Sandbox
+from tests.e2e._bingo import TEST_PLUGINS, Sandbox
+from tests.support import installs
 
-NPM_DIR = REPO / ".cache" / "npm-mcp"
-PACKAGES = {
-    "@modelcontextprotocol/server-everything": "2026.8.31",
-    "@modelcontextprotocol/server-filesystem": "2026.8.31",
-}
+NPM_DIR = installs.NPM_MCP
+PACKAGES = installs.MCP_SERVERS
 """The npm servers the tests run, pinned so a fresh machine runs what this one did."""
-
-
-def _installed(package: str, version: str) -> bool:
-    manifest = NPM_DIR / "node_modules" / package / "package.json"
-    try:
-        return json.loads(manifest.read_text(encoding="utf-8")).get("version") == version
-    except (OSError, ValueError):
-        return False
 
 
 def npm_server(package: str) -> Path:
@@ -42,21 +30,12 @@ def npm_server(package: str) -> Path:
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         pytest.skip("npm is not installed: the tests against MCP servers from npm need node and npm")
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    with (NPM_DIR / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not all(_installed(name, version) for name, version in PACKAGES.items()):
-            wanted = [f"{name}@{version}" for name, version in PACKAGES.items()]
-            done = subprocess.run(
-                [npm, "install", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund", "--no-save", "--silent", *wanted],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
-    bin_ = json.loads((NPM_DIR / "node_modules" / package / "package.json").read_text(encoding="utf-8"))["bin"]
+    why = installs.npm(NPM_DIR, PACKAGES)
+    assert why is None, why
+    root = installs.npm_package(NPM_DIR, package)
+    bin_ = json.loads((root / "package.json").read_text(encoding="utf-8"))["bin"]
     entry = next(iter(bin_.values())) if isinstance(bin_, dict) else bin_
-    return NPM_DIR / "node_modules" / package / entry
+    return root / entry
 
 
 def mcp_plugin(box: Sandbox, name: str, server: dict[str, Any], *, layer: str = "user") -> Path:

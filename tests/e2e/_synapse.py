@@ -12,15 +12,13 @@ the same port and database, as a homeserver going away and coming back does.
 
 from __future__ import annotations
 
-import fcntl
+import base64
 import hashlib
 import hmac
 import os
 import secrets
 import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,13 +29,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e._bingo import REPO
-from tests.support import summary
+from tests.support import installs, summary
+from tests.support.ports import listening_port
 
-VENV = REPO / ".synapse-venv"
-STAMP = VENV / ".installed"
-LOCK = REPO / ".cache" / "synapse-venv.lock"
-REQUIREMENT = "matrix-synapse"
+VENV = installs.SYNAPSE_VENV
+STAMP = installs.SYNAPSE_STAMP
 SHARED_SECRET = "bingo-test-shared-secret"
 START_TIMEOUT = 60.0
 _MADE_HERE: list[bool] = []
@@ -45,42 +41,20 @@ _MADE_HERE: list[bool] = []
 
 
 def _install() -> str | None:
-    """Make `.synapse-venv` with Synapse in it, once; why it cannot be made, or None. Under a
-    file lock (in the gitignored .cache/), so parallel test processes (xdist's workers) make it once between them."""
+    """Make `.synapse-venv` with Synapse in it, once (tests/support/installs.py, under a file
+    lock: `scripts/test` may have begun it in the background); why it cannot be made, or None."""
     if STAMP.exists():
         return None
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with LOCK.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if STAMP.exists():
-            return None
-        why = _make()
-        _MADE_HERE.append(why is None)
-        return why
+    why = installs.synapse()
+    _MADE_HERE.append(why is None)
+    return why
 
 
-def _make() -> str | None:
-    python = sys.executable
-    made = subprocess.run([python, "-m", "venv", str(VENV)], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"python -m venv failed: {made.stderr.strip()[-300:]}"
-    pip = subprocess.run(
-        [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", REQUIREMENT],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if pip.returncode != 0:
-        lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
-        return f"pip install {REQUIREMENT} failed: {' '.join(lines)[-400:]}"
-    STAMP.write_text(REQUIREMENT + "\n", encoding="utf-8")
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _signing_key() -> str:
+    """A homeserver signing key as `--generate-keys` writes one (`ed25519 <key id> <seed in
+    unpadded base64>`), made here: a start of Synapse's own less."""
+    seed = base64.b64encode(secrets.token_bytes(32)).decode().rstrip("=")
+    return f"ed25519 a_{secrets.token_hex(2)} {seed}\n"
 
 
 def _config(root: Path, port: int) -> str:
@@ -123,6 +97,11 @@ rc_admin_redaction: {limit}
 """
 
 
+def _config_port(config: str, port: int) -> str:
+    """`config` with its listener on `port`."""
+    return config.replace("  - port: 0\n", f"  - port: {port}\n", 1)
+
+
 @dataclass
 class Synapse:
     """One Synapse process (its directory, port and the process while it runs)."""
@@ -142,15 +121,12 @@ class Synapse:
         return str(VENV / "bin" / "python")
 
     def start(self) -> None:
+        """Start Synapse and wait until its client API answers. The first start binds port 0
+        (a port of its own, read back from the kernel); a restart binds the same port again."""
         config = self.root / "homeserver.yaml"
         if not config.exists():
             config.write_text(_config(self.root, self.port), encoding="utf-8")
-            subprocess.run(
-                [self.python, "-m", "synapse.app.homeserver", "-c", str(config), "--generate-keys"],
-                check=True,
-                capture_output=True,
-                timeout=120,
-            )
+            (self.root / "signing.key").write_text(_signing_key(), encoding="utf-8")
         began = time.monotonic()
         log = open(self.root / "synapse.out", "ab")
         self.process = subprocess.Popen(
@@ -161,6 +137,12 @@ class Synapse:
             start_new_session=True,
         )
         log.close()
+        if self.port == 0:
+            try:
+                self.port = listening_port(self.process, timeout=START_TIMEOUT)
+            except AssertionError as exc:
+                raise RuntimeError(f"{exc}; see {self.root / 'synapse.out'}") from None
+            config.write_text(_config_port(config.read_text(encoding="utf-8"), self.port), encoding="utf-8")
         deadline = began + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -292,7 +274,7 @@ def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
         pytest.skip(f"the Matrix homeserver could not be installed: {why}")
     if fresh and any(_MADE_HERE):  # (not a worker that waited for another's install)
         summary.record("matrix", "synapse installed into .synapse-venv (s)", time.monotonic() - began)
-    server = Synapse(tmp_path_factory.mktemp("synapse"), _free_port())
+    server = Synapse(tmp_path_factory.mktemp("synapse"), 0)
     server.start()
     serving = time.monotonic()
     try:

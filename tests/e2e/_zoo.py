@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from bingo.store import SessionStore
 from bingo.wire import ToolUseBlock
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.support import summary
+from tests.support.ports import listening_port
 
 ZOO = TEST_PLUGINS / "zoo"
 PROVIDER = "plugin__scripted-model__scripted"
@@ -275,27 +275,15 @@ def hostile_records(path: Path) -> list[dict[str, Any]]:
 
 @contextmanager
 def hostile_http(behaviour: str, record: Path) -> Iterator[str]:
-    """Run the zoo's hostile HTTP peer `behaviour` on a free port until the block ends; its
-    base URL (`http://127.0.0.1:PORT`)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    """Run the zoo's hostile HTTP peer `behaviour` on a port of its own (it binds port 0) until
+    the block ends; its base URL (`http://127.0.0.1:PORT`)."""
     server = subprocess.Popen(
-        [sys.executable, str(HOSTILE), behaviour, str(record), "--http", str(port)],
+        [sys.executable, str(HOSTILE), behaviour, str(record), "--http", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        until = time.monotonic() + EVENT_WAIT
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < until, (
-                    f"the hostile server {behaviour} never listened"
-                )
-                time.sleep(0.05)
+        port = listening_port(server, timeout=EVENT_WAIT)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.kill()

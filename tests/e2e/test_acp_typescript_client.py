@@ -8,7 +8,6 @@ The SDK is installed once per machine into `<repo>/.cache/npm-acp` (gitignored),
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -19,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from tests.e2e._bingo import BINGO, EXAMPLES, REPO, TEST_PLUGINS, Sandbox
+from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
 from tests.e2e._scripted import model_requests, result_text, tool, tool_results, use_scripted_model
 from tests.e2e._scripted import text as say
+from tests.support import installs
 
-NPM_DIR = REPO / ".cache" / "npm-acp"
-SDK = ("@agentclientprotocol/sdk", "2.4.0")
+NPM_DIR = installs.NPM_ACP
 CLIENT = Path(__file__).with_name("acp_client.mjs")
 
 
@@ -34,30 +33,10 @@ def sdk() -> Path:
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         pytest.skip("npm is not installed: the tests with the TypeScript ACP client need node and npm")
-    name, version = SDK
-    package = NPM_DIR / "node_modules" / name / "package.json"
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    with (NPM_DIR / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        installed = package.exists() and json.loads(package.read_text(encoding="utf-8")).get("version") == version
-        if not installed:
-            done = subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    str(NPM_DIR),
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-save",
-                    "--silent",
-                    f"{name}@{version}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
+    why = installs.npm(NPM_DIR, installs.ACP_SDK)
+    assert why is None, why
+    [name] = installs.ACP_SDK
+    package = installs.npm_package(NPM_DIR, name) / "package.json"
     entry = json.loads(package.read_text(encoding="utf-8"))["exports"]["."]["import"]
     return package.parent / entry
 

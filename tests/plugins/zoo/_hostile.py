@@ -237,7 +237,7 @@ class Handler(BaseHTTPRequestHandler):
 def serve(port):
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
-    record(listening=port, pid=os.getpid())
+    record(listening=server.server_address[1], pid=os.getpid())  # port 0: the one bound
     server.serve_forever()
 
 

@@ -748,16 +748,17 @@ def test_a_silent_client_is_dropped_at_the_head_deadline() -> None:
 
 
 def test_an_upstream_that_refuses_the_connection_gets_502_with_one_line() -> None:
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    port = closed.getsockname()[1]
-    closed.close()  # nothing listens there now
+    # Bound and kept, never listening: Linux refuses a connection to it, and no other test
+    # can take the port meanwhile (as one could once it was closed).
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
 
-    async def main() -> bytes:
-        async with Proxy(listener(), granting("127.0.0.1")) as proxy:
-            return await exchange(proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        async def main() -> bytes:
+            async with Proxy(listener(), granting("127.0.0.1")) as proxy:
+                return await exchange(proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
 
-    response = asyncio.run(main())
+        response = asyncio.run(main())
     assert response.startswith(b"HTTP/1.1 502 ")
     assert split(response)[1] == f"bingo's proxy could not connect to 127.0.0.1:{port}: connection refused\n".encode()
 

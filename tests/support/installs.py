@@ -1,0 +1,133 @@
+"""What the tests install once per machine, outside .venv: Synapse's own virtualenv for the
+Matrix tests, the npm MCP servers and the TypeScript ACP SDK. Each is made under a file lock
+in the gitignored .cache/, so parallel test processes (xdist's workers) and the background
+job `scripts/test` starts make it once between them; a second run finds it and installs
+nothing (ADR-0041).
+
+Standard library only: `scripts/test` runs this file with the machine's python3 before
+.venv exists (`python3 tests/support/installs.py`), so the installs run beside .venv's
+instead of inside the tests; a test that needs one waits on its lock. Run as a script it
+makes all three at once and exits 0 whatever happens: a test that finds one missing makes it
+again and says why it could not.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = REPO / ".cache"
+
+SYNAPSE_VENV = REPO / ".synapse-venv"
+SYNAPSE_STAMP = SYNAPSE_VENV / ".installed"
+SYNAPSE_LOCK = CACHE / "synapse-venv.lock"
+SYNAPSE = "matrix-synapse"
+
+NPM_MCP = CACHE / "npm-mcp"
+MCP_SERVERS = {
+    "@modelcontextprotocol/server-everything": "2026.8.31",
+    "@modelcontextprotocol/server-filesystem": "2026.8.31",
+}
+"""The npm MCP servers the tests run, pinned so a fresh machine runs what this one did."""
+NPM_ACP = CACHE / "npm-acp"
+ACP_SDK = {"@agentclientprotocol/sdk": "2.4.0"}
+"""The TypeScript ACP client's SDK, pinned."""
+
+PIP_TIMEOUT = 900
+NPM_TIMEOUT = 300
+
+
+def synapse(python: str = sys.executable) -> str | None:
+    """Make `.synapse-venv` with Synapse in it, once; why it cannot be made, or None."""
+    if SYNAPSE_STAMP.exists():
+        return None
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with SYNAPSE_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if SYNAPSE_STAMP.exists():
+            return None
+        made = subprocess.run([python, "-m", "venv", str(SYNAPSE_VENV)], capture_output=True, text=True)
+        if made.returncode != 0:
+            return f"python -m venv failed: {made.stderr.strip()[-300:]}"
+        pip = subprocess.run(
+            [str(SYNAPSE_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+            + [SYNAPSE],
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT,
+        )
+        if pip.returncode != 0:
+            lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
+            return f"pip install {SYNAPSE} failed: {' '.join(lines)[-400:]}"
+        SYNAPSE_STAMP.write_text(SYNAPSE + "\n", encoding="utf-8")
+        return None
+
+
+def npm_package(where: Path, package: str) -> Path:
+    """The directory of npm package `package` installed in `where`."""
+    return where / "node_modules" / package
+
+
+def _installed(where: Path, packages: dict[str, str]) -> bool:
+    for name, version in packages.items():
+        try:
+            manifest = json.loads((npm_package(where, name) / "package.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if manifest.get("version") != version:
+            return False
+    return True
+
+
+def npm(where: Path, packages: dict[str, str]) -> str | None:
+    """Install the pinned `packages` into `where` unless they are there; why not, or None
+    (also when npm is missing: the tests that need it say so themselves)."""
+    if _installed(where, packages):
+        return None
+    npm_ = shutil.which("npm")
+    if npm_ is None:
+        return "npm is not installed"
+    where.mkdir(parents=True, exist_ok=True)
+    with (where / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _installed(where, packages):
+            return None
+        wanted = [f"{name}@{version}" for name, version in packages.items()]
+        done = subprocess.run(
+            [npm_, "install", "--prefix", str(where), "--no-audit", "--no-fund", "--no-save", "--silent", *wanted],
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+        )
+        if done.returncode != 0:
+            return f"npm install failed: {done.stderr[-2000:]}"
+        return None
+
+
+def main() -> int:
+    """Make all three at once; say what failed (the tests try again), exit 0."""
+    jobs = {
+        "synapse": synapse,
+        "npm-mcp": lambda: npm(NPM_MCP, MCP_SERVERS),
+        "npm-acp": lambda: npm(NPM_ACP, ACP_SDK),
+    }
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        results = {name: pool.submit(job) for name, job in jobs.items()}
+        for name, result in results.items():
+            try:
+                why = result.result()
+            except Exception as exc:  # a timeout, say: the tests try again
+                why = f"{type(exc).__name__}: {exc}"
+            if why is not None:
+                print(f"installs: {name}: {why}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
