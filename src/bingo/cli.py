@@ -168,6 +168,7 @@ a model: ANTHROPIC_API_KEY, or OPENAI_API_KEY and/or OPENAI_BASE_URL (Ollama, vL
 settings: ~/.bingo/settings.json, then <project>/.bingo/settings.json and settings.local.json
   ($BINGO_HOME replaces ~/.bingo)
 plugins: ~/.bingo/plugins/<name>/, <project>/.bingo/plugins/<name>/, <project>/.mcp.json
+remote MCP servers that sign in: bingo mcp login NAME, bingo mcp logout NAME
 in a session: /help lists every command; Ctrl-C interrupts; Ctrl-D or /exit ends it
 docs: README.md and docs/ in bingo's repository"""
 """What --help says below the flags: where a newcomer's next questions are answered."""

@@ -227,7 +227,8 @@ def test_on_a_terminal_a_server_that_needs_a_sign_in_asks_first(tmp_path: Path, 
         )
         child.send("y")
         screen.shown(r"signed in: its tools work from the next call")
-        child.sendeof()
+        screen.shown(">")  # the prompt, drawn again below the notice: Ctrl-D reaches it
+        child.sendcontrol("d")
         child.expect(pexpect.EOF, timeout=WAIT)
     finally:
         child.close(force=True)

@@ -157,6 +157,9 @@ class SignInPlace:
     """Says a line to the person (the sign-in's URL)."""
     desk: SignInDesk | None = None
     """Where the person is asked whether to sign in; None: nowhere (`bingo --check-plugin`)."""
+    readable: frozenset[str] | None = None
+    """The variables `oauth.clientSecretEnv` may name: a project's server, the person's
+    `mcpVariables` (ADR-0028); None: any (the person's own server)."""
 
 
 class McpHttp:
@@ -209,6 +212,7 @@ class McpHttp:
                 client=self._client,
                 say=place.say,
                 offer=self._offer,
+                readable=place.readable,
             )
         return self._sign_in
 

@@ -132,7 +132,11 @@ class Pkce(msgspec.Struct, frozen=True):
 
     @classmethod
     def make(cls) -> Pkce:
-        verifier = secrets.token_urlsafe(48)  # 64 characters of the unreserved set
+        """A fresh pair: 64 random characters of the unreserved set."""
+        return cls.of(secrets.token_urlsafe(48))
+
+    @classmethod
+    def of(cls, verifier: str) -> Pkce:
         digest = hashlib.sha256(verifier.encode("ascii")).digest()
         return cls(verifier=verifier, challenge=base64.urlsafe_b64encode(digest).decode("ascii").rstrip("="))
 

@@ -4,8 +4,9 @@ Owns the sign-in's lifetime: the Authorization header a request carries (refresh
 the token expires), what a 401 does (one refresh, then a sign-in: asked about on a
 terminal, else the line naming `bingo mcp login NAME`), the client registered again when
 the server answers `invalid_client`, and the sign-in itself: a loopback listener on
-127.0.0.1 bound before the URL is made, the URL said (the caller escapes it), the browser
-opened when there is one, the redirect awaited with a deadline, the code exchanged.
+127.0.0.1 bound before the URL is made (`_loopback.py`), the URL said (the caller escapes
+it), the browser opened when there is one, the redirect awaited with a deadline, the code
+exchanged.
 
 A token is only ever in the store's file and in an Authorization header: never in a log
 line, a notice, an error's words or an environment. It imports only when a server needs a
@@ -19,16 +20,15 @@ import logging
 import os
 import secrets
 import socket
-import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import msgspec
 
-from ..kernel.errors import BingoError
-from ..kernel.log import cut
+from ..kernel.errors import BingoError, SettingsError
+from ._loopback import Callback, bind_loopback, can_open_browser, open_browser
 from ._oauth import (
     AuthServer,
     Client,
@@ -56,13 +56,6 @@ REFRESH_MARGIN: Final = 60.0
 """Seconds before its expiry that a token is refreshed rather than sent."""
 LOGIN_SECONDS: Final = 300.0
 """Seconds a sign-in waits for the browser's redirect."""
-_REQUEST_HEAD: Final = 8192
-"""Bytes of the redirect's request line and headers read: a browser's fit in far less."""
-_HEAD_SECONDS: Final = 10.0
-"""Seconds a connection to the loopback listener has to send its request."""
-_PAGE: Final = (
-    "<!doctype html><meta charset=utf-8><title>bingo</title><p>{}</p><p>You can close this tab and return to bingo.</p>"
-)
 
 
 def login_line(name: str) -> str:
@@ -85,7 +78,7 @@ class OAuthSettings(msgspec.Struct, frozen=True, rename="camel"):
         """`plugins.<name>.oauth` from the plugin's settings slice.
 
         Raises:
-            OAuthError: it is not an object of those keys with those types.
+            SettingsError: it is not an object of those keys with those types (exit 2).
         """
         value = plugin.get("oauth")
         if value is None:
@@ -93,14 +86,26 @@ class OAuthSettings(msgspec.Struct, frozen=True, rename="camel"):
         try:
             return msgspec.convert(value, cls)
         except msgspec.ValidationError as exc:
-            raise OAuthError(
+            raise SettingsError(
                 f"plugins.{name}.oauth in settings is wrong: {exc}",
                 'write {"clientId": "...", "clientSecretEnv": "VAR", "scope": "...", "callbackPort": 8976}',
             ) from None
 
-    def client(self, environ: Mapping[str, str]) -> Client | None:
+    def client(self, environ: Mapping[str, str], readable: frozenset[str] | None = None) -> Client | None:
+        """The configured client, its secret read from the environment; `readable`: the
+        variables it may read (a project's server: the person's `mcpVariables`, ADR-0028),
+        None for any.
+
+        Raises:
+            OAuthError: the secret's variable is unset, or not one it may read.
+        """
         if not self.client_id:
             return None
+        if self.client_secret_env and readable is not None and self.client_secret_env not in readable:
+            raise OAuthError(
+                f"a project's server may not read {self.client_secret_env} for its client secret",
+                "add it to mcpVariables in your own settings (~/.bingo/settings.json) if you mean it",
+            )
         secret = environ.get(self.client_secret_env) if self.client_secret_env else None
         if self.client_secret_env and not secret:
             raise OAuthError(
@@ -108,114 +113,6 @@ class OAuthSettings(msgspec.Struct, frozen=True, rename="camel"):
                 "export it with the client's secret, or remove clientSecretEnv for a public client",
             )
         return Client(client_id=self.client_id, client_secret=secret, registered=False)
-
-
-def _can_open_browser(environ: Mapping[str, str]) -> bool:
-    """Whether a browser would open where the person sees it: `BROWSER` set, a desktop, or
-    macOS or Windows. Otherwise `webbrowser` may take over the terminal with a text browser."""
-    if environ.get("BROWSER"):
-        return True
-    if sys.platform in ("darwin", "win32"):
-        return True
-    return bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
-
-
-def _open_browser(url: str) -> None:
-    """Open `url` in the person's browser, without waiting: `webbrowser` may wait on the
-    browser's command, and the redirect has to be answered meanwhile (a daemon thread: an
-    exit never waits for it)."""
-    import threading
-    import webbrowser
-
-    def run() -> None:
-        try:
-            webbrowser.open(url)
-        except Exception as exc:  # boundary: the URL is printed whatever the browser does
-            _log.info("the browser could not be opened: %s", type(exc).__name__)
-
-    threading.Thread(target=run, name="bingo-browser", daemon=True).start()
-
-
-class _Callback:
-    """The loopback listener the browser is redirected to: the first `/callback` with the
-    right `state` answers; anything else is told no and ignored."""
-
-    __slots__ = ("_answer", "_state", "_who")
-
-    def __init__(self, state: str, who: str) -> None:
-        self._state = state
-        self._who = who
-        self._answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-    async def wait(self, sock: socket.socket, seconds: float) -> str:
-        server = await asyncio.start_server(self._serve, sock=sock)
-        try:
-            async with asyncio.timeout(seconds):
-                return await self._answer
-        except TimeoutError:
-            raise OAuthError(
-                f"no sign-in arrived within {seconds:g} s", f"run bingo mcp login {self._who} again"
-            ) from None
-        finally:
-            server.close()
-            await server.wait_closed()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            async with asyncio.timeout(_HEAD_SECONDS):
-                head = await reader.readuntil(b"\r\n\r\n")
-        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-            writer.close()
-            return
-        status, said = self._read(head[:_REQUEST_HEAD])
-        page = _PAGE.format(said).encode()
-        writer.write(
-            f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(page)}\r\n"
-            "Connection: close\r\nCache-Control: no-store\r\n\r\n".encode()
-            + page
-        )
-        try:
-            await writer.drain()
-        except ConnectionError:
-            pass
-        writer.close()
-
-    def _read(self, head: bytes) -> tuple[str, str]:
-        line = head.split(b"\r\n", 1)[0].decode("latin-1")
-        parts = line.split(" ")
-        if len(parts) != 3 or parts[0] != "GET":
-            return "405 Method Not Allowed", "Not a sign-in."
-        target = urlsplit(parts[1])
-        if target.path != "/callback":
-            return "404 Not Found", "Not a sign-in."
-        query = parse_qs(target.query)
-        if query.get("state", [""])[0] != self._state or self._answer.done():
-            return "400 Bad Request", "This sign-in is not the one bingo is waiting for."
-        error = query.get("error", [""])[0]
-        if error:
-            description = query.get("error_description", [""])[0]
-            said = f"{cut(error, 60)}: {cut(description, 200)}" if description else cut(error, 60)
-            self._answer.set_exception(OAuthError(f"the sign-in was refused ({said})", code=error))
-            return "200 OK", "The sign-in was refused."
-        code = query.get("code", [""])[0]
-        if not code:
-            return "400 Bad Request", "The redirect holds no code."
-        self._answer.set_result(code)
-        return "200 OK", "Signed in."
-
-
-def _bind(port: int) -> socket.socket | None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    # The last sign-in's connections linger in TIME_WAIT on its port, which a registered
-    # redirect URI names again: as any server does, bind it all the same.
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-        sock.listen(8)
-    except OSError:
-        sock.close()
-        return None
-    return sock
 
 
 class SignIn:
@@ -231,6 +128,7 @@ class SignIn:
         "_loaded",
         "_lock",
         "_offer",
+        "_readable",
         "_say",
         "_store",
         "name",
@@ -249,6 +147,7 @@ class SignIn:
         client: httpx.AsyncClient,
         say: Callable[[str], None],
         offer: Callable[[str | None], bool] | None = None,
+        readable: frozenset[str] | None = None,
     ) -> None:
         self.name = name
         self.url = url
@@ -260,6 +159,7 @@ class SignIn:
         self._client = client
         self._say = say
         self._offer = offer
+        self._readable = readable
         self._grant: Grant | None = None
         self._loaded = False
         self._fresh: str | None = None
@@ -357,7 +257,7 @@ class SignIn:
             return None
 
     def _configured(self) -> Client | None:
-        return self._config.client(self._environ)
+        return self._config.client(self._environ, self._readable)
 
     # --- a new sign-in ------------------------------------------------------------------
 
@@ -409,11 +309,11 @@ class SignIn:
                 redirect_uri = f"http://127.0.0.1:{sock.getsockname()[1]}/callback"
                 pkce, state = Pkce.make(), secrets.token_urlsafe(24)
                 url = authorization_url(server, who, redirect_uri=redirect_uri, pkce=pkce, state=state)
-                opening = _can_open_browser(os.environ)
+                opening = can_open_browser(os.environ)
                 self._say(f"Sign in to {self.name}: open {url}")
                 if opening:
-                    _open_browser(url)
-                code = await _Callback(state, self.name).wait(sock, LOGIN_SECONDS)
+                    open_browser(url)
+                code = await Callback(state, self.name).wait(sock, LOGIN_SECONDS)
             finally:
                 sock.close()
             try:
@@ -440,9 +340,9 @@ class SignIn:
             port = self._config.callback_port or 0
         elif who is not None and who.redirect_uri:
             port = urlsplit(who.redirect_uri).port or 0
-        sock = _bind(port)
+        sock = bind_loopback(port)
         if sock is None and who is not None and who.registered:
-            sock, who = _bind(0), None  # its port is taken: a registration for another
+            sock, who = bind_loopback(0), None  # its port is taken: a registration for another
         if sock is None:
             raise OAuthError(
                 f"the sign-in's redirect port 127.0.0.1:{port} is in use",
@@ -490,6 +390,7 @@ async def ask_and_sign_in(name: str, url: str, *, place: SignInPlace, ask: Ask, 
                 environ=place.environ,
                 client=client,
                 say=place.say,
+                readable=place.readable,
             )
             await sign_in.login(challenge)
     except BingoError as exc:

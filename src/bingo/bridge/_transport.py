@@ -346,5 +346,6 @@ def open_remote(
         environ=facts.environ,
         say=say,
         desk=facts.sign_ins,
+        readable=settings.mcp_variables if source.layer == "project" else None,
     )
     return Remote(McpHttp(mcp.url, headers, name=source.name, sign_in=place), deadlines=settings.deadlines)

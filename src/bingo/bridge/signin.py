@@ -21,7 +21,7 @@ CLIENT_CONNECT: float = 10.0
 """Seconds to reach the server or its authorization server."""
 
 
-def _server(name: str, sources: Sequence[PluginSource], listed: Sequence[tuple[PluginSource, str]]) -> str:
+def _server(name: str, sources: Sequence[PluginSource], listed: Sequence[tuple[PluginSource, str]]) -> PluginSource:
     """The URL of HTTP MCP server `name` among the plugins a run would start.
 
     Raises:
@@ -38,7 +38,7 @@ def _server(name: str, sources: Sequence[PluginSource], listed: Sequence[tuple[P
                 f"plugin {name} is no HTTP MCP server: only a server with a url signs in",
                 "a stdio server gets its keys from its env",
             )
-        return mcp.url
+        return source
     for source, why in listed:
         if source.name == name:
             raise UsageError(f"plugin {name} does not run here: {why}", "run bingo --trust in the project first")
@@ -69,11 +69,20 @@ async def mcp_login(
 
     from ._signin import OAuthSettings, SignIn
 
-    url = _server(name, sources, listed)
+    source = _server(name, sources, listed)
+    assert source.manifest is not None and source.manifest.mcp is not None and source.manifest.mcp.url is not None
+    url = source.manifest.mcp.url
     config = OAuthSettings.read(name, settings.plugins.get(name, {}))
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=CLIENT_CONNECT), follow_redirects=False) as client:
         sign_in = SignIn(
-            name, url, store=GrantStore(data_dir / "oauth"), config=config, environ=environ, client=client, say=say
+            name,
+            url,
+            store=GrantStore(data_dir / "oauth"),
+            config=config,
+            environ=environ,
+            client=client,
+            say=say,
+            readable=settings.mcp_variables if source.layer == "project" else None,
         )
         await sign_in.login()
     return f"Signed in to {name}."
