@@ -187,6 +187,10 @@ class Plugin:
     def stop(self) -> None:
         """Begin the bounded shutdown of the current process (the host awaits its group)."""
         self._closing = True
+        if self.state == "starting" and self._proc is not None:
+            # Stopped before it ever answered (begun with the run, ADR-0043, and the run is
+            # over): how its interrupted start exits is nobody's concern.
+            self._proc.on_fault = None
         if self._task is not None:
             self._task.cancel()
 
@@ -227,7 +231,7 @@ class Plugin:
             handshaken=self._handshaken,
         )
         self._proc = pipes.proc
-        pipes.proc.on_fault = self.fault
+        pipes.proc.on_fault = None if self._closing else self.fault
         pipes.when_slow(self._installing)
         return pipes
 
