@@ -123,7 +123,6 @@ class SignIn:
         "_client",
         "_config",
         "_environ",
-        "_fresh",
         "_grant",
         "_loaded",
         "_lock",
@@ -162,8 +161,6 @@ class SignIn:
         self._readable = readable
         self._grant: Grant | None = None
         self._loaded = False
-        self._fresh: str | None = None
-        """The access token a 401's refresh gave: a 401 to it is no reason to refresh again."""
         self._lock = asyncio.Lock()
 
     def _kept(self) -> Grant | None:
@@ -204,11 +201,10 @@ class SignIn:
             current = grant.tokens.access_token if grant is not None and grant.tokens is not None else None
             if current is not None and current != token:
                 return True  # another request refreshed meanwhile
-            if grant is not None and grant.tokens is not None and grant.tokens.refresh_token and token != self._fresh:
+            if grant is not None and grant.tokens is not None and grant.tokens.refresh_token:
                 refreshed = await self._refresh(grant)
                 if refreshed is not None and refreshed.tokens is not None:
-                    self._fresh = refreshed.tokens.access_token
-                    return True
+                    return True  # sent again once (McpHttp): a 401 to it is the answer
             if self._offer is not None and self._offer(challenge):
                 # Asked outside this start: a person's sign-in outlives a handshake's deadline.
                 self.why = f"needs a sign-in: answer the question about it (or run `bingo mcp login {self.name}`)"
@@ -327,7 +323,7 @@ class SignIn:
                     continue
                 raise
             self._keep(Grant(url=self.url, server=server, client=who, tokens=tokens))
-            self._fresh, self.why = None, None
+            self.why = None
             return
         raise OAuthError("the authorization server refused bingo's new registration too")
 

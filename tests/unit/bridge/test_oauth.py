@@ -166,3 +166,34 @@ def test_the_sign_in_is_imported_only_when_a_server_needs_one() -> None:
     script = f"import sys, bingo.app, bingo.bridge.host, bingo.bridge._mcp_http; print([m for m in {signing!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_every_401_of_a_long_session_is_refreshed_once(tmp_path: Path) -> None:
+    store = GrantStore(tmp_path / "oauth")
+    server = AuthServer(issuer=ISSUER, authorization_endpoint="a", token_endpoint=f"{ISSUER}/token", resource=MCP)
+    kept = Grant(
+        url=MCP, server=server, client=Client(client_id="c1"), tokens=Tokens(access_token="at0", refresh_token="rt0")
+    )
+    store.save("remote", kept)
+    issued = iter(range(1, 10))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        n = next(issued)
+        return httpx.Response(200, json={"access_token": f"at{n}", "refresh_token": f"rt{n}", "token_type": "Bearer"})
+
+    async def main() -> list[bool]:
+        from bingo.bridge._signin import SignIn
+
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            sign_in = SignIn(
+                "remote", MCP, store=store, config=OAuthSettings(), environ={}, client=client, say=lambda _line: None
+            )
+            answers: list[bool] = []
+            for _ in range(2):  # the server refuses each token in turn, hours apart
+                sent = await sign_in.header()
+                answers.append(await sign_in.unauthorized(sent, None))
+            return answers
+
+    assert asyncio.run(main()) == [True, True]
+    final = store.load("remote", MCP)
+    assert final is not None and final.tokens == Tokens(access_token="at2", refresh_token="rt2")
