@@ -7,12 +7,17 @@ be rewound. The evidence is the file system and the model's next request. The ed
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
-from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._bingo import TIMEOUT, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, text, tool, use_scripted_model
+from tests.e2e.test_terminal import terminal
+from tests.support.model_server import Reply
 
 ALLOW = ("--allow", "edit", "--allow", "write", "--allow", "bash")
 
@@ -95,7 +100,7 @@ def test_rewind_puts_back_what_a_turn_did_with_edit_write_and_bash_and_can_itsel
 
     listed = _bingo(box, [], "-c", "-p", "/rewind")
     assert listed.returncode == 0, listed.stderr
-    assert "1. «change the files» · " in listed.stdout
+    assert "\n1. «change the files» · " in listed.stdout
     assert "· 6 files changed since" in listed.stdout  # app, run.sh, new, old, notes/a.md, moved/a.md: not the log
     _as_after(p)  # a list restores nothing
 
@@ -149,3 +154,86 @@ def test_rewind_says_what_is_wrong_with_its_arguments(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "/rewind does not take soon: /rewind [N] [--files | --conversation]" in result.stdout + result.stderr
     assert no_traceback(result)
+
+
+def test_on_a_terminal_rewind_lists_the_prompts_newest_first_and_asks_before_it_restores(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})
+    replies: list[Reply] = [
+        [("tool", "w1", "write", {"path": "b.txt", "content": "two\n"})],
+        [("text", "Written.")],
+        [("text", "Nothing to do.")],
+    ]
+    with terminal(box, replies, "--allow", "write") as screen:
+        screen.expect(">")
+        screen.child.send("write two\r")
+        screen.expect(r"Written\.")
+        screen.prompt()
+        screen.child.send("just talk\r")
+        screen.expect(r"Nothing to do\.")
+        screen.prompt()
+        screen.child.send("/rewind\r")
+        screen.expect(r"rewind to before which prompt\?\n")
+        screen.expect(
+            r"❯ 1\) +«just talk» · [-0-9: ]+ · 0 files changed since\n +2\) +«write two» · [-0-9: ]+ · 1 file changed since"
+        )
+        screen.child.send("2")
+        screen.expect(r"removes b\.txt")
+        screen.expect(r"rewind\?")
+        screen.child.send("n")
+        screen.expect(r"nothing rewound")
+        assert (box.project / "b.txt").read_text() == "two\n"
+        screen.prompt()
+        screen.child.send("/rewind 2\r")
+        screen.expect(r"removes b\.txt")
+        screen.expect(r"rewind\?")
+        assert (box.project / "b.txt").read_text() == "two\n"  # nothing before the answer
+        screen.child.send("y")
+        screen.expect(r"put back 1 file")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert not (box.project / "b.txt").exists()
+
+
+def test_a_rewind_while_another_bingo_runs_a_turn_in_the_project_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    first = _bingo(box, [[tool("w1", "write", {"path": "b.txt", "content": "mine\n"})], [text("ok")]], "-p", "write b")
+    assert first.returncode == 0, first.stderr
+    session = first_session(box)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    use_scripted_model(
+        box, [[tool("b1", "bash", {"command": f"cat {gate} > /dev/null"})], [text("done")]], sandbox={"mode": "off"}
+    )
+    other = box.popen(*ALLOW, "-p", "wait at the gate")
+    opened: list[int] = []
+    # Opening the FIFO to write returns once the other turn's bash reads it: its turn is running.
+    opener = threading.Thread(target=lambda: opened.append(os.open(gate, os.O_WRONLY)), daemon=True)
+    opener.start()
+    opener.join(TIMEOUT)
+    try:
+        assert opened, "the other bingo's turn never reached its bash command"
+        refused = box.run("--resume", session, "-p", "/rewind 1")
+        assert refused.returncode == 1
+        assert (
+            "nothing rewound: another bingo is running a turn in this project; rewind when it has ended"
+            in refused.stdout + refused.stderr
+        )
+        assert (box.project / "b.txt").read_text() == "mine\n"
+    finally:
+        for fd in opened:
+            os.close(fd)
+        out, err = other.communicate(timeout=TIMEOUT)
+    assert other.returncode == 0, err
+    done = box.run("--resume", session, "-p", "/rewind 1")
+    assert done.returncode == 0, done.stderr
+    assert not (box.project / "b.txt").exists()
+
+
+def first_session(box: Sandbox) -> str:
+    """The id of the project's only session so far."""
+    listed = box.run("-p", "/sessions")
+    found = re.findall(r"\d{8}-\d{6}-[0-9a-f]{4}", listed.stdout)
+    assert len(found) == 1, listed.stdout
+    return found[0]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "bingo"
 
-# wire ← endpoint ← kernel ← sandbox ← (store, providers, tools, bridge, bring) ← surfaces ← run ← checkup ← app ← cli
+# wire ← endpoint ← kernel ← sandbox ← (store, checkpoint, providers, tools, bridge, bring) ← surfaces ← run ← checkup ← app ← cli
 LAYER = {
     "wire": 0,
     "endpoint": 0.5,

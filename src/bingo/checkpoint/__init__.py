@@ -12,8 +12,9 @@ and the run's; the command is `run/_rewind.py`.
 from __future__ import annotations
 
 from ._checkpoints import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Looked, named
+from ._guard import Journal
 from ._restore import Plan
 from ._scan import Entry, Scan
 from ._store import Point
 
-__all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "Checkpoints", "Entry", "Looked", "Plan", "Point", "Scan", "named"]
+__all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "Checkpoints", "Entry", "Journal", "Looked", "Plan", "Point", "Scan", "named"]

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..kernel.errors import SessionError
+from ._guard import Guard, Journal
 from ._restore import Plan, apply, plan
 from ._scan import Entry, KeepFailed, Scan, StatCache, Stopped, scan
 from ._store import CheckpointStore, Point
 
-__all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "Checkpoints", "Looked"]
+__all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "Checkpoints", "Journal", "Looked", "named"]
 
 MAX_BYTES = 2 << 30
 """`checkpoints.maxBytes`' default: 2 GiB of distinct content across every project."""
@@ -59,6 +60,8 @@ class Checkpoints:
     __slots__ = (
         "_big",
         "_cache",
+        "_checked",
+        "_guard",
         "_last",
         "_lock",
         "_refused",
@@ -89,6 +92,9 @@ class Checkpoints:
         self.max_bytes = max_bytes
         self.max_file_bytes = max_file_bytes
         self._store: CheckpointStore | None = None
+        self._guard = Guard(root, project)
+        self._checked = False
+        """Whether this process looked for a restore cut short yet."""
         self._skip = frozenset(str(path) for path in skip)
         """Directories never entered (bingo's own home, should the project hold it)."""
         self._refused: str | None = None
@@ -122,6 +128,15 @@ class Checkpoints:
         """Look at the project, keeping a copy of every file's bytes not kept yet."""
         if self._refused is not None:
             return Looked(None, self._refused)
+        if not self._checked:
+            self._checked = True
+            cut = self._guard.cut_short()
+            if cut is not None:
+                self.say(
+                    f"a rewind to before {cut.target} was cut short (bingo was stopped during it): each file is as"
+                    f" it was or as the rewind would have it; /rewind finishes it (choose {cut.target} again)"
+                    f" or undoes it (choose {cut.undo})"
+                )
         with self._lock:
             try:
                 store = self.store
@@ -226,6 +241,28 @@ class Checkpoints:
             return -1
         return len(made.create) + len(made.change) + len(made.remove)
 
-    def restore(self, made: Plan) -> list[tuple[str, str]]:
-        """Carry out `made`; each path not put back, and why."""
-        return apply(self.project, made, self.store.get)
+    def turn(self, seconds: float) -> Callable[[], None] | None:
+        """Hold the project for a turn (shared with other turns; waits up to `seconds` for a
+        restore to end): the release, or None (said) when a restore held it all that time."""
+        if self._refused is not None:
+            return None
+        release = self._guard.shared(seconds)
+        if release is None:
+            self.say("another bingo is rewinding this project and did not finish in time; the turn goes on")
+        return release
+
+    def hold(self) -> Callable[[], None] | None:
+        """Hold the project alone for a restore: the release, or None when a turn runs."""
+        return self._guard.exclusive()
+
+    def restore(self, made: Plan, journal: Journal | None = None) -> list[tuple[str, str]]:
+        """Carry out `made` (with the project held alone), journaled so that a restore cut
+        short is said by the next process; each path not put back, and why.
+
+        Raises:
+            OSError: the journal cannot be written (nothing was touched).
+        """
+        self._guard.begin(journal or Journal(session="", target="an earlier prompt", undo="the rewind"))
+        failed = apply(self.project, made, self.store.get)
+        self._guard.end()
+        return failed

@@ -81,11 +81,12 @@ class Dispatcher:
         choose_model: ChooseModel,
         help_hint: str = "bingo -p /help lists them",
         commands: Mapping[str, Command] | None = None,
-        before_turn: Callable[[str], Awaitable[None]] | None = None,
+        before_turn: Callable[[str], Awaitable[Callable[[], None] | None]] | None = None,
     ) -> None:
         self._registry = registry
         self._before_turn = before_turn
-        """Awaited with the prompt before each turn starts, its session made (a checkpoint)."""
+        """Awaited with the prompt before each turn starts, its session made (a checkpoint);
+        what it answers is called when the turn ends (the project's lock let go)."""
         self._own: Mapping[str, Command] = commands or {}
         """bingo's own commands, bound to this run (its table's), found before the registry's."""
         self._help_hint = help_hint
@@ -191,9 +192,12 @@ class Dispatcher:
         self._session.begin_turn(conversation.turn + 1)
         self._busy = True
         try:
-            if self._before_turn is not None:
-                await self._before_turn(prompt)
-            result = await conversation.run_turn(prompt, images or ())
+            release = await self._before_turn(prompt) if self._before_turn is not None else None
+            try:
+                result = await conversation.run_turn(prompt, images or ())
+            finally:
+                if release is not None:
+                    release()
         finally:
             self._busy = False
         return Submitted(0 if result.status == "done" else 1, turn=result)

@@ -52,10 +52,10 @@ def _what(point: Point) -> str:
     return f"the rewind {said}" if point.kind == "rewind" else f"«{said}»"
 
 
-def row(n: int, point: Point, changed: int) -> str:
-    """One point as `/rewind` lists it."""
+def row(point: Point, changed: int) -> str:
+    """One point as `/rewind` lists it: what, when, and how many recorded files changed since."""
     since = "?" if changed < 0 else f"{changed} file{'s' if changed != 1 else ''} changed since"
-    return f"{n}. {_what(point)} · {_when(point)} · {since}"
+    return f"{_what(point)} · {_when(point)} · {since}"
 
 
 class RewindCommand:
@@ -107,17 +107,14 @@ class RewindCommand:
             return ErrorOutcome(message=f"nothing rewound: the project could not be looked at: {looked.failed}")
         now = looked.scan
         if wanted is None:
-            rows = [
-                row(n, p, await asyncio.to_thread(checkpoints.changed, now, p))
-                for n, p in enumerate(points[:_LISTED], 1)
-            ]
+            rows = [row(p, await asyncio.to_thread(checkpoints.changed, now, p)) for p in points[:_LISTED]]
             chooser = self._terminal()
             if chooser is None:
                 return TextOutcome(
                     text="\n".join(
                         [
                             "this session's prompts, the latest first:",
-                            *rows,
+                            *(f"{n}. {line}" for n, line in enumerate(rows, 1)),
                             "/rewind N puts the files and the conversation back as they were before prompt N",
                         ]
                     )
@@ -145,27 +142,17 @@ class RewindCommand:
                 answer = "no"
             if answer.strip().lower() not in ("yes", "y"):
                 return TextOutcome(text="nothing rewound")
-        try:
-            seq = run.session.store.info(session).frames
-        except SessionError as exc:
-            return ErrorOutcome(message=f"nothing rewound: {exc.line()}")
-        kept = await asyncio.to_thread(
-            checkpoints.record,
-            now,
-            session=session,
-            seq=seq,
-            turn=run.conversation.turn,
-            kind="rewind",
-            label=f"/rewind {args.strip()}".strip(),
-        )
-        if kept is None:
+        hold = await asyncio.to_thread(checkpoints.hold)
+        if hold is None:
             return ErrorOutcome(
-                message="nothing rewound: the project could not be checkpointed first, so the rewind could not be undone"
+                message="nothing rewound: another bingo is running a turn in this project; rewind when it has ended"
             )
-        done = [f"rewound to before {_what(point)} ({_when(point)})"]
-        if plan is not None:
-            failed = await asyncio.to_thread(checkpoints.restore, plan)
-            done.append(self._done_files(plan, failed))
+        try:
+            done = await self._rewind(point, args, files=files)
+        finally:
+            hold()
+        if isinstance(done, ErrorOutcome):
+            return done
         if conversation:
             run.session.append(RewindFrame(to=point.seq, turn=run.conversation.turn))
             run.conversation.messages = history(run.session.frames())
@@ -173,6 +160,40 @@ class RewindCommand:
             done.append("the conversation goes on from before that prompt (what came after is set aside, not deleted)")
         done.append("/rewind 1 undoes this rewind")
         return TextOutcome(text="\n".join([*lines, *done]))
+
+    async def _rewind(self, point: Point, args: str, *, files: bool) -> list[str] | ErrorOutcome:
+        """With the project held alone: look again (what the person saw may have moved while
+        they answered), checkpoint that (the undo), then put the files back; what was done."""
+        run, checkpoints = self._run, self._checkpoints()
+        session = point.session
+        looked = await asyncio.to_thread(checkpoints.look)
+        if looked.scan is None:
+            return ErrorOutcome(message=f"nothing rewound: the project could not be looked at: {looked.failed}")
+        now = looked.scan
+        try:
+            plan = checkpoints.plan(now, point) if files else None
+            seq = run.session.store.info(session).frames
+        except (OSError, SessionError) as exc:
+            return ErrorOutcome(message=f"nothing rewound: {exc}")
+        label = f"/rewind {args.strip()}".strip()
+        kept = await asyncio.to_thread(
+            checkpoints.record, now, session=session, seq=seq, turn=run.conversation.turn, kind="rewind", label=label
+        )
+        if kept is None:
+            return ErrorOutcome(
+                message="nothing rewound: the project could not be checkpointed first, so the rewind could not be undone"
+            )
+        done = [f"rewound to before {_what(point)} ({_when(point)})"]
+        if plan is not None:
+            from ..checkpoint import Journal
+
+            journal = Journal(session=session, target=_what(point), undo=f"the rewind {one_line(label)}")
+            try:
+                failed = await asyncio.to_thread(checkpoints.restore, plan, journal)
+            except OSError as exc:
+                return ErrorOutcome(message=f"nothing rewound: {exc.strerror or exc}")
+            done.append(self._done_files(plan, failed))
+        return done
 
     def _terminal(self) -> _Chooser | None:
         if self._run.place != "terminal":

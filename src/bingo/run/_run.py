@@ -53,6 +53,8 @@ raised elsewhere (a plugin's, from the bridge's own task) is nobody's in particu
 
 CHECKPOINT_SECONDS = 30.0
 """Seconds a checkpoint may hold a prompt's turn back before it is given up (with a notice)."""
+RESTORE_WAIT = 10.0
+"""Seconds a turn waits for another process's restore of the project to end."""
 _LABEL = 80
 """Characters of a prompt's first line a checkpoint keeps, for `/rewind`'s list."""
 
@@ -247,19 +249,22 @@ class Run:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
-    async def _checkpoint(self, prompt: str) -> None:
-        """Before `prompt`'s turn: a checkpoint of the project's files, in a thread, given
-        up (with one notice) past `CHECKPOINT_SECONDS`; the turn goes on either way."""
+    async def _checkpoint(self, prompt: str) -> Callable[[], None] | None:
+        """Before `prompt`'s turn: hold the project for the turn (waiting for another
+        process's restore to end, `RESTORE_WAIT`), then a checkpoint of its files, in a thread,
+        given up (with one notice) past `CHECKPOINT_SECONDS`; the turn goes on either way.
+        The answer lets the project go when the turn ends."""
         session = self.session.id
         if self._checkpoints is None or session is None:
-            return
+            return None
         import threading
 
         checkpoints, stop = self._checkpoints(), threading.Event()
         try:
             seq = self.session.store.info(session).frames
         except SessionError:
-            return
+            return None
+        release = await asyncio.to_thread(checkpoints.turn, RESTORE_WAIT)
         label = (prompt.strip().splitlines() or [""])[0][:_LABEL]
         take = asyncio.to_thread(
             checkpoints.take, session=session, seq=seq, turn=self.conversation.turn + 1, label=label, stop=stop.is_set
@@ -269,6 +274,11 @@ class Run:
                 await take
         except TimeoutError:
             stop.set()  # the look stops at its next directory and says so itself
+        except BaseException:
+            if release is not None:
+                release()
+            raise
+        return release
 
     # --- the session ---------------------------------------------------------------------
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Point, Scan
+import pytest
+
+from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan
 
 
 def _world(
@@ -241,3 +243,56 @@ def test_bingo_home_inside_the_project_is_never_entered(tmp_path: Path) -> None:
     )
     _, scan = _point(checkpoints)
     assert sorted(scan.entries) == ["f"]
+
+
+def test_a_restore_cut_short_is_said_by_the_next_process_once_and_each_file_is_before_or_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    for name in ("a", "b", "c"):
+        (project / name).write_text(f"{name} before")
+    point, _ = _point(checkpoints)
+    for name in ("a", "b", "c"):
+        (project / name).write_text(f"{name} after")
+    now = checkpoints.look().scan
+    assert now is not None
+    plan = checkpoints.plan(now, point)
+    store = type(checkpoints.store)
+    real = store.get
+    calls: list[str] = []
+
+    def killed_at_the_second(self: object, digest: str) -> bytes:
+        calls.append(digest)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as SIGKILL would stop it: between two files
+        return real(checkpoints.store, digest)
+
+    monkeypatch.setattr(store, "get", killed_at_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoints.restore(plan, Journal(session="s1", target="«p»", undo="the rewind /rewind 1"))
+    monkeypatch.undo()
+    assert sorted((project / n).read_text() for n in ("a", "b", "c")) == ["a before", "b after", "c after"]
+
+    said: list[str] = []
+    later = Checkpoints(tmp_path / "checkpoints", project, said.append)
+    later.take(session="s2", seq=0, turn=1, label="next")
+    later.take(session="s2", seq=0, turn=2, label="next")
+    assert said == [
+        "a rewind to before «p» was cut short (bingo was stopped during it): each file is as it was or as the"
+        " rewind would have it; /rewind finishes it (choose «p» again) or undoes it (choose the rewind /rewind 1)"
+    ]
+
+
+def test_a_file_a_process_still_holds_open_for_writing_is_restored_as_a_new_file_its_writes_do_not_reach(
+    tmp_path: Path,
+) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "log.txt").write_text("before\n")
+    point, _ = _point(checkpoints)
+    with open(project / "log.txt", "a") as writer:  # a background process the turn left running
+        writer.write("during\n")
+        writer.flush()
+        assert _rewind(checkpoints, point) == []
+        writer.write("after the rewind\n")
+        writer.flush()
+    assert (project / "log.txt").read_text() == "before\n"
