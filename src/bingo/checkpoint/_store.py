@@ -57,7 +57,10 @@ CREATE TABLE IF NOT EXISTS caches (
 ) WITHOUT ROWID;
 """
 
-_manifest_decoder = msgspec.msgpack.Decoder(dict[str, Entry])
+_root_decoder = msgspec.msgpack.Decoder(dict[str, str])
+_dir_decoder = msgspec.msgpack.Decoder(dict[str, Entry])
+_DIRECTORIES_KEPT = 4096
+"""Directory objects read kept decoded in memory (a list of points shares most of them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +86,16 @@ class CheckpointStore:
         SessionError: the directory or its database cannot be opened.
     """
 
-    __slots__ = ("_conn", "_lock", "objects", "root")
+    __slots__ = ("_conn", "_dirs", "_lock", "_read", "objects", "root")
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.objects = root / "objects"
         self._lock = threading.Lock()
+        self._dirs: dict[str, tuple[dict[str, Entry], str]] = {}
+        """Each directory's entries as last kept, and their object's digest."""
+        self._read: dict[str, dict[str, Entry]] = {}
+        """Directory objects read, by digest."""
         try:
             self.objects.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
@@ -158,16 +165,60 @@ class CheckpointStore:
         return data
 
     def put_manifest(self, entries: dict[str, Entry]) -> str:
-        data = zlib.compress(msgspec.msgpack.encode(dict(sorted(entries.items()))), 1)
+        """Keep a checkpoint's list of files: one object per directory (its names' entries),
+        and one naming each directory's object, its digest the answer. A directory whose
+        entries did not change is the object it was, so a turn that changed ten files adds
+        a few small objects, not a whole new list."""
+        groups: dict[str, dict[str, Entry]] = {}
+        for path, entry in entries.items():
+            cut = path.rfind("/")
+            groups.setdefault(path[: cut + 1], {})[path[cut + 1 :]] = entry
+        root: dict[str, str] = {}
+        for directory in sorted(groups):
+            group = groups[directory]
+            known = self._dirs.get(directory)
+            if known is not None and known[0] == group:
+                root[directory] = known[1]
+                continue
+            data = msgspec.msgpack.encode(dict(sorted(group.items())))
+            digest = hashlib.sha256(data).hexdigest()
+            self.put(digest, data)
+            self._dirs[directory] = (group, digest)
+            root[directory] = digest
+        data = zlib.compress(msgspec.msgpack.encode(root), 1)
         digest = hashlib.sha256(data).hexdigest()
         self.put(digest, data)
         return digest
 
-    def manifest(self, digest: str) -> dict[str, Entry]:
+    def _listing(self, digest: str) -> dict[str, str]:
         try:
-            return _manifest_decoder.decode(zlib.decompress(self.get(digest)))
+            return _root_decoder.decode(zlib.decompress(self.get(digest)))
         except (zlib.error, msgspec.DecodeError) as exc:
             raise OSError(f"the checkpoint's list of files {digest[:12]} is damaged") from exc
+
+    def _directory(self, digest: str) -> dict[str, Entry]:
+        found = self._read.get(digest)
+        if found is None:
+            try:
+                found = _dir_decoder.decode(self.get(digest))
+            except msgspec.DecodeError as exc:
+                raise OSError(f"the checkpoint's list of files {digest[:12]} is damaged") from exc
+            if len(self._read) >= _DIRECTORIES_KEPT:
+                self._read.clear()
+            self._read[digest] = found
+        return found
+
+    def manifest(self, digest: str) -> dict[str, Entry]:
+        """A checkpoint's list of files, every path relative to the project.
+
+        Raises:
+            OSError: it, or one of its directories' objects, is gone or damaged.
+        """
+        entries: dict[str, Entry] = {}
+        for directory, listed in self._listing(digest).items():
+            for name, entry in self._directory(listed).items():
+                entries[directory + name] = entry
+        return entries
 
     # --- checkpoints ---------------------------------------------------------------------
 
@@ -253,7 +304,10 @@ class CheckpointStore:
         live: set[str] = set(manifests)
         for digest in manifests:
             try:
-                live.update(e.ref for e in self.manifest(digest).values() if e.kind == "file")
+                listing = self._listing(digest)
+                live.update(listing.values())
+                for listed in listing.values():
+                    live.update(e.ref for e in self._directory(listed).values() if e.kind == "file")
             except OSError:
                 continue
         gone = [d for d in known if d not in live]
@@ -263,4 +317,5 @@ class CheckpointStore:
             conn.executemany("DELETE FROM objects WHERE digest = ?", [(d,) for d in gone])
             # A cached digest may name an object just removed: every cache is read afresh.
             conn.execute("DELETE FROM caches")
+        self._dirs.clear()  # a directory object named there may be gone
         return len(gone)

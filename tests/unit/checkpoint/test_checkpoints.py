@@ -190,7 +190,7 @@ def test_an_unchanged_file_is_not_read_again_and_content_is_kept_once(tmp_path: 
     assert second is not None
     assert second.read == 1
     objects = [p for p in (tmp_path / "checkpoints" / "objects").rglob("*") if p.is_file()]
-    assert len(objects) == 3  # "same", "changed" and one manifest
+    assert len(objects) == 4  # "same", "changed", and the first checkpoint's list: its one directory and its root
 
 
 def test_past_max_bytes_the_oldest_sessions_go_first_with_one_line(tmp_path: Path) -> None:

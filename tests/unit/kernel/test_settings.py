@@ -347,6 +347,11 @@ def test_a_file_that_is_not_json_names_the_file_and_line(home: Path, project: Pa
             '\n\n["read"]',
             "{file} (line 3) holds a list: expected a JSON object",
         ),
+        (
+            '{\n  "checkpoints": {\n    "maxBytes": 0\n  }\n}',
+            "checkpoints.maxBytes in {file} (line 3) is the number 0: expected a positive whole number of bytes"
+            " (what every checkpoint may keep)",
+        ),
     ],
 )
 def test_a_key_of_the_wrong_type_names_the_file_line_and_key(
