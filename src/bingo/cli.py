@@ -417,6 +417,10 @@ def run(argv: Sequence[str]) -> int:
             from .app import run_mcp
 
             return asyncio.run(run_mcp(list(argv[1:])))
+        if len(argv) > 1 and argv[0] == "plugin":  # `bingo plugin add SOURCE` (INTERFACE §12)
+            from .packages import run_plugin
+
+            return run_plugin(list(argv[1:]))
         try:
             if _version(argv):
                 raise _Version

@@ -24,6 +24,7 @@ LAYER = {
     "surfaces": 3,
     "run": 3.5,
     "checkup": 3.75,
+    "packages": 3.8,
     "app": 4,
     "cli": 5,
 }

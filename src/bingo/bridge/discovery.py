@@ -128,13 +128,46 @@ def discover(
     project_dir = project / ".bingo" / "plugins"
     found: dict[str, PluginSource] = {}
     for directory in _plugin_dirs(user_dir):
-        found[directory.name] = _source(directory, "user", home)
+        for source in _sources(directory, "user", home, home):
+            found[source.name] = source
     if not _same_directory(user_dir, project_dir) and layer_problem(project) is None:
         for source in _mcp_json(project, found, environ or {}, variables, home / "settings.json"):
             found[source.name] = source
         for directory in _plugin_dirs(project_dir):
-            found[directory.name] = _source(directory, "project", project, _user(found.get(directory.name)))
+            for source in _sources(directory, "project", project, home, found):
+                found[source.name] = source
     return [found[name] for name in sorted(found)]
+
+
+def _sources(
+    directory: Path, layer: Layer, base: Path, home: Path, found: Mapping[str, PluginSource] | None = None
+) -> list[PluginSource]:
+    """The plugins one directory of a layer makes: itself, or, for a package `bingo plugin
+    add` installed in Claude Code's or Agent Plugins' format, one MCP server per source named
+    by its key (ADR-0048); a package whose bytes are not as pinned is one refused source."""
+    from ._package import pin_problem, read_package
+
+    def overrides(name: str) -> PluginSource | None:
+        return _user(found.get(name)) if found is not None else None
+
+    root = directory.absolute()
+    pinned = pin_problem(directory)
+    if pinned is not None:
+        return [PluginSource(directory.name, layer, root, None, pinned, base.absolute(), overrides(directory.name))]
+    source = _source(directory, layer, base, overrides(directory.name))
+    if source.manifest is not None or not (
+        (directory / ".claude-plugin" / "plugin.json").is_file() or (directory / "plugin.json").is_file()
+    ):
+        return [source]
+    package = read_package(root, home / "data" / "plugins" / directory.name)
+    if isinstance(package, str) or package.kind == "bingo":
+        return [source]
+    made: list[PluginSource] = []
+    for name, server in package.servers:
+        problem = check_name(name) or mcp_problem(server, f"{directory.name}: mcpServers.{name}")
+        manifest = None if problem is not None else mcp_manifest(name, server, version=package.version)
+        made.append(PluginSource(name, layer, root, manifest, problem, base.absolute(), overrides(name)))
+    return made
 
 
 def _user(source: PluginSource | None) -> PluginSource | None:

@@ -1,0 +1,109 @@
+"""`bingo plugin add|list|remove` through the binary (INTERFACE.md §12, issue 30): a package
+from a directory and from a local git repository, shown before it is installed, refused
+without --yes where nobody can answer, pinned to its bytes, removed with its data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from ._bingo import EXAMPLES, Sandbox, no_traceback
+
+MARK = "wordcount-started"
+
+
+def _package(root: Path) -> Path:
+    """wordcount, which says on stderr (its log) that it started: the evidence it ran."""
+    package = root / "src" / "wordcount"
+    shutil.copytree(EXAMPLES / "wordcount", package)
+    main = package / "main.py"
+    text = main.read_text(encoding="utf-8")
+    main.write_text(text.replace("import traceback\n", f"import traceback\nsys.stderr.write('{MARK}\\n')\n", 1))
+    return package
+
+
+def _git(*args: str, cwd: Path) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    import os
+
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, check=True, timeout=30
+    )
+    return done.stdout.strip()
+
+
+def _started(box: Sandbox) -> bool:
+    log = box.logs / "plugin-wordcount.log"
+    return log.is_file() and MARK in log.read_text(encoding="utf-8")
+
+
+def test_add_from_a_directory_is_shown_pinned_and_tampering_stops_it(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    package = _package(tmp_path)
+    (box.project / "notes.txt").write_text("one two three\n", encoding="utf-8")
+    installed = box.bingo_home / "plugins" / "wordcount"
+
+    refused = box.run("plugin", "add", str(package))
+    assert refused.returncode == 2, refused.stderr
+    assert "--yes" in refused.stderr and no_traceback(refused)
+    assert "python3" in refused.stdout and "main.py" in refused.stdout  # shown: the command it runs
+    assert not installed.exists()  # nothing installed
+
+    added = box.run("plugin", "add", str(package), "--yes")
+    assert added.returncode == 0, added.stderr
+    assert (installed / "main.py").is_file()
+    listed = box.run("plugin", "list")
+    assert "wordcount" in listed.stdout and "as pinned" in listed.stdout
+
+    ran = box.run("-p", "/wordcount notes.txt", cwd=box.project)
+    assert ran.returncode == 0, ran.stderr
+    assert _started(box)
+    (box.logs / "plugin-wordcount.log").unlink()
+
+    with (installed / "main.py").open("a", encoding="utf-8") as file:
+        file.write("\n# one more line\n")
+    tampered = box.run("-p", "/wordcount notes.txt", cwd=box.project)
+    assert not _started(box)  # the changed plugin never ran
+    said = tampered.stdout + tampered.stderr
+    assert said.count("changed since `bingo plugin add`") == 1 and "plugin add" in said
+    assert "CHANGED" in box.run("plugin", "list").stdout
+
+    again = box.run("plugin", "add", str(package), "--yes")  # added again: pinned anew
+    assert again.returncode == 0, again.stderr
+    assert box.run("-p", "/wordcount notes.txt", cwd=box.project).returncode == 0
+    assert _started(box)
+
+    data = box.bingo_home / "data" / "plugins" / "wordcount"
+    data.mkdir(parents=True, exist_ok=True)
+    removed = box.run("plugin", "remove", "wordcount")
+    assert removed.returncode == 0, removed.stderr
+    assert not installed.exists() and not data.exists()
+    record = json.loads((box.bingo_home / "plugins" / ".packages.json").read_text(encoding="utf-8"))
+    assert "wordcount" not in record
+
+
+def test_add_from_a_local_git_repository_at_a_ref(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    repository = _package(tmp_path)
+    _git("init", "-q", cwd=repository)
+    _git("add", ".", cwd=repository)
+    _git("commit", "-q", "-m", "first", cwd=repository)
+    first = _git("rev-parse", "HEAD", cwd=repository)
+    (repository / "NEWS").write_text("second\n", encoding="utf-8")
+    _git("add", ".", cwd=repository)
+    _git("commit", "-q", "-m", "second", cwd=repository)
+
+    added = box.run("plugin", "add", f"file://{repository}#{first}", "--yes")
+    assert added.returncode == 0, added.stderr
+    installed = box.bingo_home / "plugins" / "wordcount"
+    assert (installed / "main.py").is_file() and not (installed / "NEWS").exists()  # the ref's files
+    assert not (installed / ".git").exists()
+    listed = box.run("plugin", "list").stdout
+    assert first[:12] in listed and "as pinned" in listed
+
+    missing = box.run("plugin", "add", str(tmp_path / "nowhere"), "--yes")
+    assert missing.returncode == 2 and no_traceback(missing)
+    assert "is not a directory, a git repository" in missing.stderr
+    assert sorted(p.name for p in (box.bingo_home / "plugins").iterdir()) == [".packages.json", "wordcount"]
