@@ -6,8 +6,8 @@ of ADR-0043's breakdown, against `bench/peers/fake_model.py` on 127.0.0.1.
   2. pyinstrument over `bingo -p "hi"` through the anthropic and the openai providers (launch
      to exit, the first request's path included);
   3. cProfile over a 50-step tool loop (`bench/peers/mcp_server.py` as a declared, trusted
-     MCP server; the model calls it 50 times): the functions of bingo that cost the most
-     CPU, per step.
+     MCP server; the model calls it 50 times): the functions of bingo that take the most
+     time while running, per step.
 Each run is a fresh process in a temporary HOME, bytecode cached; nothing is asserted.
 """
 
@@ -118,7 +118,9 @@ def loop_profile(url: str) -> None:
         argv = [sys.executable, "-m", "cProfile", "-o", str(out), LAUNCH, "-p", _prompt(True)]
         subprocess.run(argv, env=env, cwd=project, check=True, capture_output=True)
         stats = pstats.Stats(str(out))
-    print(f"cumulative CPU of bingo's own functions over the run, and per step ({STEPS} steps):")
+    # cProfile's clock is wall time while a frame runs: a suspended coroutine is not
+    # counted, a blocking call (and the scheduler's preemption in it) is.
+    print(f"time inside bingo's own functions over the run, and per step ({STEPS} steps; first imports included):")
     rows: list[tuple[float, int, str]] = []
     for name, row in stats.get_stats_profile().func_profiles.items():
         calls = int(row.ncalls.split("/")[0])
