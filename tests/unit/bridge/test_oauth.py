@@ -197,3 +197,38 @@ def test_every_401_of_a_long_session_is_refreshed_once(tmp_path: Path) -> None:
     assert asyncio.run(main()) == [True, True]
     final = store.load("remote", MCP)
     assert final is not None and final.tokens == Tokens(access_token="at2", refresh_token="rt2")
+
+
+def test_the_redirect_listener_takes_only_its_own_state_and_a_refusal_is_an_error() -> None:
+    from bingo.bridge._loopback import Callback, bind_loopback
+
+    async def get(port: int, target: str) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        answer = await reader.read()
+        writer.close()
+        return answer.split(b"\r\n", 1)[0]
+
+    async def main() -> tuple[list[bytes], str, OAuthError]:
+        sock = bind_loopback(0)
+        assert sock is not None
+        port = sock.getsockname()[1]
+        waiting = asyncio.create_task(Callback("s1", "remote").wait(sock, 5))
+        statuses = [
+            await get(port, "/callback?code=stolen&state=other"),  # a page that guessed the port
+            await get(port, "/elsewhere?code=x&state=s1"),
+            await get(port, "/callback?code=c1&state=s1"),
+        ]
+        code = await waiting
+        refused = bind_loopback(0)
+        assert refused is not None
+        again = asyncio.create_task(Callback("s2", "remote").wait(refused, 5))
+        await get(refused.getsockname()[1], "/callback?error=access_denied&error_description=no&state=s2")
+        with pytest.raises(OAuthError) as caught:
+            await again
+        return statuses, code, caught.value
+
+    statuses, code, error = asyncio.run(main())
+    assert statuses == [b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 404 Not Found", b"HTTP/1.1 200 OK"]
+    assert code == "c1"
+    assert error.code == "access_denied"
