@@ -39,7 +39,14 @@ from .kernel.interfaces import Asker
 from .kernel.log import LOG_BYTES, SizedFileHandler
 from .kernel.notices import Notices
 from .kernel.registry import BUILTIN_COMMANDS, Registry
-from .kernel.settings import bingo_home, fail_closed_problems, find_project, read_settings, unsafe_layers
+from .kernel.settings import (
+    CommandHookEntry,
+    bingo_home,
+    fail_closed_problems,
+    find_project,
+    read_settings,
+    unsafe_layers,
+)
 from .run import ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
@@ -429,7 +436,22 @@ def _bring(
         run = current_run()
         return (run.session_id() or "") if run is not None else ""
 
+    from msgspec.structs import replace
+
+    from .bridge._package import package_parts
+
+    packages = package_parts(home, project)
+    extra = tuple(
+        CommandHookEntry(
+            hook.event, hook.matcher, hook.command, hook.timeout, False, f"plugin {package.name}", (str(root),)
+        )
+        for root, package in packages
+        for hook in package.hooks
+    )
+    if extra:
+        settings = replace(settings, command_hooks=settings.command_hooks + extra)
     brought = bring(
+        packages=[root for root, _ in packages],
         home=home,
         user_home=user_home,
         project=project,

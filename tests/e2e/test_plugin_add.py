@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from ._bingo import EXAMPLES, Sandbox, no_traceback
@@ -107,3 +108,83 @@ def test_add_from_a_local_git_repository_at_a_ref(tmp_path: Path) -> None:
     assert missing.returncode == 2 and no_traceback(missing)
     assert "is not a directory, a git repository" in missing.stderr
     assert sorted(p.name for p in (box.bingo_home / "plugins").iterdir()) == [".packages.json", "wordcount"]
+
+
+_GUARD = """\
+import json, sys
+event = json.load(sys.stdin)
+if "rm -rf" in event.get("tool_input", {}).get("command", ""):
+    print("Blocked by guardkit", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def _claude_plugin(root: Path) -> Path:
+    """A Claude Code plugin in its documented layout: a skill, a command, an agent, a
+    PreToolUse hook and an MCP server, both run through ${CLAUDE_PLUGIN_ROOT}."""
+    from ._bingo import TEST_PLUGINS
+
+    package = root / "guardkit"
+    (package / ".claude-plugin").mkdir(parents=True)
+    python = sys.executable
+    manifest = {
+        "name": "guardkit",
+        "version": "1.2.0",
+        "description": "Guards and helpers.",
+        "mcpServers": {"calc": {"command": python, "args": ["${CLAUDE_PLUGIN_ROOT}/server.py"]}},
+    }
+    (package / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    shutil.copy(TEST_PLUGINS / "mcp-sdk" / "server.py", package / "server.py")
+    (package / "skills" / "tidy").mkdir(parents=True)
+    (package / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidies a repository.\n---\nRemove what is not needed.\n", encoding="utf-8"
+    )
+    (package / "commands").mkdir()
+    (package / "commands" / "hello.md").write_text("Say hello to $ARGUMENTS\n", encoding="utf-8")
+    (package / "agents").mkdir()
+    (package / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\nReview.\n", encoding="utf-8")
+    (package / "hooks").mkdir()
+    (package / "hooks" / "guard.py").write_text(_GUARD, encoding="utf-8")
+    hook = {"type": "command", "command": f"{python} ${{CLAUDE_PLUGIN_ROOT}}/hooks/guard.py"}
+    hooks = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}
+    (package / "hooks" / "hooks.json").write_text(json.dumps(hooks), encoding="utf-8")
+    return package
+
+
+def test_a_claude_code_plugins_parts_each_work_as_their_kind(tmp_path: Path) -> None:
+    from ._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
+
+    box = Sandbox(tmp_path)
+    package = _claude_plugin(tmp_path)
+    victim = box.project / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
+    use_scripted_model(
+        box,
+        [
+            [tool("c1", "plugin__calc__add", {"a": 2, "b": 3})],
+            [tool("b1", "bash", {"command": f"rm -rf {victim}"})],
+            [text("done")],
+        ],
+    )
+    added = box.run("plugin", "add", str(package), "--yes")
+    assert added.returncode == 0, added.stderr
+    installed = box.bingo_home / "plugins" / "guardkit"
+    shown = added.stdout
+    assert f"MCP server calc: {sys.executable} {installed}/server.py" in shown
+    assert "skill tidy" in shown and "command /hello" in shown
+    assert "agent reviewer (agents are not loaded yet)" in shown
+    assert "hook PreToolUse [Bash]: " in shown and f"{installed}/hooks/guard.py" in shown
+
+    skills = box.run("-p", "/skills", cwd=box.project)
+    assert "tidy" in skills.stdout, skills.stderr
+
+    ran = box.run("-p", "/hello world", "--allow", "bash", "--allow", "plugin__calc__add", cwd=box.project)
+    assert ran.returncode == 0, ran.stderr
+    requests = model_requests(box)
+    assert "Say hello to world" in json.dumps(requests[0])  # the command's body was the prompt
+    [added_up] = tool_results(requests[1])
+    assert "2 + 3 = 5" in result_text(added_up)  # the MCP server's tool ran
+    [refused] = [block for block in tool_results(requests[2]) if block["toolUseId"] == "b1"]
+    assert refused["isError"] and "Blocked by guardkit" in result_text(refused)  # the hook blocked
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"

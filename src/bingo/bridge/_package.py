@@ -21,6 +21,7 @@ from typing import Final, Literal, cast
 
 import msgspec
 
+from ..kernel.settings import COMMAND_HOOK_EVENTS
 from ..wire import MAX_DEPTH, Json, is_object, too_deep
 from .manifest import McpServer, check_name
 
@@ -29,6 +30,7 @@ __all__ = [
     "Installed",
     "Package",
     "digest_of",
+    "package_parts",
     "pin_problem",
     "read_package",
     "read_record",
@@ -172,6 +174,9 @@ def _hooks(value: Json, root: Path, data: Path, where: str, problems: list[str])
         return []
     out: list[Hooked] = []
     for event in sorted(events):
+        if event not in COMMAND_HOOK_EVENTS:
+            problems.append(f"{where}: hook event {event[:40]!r} is not one bingo runs: its hooks are not run")
+            continue
         for entry in as_array(events[event]) or []:
             entry_object = as_object(entry) or {}
             matcher = entry_object.get("matcher")
@@ -309,3 +314,21 @@ def pin_problem(directory: Path) -> str | None:
             f"run bingo plugin add {installed.source} again if you trust it as it is now"
         )
     return None
+
+
+def package_parts(home: Path, project: Path | None) -> list[tuple[Path, Package]]:
+    """Each package `add` installed in the user layer (`home`) and, when `project` is given (a
+    trusted project's root), the project's, whose bytes are as pinned, with what it brings
+    (its variables expanded): what `bring` loads its skills, commands and hooks from. A
+    package not as pinned is left out; discovery's refused source is its one notice."""
+    layers = [home / "plugins"] + ([project / ".bingo" / "plugins"] if project is not None else [])
+    found: list[tuple[Path, Package]] = []
+    for plugins in layers:
+        for name in sorted(read_record(plugins)):
+            root = (plugins / name).absolute()
+            if not root.is_dir() or pin_problem(root) is not None:
+                continue
+            package = read_package(root, home / "data" / "plugins" / name)
+            if not isinstance(package, str) and package.kind != "bingo":
+                found.append((root, package))
+    return found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..kernel.interfaces import Command, Hook
 from ..kernel.notices import Notices
 from ..kernel.settings import Settings
+from ._files import Layer
 from ._slash import slash_commands
 from .commands import MarkdownCommandFile, command_places, find_commands
 from .hooks import command_hooks
@@ -52,18 +53,39 @@ def bring(
     workdir: Path,
     session: Callable[[], str],
     mcp: Collection[str],
+    packages: Sequence[Path] = (),
 ) -> Brought:
     """Read what the person brings (`home` is `~/.bingo`, `user_home` their home) and, when
     `project` is given (a trusted project's root), what the project brings; each file that
-    cannot be loaded is one notice. `settings.command_hooks` holds only what is in force
+    cannot be loaded is one notice; `packages` are the directories of installed plugin
+    packages (ADR-0048), whose `skills/` and `commands/` are read as the user's, after the
+    user's own places. `settings.command_hooks` holds only what is in force
     (an untrusted project's are not), each made a hook running in `sandbox` in `workdir`."""
 
     def say(line: str) -> None:
         notices.say("bingo", line, "warning")
 
-    skills = find_skills(skill_places(home, user_home, project), say)
-    commands = find_commands(command_places(home, user_home, project), say)
+    everywhere = Path("/")
+    skills = find_skills(
+        _with(
+            skill_places(home, user_home, project), [Layer(root / "skills", "user", everywhere) for root in packages]
+        ),
+        say,
+    )
+    commands = find_commands(
+        _with(
+            command_places(home, user_home, project),
+            [Layer(root / "commands", "user", everywhere) for root in packages],
+        ),
+        say,
+    )
     hooks = command_hooks(
         settings.command_hooks, notices=notices, sandbox=sandbox, project=workdir, session=session, mcp=mcp
     )
     return Brought(skills, commands, hooks)
+
+
+def _with(places: list[Layer], packages: list[Layer]) -> list[Layer]:
+    """`places` with the packages' places after the user's own (before the project's)."""
+    users = sum(1 for place in places if place.whose == "user")
+    return [*places[:users], *packages, *places[users:]]

@@ -286,7 +286,7 @@ class CommandHook:
         env = dict(os.environ)
         policy: Policy | None = None
         if self._sandbox is not None:
-            confined = await self._sandbox.for_bash()
+            confined = await self._sandbox.for_bash([Path(path) for path in self._entry.readable])
             if confined is not None:
                 policy, env = confined.policy, dict(confined.env)
         env["CLAUDE_PROJECT_DIR"] = env["BINGO_PROJECT_DIR"] = str(self._project)

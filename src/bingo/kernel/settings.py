@@ -86,6 +86,8 @@ class CommandHookEntry(msgspec.Struct, frozen=True):
     timeout: float | None
     fail_closed: bool
     where: str
+    readable: tuple[str, ...] = ()
+    """Directories inside `~/.bingo` the hook may read: an installed package's own (ADR-0048)."""
 
 
 PlacedRule: TypeAlias = tuple[str, str, str]

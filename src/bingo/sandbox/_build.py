@@ -274,9 +274,12 @@ class Build(msgspec.Struct, frozen=True):
         paths += [Path(item.value) if isinstance(item, Grant) else item for item in extra]
         return _unique(paths)
 
-    def for_bash(self) -> Policy:
-        """The policy of a `bash` call (and everything it forks)."""
-        return Policy(denied=self._denied(), writable=self._writable(()), protected=self._protected(), proxy=self.proxy)
+    def for_bash(self, readable: Sequence[Path] = ()) -> Policy:
+        """The policy of a `bash` call (and everything it forks); `readable` are directories
+        inside `~/.bingo` it may read too (an installed package's own, for its hooks)."""
+        return Policy(
+            denied=self._denied(readable), writable=self._writable(()), protected=self._protected(), proxy=self.proxy
+        )
 
     def for_plugin(self, name: str, *, root: Path, data_dir: Path, launched: Launched | None = None) -> Policy:
         """The policy of plugin `name`'s process: bash's, plus its `dataDir` written, its own
