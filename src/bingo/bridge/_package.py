@@ -27,11 +27,15 @@ from .manifest import McpServer, check_name
 
 __all__ = [
     "RECORD",
+    "as_array",
+    "as_object",
     "Installed",
     "Package",
     "digest_of",
+    "files_of",
     "package_parts",
     "pin_problem",
+    "read_json",
     "read_package",
     "read_record",
     "write_record",
@@ -91,7 +95,7 @@ def as_array(value: Json) -> list[Json] | None:
     return cast("list[Json]", value) if isinstance(value, list) else None
 
 
-def _json(path: Path) -> Json | str:
+def read_json(path: Path) -> Json | str:
     """The JSON value in `path`, or why it cannot be read (one line)."""
     try:
         with path.open("rb") as file:
@@ -209,9 +213,9 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
     own = where / "plugin.json"
     if claude.is_file():
         kind: Kind = "claude"
-        manifest = _json(claude)
+        manifest = read_json(claude)
     elif own.is_file():
-        manifest = _json(own)
+        manifest = read_json(own)
         kind = "bingo" if is_object(manifest) and ("entry" in manifest or "mcp" in manifest) else "agent"
     else:
         return f"{where} holds no plugin: no plugin.json, no .claude-plugin/plugin.json"
@@ -238,12 +242,12 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
     else:
         declared = manifest.get("mcpServers")
         if isinstance(declared, str):
-            declared = _json(where / declared)
+            declared = read_json(where / declared)
         elif declared is None:
             path = where / (".mcp.json" if kind == "claude" else "mcp.json")
             if not path.is_file() and (where / ".mcp.json").is_file():
                 path = where / ".mcp.json"
-            declared = _json(path) if path.is_file() else None
+            declared = read_json(path) if path.is_file() else None
             if is_object(declared) and "mcpServers" in declared:
                 declared = declared["mcpServers"]
         if isinstance(declared, str):
@@ -252,7 +256,7 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
             servers = _servers(declared, root, data, "mcpServers", problems)
         hook_file = where / "hooks" / "hooks.json"
         if hook_file.is_file():
-            value = _json(hook_file)
+            value = read_json(hook_file)
             if isinstance(value, str):
                 problems.append(value)
             else:
@@ -275,17 +279,28 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
 def digest_of(root: Path) -> str | None:
     """The digest trust's `fingerprint` gives the directory `root` (every byte under it), or
     None when it cannot be pinned."""
+    return _fingerprint(root)[0]
+
+
+def files_of(root: Path) -> dict[str, str]:
+    """Each path under `root` (`./main.py`) with a short digest of its bytes: what `update`
+    compares to say which files changed (it decides nothing; the digest does)."""
+    return _fingerprint(root)[1]
+
+
+def _fingerprint(root: Path) -> tuple[str | None, dict[str, str]]:
     from .discovery import PluginSource
     from .fingerprint import fingerprint
 
     absolute = root.absolute()
     source = PluginSource(absolute.name, "user", absolute, None, None, absolute)
-    return fingerprint(source, absolute).digest
+    printed = fingerprint(source, absolute)
+    return printed.digest, dict(printed.files)
 
 
 def read_record(plugins: Path) -> dict[str, Installed]:
     """The record of the layer whose plugins directory is `plugins` ({} when none or bad)."""
-    value = _json(plugins / RECORD)
+    value = read_json(plugins / RECORD)
     if isinstance(value, str) or not is_object(value):
         return {}
     try:

@@ -1,4 +1,4 @@
-"""`bingo plugin add|list|remove` (INTERFACE.md §12; ADR-0048)."""
+"""`bingo plugin add|list|remove|update` (INTERFACE.md §12; ADR-0048)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..bridge._package import Installed, Package, digest_of, read_package, read_record, write_record
+from ..bridge._package import Installed, Package, digest_of, files_of, read_package, read_record, write_record
 from ..kernel.errors import UsageError
 from ..kernel.home import bingo_home, data_dir
 from ..kernel.settings import find_project
@@ -17,13 +17,16 @@ from ._fetch import fetch
 
 __all__ = ["run_plugin"]
 
-_USAGE = "write bingo plugin add SOURCE [--project] [--yes], bingo plugin list, or bingo plugin remove NAME [--project]"
+_USAGE = (
+    "write bingo plugin add SOURCE [--project] [--yes], bingo plugin list, bingo plugin remove NAME [--project], "
+    "or bingo plugin update [NAME] [--yes]"
+)
 
 
 def run_plugin(argv: list[str]) -> int:
     """Run `bingo plugin …` with `argv` the words after `plugin`; the exit status."""
-    if not argv or argv[0] not in ("add", "list", "remove"):
-        raise UsageError("bingo plugin takes add, list or remove", _USAGE)
+    if not argv or argv[0] not in ("add", "list", "remove", "update"):
+        raise UsageError("bingo plugin takes add, list, remove or update", _USAGE)
     action, rest = argv[0], argv[1:]
     flags = {word for word in rest if word.startswith("-")}
     words = [word for word in rest if not word.startswith("-")]
@@ -38,6 +41,10 @@ def run_plugin(argv: list[str]) -> int:
         if words:
             raise UsageError("bingo plugin list takes no name", _USAGE)
         return _list(home, project)
+    if action == "update":
+        if len(words) > 1:
+            raise UsageError("bingo plugin update takes at most one NAME", _USAGE)
+        return _update(words[0] if words else None, plugins, home, yes=bool(flags & {"--yes", "-y"}))
     if len(words) != 1:
         raise UsageError(f"bingo plugin {action} takes one {'SOURCE' if action == 'add' else 'NAME'}", _USAGE)
     if action == "remove":
@@ -79,11 +86,44 @@ def _ask(name: str) -> bool:
     return answer in ("y", "yes")
 
 
-def _add(source: str, plugins: Path, home: Path, *, yes: bool) -> int:
+def _changes(old: Path, new: Path) -> list[str]:
+    """Each file added, removed or changed from the installed `old` to the fetched `new`."""
+    before, after = files_of(old), files_of(new)
+    lines: list[str] = []
+    for label in sorted(set(before) | set(after)):
+        if label == ".":
+            continue
+        if label not in before:
+            lines.append(f"added {label}")
+        elif label not in after:
+            lines.append(f"removed {label}")
+        elif before[label] != after[label] and not (old / label).is_dir():
+            lines.append(f"changed {label}")
+    return lines[:200]
+
+
+def _update(name: str | None, plugins: Path, home: Path, *, yes: bool) -> int:
+    record = read_record(plugins)
+    names = [name] if name is not None else sorted(record)
+    if name is not None and name not in record:
+        raise UsageError(
+            f"no plugin named {name} was added with bingo plugin add in {plugins}", "see bingo plugin list"
+        )
+    worst = 0
+    for each in names:
+        worst = max(worst, _add(record[each].source, plugins, home, yes=yes, updating=each))
+    return worst
+
+
+def _add(source: str, plugins: Path, home: Path, *, yes: bool, updating: str | None = None) -> int:
     plugins.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".add-", dir=plugins))
     try:
         fetched = fetch(source, staging / "package")
+        if fetched.listing:
+            print(escape(f"{source} is a marketplace; add one of its plugins with bingo plugin add {source}#NAME:"))
+            print("\n".join(escape(f"  {name}  {about}".rstrip()) for name, about in fetched.listing))
+            return 0
         probe = read_package(fetched.directory, data_dir(home) / "plugins" / "_")
         if isinstance(probe, str):
             raise UsageError(
@@ -99,6 +139,15 @@ def _add(source: str, plugins: Path, home: Path, *, yes: bool) -> int:
                 f"a plugin named {package.name} is already installed at {target}",
                 f"run bingo plugin remove {package.name} first",
             )
+        if updating is not None:
+            if package.name != updating:
+                raise UsageError(f"{source} now holds plugin {package.name}, not {updating}", "add it by its name")
+            changes = _changes(target, fetched.directory)
+            if not changes:
+                print(escape(f"{updating} is up to date with {source}."))
+                return 0
+            print(escape(f"{updating}: what changed since it was added:"))
+            print("\n".join(escape(f"  {line}") for line in changes))
         print(_show(package, source))
         if not yes:
             if not (sys.stdin.isatty() and sys.stderr.isatty()):
