@@ -129,13 +129,13 @@ def discover(
     found: dict[str, PluginSource] = {}
     for directory in _plugin_dirs(user_dir):
         for source in _sources(directory, "user", home, home):
-            found[source.name] = source
+            found[source.name] = _one_name(found.get(source.name), source)
     if not _same_directory(user_dir, project_dir) and layer_problem(project) is None:
         for source in _mcp_json(project, found, environ or {}, variables, home / "settings.json"):
             found[source.name] = source
         for directory in _plugin_dirs(project_dir):
             for source in _sources(directory, "project", project, home, found):
-                found[source.name] = source
+                found[source.name] = _one_name(found.get(source.name), source)
     return [found[name] for name in sorted(found)]
 
 
@@ -168,6 +168,19 @@ def _sources(
         manifest = None if problem is not None else mcp_manifest(name, server, version=package.version)
         made.append(PluginSource(name, layer, root, manifest, problem, base.absolute(), overrides(name)))
     return made
+
+
+def _one_name(before: PluginSource | None, source: PluginSource) -> PluginSource:
+    """`source`, or, when a plugin of its layer already has its name (a package's MCP server
+    named as another plugin), `source` refused saying so: never one silently hiding the other.
+    A project's `.mcp.json` server is hidden by its `.bingo/plugins/` directory, as documented."""
+    if before is None or before.layer != source.layer or before.declared_in is not None:
+        return source
+    return msgspec.structs.replace(
+        source,
+        manifest=None,
+        problem=f"two plugins are named {source.name} ({before.root} and {source.root}): remove one with bingo plugin remove",
+    )
 
 
 def _user(source: PluginSource | None) -> PluginSource | None:
