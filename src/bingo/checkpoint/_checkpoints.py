@@ -11,6 +11,7 @@ conversation (the run sets its frames aside).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,6 +120,10 @@ class Checkpoints:
             self._store = CheckpointStore(self.root)
         return self._store
 
+    def _flush(self) -> None:
+        with contextlib.suppress(OSError):
+            self.store.flush()
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -153,10 +158,12 @@ class Checkpoints:
             except SessionError as exc:
                 return Looked(None, exc.message)
             except KeepFailed as exc:
+                self._flush()
                 self._cache = self._last = None
                 return Looked(None, f"{exc.path} could not be kept: {exc.error.strerror or exc.error}")
             except Stopped:
-                return Looked(None, "it took too long")
+                self._flush()
+                return Looked(None, "it took too long (what it read is not read again next time)")
             except OSError as exc:
                 return Looked(None, f"{self.project} could not be read: {exc.strerror or exc}")
         if found.unreadable:

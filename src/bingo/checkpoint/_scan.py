@@ -151,6 +151,9 @@ def scan(
     first = True
     while stack:
         if stop():
+            # What was read so far is not read again: a project too big for one look's
+            # time is recorded over the next turns' looks.
+            cache.rows.update(seen)
             raise Stopped
         directory, prefix, ignores, dir_mtime, dir_ino = stack.pop()
         try:

@@ -13,6 +13,7 @@ restore (`_restore`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -86,7 +87,7 @@ class CheckpointStore:
         SessionError: the directory or its database cannot be opened.
     """
 
-    __slots__ = ("_conn", "_dirs", "_lock", "_read", "objects", "root")
+    __slots__ = ("_conn", "_dirs", "_lock", "_pending", "_read", "objects", "root")
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -96,6 +97,8 @@ class CheckpointStore:
         """Each directory's entries as last kept, and their object's digest."""
         self._read: dict[str, dict[str, Entry]] = {}
         """Directory objects read, by digest."""
+        self._pending: list[tuple[str, int]] = []
+        """Objects written and not yet counted in the index (`flush`)."""
         try:
             self.objects.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
@@ -113,6 +116,8 @@ class CheckpointStore:
         self._conn = conn
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.flush()
         with self._lock:
             self._conn.close()
 
@@ -150,8 +155,23 @@ class CheckpointStore:
         except OSError:
             temp.unlink(missing_ok=True)
             raise
+        with self._lock:
+            self._pending.append((digest, len(data)))
+
+    def flush(self) -> None:
+        """Count the objects written since the last flush (one transaction for them all: a
+        first look at a big project writes thousands)."""
         with self._db() as conn:
-            conn.execute("INSERT OR IGNORE INTO objects (digest, size) VALUES (?, ?)", (digest, len(data)))
+            pending, self._pending = self._pending, []
+            if pending:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany("INSERT OR IGNORE INTO objects (digest, size) VALUES (?, ?)", pending)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    self._pending = pending + self._pending
+                    raise
 
     def get(self, digest: str) -> bytes:
         """The bytes kept under `digest`.
@@ -223,6 +243,7 @@ class CheckpointStore:
     # --- checkpoints ---------------------------------------------------------------------
 
     def add(self, *, session: str, project: str, seq: int, turn: int, kind: str, label: str, manifest: str) -> Point:
+        self.flush()
         now = time.time()
         with self._db() as conn:
             cursor = conn.execute(
@@ -266,6 +287,7 @@ class CheckpointStore:
 
     def size(self) -> int:
         """Bytes of every object kept."""
+        self.flush()
         with self._db() as conn:
             return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM objects").fetchone()[0])
 

@@ -296,3 +296,26 @@ def test_a_file_a_process_still_holds_open_for_writing_is_restored_as_a_new_file
         writer.write("after the rewind\n")
         writer.flush()
     assert (project / "log.txt").read_text() == "before\n"
+
+
+def test_a_look_stopped_for_time_keeps_what_it_read_so_the_next_reads_only_the_rest(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path)
+    for name in ("a", "b", "c"):
+        (project / name).mkdir()
+        (project / name / "f").write_text(name)
+        os.utime(project / name / "f", ns=(1_000_000_000, 1_000_000_000))
+    checks: list[None] = []
+
+    def stop() -> bool:
+        checks.append(None)
+        return len(checks) == 3  # the root and one directory looked at, then time is up
+
+    checkpoints.take(session="s", seq=0, turn=1, label="p", stop=stop)
+    assert said == [
+        "no checkpoint was taken before this prompt: it took too long (what it read is not read again next time);"
+        " the turn goes on"
+    ]
+    assert checkpoints.points("s") == []
+    looked = checkpoints.look().scan
+    assert looked is not None
+    assert (len(looked.entries), looked.read) == (3, 2)
