@@ -253,13 +253,19 @@ class Checkpoints:
         restore to end): the release, or None (said) when a restore held it all that time."""
         if self._refused is not None:
             return None
-        release = self._guard.shared(seconds)
+        try:
+            release = self._guard.shared(seconds)
+        except OSError:
+            return None  # the store's directory cannot be written: the checkpoint says so
         if release is None:
             self.say("another bingo is rewinding this project and did not finish in time; the turn goes on")
         return release
 
     def hold(self) -> Callable[[], None] | None:
-        """Hold the project alone for a restore: the release, or None when a turn runs."""
+        """Hold the project alone for a restore: the release, or None when a turn runs.
+
+        Raises:
+            OSError: the lock file cannot be opened."""
         return self._guard.exclusive()
 
     def restore(self, made: Plan, journal: Journal | None = None) -> list[tuple[str, str]]:

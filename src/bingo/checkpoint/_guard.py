@@ -53,19 +53,23 @@ class Guard:
 
     def shared(self, seconds: float) -> Callable[[], None] | None:
         """Hold the lock shared (a turn) until the answer is called; waits up to `seconds`
-        for a restore to end; None when it did not (or the lock cannot be had at all)."""
+        for a restore to end; None when it did not.
+
+        Raises:
+            OSError: the lock file cannot be opened."""
         return self._take(fcntl.LOCK_SH, seconds)
 
     def exclusive(self) -> Callable[[], None] | None:
         """Hold the lock alone (a restore) until the answer is called; None at once when a
-        turn (of any process) holds it."""
+        turn (of any process) holds it.
+
+        Raises:
+            OSError: the lock file cannot be opened."""
         return self._take(fcntl.LOCK_EX, 0.0)
 
     def _take(self, kind: int, seconds: float) -> Callable[[], None] | None:
-        try:
-            fd = self._open()
-        except OSError:
-            return None
+        """Raises OSError when the lock file cannot be opened at all."""
+        fd = self._open()
         deadline = time.monotonic() + seconds
         while True:
             try:
@@ -99,7 +103,10 @@ class Guard:
         is removed as it is read. None when there is none, or a live process restores now."""
         if not self._journal.exists():
             return None
-        release = self.exclusive()
+        try:
+            release = self.exclusive()
+        except OSError:
+            return None
         if release is None:
             return None  # a live restore: its journal is its own
         try:

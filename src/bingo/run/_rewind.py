@@ -142,7 +142,10 @@ class RewindCommand:
                 answer = "no"
             if answer.strip().lower() not in ("yes", "y"):
                 return TextOutcome(text="nothing rewound")
-        hold = await asyncio.to_thread(checkpoints.hold)
+        try:
+            hold = await asyncio.to_thread(checkpoints.hold)
+        except OSError as exc:
+            return ErrorOutcome(message=f"nothing rewound: the project's lock cannot be taken: {exc.strerror or exc}")
         if hold is None:
             return ErrorOutcome(
                 message="nothing rewound: another bingo is running a turn in this project; rewind when it has ended"
