@@ -443,7 +443,13 @@ def _bring(
     packages = package_parts(home, project)
     extra = tuple(
         CommandHookEntry(
-            hook.event, hook.matcher, hook.command, hook.timeout, False, f"plugin {package.name}", (str(root),)
+            hook.event,
+            hook.matcher,
+            hook.command,
+            hook.timeout,
+            False,
+            f"plugin {package.name}",
+            (str(root), str(home / "data" / "plugins" / package.name)),
         )
         for root, package in packages
         for hook in package.hooks

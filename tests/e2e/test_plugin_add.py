@@ -111,8 +111,10 @@ def test_add_from_a_local_git_repository_at_a_ref(tmp_path: Path) -> None:
 
 
 _GUARD = """\
-import json, sys
+import json, os, sys
 event = json.load(sys.stdin)
+with open(os.path.join(os.environ["CLAUDE_PLUGIN_DATA"], "seen"), "a") as seen:
+    seen.write(event["tool_name"] + "\\n")
 if "rm -rf" in event.get("tool_input", {}).get("command", ""):
     print("Blocked by guardkit", file=sys.stderr)
     sys.exit(2)
@@ -188,3 +190,21 @@ def test_a_claude_code_plugins_parts_each_work_as_their_kind(tmp_path: Path) -> 
     [refused] = [block for block in tool_results(requests[2]) if block["toolUseId"] == "b1"]
     assert refused["isError"] and "Blocked by guardkit" in result_text(refused)  # the hook blocked
     assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
+    seen = box.bingo_home / "data" / "plugins" / "guardkit" / "seen"
+    assert seen.read_text(encoding="utf-8") == "Bash\n"  # the hook wrote its ${CLAUDE_PLUGIN_DATA}
+
+
+def test_add_into_the_project_runs_only_under_the_projects_trust(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    package = _package(tmp_path)
+    (box.project / "notes.txt").write_text("one two\n", encoding="utf-8")
+    added = box.run("plugin", "add", str(package), "--project", "--yes", cwd=box.project)
+    assert added.returncode == 0, added.stderr
+    assert (box.project / ".bingo" / "plugins" / "wordcount" / "main.py").is_file()
+    assert not (box.bingo_home / "plugins" / "wordcount").exists()
+    box.run("-p", "/wordcount notes.txt", cwd=box.project)
+    assert not _started(box)  # an untrusted project's plugin is not started
+    assert box.run("--trust", cwd=box.project).returncode == 0
+    assert box.run("-p", "/wordcount notes.txt", cwd=box.project).returncode == 0
+    assert _started(box)
+    assert "(project)" in box.run("plugin", "list", cwd=box.project).stdout

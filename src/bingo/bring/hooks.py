@@ -285,10 +285,20 @@ class CommandHook:
         timeout = self._entry.timeout or DEFAULT_TIMEOUT
         env = dict(os.environ)
         policy: Policy | None = None
+        package = self._entry.package
+        own = [Path(path) for path in package] if package is not None else []
+        if package is not None:
+            try:
+                own[1].mkdir(parents=True, exist_ok=True)
+            except OSError:
+                pass
         if self._sandbox is not None:
-            confined = await self._sandbox.for_bash([Path(path) for path in self._entry.readable])
+            confined = await self._sandbox.for_bash(own, own[1:])
             if confined is not None:
                 policy, env = confined.policy, dict(confined.env)
+        if package is not None:
+            env["CLAUDE_PLUGIN_ROOT"] = env["PLUGIN_ROOT"] = package[0]
+            env["CLAUDE_PLUGIN_DATA"] = env["PLUGIN_DATA"] = package[1]
         env["CLAUDE_PROJECT_DIR"] = env["BINGO_PROJECT_DIR"] = str(self._project)
         try:
             process = await _Process.start(self._entry.command, env, self._project, policy)

@@ -86,8 +86,10 @@ class CommandHookEntry(msgspec.Struct, frozen=True):
     timeout: float | None
     fail_closed: bool
     where: str
-    readable: tuple[str, ...] = ()
-    """Directories inside `~/.bingo` the hook may read: an installed package's own (ADR-0048)."""
+    package: tuple[str, str] | None = None
+    """The directory and data directory of the installed package that brought it (ADR-0048):
+    the hook may read both and write the second, and gets them as `CLAUDE_PLUGIN_ROOT` /
+    `PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` / `PLUGIN_DATA`."""
 
 
 PlacedRule: TypeAlias = tuple[str, str, str]

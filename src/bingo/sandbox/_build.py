@@ -274,11 +274,15 @@ class Build(msgspec.Struct, frozen=True):
         paths += [Path(item.value) if isinstance(item, Grant) else item for item in extra]
         return _unique(paths)
 
-    def for_bash(self, readable: Sequence[Path] = ()) -> Policy:
+    def for_bash(self, readable: Sequence[Path] = (), writable: Sequence[Path] = ()) -> Policy:
         """The policy of a `bash` call (and everything it forks); `readable` are directories
-        inside `~/.bingo` it may read too (an installed package's own, for its hooks)."""
+        inside `~/.bingo` it may read too, `writable` ones it may write (an installed package's
+        own and its data directory, for its hooks)."""
         return Policy(
-            denied=self._denied(readable), writable=self._writable(()), protected=self._protected(), proxy=self.proxy
+            denied=self._denied(readable),
+            writable=self._writable([_resolved(path) for path in writable]),
+            protected=self._protected(),
+            proxy=self.proxy,
         )
 
     def for_plugin(self, name: str, *, root: Path, data_dir: Path, launched: Launched | None = None) -> Policy:

@@ -195,15 +195,16 @@ class Sandbox:
 
     # --- per process -----------------------------------------------------------------
 
-    async def for_bash(self, readable: Sequence[Path] = ()) -> Confined | None:
+    async def for_bash(self, readable: Sequence[Path] = (), writable: Sequence[Path] = ()) -> Confined | None:
         """The policy and environment of a `bash` call, or None when it runs unconfined;
-        `readable`: directories inside `~/.bingo` it may read too (a package's, for its hooks)."""
+        `readable`: directories inside `~/.bingo` it may read too, `writable` write too (a
+        package's own and its data directory, for its hooks)."""
         if not self.in_force:
             return None
         proxy = await self._proxy("bash")
         keep = [grant.value for grant in self.grants.keep]
         env = confined_environ(self._environ, keep=keep, proxy=proxy, tmpdir=None, matrix_token=self._matrix_token)
-        return Confined(policy=self._build(proxy).for_bash(readable), env=env, who="bash")
+        return Confined(policy=self._build(proxy).for_bash(readable, writable), env=env, who="bash")
 
     def plugin_off(self, name: str) -> Grant | None:
         """Where `plugins.<name>.sandbox.mode: "off"` came from, or None."""
