@@ -14,7 +14,6 @@ the run takes one before each prompt's turn (`Run`).
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -44,7 +43,9 @@ def _names(paths: list[str]) -> str:
 
 
 def _when(point: Point) -> str:
-    return dt.datetime.fromtimestamp(point.time).strftime("%Y-%m-%d %H:%M")
+    import time  # datetime is not imported at start for a command never run
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(point.time))
 
 
 def _what(point: Point) -> str:
