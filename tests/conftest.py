@@ -61,3 +61,45 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_sep("=", "faults, fuzzing and load")
         for row in rows:
             terminalreporter.write_line(row)
+
+
+LONG = (
+    "tests/e2e/test_store_crash.py::",
+    "tests/e2e/test_check_plugin_zoo.py::test_the_checker_names_each_zoo_members_fault",
+    "tests/load/test_load.py::",
+    "tests/load/test_unread_stdin.py::",
+    "tests/e2e/test_package_runners.py::",
+    "tests/e2e/test_sessions.py::test_compact_command_compacts_the_session_it_continues",
+    "tests/e2e/test_mcp_http.py::",
+    "tests/e2e/test_matrix_channel.py::test_messages_still_waiting_when_bingo_stops",
+    "tests/e2e/test_matrix_channel.py::test_a_homeserver_restart",
+    "tests/e2e/test_bounded_logs.py::test_huge_method_names",
+    "tests/e2e/test_bridge_promises.py::test_an_interrupted_turn_sends_tool_cancel",
+)
+"""Tests of many seconds each (`--durations` on a loaded machine: 10 to 45 s): under xdist's
+work stealing they start first, one at the head of each worker's share, so none of them is
+the last thing a worker runs while the others have finished (ADR-0041)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist worksteal`, the LONG tests at the heads of the workers' first shares.
+    Each worker collects the same order (xdist requires it): it depends on nothing else."""
+    workers: int | None = getattr(config, "workerinput", {}).get("workercount")
+    if not workers or config.getoption("dist", None) != "worksteal":
+        return
+    long = [item for item in items if item.nodeid.startswith(LONG)]
+    rest = [item for item in items if not item.nodeid.startswith(LONG)]
+    if len(items) < 10 * workers * max(1, len(long)):
+        return  # a few files: nothing to balance
+    # xdist hands each idle worker, in turn, len(pending) // (workers left) from the front.
+    ordered: list[pytest.Item] = []
+    left, taken = len(items), 0
+    for worker in range(workers):
+        share = left // (workers - worker)
+        head = long[worker::workers][:share]
+        ordered += head + rest[taken : taken + share - len(head)]
+        taken += share - len(head)
+        left -= share
+    ordered += rest[taken:]
+    if sorted(map(id, ordered)) == sorted(map(id, items)):  # every test, once
+        items[:] = ordered
