@@ -7,16 +7,15 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.e2e._bingo import REPO, Sandbox, no_traceback
-
-SKILLS = REPO / "tests" / "fixtures" / "skills"
+from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._skills import real_skills
 
 
 def test_a_hosts_directory_is_checked_file_by_file_and_entry_by_entry(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     claude = box.home / ".claude"
-    for name in ("brand-guidelines", "claude-api"):
-        shutil.copytree(SKILLS / name, claude / "skills" / name)
+    for name in ("brand-guidelines", "ux-ui-design-system"):
+        shutil.copytree(real_skills() / name, claude / "skills" / name)
     (claude / "commands").mkdir()
     (claude / "commands" / "fix.md").write_text("---\nargument-hint: [n] [p]\n---\nFix $1\n", encoding="utf-8")
     (claude / "commands" / "bad.md").write_text("---\ndescription: x\n", encoding="utf-8")
@@ -34,7 +33,9 @@ def test_a_hosts_directory_is_checked_file_by_file_and_entry_by_entry(tmp_path: 
     assert no_traceback(result)
     lines = result.stdout.splitlines()
     assert f"✓ skill brand-guidelines ({claude / 'skills' / 'brand-guidelines'})" in lines
-    assert any(line.startswith("✗ skill ") and "claude-api/SKILL.md" in line and "over 1024" in line for line in lines)
+    assert any(
+        line.startswith("✗ skill ") and "ux-ui-design-system/SKILL.md" in line and "over 1024" in line for line in lines
+    )
     assert f"✓ command /fix [n] [p] ({claude / 'commands' / 'fix.md'})" in lines
     assert any(line.startswith("✗ command ") and "bad.md" in line and "not closed" in line for line in lines)
     assert any(line.startswith("✗ hooks.PreToolUse[0].matcher 'Bash(' is not a regular expression") for line in lines)

@@ -1,5 +1,5 @@
 """What people bring from other hosts, through the real binary (INTERFACE.md section 11):
-real Agent Skills from the public anthropics/skills repository (tests/fixtures/skills/README.md)
+real Agent Skills from the public anthropics/skills repository as an npm package ships them (tests/e2e/_skills.py)
 and markdown commands written as Claude Code's documentation shows them. Evidence is what the
 scripted model received: its system prompt, its messages, its tool results."""
 
@@ -8,17 +8,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.e2e._bingo import REPO, Sandbox, no_traceback
+from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
-
-SKILLS = REPO / "tests" / "fixtures" / "skills"
+from tests.e2e._skills import real_skills
 
 
 def _with_skills(box: Sandbox, *names: str, where: Path | None = None) -> Path:
     place = where or box.home / ".claude" / "skills"
     place.mkdir(parents=True, exist_ok=True)
     for name in names:
-        shutil.copytree(SKILLS / name, place / name)
+        shutil.copytree(real_skills() / name, place / name)
     return place
 
 
@@ -26,7 +25,7 @@ def test_real_skills_are_in_the_catalogue_the_skill_tool_gives_the_body_and_file
     tmp_path: Path,
 ) -> None:
     box = Sandbox(tmp_path)
-    place = _with_skills(box, "brand-guidelines", "internal-comms", "claude-api")
+    place = _with_skills(box, "brand-guidelines", "internal-comms", "ux-ui-design-system")
     # A skill of bingo's own place, its description a folded multi-line YAML block.
     own = box.bingo_home / "skills" / "release-notes"
     own.mkdir(parents=True)
@@ -52,10 +51,10 @@ def test_real_skills_are_in_the_catalogue_the_skill_tool_gives_the_body_and_file
     assert "- brand-guidelines: Applies Anthropic's official brand colors and typography" in system
     assert "- internal-comms: A set of resources to help me write all kinds of internal communications" in system
     assert "- release-notes: Writes release notes from the git log: use it when asked for a changelog." in system
-    # claude-api's real description is 1,068 characters, over the 1,024 allowed: one notice, the rest load.
-    assert "claude-api" not in system
-    [refused] = [line for line in result.stderr.splitlines() if "claude-api" in line]
-    assert "SKILL.md is not loaded: its description is 1068 characters, over 1024" in refused
+    # ux-ui-design-system's real description is 1,189 characters, over the 1,024 allowed: one notice, the rest load.
+    assert "ux-ui-design-system" not in system
+    [refused] = [line for line in result.stderr.splitlines() if "ux-ui-design-system" in line]
+    assert "SKILL.md is not loaded: its description is 1189 characters, over 1024" in refused
     assert "skill" in [spec["name"] for spec in first["request"]["tools"]]
     # The skill tool ran without a rule (trusted, read-only) and gave the body and the other files.
     [loaded] = tool_results(second)

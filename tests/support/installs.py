@@ -1,5 +1,5 @@
 """What the tests install once per machine, outside .venv: Synapse's own virtualenv for the
-Matrix tests, the npm MCP servers and the TypeScript ACP SDK. Each is made under a file lock
+Matrix tests, the npm MCP servers, the TypeScript ACP SDK and a package of real skills. Each is made under a file lock
 in the gitignored .cache/, so parallel test processes (xdist's workers) and the background
 job `scripts/test` starts make it once between them; a second run finds it and installs
 nothing (ADR-0041).
@@ -38,6 +38,12 @@ MCP_SERVERS = {
 NPM_ACP = CACHE / "npm-acp"
 ACP_SDK = {"@agentclientprotocol/sdk": "2.4.0"}
 """The TypeScript ACP client's SDK, pinned."""
+
+NPM_SKILLS = CACHE / "npm-skills"
+SKILLS_PACKAGE = ("claude-code-skills", "0.5.0")
+"""An npm package (MIT) that ships 1,128 Agent Skills as their authors wrote them, among them
+anthropics/skills' own (Apache-2.0, each with its LICENSE.txt): the tests read real skills
+nobody here wrote from it, unpacked (never installed: no dependency, no script of it runs)."""
 
 PIP_TIMEOUT = 900
 NPM_TIMEOUT = 300
@@ -110,12 +116,52 @@ def npm(where: Path, packages: dict[str, str]) -> str | None:
         return None
 
 
+def npm_unpacked(where: Path, package: str, version: str) -> Path | str:
+    """npm package `package`@`version` fetched with `npm pack` and unpacked (its files only:
+    no dependency installed, no script run) into `where`/`package`-`version`, unless it is
+    there already; that directory, or why not."""
+    target = where / f"{package}-{version}"
+    stamp = target / ".unpacked"
+    if stamp.exists():
+        return target
+    npm_ = shutil.which("npm")
+    if npm_ is None:
+        return "npm is not installed"
+    where.mkdir(parents=True, exist_ok=True)
+    with (where / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists():
+            return target
+        done = subprocess.run(
+            [npm_, "pack", f"{package}@{version}", "--pack-destination", str(where), "--silent"],
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+        )
+        if done.returncode != 0:
+            return f"npm pack failed: {done.stderr[-2000:]}"
+        import tarfile
+
+        tarball = where / done.stdout.strip().splitlines()[-1]
+        shutil.rmtree(target, ignore_errors=True)
+        with tarfile.open(tarball) as archive:
+            archive.extractall(target, filter="data")  # an archive's paths never leave target
+        tarball.unlink()
+        stamp.touch()
+        return target
+
+
+def _why(made: Path | str) -> str | None:
+    return made if isinstance(made, str) else None
+
+
 def main() -> int:
     """Make all three at once; say what failed (the tests try again), exit 0."""
     jobs = {
         "synapse": synapse,
         "npm-mcp": lambda: npm(NPM_MCP, MCP_SERVERS),
         "npm-acp": lambda: npm(NPM_ACP, ACP_SDK),
+        "npm-skills": lambda: _why(npm_unpacked(NPM_SKILLS, *SKILLS_PACKAGE)),
     }
     with ThreadPoolExecutor(len(jobs)) as pool:
         results = {name: pool.submit(job) for name, job in jobs.items()}
