@@ -431,19 +431,28 @@ def test_a_room_whose_session_another_run_writes_says_so_and_starts_a_new_one(
 def test_messages_during_a_turn_wait_in_order_and_a_flood_is_bounded(
     tmp_path: Path, room: Room, bots: list[Bot]
 ) -> None:
-    replies = [[{"sleep": 8}, text("slow answer")]] + [[text(f"answer {n}")] for n in range(1, 40)]
+    # The slow turn runs until the test opens its gate, once bingo has said it drops what
+    # overflows (message 17 came): no time stands for "still running" (under load, sending
+    # 22 messages outlasted an 8 s sleep).
+    gate = tmp_path / "gate"
+    replies = [[{"until": str(gate)}, text("slow answer")]] + [[text(f"answer {n}")] for n in range(1, 40)]
     box = _box(tmp_path, room, replies)
     bot = _start(bots, box, room)
     room.person.say(room.id, "slow")
     wait_for(lambda: "running a message" in bot.log(), what="the slow turn to start")
     for n in range(1, 23):
         room.person.say(room.id, f"message {n}")
+    wait_for(lambda: "dropping what" in bot.log(), what="the queue to overflow")
+    gate.touch()
     room.wait_for_body(lambda b: "answer 16" in b, "the queued messages to be answered", timeout=60)
     assert bot.stop() == 0
     prompts = [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)]
     assert prompts[0] == "slow"
-    assert prompts[1:] == [f"message {n}" for n in range(1, len(prompts))]  # in order
-    assert len(prompts) == 17  # the turn running, then the queue's 16; the rest dropped
+    # The queue's 16 in order; the 17th dropped; of the 18th to 22nd, those that came while the
+    # queue was still full were dropped too, and any that came once it had room ran after, in order.
+    assert prompts[1:17] == [f"message {n}" for n in range(1, 17)]
+    later = [int(p.removeprefix("message ")) for p in prompts[17:]]
+    assert later == sorted(set(later)) and all(18 <= n <= 22 for n in later)
     bodies = room.bodies()
     assert sum("messages are waiting already" in b for b in bodies) == 1
     assert bot.log().count("dropping what") == 1

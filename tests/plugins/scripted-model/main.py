@@ -4,7 +4,8 @@ Settings `plugins.scripted-model = {"replies": [[step, ...], ...]}` reach it as
 `initialize.config`. Each `provider/stream` takes the next reply; a step is
 `{"text": "..."}` (streamed in a few text deltas), `{"tool": {"id", "name", "input"}}`
 (one toolUse delta), `{"hang": true}` (stream nothing more until `provider/cancel`, then
-answer stopReason "cancelled"), `{"sleep": seconds}` (pause, then go on) or `{"error": "..."}` (answer a JSON-RPC error instead).
+answer stopReason "cancelled"), `{"sleep": seconds}` (pause, then go on), `{"until": path}` (pause until that file exists, at
+most HANG_LIMIT, then go on) or `{"error": "..."}` (answer a JSON-RPC error instead).
 Past the script it answers "(script finished)". Every request it receives is appended to
 `<env.dataDir>/requests.jsonl`, so tests can read what the model was told.
 """
@@ -52,6 +53,15 @@ def stream(params):
             break
         if "sleep" in step:  # think for a while (cancellable), then go on with the reply
             if cancelled.wait(float(step["sleep"])):
+                stop = "cancelled"
+                break
+        if "until" in step:  # wait for the test to open a gate (cancellable, bounded)
+            waited = 0.0
+            while not os.path.exists(step["until"]) and waited < HANG_LIMIT:
+                if cancelled.wait(0.02):
+                    break
+                waited += 0.02
+            if cancelled.is_set():
                 stop = "cancelled"
                 break
         if "text" in step:
