@@ -237,3 +237,45 @@ def first_session(box: Sandbox) -> str:
     found = re.findall(r"\d{8}-\d{6}-[0-9a-f]{4}", listed.stdout)
     assert len(found) == 1, listed.stdout
     return found[0]
+
+
+def test_bingo_sigkilled_in_the_middle_of_a_restore_leaves_each_file_before_or_after_and_the_next_run_finishes_it(
+    tmp_path: Path,
+) -> None:
+    box = Sandbox(tmp_path)
+    files = box.project / "data"
+    files.mkdir()
+    count = 2000
+
+    def before(i: int) -> bytes:
+        return f"before {i}\n".encode() * 200
+
+    for i in range(count):
+        (files / f"f{i:05}").write_bytes(before(i))
+    change = [tool("b1", "bash", {"command": "for f in data/*; do echo after >> $f; done"})]
+    use_scripted_model(box, [change, [text("done")]], sandbox={"mode": "off"})
+    assert box.run("--allow", "bash", "-p", "go").returncode == 0
+    # Killed (SIGKILL, no handler runs) once the restore has put back its first file.
+    proc = box.popen("-p", "-c", "/rewind 1")
+    try:
+        first = files / "f00000"
+        while proc.poll() is None and first.read_bytes() != before(0):
+            pass
+        proc.kill()
+        proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    states = [(files / f"f{i:05}").read_bytes() for i in range(count)]
+    put_back = sum(state == before(i) for i, state in enumerate(states))
+    assert all(state in (before(i), before(i) + b"after\n") for i, state in enumerate(states))
+    assert 0 < put_back < count, f"the kill came after the whole restore ({put_back} files put back)"
+    # The next run says the restore was cut short and how to finish or undo it; finishing it
+    # (the prompt's point again: the cut rewind's own checkpoint is the newest) puts back all.
+    listed = box.run("-p", "-c", "/rewind")
+    assert no_traceback(listed)
+    [said] = [line for line in listed.stderr.splitlines() if "was cut short" in line]
+    assert "a rewind to before «go» was cut short" in said and "/rewind finishes it" in said
+    assert "was cut short" not in box.run("-p", "-c", "/rewind").stderr  # said once
+    finished = box.run("-p", "-c", "/rewind 2")
+    assert finished.returncode == 0, finished.stderr
+    assert all((files / f"f{i:05}").read_bytes() == before(i) for i in range(count))
