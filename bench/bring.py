@@ -10,7 +10,9 @@ Prints figures, asserts nothing. Rows:
   the same stdin, through asyncio); target: added ≤ own + 5 ms. Unconfined, in process;
 - the same through the real binary, confined where the sandbox is in force: `bingo -p` whose
   scripted model makes CALLS `glob` calls, with the hook matching `Glob` and without,
-  interleaved; (with − without) / CALLS per call.
+  interleaved; (with − without) / CALLS per call; against the hook process's own start to
+  exit confined as a hook is (the run's sandbox, spawned as `bring.hooks` spawns it), since a
+  hook runs in the sandbox (INTERFACE.md section 11) and its confinement is part of its start.
 Run: python bench/bring.py [--runs N] [--binary-runs N]
 """
 
@@ -110,6 +112,44 @@ async def hook_latency(where: Path, runs: int) -> None:
     print(f"target added ≤ own + 5 ms: {own + 5:.1f} ms {mark}")
 
 
+async def confined_own(where: Path, runs: int) -> float | None:
+    """The hook process's own start to exit when it is confined as a hook is (the run's
+    sandbox, `for_bash`'s policy, spawned without a warden by the janitor): the baseline of
+    the confined row below. None where the sandbox is not in force."""
+    from bingo.bring.hooks import _Process  # pyright: ignore[reportPrivateUsage]
+    from bingo.sandbox import Sandbox
+
+    home, project = where / "confined-home", where / "confined-project"
+    (home / ".bingo").mkdir(parents=True)
+    (project / ".git").mkdir(parents=True)
+    script = where / "hook.py"
+    script.write_text(_HOOK, encoding="utf-8")
+    command = f"{sys.executable} {script}"
+    data = b'{"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Glob"}'
+    sandbox = Sandbox(
+        Settings().sandbox,
+        home=home,
+        bingo_home=home / ".bingo",
+        project=project,
+        environ=os.environ,
+        notices=Notices(),
+    )
+    sandbox.start()
+    times: list[float] = []
+    async with sandbox:
+        confined = await sandbox.for_bash()
+        if confined is None:
+            return None
+        for i in range(runs + 3):  # the first three warm the janitor and its parked process
+            started = time.perf_counter()
+            process = await _Process.start(command, dict(confined.env), project, confined.policy)
+            await process.communicate(data)
+            await process.reap()
+            if i >= 3:
+                times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
 _CALLS = 20
 """Tool calls in one `bingo -p` run of the binary row."""
 
@@ -134,7 +174,7 @@ def _world(root: Path, hooked: bool) -> tuple[dict[str, str], Path]:
     return {**env, "HOME": str(home), "BINGO_HOME": str(home / ".bingo")}, project
 
 
-def through_the_binary(where: Path, runs: int, *flags: str) -> None:
+def through_the_binary(where: Path, runs: int, *flags: str, own: float | None = None) -> None:
     bingo = str(Path(sys.executable).parent / "bingo")
     worlds = {hooked: _world(where / ("with" if hooked else "without"), hooked) for hooked in (True, False)}
     times: dict[bool, list[float]] = {True: [], False: []}
@@ -149,6 +189,11 @@ def through_the_binary(where: Path, runs: int, *flags: str) -> None:
     added = (statistics.median(times[True]) - statistics.median(times[False])) / _CALLS * 1000
     print(f"through the binary ({state.stdout.decode().splitlines()[0]}): {added:.1f} ms added per call")
     print(f"  (median of {runs} runs of {_CALLS} glob calls each, with the hook and without, interleaved)")
+    if own is not None:
+        mark = "✓" if added <= own + 5 else "✗"
+        print(
+            f"  the hook process's own start to exit, confined as a hook is: {own:.1f} ms; target ≤ {own + 5:.1f} ms {mark}"
+        )
     shutil.rmtree(where / "with")
     shutil.rmtree(where / "without")
 
@@ -161,7 +206,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as where:
         prompt_sizes(Path(where))
         asyncio.run(hook_latency(Path(where), args.runs))
-        through_the_binary(Path(where), args.binary_runs)
+        own = asyncio.run(confined_own(Path(where), args.runs))
+        through_the_binary(Path(where), args.binary_runs, own=own)
         through_the_binary(Path(where), args.binary_runs, "--no-sandbox")
 
 
