@@ -95,14 +95,24 @@ class Dispatcher:
         self._session = session
         self._choose_model = choose_model
         self._busy = False
+        self._before = False
+        """True while the turn waits for `before_turn` (its checkpoint), the conversation's
+        turn not begun: an interrupt then is kept for it (`_early`), never lost."""
+        self._early = False
 
     def busy(self) -> bool:
         """True while a turn is running."""
         return self._busy
 
     def interrupt(self) -> list[str]:
-        """Interrupt the running turn, if one is; the names of calls still being waited for."""
-        return self._conversation.interrupt() if self._busy else []
+        """Interrupt the running turn, if one is; the names of calls still being waited for.
+        Before the turn has begun (its checkpoint is being taken) the prompt is not sent."""
+        if not self._busy:
+            return []
+        if self._before:
+            self._early = True
+            return []
+        return self._conversation.interrupt()
 
     def commands(self) -> list[CommandSpec]:
         """Every command, built-in and plugin, by name."""
@@ -190,14 +200,18 @@ class Dispatcher:
             conversation.provider, conversation.model = self._choose_model()
         conversation.session = self._session.ensure()
         self._session.begin_turn(conversation.turn + 1)
-        self._busy = True
+        self._busy, self._before, self._early = True, True, False
         try:
             release = await self._before_turn(prompt) if self._before_turn is not None else None
+            self._before = False  # from here the conversation's turn takes an interrupt itself
             try:
-                result = await conversation.run_turn(prompt, images or ())
+                if self._early:
+                    result = TurnResult("interrupted", "the turn was interrupted before the prompt was sent")
+                else:
+                    result = await conversation.run_turn(prompt, images or ())
             finally:
                 if release is not None:
                     release()
         finally:
-            self._busy = False
+            self._busy = self._before = False
         return Submitted(0 if result.status == "done" else 1, turn=result)

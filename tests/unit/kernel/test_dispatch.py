@@ -169,6 +169,7 @@ def _run(
     hooks: tuple[FakeHook, ...] = (),
     person: Person | None = None,
     choose: Callable[[], tuple[Provider, str]] | None = None,
+    before_turn: Callable[[str], Awaitable[Callable[[], None] | None]] | None = None,
 ) -> _T:
     notices = Notices()
     registry = Registry(notices)
@@ -199,7 +200,11 @@ def _run(
                 cwd="/w",
             )
             dispatcher = Dispatcher(
-                registry=registry, conversation=conversation, session=session, choose_model=choose or choose_model
+                registry=registry,
+                conversation=conversation,
+                session=session,
+                choose_model=choose or choose_model,
+                before_turn=before_turn,
             )
             async with asyncio.timeout(5):
                 return await scenario(World(dispatcher, session, model, person, chosen))
@@ -227,6 +232,34 @@ def test_a_prompt_is_a_turn_and_the_model_is_chosen_once_on_the_first() -> None:
     assert world.chosen == ["echo"]
     assert [r.model for r in world.model.requests] == ["echo-1", "echo-1"]
     assert world.session.id == "s1" and world.session.turns == [1, 2]
+
+
+def test_an_interrupt_while_the_turns_checkpoint_is_taken_is_kept_and_the_prompt_is_not_sent() -> None:
+    # Ctrl-C, /stop or an editor's cancel while `before_turn` (the checkpoint, on a thread)
+    # runs: the conversation's turn has not begun, and its own start cleared the interrupt, so
+    # the turn ran on as if nothing was asked (a hanging model hung on).
+    entered, go_on, released = asyncio.Event(), asyncio.Event(), []
+
+    async def checkpoint(prompt: str) -> Callable[[], None]:
+        entered.set()
+        await go_on.wait()
+        return lambda: released.append(prompt)
+
+    async def scenario(world: World) -> tuple[Submitted, list[str], Submitted, World]:
+        submitted = asyncio.ensure_future(world.dispatcher.submit("hello"))
+        await entered.wait()
+        waiting = world.dispatcher.interrupt()
+        go_on.set()
+        first = await submitted
+        return first, waiting, await world.dispatcher.submit("again"), world
+
+    first, waiting, second, world = _run(scenario, before_turn=checkpoint)
+
+    assert first == Submitted(1, turn=TurnResult("interrupted", "the turn was interrupted before the prompt was sent"))
+    assert waiting == [] and released == ["hello", "again"]
+    assert second == Submitted(0, turn=TurnResult("done"))  # the next prompt is not interrupted
+    [request] = world.model.requests  # "hello" never reached the model
+    assert request.messages[-1].content == [TextBlock(text="again")]
 
 
 def test_no_model_to_choose_is_the_choices_error_and_no_session_is_made() -> None:
