@@ -6,6 +6,11 @@ Unknown keys do not stop a run, so a newer file works with an older host, but ea
 (`Source.unknown`, with a "did you mean" when a known key is close: a typo in a deny rule's
 key must not pass in silence). It does not merge layers or decide what a project may give
 (settings.py does).
+
+It runs past ~480 lines because the layer's shape (one Struct per settings section, the
+sections of INTERFACE.md 2–15 each adding theirs) and the walk that finds the first wrong or
+unknown key against that shape and its line in the file belong together: the walk reads
+the shape's own fields.
 """
 
 from __future__ import annotations

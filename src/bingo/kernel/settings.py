@@ -11,6 +11,10 @@ is not valid JSON or holds a known key of the wrong type (`_layer.py`: one docum
 and its errors). It does not decide whether a project is trusted
 (`bridge/trust.py` does), interpret permissions (the gate does) nor a plugin's slice (passed
 as it is).
+
+It runs past ~480 lines because every settings key of INTERFACE.md (sections 2–15: the
+sandbox's grants, channels, checkpoints, command hooks, sign-ins) is declared here as one typed
+field with its merge, so that a key's type, default and layer rule are read in one place.
 """
 
 from __future__ import annotations

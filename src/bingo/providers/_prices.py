@@ -11,9 +11,9 @@ name is priced as that model.
 
 The figures are list prices per million tokens, standard tier, no batch discount, the 5-minute
 cache write, written down on 2026-12-04 (this machine cannot reach the providers' sites).
-Anthropic's match https://docs.anthropic.com/en/docs/about-claude/pricing as stored in the
-project's reference library; OpenAI's are https://openai.com/api/pricing as copied by
-third-party price lists of 2026. Prices change: the table is dated so a stale one is noticed;
+Anthropic's Claude 3 and 4/4.1 models match https://docs.anthropic.com/en/docs/about-claude/pricing
+as stored in the project's reference library, its 4.5 models and OpenAI's
+(https://openai.com/api/pricing) the third-party copies of those pages of 2026. Prices change: the table is dated so a stale one is noticed;
 correct it from those pages.
 """
 

@@ -10,6 +10,10 @@ what a spawn gives back is `_spawned.py`'s, and the processes confined ahead it 
 
 It does not make asyncio streams of the pipes, write a plugin's log or shut a plugin down:
 that is `bridge/process.py`'s PluginProcess.
+
+It runs just past ~480 lines because bingo's end of one socket protocol (start, requests,
+answers, exits, the end at bingo's exit) reads best whole; what a spawn gives back and the
+processes parked ahead are already apart.
 """
 
 from __future__ import annotations
