@@ -578,11 +578,21 @@ def test_each_room_is_its_own_session(tmp_path: Path, room: Room, bots: list[Bot
     assert all(session in sessions.stdout for session in state["sessions"].values())
 
 
+def _asked(box: Sandbox) -> int:
+    """How many requests the scripted model has logged whole (a line still being written is
+    not counted)."""
+    log = box.bingo_home / "data" / "plugins" / "scripted-model" / "requests.jsonl"
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    return sum('"provider/stream"' in line for line in text.split("\n")[:-1])
+
+
 def test_stop_interrupts_the_running_turn(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
     box = _box(tmp_path, room, [[{"hang": True}], [text("Next one.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "think for ever")
-    wait_for(lambda: "running a message" in bot.log(), what="the turn to start")
+    # The model has the prompt (its hanging reply taken): a /stop before that would end the
+    # turn before the prompt is sent, and the next message would get the hanging reply.
+    wait_for(lambda: _asked(box) == 1, what="the model to have the prompt")
     room.person.say(room.id, "/stop")
     room.person.say(room.id, "then this")
     room.wait_for_body(lambda b: "Next one." in b, "the next message to be answered", timeout=20)

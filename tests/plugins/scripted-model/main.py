@@ -101,13 +101,18 @@ def work(requests):
         method, params = message["method"], message.get("params") or {}
         if method == "initialize":
             result, error = initialize(params)
-        elif method == "provider/stream":
-            result, error = stream(params)
-        else:
-            result, error = None, {"code": -32601, "message": "no method " + method}
-        if STATE["log"]:  # set by initialize
             with open(STATE["log"], "a", encoding="utf-8") as file:
                 file.write(json.dumps(message) + "\n")
+        else:
+            # Logged as it arrives, before it is answered: a test can wait for the model to
+            # have a request it is still answering (a hanging or sleeping reply).
+            if STATE["log"]:  # set by initialize
+                with open(STATE["log"], "a", encoding="utf-8") as file:
+                    file.write(json.dumps(message) + "\n")
+            if method == "provider/stream":
+                result, error = stream(params)
+            else:
+                result, error = None, {"code": -32601, "message": "no method " + method}
         reply = {"jsonrpc": "2.0", "id": message["id"]}
         reply.update({"error": error} if error else {"result": result})
         send(reply)
