@@ -20,7 +20,8 @@ import hashlib
 import re
 import secrets
 import time
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, TypeVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import msgspec
@@ -176,6 +177,26 @@ async def _json_get(client: httpx.AsyncClient, url: str) -> bytes | None:
     return response.content[:_BODY]
 
 
+_Doc = TypeVar("_Doc", bound=msgspec.Struct)
+
+
+async def _first(
+    client: httpx.AsyncClient, places: list[str], kind: type[_Doc], usable: Callable[[_Doc], bool]
+) -> _Doc | None:
+    """The first document among `places` that answers, decodes as `kind` and is `usable`."""
+    for place in places:
+        body = await _json_get(client, place)
+        if body is None:
+            continue
+        try:
+            found = msgspec.json.decode(body, type=kind)
+        except msgspec.DecodeError:
+            continue
+        if usable(found):
+            return found
+    return None
+
+
 async def discover(client: httpx.AsyncClient, url: str, challenge: str | None) -> AuthServer:
     """Where MCP server `url` signs in, from its 401's `WWW-Authenticate` (`challenge`).
 
@@ -185,30 +206,15 @@ async def discover(client: httpx.AsyncClient, url: str, challenge: str | None) -
     params = challenge_params(challenge) if challenge else {}
     places = [params["resource_metadata"]] if params.get("resource_metadata") else []
     places += _well_known(url, "oauth-protected-resource")
-    resource = _ResourceMetadata()
-    for place in places:
-        body = await _json_get(client, place)
-        if body is None:
-            continue
-        try:
-            resource = msgspec.json.decode(body, type=_ResourceMetadata)
-        except msgspec.DecodeError:
-            continue
-        break
+    resource = await _first(client, places, _ResourceMetadata, lambda _: True) or _ResourceMetadata()
     # No protected resource metadata (the 2025-03-26 revision): the server is its own issuer.
     issuer = resource.authorization_servers[0] if resource.authorization_servers else _origin(url)
-    metadata = None
-    for place in [*_well_known(issuer, "oauth-authorization-server"), *_well_known(issuer, "openid-configuration")]:
-        body = await _json_get(client, place)
-        if body is None:
-            continue
-        try:
-            metadata = msgspec.json.decode(body, type=_ServerMetadata)
-        except msgspec.DecodeError:
-            continue
-        if metadata.authorization_endpoint and metadata.token_endpoint:
-            break
-        metadata = None
+    metadata = await _first(
+        client,
+        [*_well_known(issuer, "oauth-authorization-server"), *_well_known(issuer, "openid-configuration")],
+        _ServerMetadata,
+        lambda found: bool(found.authorization_endpoint and found.token_endpoint),
+    )
     if metadata is None or metadata.authorization_endpoint is None or metadata.token_endpoint is None:
         raise OAuthError(
             f"{url} asks for a sign-in, but no authorization server metadata was found at {cut(issuer, 200)}",
