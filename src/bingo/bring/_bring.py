@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,9 @@ class Brought:
     skills: dict[str, Skill] = field(default_factory=lambda: {})
     commands: dict[str, MarkdownCommandFile] = field(default_factory=lambda: {})
     hooks: list[Hook] = field(default_factory=lambda: [])
+    bare: dict[str, MarkdownCommandFile] = field(default_factory=lambda: {})
+    """A package's command by its bare name (`/NAME` for `/PLUGIN:NAME`), offered only while
+    no other command has the name (ADR-0048)."""
 
     def catalogue(self) -> str:
         """The system prompt's section on skills ("" with none)."""
@@ -39,7 +42,7 @@ class Brought:
     ) -> dict[str, Command]:
         """The slash commands the markdown commands and skills make (names refused as
         `slash_commands` says)."""
-        return slash_commands(self.commands, self.skills, taken=taken, plugins=plugins, say=say)
+        return slash_commands(self.commands, self.skills, taken=taken, plugins=plugins, say=say, bare=self.bare)
 
 
 def bring(
@@ -58,8 +61,10 @@ def bring(
     """Read what the person brings (`home` is `~/.bingo`, `user_home` their home) and, when
     `project` is given (a trusted project's root), what the project brings; each file that
     cannot be loaded is one notice; `packages` are the directories of installed plugin
-    packages (ADR-0048), whose `skills/` and `commands/` are read as the user's, after the
-    user's own places. `settings.command_hooks` holds only what is in force
+    packages (ADR-0048), each named as its directory: its `skills/` are read as the user's,
+    after the user's own places, and each of its `commands/` is `/PLUGIN:NAME`, and `/NAME`
+    too while no other command has that name (as Claude Code offers a plugin's command).
+    `settings.command_hooks` holds only what is in force
     (an untrusted project's are not), each made a hook running in `sandbox` in `workdir`."""
 
     def say(line: str) -> None:
@@ -72,17 +77,18 @@ def bring(
         ),
         say,
     )
-    commands = find_commands(
-        _with(
-            command_places(home, user_home, project),
-            [Layer(root / "commands", "user", everywhere) for root in packages],
-        ),
-        say,
-    )
+    commands = find_commands(command_places(home, user_home, project), say)
+    bare: dict[str, list[MarkdownCommandFile]] = {}
+    for root in packages:
+        for name, file in find_commands([Layer(root / "commands", "user", everywhere)], say).items():
+            file = replace(file, whose=f"plugin {root.name}")
+            commands.setdefault(f"{root.name}:{name}", replace(file, name=f"{root.name}:{name}"))
+            bare.setdefault(name, []).append(file)
     hooks = command_hooks(
         settings.command_hooks, notices=notices, sandbox=sandbox, project=workdir, session=session, mcp=mcp
     )
-    return Brought(skills, commands, hooks)
+    free = {name: files[0] for name, files in bare.items() if len(files) == 1 and name not in commands}
+    return Brought(skills, commands, hooks, free)
 
 
 def _with(places: list[Layer], packages: list[Layer]) -> list[Layer]:

@@ -97,10 +97,13 @@ def slash_commands(
     taken: Collection[str],
     plugins: Mapping[str, str],
     say: Callable[[str], None],
+    bare: Mapping[str, MarkdownCommandFile] | None = None,
 ) -> dict[str, Command]:
     """The commands what people bring offers, by name: each markdown command, then each
     skill whose name no markdown command has. A name in `taken` (bingo's own) or `plugins`
-    (a plugin's command, with its plugin) is refused, with one line to `say`."""
+    (a plugin's command, with its plugin) is refused, with one line to `say`. Then each of
+    `bare` (a package's command by its bare name, also offered as `/PLUGIN:NAME`) whose name
+    nothing else has, without a word when another has it: its long name still works."""
     out: dict[str, Command] = {}
     wanted: list[tuple[str, str, Command]] = [
         (name, f"command {file.path}", MarkdownCommand(file)) for name, file in sorted(commands.items())
@@ -119,4 +122,7 @@ def slash_commands(
             )
         else:
             out[name] = command
+    for name, file in sorted((bare or {}).items()):
+        if name not in taken and name not in plugins and name not in out:
+            out[name] = MarkdownCommand(file)
     return out

@@ -66,7 +66,7 @@ def _show(package: Package, source: str) -> str:
             lines.append(f"  MCP server {name}: {' '.join([server.command or '', *server.args])}")
             lines += [f"    env {key}={value}" for key, value in sorted(server.env.items())]
     lines += [f"  skill {name}" for name in package.skills]
-    lines += [f"  command /{name}" for name in package.commands]
+    lines += [f"  command /{name} (or /{package.name}:{name})" for name in package.commands]
     lines += [f"  agent {name} (agents are not loaded yet)" for name in package.agents]
     for hook in package.hooks:
         matcher = f" [{hook.matcher}]" if hook.matcher else ""
