@@ -208,3 +208,45 @@ def test_add_into_the_project_runs_only_under_the_projects_trust(tmp_path: Path)
     assert box.run("-p", "/wordcount notes.txt", cwd=box.project).returncode == 0
     assert _started(box)
     assert "(project)" in box.run("plugin", "list", cwd=box.project).stdout
+
+
+_SEES = """\
+import json, os, runpy, sys
+names = ("CLAUDE_PLUGIN_ROOT", "PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "PLUGIN_DATA")
+seen = {name: os.environ.get(name) for name in names}
+with open(os.path.join(os.environ["CLAUDE_PLUGIN_DATA"], "seen.json"), "w") as out:
+    json.dump(seen, out)
+runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py"), run_name="__main__")
+"""
+
+
+def test_a_packages_mcp_server_has_the_four_names_in_its_environment(tmp_path: Path) -> None:
+    """As a package's hooks do (Claude Code gives both): the server sees its package's
+    directory and data directory, and may write the latter under the sandbox."""
+    from ._bingo import TEST_PLUGINS
+    from ._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
+
+    box = Sandbox(tmp_path)
+    package = tmp_path / "seer"
+    (package / ".claude-plugin").mkdir(parents=True)
+    server = {"command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/sees.py"]}
+    manifest = {"name": "seer", "version": "1.0.0", "mcpServers": {"look": server}}
+    (package / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    shutil.copy(TEST_PLUGINS / "mcp-sdk" / "server.py", package / "server.py")
+    (package / "sees.py").write_text(_SEES, encoding="utf-8")
+    use_scripted_model(box, [[tool("c1", "plugin__look__add", {"a": 1, "b": 1})], [text("done")]])
+    assert box.run("plugin", "add", str(package), "--yes").returncode == 0
+
+    ran = box.run("-p", "add", "--allow", "plugin__look__add", cwd=box.project)
+    assert ran.returncode == 0, ran.stderr
+    [answer] = tool_results(model_requests(box)[1])
+    assert "1 + 1 = 2" in result_text(answer)
+    installed = str((box.bingo_home / "plugins" / "seer").absolute())
+    data = box.bingo_home / "data" / "plugins" / "seer"
+    seen = json.loads((data / "seen.json").read_text(encoding="utf-8"))  # written by the server, in its data dir
+    assert seen == {
+        "CLAUDE_PLUGIN_ROOT": installed,
+        "PLUGIN_ROOT": installed,
+        "CLAUDE_PLUGIN_DATA": str(data),
+        "PLUGIN_DATA": str(data),
+    }

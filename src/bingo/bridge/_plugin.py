@@ -257,7 +257,7 @@ class Plugin:
                     config=self._settings.plugins.get(self.name, {}),
                     host_version=self._facts.version,
                     cwd=self._facts.cwd,
-                    data_dir=self._facts.plugin_data(self.name),
+                    data_dir=self._facts.plugin_data(self.source.package or self.name),
                 )
                 try:
                     answer = await handshake(peer, params, self.manifest.name, on_declared=self._check_declared)

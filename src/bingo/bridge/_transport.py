@@ -239,7 +239,7 @@ async def open_pipes(
         # (Python loads a .pyc without checking its source): a Python plugin that wrote
         # its own would be asked about again after every first run (ADR-0016).
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    data_dir = facts.plugin_data(source.name)
+    data_dir = facts.plugin_data(source.package or source.name)  # a package's servers share its own
     data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
     confined = None
     if facts.sandbox is not None:

@@ -58,6 +58,9 @@ class PluginSource(msgspec.Struct, frozen=True):
     declared_in: Path | None = None
     """The `.mcp.json` that declares this plugin, if that is where it comes from: its trust
     is that file's, and its directory (`root`) is the project's."""
+    package: str | None = None
+    """The package `bingo plugin add` installed that declares this MCP server (ADR-0048): its
+    data directory is the package's (`${CLAUDE_PLUGIN_DATA}`), shared by the package's servers."""
 
 
 def workdir(source: PluginSource, cwd: Path) -> Path:
@@ -162,11 +165,18 @@ def _sources(
     package = read_package(root, home / "data" / "plugins" / directory.name)
     if isinstance(package, str) or package.kind == "bingo":
         return [source]
+    data = str(home / "data" / "plugins" / directory.name)
+    # Its four names in its environment too, as a package's hooks have them (its own env wins).
+    given = {"CLAUDE_PLUGIN_ROOT": str(root), "PLUGIN_ROOT": str(root), "CLAUDE_PLUGIN_DATA": data, "PLUGIN_DATA": data}
     made: list[PluginSource] = []
     for name, server in package.servers:
         problem = check_name(name) or mcp_problem(server, f"{directory.name}: mcpServers.{name}")
+        if server.url is None:
+            server = msgspec.structs.replace(server, env={**given, **server.env})
         manifest = None if problem is not None else mcp_manifest(name, server, version=package.version)
-        made.append(PluginSource(name, layer, root, manifest, problem, base.absolute(), overrides(name)))
+        made.append(
+            PluginSource(name, layer, root, manifest, problem, base.absolute(), overrides(name), package=directory.name)
+        )
     return made
 
 
