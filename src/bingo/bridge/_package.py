@@ -317,18 +317,40 @@ def write_record(plugins: Path, record: dict[str, Installed]) -> None:
     os.replace(temporary, plugins / RECORD)
 
 
+_verdicts: dict[Path, tuple[str, bool]] = {}
+"""What discovery found of each recorded package this start: its directory, the digest its
+record pins and whether its bytes were those. `package_parts` takes it (once) rather than
+hashing the package a second time in the same start (ADR-0048)."""
+
+
 def pin_problem(directory: Path) -> str | None:
     """Why the installed package in `directory` may not start (its bytes are not those
-    `add` pinned), or None when it was not installed by `add` or is as pinned."""
+    `add` pinned), or None when it was not installed by `add` or is as pinned. Each call
+    hashes every byte (nothing cached across calls but the one verdict `package_parts`
+    takes)."""
     installed = read_record(directory.parent).get(directory.name)
     if installed is None:
         return None
-    if digest_of(directory) != installed.digest:
-        return (
-            f"plugin {directory.name}'s files changed since `bingo plugin add` pinned them: not started; "
-            f"run bingo plugin add {installed.source} again if you trust it as it is now"
-        )
-    return None
+    pinned = digest_of(directory) == installed.digest
+    _verdicts[directory.absolute()] = (installed.digest, pinned)
+    return None if pinned else _changed(directory.name, installed)
+
+
+def _changed(name: str, installed: Installed) -> str:
+    return (
+        f"plugin {name}'s files changed since `bingo plugin add` pinned them: not started; "
+        f"run bingo plugin add {installed.source} again if you trust it as it is now"
+    )
+
+
+def _as_pinned(root: Path, installed: Installed) -> bool:
+    """Whether the package in `root` is as pinned: the verdict discovery reached this start
+    (taken, so a later start, or a later call in a long-lived process, hashes again), or a
+    hash taken now when there is none."""
+    verdict = _verdicts.pop(root, None)
+    if verdict is not None and verdict[0] == installed.digest:
+        return verdict[1]
+    return digest_of(root) == installed.digest
 
 
 def package_parts(home: Path, project: Path | None) -> list[tuple[Path, Package]]:
@@ -339,9 +361,9 @@ def package_parts(home: Path, project: Path | None) -> list[tuple[Path, Package]
     layers = [home / "plugins"] + ([project / ".bingo" / "plugins"] if project is not None else [])
     found: list[tuple[Path, Package]] = []
     for plugins in layers:
-        for name in sorted(read_record(plugins)):
+        for name, installed in sorted(read_record(plugins).items()):
             root = (plugins / name).absolute()
-            if not root.is_dir() or pin_problem(root) is not None:
+            if not root.is_dir() or not _as_pinned(root, installed):
                 continue
             package = read_package(root, home / "data" / "plugins" / name)
             if not isinstance(package, str) and package.kind != "bingo":
