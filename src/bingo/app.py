@@ -47,7 +47,7 @@ from .kernel.settings import (
     read_settings,
     unsafe_layers,
 )
-from .run import ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
+from .run import AgentTool, ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
 
@@ -230,6 +230,8 @@ async def run_app(options: Options) -> int:
         # By name: reading a built-in's spec would import its module, which only a model
         # turn needs.
         registry.add_tool(tool, name=tool.name)
+    agent_tool = AgentTool()  # its factory is set once made (INTERFACE.md §15)
+    registry.add_tool(agent_tool, name="agent")
     gate = Gate(settings.permissions, project=str(project), sandboxed=sandbox.in_force)
     choose_model = ModelChooser(settings, registry, environ)  # the process's one: closed below
     session = RunSession(data_dir / "sessions.db", str(project))
@@ -322,6 +324,7 @@ async def run_app(options: Options) -> int:
                     brought=brought_commands[0],
                     brought_commands=brought_commands[1],
                 )
+                agent_tool.factory = factory
                 if options.channel is not None:
                     from .surfaces.channel import serve_matrix
 

@@ -46,9 +46,18 @@ _PATH_KEPT: Final = 512
 SHORT: Final = 16
 """Hex digits of a settings file's or `.mcp.json`'s short digest in the item's `files`."""
 ItemKind = Literal["plugin", "settings", "mcp", "bring"]
-BROUGHT: Final = (".bingo/skills", ".agents/skills", ".claude/skills", ".bingo/commands", ".claude/commands")
-"""The project's directories of skills and markdown commands (INTERFACE.md section 11): what
-they hold goes before the model and can be run by it, so it is pinned like a plugin."""
+BROUGHT: Final = (
+    ".bingo/skills",
+    ".agents/skills",
+    ".claude/skills",
+    ".bingo/commands",
+    ".claude/commands",
+    ".bingo/agents",
+    ".claude/agents",
+)
+"""The project's directories of skills, markdown commands (INTERFACE.md section 11) and
+agents (section 15): what they hold goes before the model and can be run by it, so it is
+pinned like a plugin."""
 _BROUGHT_FILES: Final = 4_000
 _BROUGHT_BYTES: Final = 64_000_000
 """Files and bytes of those directories hashed at most; past either, the item has no
@@ -256,7 +265,8 @@ def _brought_item(project: Path) -> Item | None:
 
 
 def _brought_label(present: Sequence[str]) -> str:
-    return "skills and commands in " + ", ".join(present)
+    agents = any(name.endswith("/agents") for name in present)
+    return ("skills, commands and agents in " if agents else "skills and commands in ") + ", ".join(present)
 
 
 def _with_entries(

@@ -1,5 +1,6 @@
 """What users bring from other hosts: Agent Skills, markdown commands and command hooks in
-Claude Code's shape (INTERFACE.md section 11; ADR-0045).
+Claude Code's shape (INTERFACE.md section 11; ADR-0045), and agent files (section 15,
+`agents.py`; ADR-0049).
 
 Sits on the floor of `tools` and `bridge`: it imports `wire`, `kernel` and `sandbox`, and
 `run` and `app` import it. `bring()` reads, once at start, the user's places and, when the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from ._bring import Brought, bring
 from ._slash import MarkdownCommand, SkillCommand, SkillsCommand
+from .agents import AgentFile, agent_catalogue, find_agents, offered_tools, parse_agent
 from .commands import MarkdownCommandFile, expand, find_commands
 from .hooks import EVENTS, CommandHook, claude_tool
 from .skills import CATALOGUE_CHARS, Skill, catalogue, find_skills
@@ -23,6 +25,7 @@ from .skills import CATALOGUE_CHARS, Skill, catalogue, find_skills
 __all__ = [
     "CATALOGUE_CHARS",
     "EVENTS",
+    "AgentFile",
     "Brought",
     "CommandHook",
     "MarkdownCommand",
@@ -30,10 +33,14 @@ __all__ = [
     "Skill",
     "SkillCommand",
     "SkillsCommand",
+    "agent_catalogue",
     "bring",
     "catalogue",
     "claude_tool",
     "expand",
+    "find_agents",
     "find_commands",
     "find_skills",
+    "offered_tools",
+    "parse_agent",
 ]

@@ -12,6 +12,7 @@ from ..kernel.notices import Notices
 from ..kernel.settings import Settings
 from ._files import Layer
 from ._slash import slash_commands
+from .agents import AgentFile, agent_catalogue, agent_places, find_agents
 from .commands import MarkdownCommandFile, command_places, find_commands
 from .hooks import command_hooks
 from .skills import Skill, catalogue, find_skills, skill_places
@@ -32,10 +33,16 @@ class Brought:
     bare: dict[str, MarkdownCommandFile] = field(default_factory=lambda: {})
     """A package's command by its bare name (`/NAME` for `/PLUGIN:NAME`), offered only while
     no other command has the name (ADR-0048)."""
+    agents: dict[str, AgentFile] = field(default_factory=lambda: {})
+    """The agent files (INTERFACE.md §15), by name."""
 
     def catalogue(self) -> str:
         """The system prompt's section on skills ("" with none)."""
         return catalogue(self.skills)
+
+    def agents_catalogue(self) -> str:
+        """The system prompt's section on subagents and the agents there are."""
+        return agent_catalogue(self.agents)
 
     def slash(
         self, *, taken: Collection[str], plugins: Mapping[str, str], say: Callable[[str], None]
@@ -61,9 +68,9 @@ def bring(
     """Read what the person brings (`home` is `~/.bingo`, `user_home` their home) and, when
     `project` is given (a trusted project's root), what the project brings; each file that
     cannot be loaded is one notice; `packages` are the directories of installed plugin
-    packages (ADR-0048), each named as its directory: its `skills/` are read as the user's,
-    after the user's own places, and each of its `commands/` is `/PLUGIN:NAME`, and `/NAME`
-    too while no other command has that name (as Claude Code offers a plugin's command).
+    packages (ADR-0048), each named as its directory: its `skills/` and `agents/` are read as
+    the user's, after the user's own places, and each of its `commands/` is `/PLUGIN:NAME`, and
+    `/NAME` too while no other command has that name (as Claude Code offers a plugin's command).
     `settings.command_hooks` holds only what is in force
     (an untrusted project's are not), each made a hook running in `sandbox` in `workdir`."""
 
@@ -84,11 +91,17 @@ def bring(
             file = replace(file, whose=f"plugin {root.name}")
             commands.setdefault(f"{root.name}:{name}", replace(file, name=f"{root.name}:{name}"))
             bare.setdefault(name, []).append(file)
+    agents = find_agents(
+        _with(
+            agent_places(home, user_home, project), [Layer(root / "agents", "user", everywhere) for root in packages]
+        ),
+        say,
+    )
     hooks = command_hooks(
         settings.command_hooks, notices=notices, sandbox=sandbox, project=workdir, session=session, mcp=mcp
     )
     free = {name: files[0] for name, files in bare.items() if len(files) == 1 and name not in commands}
-    return Brought(skills, commands, hooks, free)
+    return Brought(skills, commands, hooks, free, agents)
 
 
 def _with(places: list[Layer], packages: list[Layer]) -> list[Layer]:

@@ -27,6 +27,7 @@ from ..wire import (
     ModelRequest,
     ModelResponse,
     TextBlock,
+    ToolSpec,
     Usage,
 )
 from .compaction import (
@@ -91,6 +92,7 @@ class ContextWindow:
     system: str | None
     turn: int
     windows: Callable[[str, str], int | None] | None
+    offered: frozenset[str] | None
     _interrupted: bool
 
     messages: list[Message]
@@ -173,6 +175,13 @@ class ContextWindow:
             kept.append(piece)
         return kept
 
+    def tool_specs(self) -> list[ToolSpec]:
+        """The specs of the tools this conversation offers the model: all of the registry's,
+        or those `offered` names (a child conversation's, issue 33)."""
+        offered = self.offered
+        tools = self.registry.tools
+        return [tool.spec for name, tool in tools.items() if offered is None or name in offered]
+
     def window(self) -> int:
         """Tokens of input the run's model takes: `contextWindow`, else the providers' table,
         else DEFAULT_WINDOW (a model nobody wrote down is assumed small)."""
@@ -216,7 +225,7 @@ class ContextWindow:
         return ModelRequest(
             model=self.model,
             messages=messages,
-            tools=[tool.spec for tool in self.registry.tools.values()],
+            tools=self.tool_specs(),
             system=self.system,
             max_tokens=self.settings.max_tokens,
         )
@@ -264,7 +273,7 @@ class ContextWindow:
                 "bingo", "compactor:" + wanted, f"compactor {wanted!r} is not available; using the built-in one"
             )
         if wanted != TrimCompactor.spec.name and self.provider is not None:
-            tools = [tool.spec for tool in self.registry.tools.values()]
+            tools = self.tool_specs()
             chain.append(
                 SummaryCompactor(
                     self._ask_model,

@@ -230,6 +230,10 @@ class _CheckpointsLayer(msgspec.Struct, kw_only=True, rename="camel"):
     max_file_bytes: _Positive = 50 << 20
 
 
+class _AgentsLayer(msgspec.Struct, kw_only=True, rename="camel"):
+    max_concurrent: _Positive = 4
+
+
 class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """One settings document. Unknown keys are ignored by the decode (msgspec's default) and
     named by `Source.unknown`."""
@@ -256,6 +260,8 @@ class Layer(msgspec.Struct, kw_only=True, rename="camel"):
     """What the processes bingo starts may reach (INTERFACE.md §9)."""
     checkpoints: _CheckpointsLayer = msgspec.field(default_factory=_CheckpointsLayer)
     """The bounds of checkpoints (INTERFACE.md §10)."""
+    agents: _AgentsLayer = msgspec.field(default_factory=_AgentsLayer)
+    """Subagents (INTERFACE.md §15): how many child conversations run at once."""
 
 
 # What each known key must be, for the hint. Dict entries use "*" for the entry's key.
@@ -354,6 +360,8 @@ _EXPECTED: dict[KeyPath, str] = {
     ("checkpoints",): "an object (maxBytes, maxFileBytes)",
     ("checkpoints", "maxBytes"): "a positive whole number of bytes (what every checkpoint may keep)",
     ("checkpoints", "maxFileBytes"): "a positive whole number of bytes (a bigger file is not recorded)",
+    ("agents",): "an object (maxConcurrent)",
+    ("agents", "maxConcurrent"): "a positive whole number (child conversations that run at once)",
 }
 
 

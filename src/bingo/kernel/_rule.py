@@ -23,6 +23,7 @@ from ._shell import Part
 
 __all__ = [
     "GIT_GUARDED",
+    "GIT_WORKTREES",
     "MAIN_ARGUMENTS",
     "Call",
     "Rule",
@@ -61,6 +62,9 @@ _GLOB_WILDCARDS = frozenset("*?[{")
 walks from those directories, so they are part of where a glob looks)."""
 _BLANK = frozenset(" \t")
 _GIT_DIRECTORY = ".git"
+GIT_WORKTREES = "bingo-worktrees"
+"""The directory of a repository's git directory that holds the worktrees bingo makes for
+subagents (`run/_worktree.py`): its worktrees' files are no part of git's own."""
 GIT_GUARDED = frozenset({"write", "edit"})
 """Tools that never reach into a `.git` directory (its `config` and `hooks/` run code) by a
 rule that does not name `.git`: a bare `write`, `edit(*)` and `write(src/*)` do not."""
@@ -245,8 +249,19 @@ def reaches(pattern: str, directory: str) -> bool:
 
 def _in_git(path: str) -> bool:
     """Whether an absolute path is a `.git` (a repository's directory, or the file naming
-    one) or lies inside one."""
-    return any(part.casefold() == _GIT_DIRECTORY for part in path.split("/"))
+    one) or lies inside one. A file of a worktree bingo made for a subagent
+    (`.git/bingo-worktrees/<name>/…`, ADR-0049) is a working tree's, not git's own: git reads
+    nothing there, so what is below `<name>` is judged as the rest of the path says."""
+    parts = path.split("/")
+    at = 0
+    while at < len(parts):
+        if parts[at].casefold() == _GIT_DIRECTORY:
+            if at + 2 < len(parts) and parts[at + 1] == GIT_WORKTREES and parts[at + 2] not in ("", ".", ".."):
+                at += 3
+                continue
+            return True
+        at += 1
+    return False
 
 
 def names_git(pattern: str) -> bool:

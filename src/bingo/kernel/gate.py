@@ -34,6 +34,7 @@ from ..wire import Json, ToolTraits, is_object
 from ._refusal import refusal, rule_problems
 from ._rule import (
     GIT_GUARDED,
+    GIT_WORKTREES,
     MAIN_ARGUMENTS,
     Call,
     Rule,
@@ -55,6 +56,7 @@ from ._shell import pieces, simple_commands
 from .settings import Permissions
 
 __all__ = [
+    "GIT_WORKTREES",
     "MAIN_ARGUMENTS",
     "Decision",
     "Gate",

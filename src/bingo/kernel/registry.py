@@ -54,7 +54,7 @@ BUILTIN_COMMANDS: frozenset[str] = frozenset(
 """bingo's own slash commands, every surface's (the terminal's `/clear` included): a
 plugin's command never takes one."""
 
-BUILTIN_TOOLS: frozenset[str] = frozenset({"bash", "edit", "glob", "grep", "read", "skill", "write"})
+BUILTIN_TOOLS: frozenset[str] = frozenset({"agent", "bash", "edit", "glob", "grep", "read", "skill", "write"})
 """bingo's own tools, with `write` and `edit` to come: no tool but bingo's has one of these
 names (a plugin's tools are `plugin__<plugin>__<tool>` besides)."""
 

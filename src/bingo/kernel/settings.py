@@ -199,6 +199,8 @@ class Settings(msgspec.Struct, frozen=True):
     """Bytes every project's checkpoints may keep together (`checkpoints.maxBytes`)."""
     checkpoint_max_file_bytes: int = 50 << 20
     """A file bigger than this is not recorded in a checkpoint (`checkpoints.maxFileBytes`)."""
+    agents_max_concurrent: int = 4
+    """Child conversations (the `agent` tool's) that run at once (`agents.maxConcurrent`)."""
 
     def deadline(self, method: str) -> float:
         """Seconds a call of wire `method` may take."""
@@ -251,6 +253,7 @@ def _settings(layer: Layer, left_out: dict[str, tuple[str, ...]]) -> Settings:
         left_out=MappingProxyType(left_out),
         checkpoint_max_bytes=layer.checkpoints.max_bytes,
         checkpoint_max_file_bytes=layer.checkpoints.max_file_bytes,
+        agents_max_concurrent=layer.agents.max_concurrent,
     )
 
 

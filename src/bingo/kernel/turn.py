@@ -104,6 +104,7 @@ class Conversation(ContextWindow):
         "_running",
         "_spoke",
         "asker",
+        "child",
         "cwd",
         "events",
         "gate",
@@ -111,6 +112,7 @@ class Conversation(ContextWindow):
         "log",
         "model",
         "notices",
+        "offered",
         "on_always",
         "provider",
         "registry",
@@ -141,6 +143,8 @@ class Conversation(ContextWindow):
         turn: int = 0,
         on_always: Callable[[str], None] | None = None,
         windows: Callable[[str, str], int | None] | None = None,
+        offered: frozenset[str] | None = None,
+        child: bool = False,
     ) -> None:
         super().__init__([] if messages is None else messages)
         self.registry, self.settings, self.gate, self.hooks = registry, settings, gate, hooks
@@ -150,6 +154,15 @@ class Conversation(ContextWindow):
         self.windows = windows
         """The context window of a provider's model (the providers' table, injected by the
         app: the kernel knows no provider), None when it is not known."""
+        self.offered = offered
+        """The names of the tools this conversation may call (None: every tool of the
+        registry): a child conversation's subset (issue 33). A call of another tool is
+        refused as no such tool, after the hooks have seen it."""
+        self.child = child
+        """A child conversation (a subagent's, issue 33): its prompt is the parent model's,
+        not the person's, so the `prompt.submit`, `turn.start` and `turn.end` hooks are not
+        run for its turn; every tool call it makes passes `tool.before`, the gate and
+        `tool.after` as every call does."""
         self._running: dict[str, _Running] = {}
         self._interrupted = False
         self._spoke = False
@@ -163,7 +176,8 @@ class Conversation(ContextWindow):
         self.turn += 1
         self._interrupted = False
         self._spoke = False
-        self.hooks.observe("turn", "start", {"turn": self.turn})
+        if not self.child:
+            self.hooks.observe("turn", "start", {"turn": self.turn})
         try:
             return await self._turn(prompt, list(images))
         except _TurnBlocked as blocked:
@@ -171,10 +185,15 @@ class Conversation(ContextWindow):
         except BingoError as exc:
             return TurnResult("failed", exc.line())
         finally:
-            self.hooks.observe("turn", "end", {"turn": self.turn})
+            if not self.child:
+                self.hooks.observe("turn", "end", {"turn": self.turn})
 
     async def _turn(self, prompt: str, images: list[ImageBlock]) -> TurnResult:
-        verdict = await self.hooks.decide("prompt", "submit", {"text": prompt})
+        verdict = (
+            await self.hooks.decide("prompt", "submit", {"text": prompt})
+            if not self.child
+            else HookVerdict("continue", {"text": prompt})
+        )
         if verdict.action in ("deny", "block"):
             raise _TurnBlocked(verdict.reason or "a hook refused the prompt", unsent=True)
         if is_object(verdict.payload):
@@ -272,7 +291,7 @@ class Conversation(ContextWindow):
             batch.clear()
 
         for use in uses:
-            tool = self.registry.tools.get(use.name)
+            tool = self._tool(use.name)
             if tool is not None and tool.traits.concurrency_safe and not self._interrupted:
                 batch.append(use)
                 continue
@@ -307,7 +326,7 @@ class Conversation(ContextWindow):
             # A redirect replaces the call: it goes through the gate as what it has become.
             name = str(payload.get("tool", name))
             input = payload.get("input", input)
-        tool = self.registry.tools.get(name)
+        tool = self._tool(name)
         if tool is None:
             return self._refused(use.id, name, f"there is no tool named {name}")
         decision = self.gate.decide(name, tool.traits, input=input, cwd=self.cwd, hook_asks=verdict.action == "ask")
@@ -347,6 +366,12 @@ class Conversation(ContextWindow):
         if allowed_by is None and decision.verdict is Verdict.ALLOW and name == "bash" and self.gate.sandboxed:
             allowed_by = "the sandbox"  # nobody saw this command either: its bound is the sandbox
         return self._result(use.id, await self._execute(tool, use.id, name, input, allowed_by))
+
+    def _tool(self, name: str) -> Tool | None:
+        """The tool `name` when this conversation offers it."""
+        if self.offered is not None and name not in self.offered:
+            return None
+        return self.registry.tools.get(name)
 
     def _refused(self, use_id: str, name: str, why: str) -> ToolResultBlock:
         """A call that does not run, and that nobody saw decided: the model is told `why`,

@@ -2,6 +2,8 @@
 asks (`RunFactory`), with bingo's own commands in one table (`TABLE`). Above the surfaces
 and below the app, which composes the process and asks the factory for runs."""
 
+from ._agent import AgentTool
+from ._child import ChildRun
 from ._commands import EVERYWHERE, PLACES, TABLE, Entry, commands_for, elsewhere
 from ._editor import editor_mcp
 from ._factory import ModelChooser, RunFactory, opening, start_sandbox
@@ -13,6 +15,8 @@ __all__ = [
     "NOTICE_FRAMES",
     "PLACES",
     "TABLE",
+    "AgentTool",
+    "ChildRun",
     "Entry",
     "ModelChooser",
     "Place",

@@ -29,18 +29,19 @@ from ..kernel.system import system_prompt
 from ..kernel.turn import Conversation
 from ..sandbox import Sandbox
 from ..surfaces import Surface
-from ..wire import Message, Notice
+from ..wire import Message, Notice, Usage
 from ._commands import commands_for
 from ._run import Place, Run, current_run
 from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
     from ..bridge import PluginHost
-    from ..bring import Brought
+    from ..bring import AgentFile, Brought
     from ..checkpoint import Checkpoints
     from ..kernel.interfaces import Command
     from ..providers import HttpProvider, Tls
     from ..surfaces.terminal import Opening
+    from ._child import ChildRun
 
 __all__ = ["ModelChooser", "RunFactory", "opening", "start_sandbox"]
 
@@ -159,6 +160,7 @@ class RunFactory:
         "hooks",
         "log",
         "notices",
+        "on_child",
         "plugins",
         "project",
         "registry",
@@ -209,19 +211,128 @@ class RunFactory:
         self._checkpoints: Checkpoints | None = None
         self._said: set[str] = set()
         """The instruction files the system prompt left out, named once a process."""
+        self.on_child: list[Callable[[ChildRun], None]] = []
+        """Called with each child conversation as it opens (before its turn starts): where
+        a surface, an editor or the session learns of it (ADR-0049)."""
         notices.listen(self._route)
 
-    def system(self, cwd: Path) -> str:
+    def system(self, cwd: Path, *, child: bool = False) -> str:
         """The system prompt's text for a conversation in `cwd`; each instruction file it
-        leaves out (a link out of its layer, a FIFO, a device) named in one notice, once."""
+        leaves out (a link out of its layer, a FIFO, a device) named in one notice, once.
+        With the `agent` tool registered, the agents are listed too, except for a `child`
+        conversation, which has no `agent` tool."""
         prompt = system_prompt(cwd=cwd, project=self.project, home=self.home)
         for left in prompt.left_out:
             line = left.line("the system prompt")
             if line not in self._said:
                 self._said.add(line)
                 self.notices.say("bingo", line, "warning")
-        skills = self.brought.catalogue() if self.brought is not None else ""
-        return f"{prompt.text}\n\n{skills}" if skills else prompt.text
+        sections = [prompt.text]
+        if self.brought is not None:
+            sections.append(self.brought.catalogue())
+            if not child and "agent" in self.registry.tools:
+                sections.append(self.brought.agents_catalogue())
+        return "\n\n".join(section for section in sections if section)
+
+    def agents(self) -> Mapping[str, AgentFile]:
+        """The agent files the person and a trusted project brought, by name."""
+        return self.brought.agents if self.brought is not None else {}
+
+    async def child(
+        self, parent: Run, *, agent: AgentFile | None, description: str, call_id: str, cwd: str
+    ) -> ChildRun:
+        """A child conversation of `parent` for its call `call_id` of `agent` (ADR-0049): a
+        fresh history; the parent's system prompt plus the agent's instructions; the tools
+        the agent names (all the parent's when it names none; never `agent`); the process's
+        gate, hooks, sandbox and plugins; the parent's person to ask; in `cwd` (the parent
+        call's), or in a new git worktree of it when the agent asks for one. The parent keeps
+        it in `children` until `let_go`.
+
+        Raises:
+            WorktreeError: the agent asks for a worktree and none can be made (not a git
+                repository, no commit yet, git missing).
+        """
+        from ..bring import offered_tools
+        from ._child import GENERAL, ChildRun
+
+        name = agent.name if agent is not None else GENERAL
+        where, worktree = Path(cwd), None
+        if agent is not None and agent.isolation == "worktree":
+            from ._worktree import make_worktree
+
+            worktree, where = await make_worktree(Path(cwd), name)
+        system = self.system(Path(cwd), child=True) + "\n\n" + _child_words(name, description, agent)
+        offered, unmatched = offered_tools(agent.tools if agent is not None else None, list(self.registry.tools))
+        if unmatched:
+            self.notices.say_once(
+                "bingo",
+                f"agent-tools:{name}",
+                f"agent {name} names tools this run does not have: {', '.join(unmatched)[:300]}",
+            )
+        session = parent.session.id or ""
+
+        def conversation(child: ChildRun) -> Conversation:
+            made = Conversation(
+                registry=self.registry,
+                settings=self.settings,
+                gate=self.gate,
+                hooks=self.hooks,
+                notices=self.notices,
+                log=child,
+                events=child,
+                asker=parent.surface,
+                session=session,
+                cwd=str(where),
+                messages=[],
+                system=system,
+                windows=_windows,
+                offered=offered,
+                child=True,
+            )
+            made.on_always = parent.remember
+            return made
+
+        child = ChildRun(
+            parent=parent,
+            name=name,
+            description=description,
+            call_id=call_id,
+            cwd=where,
+            choose=parent.chooser,
+            model=agent.model if agent is not None else None,
+            conversation=conversation,
+            worktree=worktree,
+        )
+        parent.children.append(child)
+        for listener in self.on_child:
+            listener(child)
+        return child
+
+    async def let_go(self, child: ChildRun) -> str:
+        """The child's turn is over: its watchers are told, its parent counts what it spent
+        and lets it go, and its worktree is removed when it left nothing there. Answers
+        what the parent's model is to be told of the worktree ("" without one)."""
+        parent = child.parent
+        try:
+            child.ended()
+        finally:
+            spent, used = parent.children_used, child.used()
+            parent.children_used = Usage(**{f: getattr(spent, f) + getattr(used, f) for f in Usage.__struct_fields__})
+            if child in parent.children:
+                parent.children.remove(child)
+        worktree = child.worktree
+        if worktree is None:
+            return ""
+        if await worktree.changed():
+            return (
+                f"The agent worked in the git worktree {worktree.path} on the branch {worktree.branch}, "
+                "which holds its changes (uncommitted ones too): merge or remove it with git."
+            )
+        problem = await worktree.remove()
+        if problem is not None:
+            self.notices.say("bingo", f"the worktree {worktree.path} could not be removed: {problem}", "warning")
+            return f"The agent changed nothing; its worktree {worktree.path} (branch {worktree.branch}) is left."
+        return f"The agent changed nothing, so its worktree and branch {worktree.branch} were removed."
 
     def checkpoints(self) -> Checkpoints:
         """The project's checkpoints (ADR-0044), made at the first prompt or `/rewind`."""
@@ -336,6 +447,20 @@ class RunFactory:
             self.log.notice(notice)
         for run in targets:
             run.surface.notice(notice)
+
+
+def _child_words(name: str, description: str, agent: AgentFile | None) -> str:
+    """What a child conversation's system prompt adds to its parent's: that it is a
+    subagent whose final text is all its parent gets, and its agent's instructions."""
+    words = (
+        f"# You are a subagent: {name}\n\nAnother conversation handed you a task ({' '.join(description.split())[:200]}), "
+        "in the first message. Nobody reads this conversation as it goes: do the task with your tools, "
+        "then end with a final answer that says what you found or did, since that text is all the "
+        "conversation that called you gets back."
+    )
+    if agent is not None and agent.body.strip():
+        words += f"\n\n# Agent {agent.name}'s instructions\n\n{agent.body.strip()}"
+    return words
 
 
 def opening(run: Run, choose_model: ChooseModel, *, cwd: Path, home: Path) -> Opening:

@@ -36,7 +36,9 @@ from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
     from ..checkpoint import Checkpoints
+    from ..kernel.interfaces import Provider
     from ..store import SessionInfo
+    from ._child import ChildRun
 
 __all__ = ["CHECKPOINT_SECONDS", "Place", "Run", "current_run"]
 
@@ -78,6 +80,8 @@ class Run:
         "_notices",
         "_solo",
         "_unlisten",
+        "children",
+        "children_used",
         "closed",
         "commands_of",
         "conversation",
@@ -126,6 +130,10 @@ class Run:
         self.submitting = False
         """True while a submission of this run is being run (a command or a turn)."""
         self.closed = False
+        self.children: list[ChildRun] = []
+        """The child conversations this run's `agent` calls have open now (ADR-0049)."""
+        self.children_used = Usage()
+        """What the model responses of this run's finished children spent, summed."""
         self.commands_of: Mapping[str, Command] = commands(self)
         """bingo's own commands, bound to this run (the table's entries for its place)."""
         self.dispatcher = Dispatcher(
@@ -174,6 +182,11 @@ class Run:
 
     def interrupt(self) -> list[str]:
         return self.dispatcher.interrupt()
+
+    def chooser(self) -> tuple[Provider, str]:
+        """The model this run's turns use, chosen as a turn chooses it (a child's too: its
+        requests are counted as the run's)."""
+        return self._choose_model()
 
     async def dispatch(self, text: str, images: Sequence[ImageBlock] = ()) -> Submitted:
         """Run a prompt (with its images) or a slash command, as this task's run; what became

@@ -7,7 +7,10 @@ Settings `plugins.scripted-model = {"replies": [[step, ...], ...]}` reach it as
 answer stopReason "cancelled"), `{"sleep": seconds}` (pause, then go on), `{"until": path}` (pause until that file exists, at
 most HANG_LIMIT, then go on) or `{"error": "..."}` (answer a JSON-RPC error instead).
 Past the script it answers "(script finished)". Every request it receives is appended to
-`<env.dataDir>/requests.jsonl`, so tests can read what the model was told.
+`<env.dataDir>/requests.jsonl`, so tests can read what the model was told. With
+`"concurrent": true` in its settings, each `provider/stream` is answered on a thread of its
+own as it arrives (its reply taken in arrival order), so requests made at once (subagents')
+are in flight at once, and `{"until": path}` steps can show it.
 """
 
 import json
@@ -22,8 +25,11 @@ STATE = {"replies": [], "log": None}
 HANG_LIMIT = 30.0  # a hanging reply gives up after this long without provider/cancel
 
 
+SEND_LOCK = threading.Lock()
+
+
 def send(message):
-    with LOCK:
+    with SEND_LOCK:
         sys.stdout.write(json.dumps(message) + "\n")
         sys.stdout.flush()
 
@@ -37,10 +43,16 @@ def chunks(text, parts=3):
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def stream(params):
+def next_reply():
+    with LOCK:
+        return STATE["replies"].pop(0) if STATE["replies"] else [{"text": "(script finished)"}]
+
+
+def stream(params, reply=None):
     stream_id = params["streamId"]
     cancelled = CANCELLED.setdefault(stream_id, threading.Event())
-    reply = STATE["replies"].pop(0) if STATE["replies"] else [{"text": "(script finished)"}]
+    if reply is None:
+        reply = next_reply()
     content, stop = [], "end"
     for step in reply:
         if cancelled.is_set():
@@ -81,6 +93,7 @@ def stream(params):
 
 def initialize(params):
     STATE["replies"] = list((params.get("config") or {}).get("replies", []))
+    STATE["concurrent"] = bool((params.get("config") or {}).get("concurrent"))
     data_dir = params["env"]["dataDir"]
     os.makedirs(data_dir, exist_ok=True)
     STATE["log"] = os.path.join(data_dir, "requests.jsonl")
@@ -107,7 +120,7 @@ def work(requests):
             # Logged as it arrives, before it is answered: a test can wait for the model to
             # have a request it is still answering (a hanging or sleeping reply).
             if STATE["log"]:  # set by initialize
-                with open(STATE["log"], "a", encoding="utf-8") as file:
+                with LOG_LOCK, open(STATE["log"], "a", encoding="utf-8") as file:
                     file.write(json.dumps(message) + "\n")
             if method == "provider/stream":
                 result, error = stream(params)
@@ -116,6 +129,25 @@ def work(requests):
         reply = {"jsonrpc": "2.0", "id": message["id"]}
         reply.update({"error": error} if error else {"result": result})
         send(reply)
+
+
+def answer_at_once(message):
+    """A provider/stream answered on its own thread (`concurrent`), logged as it arrives."""
+    with LOG_LOCK:
+        with open(STATE["log"], "a", encoding="utf-8") as file:
+            file.write(json.dumps(message) + "\n")
+    reply = next_reply()
+
+    def run():
+        result, error = stream(message.get("params") or {}, reply)
+        answer = {"jsonrpc": "2.0", "id": message["id"]}
+        answer.update({"error": error} if error else {"result": result})
+        send(answer)
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+LOG_LOCK = threading.Lock()
 
 
 def main():
@@ -132,6 +164,8 @@ def main():
             # Read here, not by the worker, so that a hanging reply can be cancelled.
             stream_id = message["params"]["streamId"]
             CANCELLED.setdefault(stream_id, threading.Event()).set()
+        elif message.get("method") == "provider/stream" and STATE.get("concurrent") and STATE["log"]:
+            answer_at_once(message)
         elif "method" in message and "id" in message:
             requests.put(message)
     requests.put(None)

@@ -1,0 +1,378 @@
+"""Subagents through the real binary with the scripted model (INTERFACE.md section 15).
+
+The scripted model answers the parent's and the children's requests from one script, in the
+order they arrive, and logs each request as it arrives: what a child was told (its fresh
+history, its tools, its model) is read from that log, and what the parent was told (the
+child's answer) from the parent's next request."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.e2e._bingo import Sandbox, no_traceback
+from tests.e2e._declares import decided, install_declaring
+from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
+
+
+def _agent(call_id: str, prompt: str, agent: str | None = None, description: str = "a task") -> dict[str, Any]:
+    args: dict[str, Any] = {"description": description, "prompt": prompt}
+    if agent is not None:
+        args["agent"] = agent
+    return tool(call_id, "agent", args)
+
+
+def _tools(request: dict[str, Any]) -> set[str]:
+    return {spec["name"] for spec in request["request"]["tools"]}
+
+
+def _agent_file(directory: Path, name: str, body: str = "Be brief.", **front: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [f"name: {name}", f"description: {front.pop('description', 'helps with ' + name)}"]
+    lines += [f"{key}: {value}" for key, value in front.items()]
+    path = directory / f"{name}.md"
+    path.write_text("---\n" + "\n".join(lines) + "\n---\n" + body + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_child_starts_with_a_fresh_history_holding_the_prompt_and_its_answer_is_the_result(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    use_scripted_model(
+        box,
+        [
+            [text("I will delegate."), _agent("call-1", "Count the files in src and report the number.")],
+            [text("There are 7 files.")],
+            [text("The child says 7.")],
+        ],
+    )
+    result = box.run("-p", "the parent's own prompt")
+    assert result.returncode == 0, result.stderr
+    assert no_traceback(result)
+    parent, child, after = model_requests(box)
+    # The child's history is its prompt alone: nothing of the parent's conversation.
+    assert child["request"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Count the files in src and report the number."}]}
+    ]
+    assert "the parent's own prompt" not in str(child["request"]["messages"])
+    # The parent's system prompt, plus the words that make it a subagent.
+    assert parent["request"]["system"] and "subagent" in child["request"]["system"]
+    assert parent["request"]["system"].split("\n\n")[0] == child["request"]["system"].split("\n\n")[0]
+    # All the parent's tools but `agent`.
+    assert "agent" in _tools(parent) and "agent" not in _tools(child)
+    assert _tools(child) == _tools(parent) - {"agent"}
+    # The child's final text is the parent's tool result.
+    (block,) = tool_results(after)
+    assert block["toolUseId"] == "call-1" and not block.get("isError")
+    assert result_text(block) == "There are 7 files."
+    assert "The child says 7." in result.stdout
+
+
+def test_a_tool_limited_agent_is_offered_only_its_tools_and_never_agent(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _agent_file(box.bingo_home / "agents", "reader", tools="Read, Grep, agent")
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "Find TODOs.", agent="reader")],
+            [tool("c-write", "write", {"path": "sneaky.txt", "content": "x"})],
+            [text("No TODOs.")],
+            [text("ok")],
+        ],
+    )
+    result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    _, child, child_after, _ = model_requests(box)
+    assert _tools(child) == {"read", "grep"}
+    assert "Be brief." in child["request"]["system"]
+    # A call of a tool the agent does not have is refused, and nothing is written.
+    (refused,) = tool_results(child_after)
+    assert refused.get("isError") and "no tool named write" in result_text(refused)
+    assert not (box.project / "sneaky.txt").exists()
+
+
+def test_an_unknown_agent_is_an_error_result_naming_the_known_ones(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _agent_file(box.bingo_home / "agents", "reviewer")
+    _agent_file(box.home / ".claude" / "agents", "tester")
+    use_scripted_model(box, [[_agent("call-1", "Review.", agent="reviewr")], [text("sorry")]])
+    result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    _, after = model_requests(box)  # no child was opened: no request of its own
+    (block,) = tool_results(after)
+    said = result_text(block)
+    assert block.get("isError") and "reviewr" in said and "reviewer" in said and "tester" in said
+
+
+def _answer_at_once(box: Sandbox) -> None:
+    """The scripted model answers each request on its own thread as it arrives."""
+    path = box.bingo_home / "settings.json"
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    settings["plugins"]["scripted-model"]["concurrent"] = True
+    path.write_text(json.dumps(settings), encoding="utf-8")
+
+
+def _requests_so_far(box: Sandbox) -> list[dict[str, Any]]:
+    """The requests logged so far, a line still being written left out."""
+    log = box.bingo_home / "data" / "plugins" / "scripted-model" / "requests.jsonl"
+    if not log.exists():
+        return []
+    lines = log.read_text(encoding="utf-8").split("\n")[:-1]  # the last is "" or unfinished
+    messages = [json.loads(line) for line in lines if line]
+    return [m["params"] for m in messages if m.get("method") == "provider/stream"]
+
+
+def test_two_children_of_one_message_run_at_once(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    gate = tmp_path / "gate"
+    # Each child's first answer waits for the gate, which the test opens only once both
+    # children's requests have arrived: one child at a time would never get there.
+    waits = [{"until": str(gate)}, text("a child's answer")]
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "Task one."), _agent("call-2", "Task two.")],
+            waits,
+            waits,
+            [text("both answered")],
+        ],
+    )
+    _answer_at_once(box)
+    proc = box.popen("-p", "go")
+    try:
+        until = time.monotonic() + 30
+        while len(_requests_so_far(box)) < 3:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < until, "the second child's request never came while the first was unanswered"
+            time.sleep(0.02)
+        in_flight = _requests_so_far(box)
+    finally:
+        gate.write_text("open", encoding="utf-8")
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    prompts = sorted(str(request["request"]["messages"][0]["content"][0]["text"]) for request in in_flight[1:])
+    assert prompts == ["Task one.", "Task two."]
+    after = model_requests(box)[-1]
+    results = {block["toolUseId"]: result_text(block) for block in tool_results(after)}
+    assert results == {"call-1": "a child's answer", "call-2": "a child's answer"}
+    assert "both answered" in out
+
+
+def test_a_plugin_tool_before_hook_sees_and_denies_a_childs_call(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    install_declaring(box, "guard")
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "Make a file.")],
+            [tool("child-bash-1", "bash", {"command": "touch made-by-child.txt"})],
+            [text("I could not.")],
+            [text("ok")],
+        ],
+        plugins={
+            "guard": {
+                "hooks": [{"name": "guard", "site": "tool", "points": ["before"]}],
+                "answers": {"guard": "deny-bash"},
+            }
+        },
+    )
+    result = box.run("-p", "--allow", "bash", "go")  # allowed by rule: only the hook stands in the way
+    assert result.returncode == 0, result.stderr
+    assert no_traceback(result)
+    # The attacked side: the command never ran.
+    assert not (box.project / "made-by-child.txt").exists()
+    # The hook saw the child's call, under the child's own call id (and the parent's agent call).
+    seen = [(d["payload"]["tool"], d["payload"]["callId"]) for d in decided(box, "guard")]
+    assert ("agent", "call-1") in seen and ("bash", "child-bash-1") in seen
+    child_after = model_requests(box)[2]
+    (refused,) = tool_results(child_after)
+    assert refused.get("isError") and "no shell here" in result_text(refused)
+
+
+_PRE_TOOL_USE = """\
+import json, sys
+event = json.load(sys.stdin)
+with open({log!r}, "a") as log:
+    log.write(json.dumps(event) + "\\n")
+if event.get("tool_name") == "Bash":
+    print("Blocked by the project's rule: no shell", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def test_a_pretooluse_command_hook_denies_a_childs_call(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    log = box.project / "hook-saw.jsonl"
+    script = box.home / "hooks" / "guard.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(_PRE_TOOL_USE.format(log=str(log)), encoding="utf-8")
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "Make a file.")],
+            [tool("child-bash-1", "bash", {"command": "touch made-by-child.txt"})],
+            [text("I could not.")],
+            [text("ok")],
+        ],
+        hooks={
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": f"{sys.executable} {script}"}]}]
+        },
+    )
+    result = box.run("-p", "--allow", "bash", "go")
+    assert result.returncode == 0, result.stderr
+    assert not (box.project / "made-by-child.txt").exists()
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(e["tool_name"], e.get("tool_use_id")) for e in events] == [("Bash", "child-bash-1")]
+    (refused,) = tool_results(model_requests(box)[2])
+    assert refused.get("isError") and "no shell" in result_text(refused)
+
+
+def test_an_agents_model_reaches_its_requests_and_inherit_keeps_the_parents(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _agent_file(box.bingo_home / "agents", "quick", model="scripted-small")
+    _agent_file(box.bingo_home / "agents", "same", model="inherit")
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "One.", agent="quick")],
+            [text("from quick")],
+            [_agent("call-2", "Two.", agent="same")],
+            [text("from same")],
+            [text("ok")],
+        ],
+        model="scripted-1",
+    )
+    result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    models = [request["request"]["model"] for request in model_requests(box)]
+    assert models == ["scripted-1", "scripted-small", "scripted-1", "scripted-1", "scripted-1"]
+
+
+def test_agent_files_come_from_the_four_places_and_the_projects_only_under_trust(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _agent_file(box.bingo_home / "agents", "from-bingo-home", description="the user's bingo agent")
+    _agent_file(box.home / ".claude" / "agents", "from-claude-home", description="the user's claude agent")
+    _agent_file(box.project / ".bingo" / "agents", "from-bingo-project", description="the project's bingo agent")
+    _agent_file(box.project / ".claude" / "agents", "from-claude-project", description="the project's claude agent")
+    bad = box.bingo_home / "agents" / "broken.md"
+    bad.write_text("---\nname: Broken Name\ndescription: x\n---\nbody\n", encoding="utf-8")
+    replies = [[_agent("call-1", "Go.", agent="from-claude-project")], [text("done")]]
+    use_scripted_model(box, replies)
+
+    untrusted = box.run("-p", "go")
+    assert untrusted.returncode == 0, untrusted.stderr
+    system = model_requests(box)[0]["request"]["system"]
+    assert "from-bingo-home: the user's bingo agent" in system
+    assert "from-claude-home: the user's claude agent" in system
+    assert "project" not in "".join(line for line in system.splitlines() if line.startswith("- from-"))
+    # The project's agent is not there to be called: the error names the ones that are.
+    (block,) = tool_results(model_requests(box)[1])
+    assert block.get("isError") and "from-bingo-home" in result_text(block)
+    # One notice for the bad file, naming it; no traceback.
+    assert [line for line in untrusted.stderr.splitlines() if "broken.md" in line][0].count("not loaded") == 1
+    assert no_traceback(untrusted)
+
+    assert box.run("--trust").returncode == 0
+    (box.bingo_home / "data" / "plugins" / "scripted-model" / "requests.jsonl").unlink()
+    use_scripted_model(box, [[_agent("call-1", "Go.", agent="from-claude-project")], [text("done")], [text("ok")]])
+    trusted = box.run("-p", "go")
+    assert trusted.returncode == 0, trusted.stderr
+    parent, child, _ = model_requests(box)
+    assert "from-bingo-project: the project's bingo agent" in parent["request"]["system"]
+    assert "from-claude-project: the project's claude agent" in parent["request"]["system"]
+    assert "Agent from-claude-project's instructions" in child["request"]["system"]
+
+
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def _git(box: Sandbox, *args: str) -> str:
+    env = {**box.env, **_GIT_ENV, "GIT_CEILING_DIRECTORIES": str(box.root)}
+    done = subprocess.run(["git", *args], cwd=box.project, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _worktrees(box: Sandbox) -> list[str]:
+    listing = _git(box, "worktree", "list", "--porcelain").splitlines()
+    return [line.removeprefix("worktree ") for line in listing if line.startswith("worktree ")]
+
+
+def _repository(box: Sandbox) -> None:
+    shutil.rmtree(box.project / ".git")
+    _git(box, "init", "-q", "-b", "main")
+    (box.project / "README.md").write_text("hello\n", encoding="utf-8")
+    _git(box, "add", "README.md")
+    _git(box, "commit", "-q", "-m", "first")
+
+
+def test_an_isolated_child_works_in_a_new_worktree_and_branch_named_in_the_result(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _repository(box)
+    _agent_file(box.bingo_home / "agents", "builder", isolation="worktree")
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "Add a file.", agent="builder")],
+            [tool("child-write", "write", {"path": "added.txt", "content": "from the child\n"})],
+            [text("Added it.")],
+            [text("ok")],
+        ],
+    )
+    result = box.run("-p", "--allow", "write", "go")
+    assert result.returncode == 0, result.stderr
+    (block,) = tool_results(model_requests(box)[-1])
+    said = result_text(block)
+    assert said.startswith("Added it.")
+    branch = _git(box, "branch", "--list", "bingo/agent-builder-*", "--format=%(refname:short)").strip()
+    (path,) = [Path(line) for line in _worktrees(box) if "agent-builder-" in line]
+    assert branch and branch in said and str(path) in said
+    assert (path / "added.txt").read_text(encoding="utf-8") == "from the child\n"
+    assert not (box.project / "added.txt").exists()  # the project's own tree is untouched
+    assert _git(box, "status", "--porcelain") == ""
+
+
+def test_an_isolated_child_that_changed_nothing_leaves_no_worktree_or_branch(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _repository(box)
+    _agent_file(box.bingo_home / "agents", "looker", isolation="worktree")
+    use_scripted_model(
+        box,
+        [
+            [_agent("call-1", "Look around.", agent="looker")],
+            [tool("child-read", "read", {"path": "README.md"})],
+            [text("It says hello.")],
+            [text("ok")],
+        ],
+    )
+    result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    _, child, child_after, after = model_requests(box)
+    assert "hello" in result_text(tool_results(child_after)[0])  # it read the worktree's copy
+    said = result_text(tool_results(after)[0])
+    assert said.startswith("It says hello.") and "removed" in said
+    assert _git(box, "branch", "--list", "bingo/*") == ""
+    assert [Path(path).resolve() for path in _worktrees(box)] == [box.project.resolve()]
+    assert not any((box.project / ".git" / "bingo-worktrees").iterdir())
+
+
+def test_an_isolated_child_outside_a_git_repository_is_a_clear_error_result(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
+    _agent_file(box.bingo_home / "agents", "builder", isolation="worktree")
+    use_scripted_model(box, [[_agent("call-1", "Add a file.", agent="builder")], [text("ok")]])
+    result = box.run("-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert no_traceback(result)
+    parent, after = model_requests(box)  # no child request was made
+    (block,) = tool_results(after)
+    said = result_text(block)
+    assert block.get("isError") and "not in a git repository" in said and "isolation: worktree" in said
