@@ -36,3 +36,37 @@ def test_a_prompt_imports_no_command_line_client_and_keeps_its_session(tmp_path:
     with sqlite3.connect(box.bingo_home / "data" / "sessions.db") as db:
         kinds = [kind for (kind,) in db.execute("SELECT kind FROM frames ORDER BY seq")]
     assert kinds == ["prompt", "assistant"]
+
+
+NOT_ON_THE_WAY = (
+    # the tools' own modules: their specs are data (bingo.tools._specs)
+    "bingo.tools._read",
+    "bingo.tools._glob",
+    "bingo.tools._grep",
+    "bingo.tools._bash",
+    "bingo.tools._write",
+    "bingo.tools._edit",
+    # a plugin's process, transports and declaration cache: there is no plugin
+    "bingo.bridge._plugin",
+    "bingo.bridge._transport",
+    "bingo.bridge.process",
+    "bingo.bridge._cache",
+    "bingo.bridge._mcp_http",
+    "bingo.bridge._mcp",
+    # the janitor's client: the sandbox's probe starts no process
+    "bingo.sandbox.janitor._client",
+)
+"""What a `-p` prompt with no plugin does not need before its first request (ADR-0043)."""
+
+
+def test_a_prompt_with_no_plugin_imports_no_tool_module_plugin_process_or_janitor_client(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    with ModelServer([[("text", "hello there")]], keep_alive=True) as server:
+        result = box.run("-p", "hi", env={**_env("anthropic", server), "PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello there\n"
+    imported = {
+        line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "bingo.tools._specs" in imported  # the specs were read: the request carried the tools
+    assert sorted(imported & set(NOT_ON_THE_WAY)) == []

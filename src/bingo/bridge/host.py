@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -40,10 +40,8 @@ from ..kernel.settings import Settings
 from ..sandbox import Sandbox
 from ..wire import HOST_SERVICE_KEY, InitializeResult
 from ._backoff import Backoff
-from ._cache import DeclarationCache, Declared
+from ._desk import SignInDesk
 from ._link import Calls
-from ._mcp_http import SignInDesk
-from ._plugin import HostFacts, Plugin
 from .command import BridgedCommand
 from .compactor import BridgedCompactor
 from .contributor import BridgedContributor
@@ -52,6 +50,10 @@ from .hook import BridgedHook
 from .provider import BridgedProvider
 from .service import BridgedService, HostService, ServiceRouter
 from .tool import BridgedTool
+
+if TYPE_CHECKING:
+    from ._cache import DeclarationCache, Declared
+    from ._plugin import Plugin
 
 __all__ = ["PluginHost", "PluginStatus"]
 
@@ -224,7 +226,10 @@ class PluginHost:
         self._contributes: dict[str, list[str]] = {}
         self._registered: set[str] = set()
         """The plugins whose declarations are registered now."""
-        self._cache = DeclarationCache(data_dir) if cache else None
+        self._cache: DeclarationCache | None = None
+        self._caches = cache
+        """Whether declarations are cached: the cache is opened by `start` when there is a
+        plugin (the processes' and the cache's modules are imported only then)."""
         self._declared: dict[str, Declared] = {}
         self._started = False
         self._group = asyncio.TaskGroup()
@@ -247,6 +252,16 @@ class PluginHost:
         under its current key (not started), otherwise by spawning it and handshaking, all
         at once; then register what each contributes, in plugin-name order. Never raises
         for a plugin's fault: a plugin that fails is a notice and a `/plugins` line."""
+        if HOST_SERVICE_KEY not in self._registry.services:
+            self._registry.add_service(HostService())
+        if not self._sources:
+            self._started = True
+            return
+        from ._cache import DeclarationCache
+        from ._plugin import HostFacts, Plugin
+
+        if self._caches:
+            self._cache = DeclarationCache(self._data_dir)
         loop = asyncio.get_running_loop()
         facts = HostFacts(
             version=__version__,
@@ -257,8 +272,6 @@ class PluginHost:
             sandbox=self._sandbox,
             sign_ins=self.sign_ins,
         )
-        if HOST_SERVICE_KEY not in self._registry.services:
-            self._registry.add_service(HostService())
         for source in self._sources:
             if source.manifest is None:
                 self._notices.say(source.name, f"refused: {source.problem}", "warning")
@@ -376,6 +389,8 @@ class PluginHost:
         now = cache.key(plugin.source, environ=self._environ, config=config, host_version=__version__)
         if now == declared.key:
             cache.save(plugin.source, declared.key, info)
+        from ._cache import Declared
+
         self._declared[plugin.name] = Declared(key=declared.key, info=info)
 
     async def _answered(self, plugin: Plugin, answer: InitializeResult | str) -> None:

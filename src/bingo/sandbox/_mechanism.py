@@ -25,7 +25,7 @@ Started = tuple[tuple[str, int], Callable[[], Awaitable[None]]]
 def probe() -> tuple[str | None, str | None, tuple[str, ...]]:
     """(the mechanism in force, in words, or None; what is missing, in words, or None; what is
     weaker than the full sandbox here, in words)."""
-    from .janitor import USE_JANITOR
+    from .janitor._syscall import USE_JANITOR  # not the client's module: no process is started here
 
     if not USE_JANITOR:
         return None, "this system is not Linux: bingo's sandbox uses Linux's Landlock, seccomp and namespaces", ()

@@ -7,6 +7,7 @@ can act on. The reading itself (a system call, a few files in /proc) is
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 __all__ = ["Support", "probe"]
@@ -85,10 +86,13 @@ def probe() -> Support:
     without changing anything; about two milliseconds the first time (it loads `ctypes`).
     Whether a user namespace can really be made is known once `proxy_listener()` tried:
     if it failed, the reason is among `missing` and the degraded path among `weaker`."""
-    from ._run import refused
     from .janitor._syscall import examine
 
     found = examine()
+    # Said by `_run` once its `proxy_listener` found out; if it was never imported, no namespace
+    # was tried (its import is the janitor client's, which the probe does not need).
+    run = sys.modules.get(f"{__package__}._run")
+    refused: str = getattr(run, "refused", "") if run is not None else ""
     userns, missing = found.userns, list(found.missing)
     if userns and refused:
         # Allowed by the kernel's settings, refused when made (a container's seccomp

@@ -7,9 +7,9 @@ package owns what the tools do, their input schemas and their bounds; whether a 
 run is the gate's business, not theirs.
 
 Importing the package imports no tool: `builtin_tools()` answers stand-ins that know each
-tool's name and traits (what `/tools` and the gate read) and import the tool's module the
-first time its spec is read or it is called. A tool's module builds its input schema when
-imported, which a run that never talks to a model has no use for. The tool classes are
+tool's name and traits (what `/tools` and the gate read) and its spec, which is data
+(`_specs.py`: a run's first request reads every spec, and needs no tool's module for it),
+and import the tool's module the first time it is called. The tool classes are
 exported lazily too (`from bingo.tools import BashTool` imports `_bash.py` then).
 
 `preview` asks `write` or `edit` what a call would do without doing it, for the question
@@ -138,7 +138,9 @@ class _Builtin:
 
     @property
     def spec(self) -> _ToolSpec:
-        return self._tool().spec
+        from ._specs import SPECS  # data: no tool's module is imported for its spec (ADR-0043)
+
+        return SPECS[self.name]
 
     @property
     def source(self) -> str:

@@ -26,9 +26,10 @@ import msgspec
 
 from ..kernel.interfaces import ToolCall
 from ..sandbox import Policy, Sandbox
-from ..wire import TextPart, ToolOutput, ToolSpec, ToolTraits
-from ._common import BuiltinTool, Input, error_output, parse_input, schema_of, text_output
+from ..wire import TextPart, ToolOutput, ToolTraits
+from ._common import BuiltinTool, Input, error_output, parse_input, text_output
 from ._git import environment as git_environment
+from ._specs import spec
 
 __all__ = ["BashTool"]
 
@@ -145,23 +146,7 @@ class _Capture:
 class BashTool(BuiltinTool):
     """Runs a shell command."""
 
-    _spec = ToolSpec(
-        name="bash",
-        description=(
-            "Run a command with `/bin/bash -c` in the working directory. stdin is empty; "
-            "stdout and stderr are merged. The answer is the output followed by the exit "
-            f"code; a non-zero exit is reported as an error. Output longer than "
-            f"{HEAD_CHARS + TAIL_CHARS} characters keeps its first and last "
-            f"{HEAD_CHARS} and says how much was cut. The command is killed after `timeout` "
-            f"seconds (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}); when it ends, "
-            "every process it started is ended too, so nothing keeps running in the background. "
-            "When bingo's sandbox is in force the command runs confined: it writes only in the "
-            "project (not its .bingo/, .git/hooks or .git/config) and its own TMPDIR, cannot read "
-            "secrets (~/.ssh, cloud credentials, API keys in the environment), and reaches the "
-            "network only by HTTP(S) through bingo's proxy, to hosts the person grants."
-        ),
-        input_schema=schema_of(BashInput),
-    )
+    _spec = spec("bash")  # as data (`_specs.py`), held equal to BashInput's schema by a test
     _traits = ToolTraits(trusted=False, read_only=False, concurrency_safe=False, interrupt="cancel")
 
     def __init__(

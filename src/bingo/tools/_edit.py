@@ -25,7 +25,7 @@ import msgspec
 from ..kernel.atomic import write_atomic
 from ..kernel.files import open_regular
 from ..kernel.interfaces import ToolCall
-from ..wire import CodeView, TextPart, ToolOutput, ToolSpec, ToolTraits
+from ..wire import CodeView, TextPart, ToolOutput, ToolTraits
 from ._common import (
     BINARY_SNIFF,
     BuiltinTool,
@@ -41,11 +41,11 @@ from ._common import (
     real_path,
     resolve,
     root_of,
-    schema_of,
     unopened,
 )
 from ._diff import Diff, Span, eol_of, to_eol, unified
 from ._files import FILES, Declined
+from ._specs import spec
 
 __all__ = ["MAX_FILE", "EditTool", "Refusal", "changed_output", "led_out", "load", "save"]
 
@@ -92,18 +92,7 @@ class _Edited(msgspec.Struct, frozen=True):
 class EditTool(BuiltinTool):
     """Replaces an exact string in a text file read in this session."""
 
-    _spec = ToolSpec(
-        name="edit",
-        description=(
-            "Replace an exact string in a text file. Read the file first: edit refuses a file "
-            "you have not read in this session, or one that changed on disk since you read it. "
-            "oldString must match the file exactly (whitespace and indentation included; leave "
-            "out read's line-number prefix) and occur exactly once: include surrounding lines to "
-            "make it unique, or pass replaceAll to change every occurrence. The file's line "
-            "endings are kept. Use write to create a file or to replace all of it."
-        ),
-        input_schema=schema_of(EditInput),
-    )
+    _spec = spec("edit")  # as data (`_specs.py`), held equal to EditInput's schema by a test
     # Not read-only, so the gate asks; interrupt `block`: a replacement is never abandoned
     # halfway, and the model is told what happened to the file.
     _traits = ToolTraits(trusted=True)

@@ -17,7 +17,7 @@ from typing import Annotated
 import msgspec
 
 from ..kernel.interfaces import ToolCall
-from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ..wire import ToolOutput, ToolTraits
 from ._common import (
     BuiltinTool,
     Input,
@@ -27,10 +27,10 @@ from ._common import (
     in_thread,
     parse_input,
     resolve,
-    schema_of,
     text_output,
     walk_files,
 )
+from ._specs import spec
 
 __all__ = ["GlobTool"]
 
@@ -65,17 +65,7 @@ class _Found(msgspec.Struct, frozen=True):
 class GlobTool(BuiltinTool):
     """Finds files by a glob pattern."""
 
-    _spec = ToolSpec(
-        name="glob",
-        description=(
-            "Find files whose paths match a glob pattern. `*` and `?` match within one path "
-            "segment, `**` matches any number of directories, `[abc]` a class and `{a,b}` "
-            "alternatives; `*.py` matches only at the top of `path`, `**/*.py` at any depth. "
-            "Lists files (not directories), most recently modified first, at most "
-            f"{MAX_MATCHES}; says how many more there were. `.git` is never searched."
-        ),
-        input_schema=schema_of(GlobInput),
-    )
+    _spec = spec("glob")  # as data (`_specs.py`), held equal to GlobInput's schema by a test
     _traits = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 
     async def call(self, call: ToolCall) -> ToolOutput:

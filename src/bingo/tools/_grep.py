@@ -21,7 +21,7 @@ import msgspec
 
 from ..kernel.files import NotRegular, open_regular
 from ..kernel.interfaces import ToolCall
-from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ..wire import ToolOutput, ToolTraits
 from ._common import (
     BINARY_SNIFF,
     BuiltinTool,
@@ -33,10 +33,10 @@ from ._common import (
     is_binary,
     parse_input,
     resolve,
-    schema_of,
     text_output,
     walk_files,
 )
+from ._specs import spec
 
 __all__ = ["GrepTool"]
 
@@ -88,18 +88,7 @@ class _Hits(msgspec.Struct):
 class GrepTool(BuiltinTool):
     """Searches file contents with a regular expression."""
 
-    _spec = ToolSpec(
-        name="grep",
-        description=(
-            "Search the contents of text files for a Python regular expression. Answers "
-            "`file:line:text`, one line per matching line, ordered by file path then line "
-            f"number, at most {MAX_LINES} lines (it says how many more matched). Searches "
-            "`path` (a file, or a directory walked recursively; default the working "
-            "directory), skipping `.git` and binary files. `glob` restricts which files are "
-            "searched; `ignoreCase` makes the match case-insensitive."
-        ),
-        input_schema=schema_of(GrepInput),
-    )
+    _spec = spec("grep")  # as data (`_specs.py`), held equal to GrepInput's schema by a test
     _traits = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 
     async def call(self, call: ToolCall) -> ToolOutput:

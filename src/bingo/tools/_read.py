@@ -22,7 +22,7 @@ import msgspec
 
 from ..kernel.files import open_regular
 from ..kernel.interfaces import ToolCall
-from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ..wire import ToolOutput, ToolTraits
 from ._common import (
     BINARY_SNIFF,
     BuiltinTool,
@@ -37,11 +37,11 @@ from ._common import (
     parse_input,
     real_path,
     resolve,
-    schema_of,
     text_output,
     unopened,
 )
 from ._files import FILES, Declined
+from ._specs import spec
 
 __all__ = ["ReadTool"]
 
@@ -88,17 +88,7 @@ class _Refusal(Exception):
 class ReadTool(BuiltinTool):
     """Reads a text file's lines, numbered."""
 
-    _spec = ToolSpec(
-        name="read",
-        description=(
-            "Read a text file. Lines are numbered like `cat -n` (the number, a tab, the line). "
-            f"Shows {DEFAULT_LIMIT} lines from the start unless `offset` (1-based first line) "
-            f"and `limit` (line count) say otherwise; lines longer than {MAX_LINE} characters "
-            "are cut. When more lines remain, the output ends with the offset to read next. "
-            "Binary files are refused. Use glob or grep first when you do not know the path."
-        ),
-        input_schema=schema_of(ReadInput),
-    )
+    _spec = spec("read")  # as data (`_specs.py`), held equal to ReadInput's schema by a test
     _traits = ToolTraits(trusted=True, read_only=True, concurrency_safe=True, interrupt="cancel")
 
     def __init__(self, seen: Seen | None = None) -> None:

@@ -17,7 +17,7 @@ from typing import Annotated
 import msgspec
 
 from ..kernel.interfaces import ToolCall
-from ..wire import ToolOutput, ToolSpec, ToolTraits
+from ..wire import ToolOutput, ToolTraits
 from ._common import (
     BuiltinTool,
     Input,
@@ -30,11 +30,11 @@ from ._common import (
     real_path,
     resolve,
     root_of,
-    schema_of,
     text_output,
 )
 from ._diff import Diff, Span, eol_of, to_eol, unified
 from ._edit import Refusal, changed_output, led_out, load, save
+from ._specs import spec
 
 __all__ = ["WriteTool", "kept"]
 
@@ -63,16 +63,7 @@ class _Written(msgspec.Struct, frozen=True):
 class WriteTool(BuiltinTool):
     """Creates a file, or replaces one read in this session."""
 
-    _spec = ToolSpec(
-        name="write",
-        description=(
-            "Write a file's whole content: creates the file (and its directories), or replaces "
-            "it. An existing file must have been read in this session and not changed on disk "
-            "since; to change part of a file, use edit. Replacing keeps the file's mode, its "
-            "line endings and whether it ends with a newline."
-        ),
-        input_schema=schema_of(WriteInput),
-    )
+    _spec = spec("write")  # as data (`_specs.py`), held equal to WriteInput's schema by a test
     # Not read-only, so the gate asks; interrupt `block`: a write is never abandoned halfway.
     _traits = ToolTraits(trusted=True)
 

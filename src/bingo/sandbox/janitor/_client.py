@@ -39,6 +39,7 @@ from ._codec import Decoder, Field, Message, encode
 from ._parked import Parked, keep, read_parked, send_order
 from ._parked import policy_key as _key
 from ._spawned import Spawned, kill_warden, pipes
+from ._syscall import USE_JANITOR
 
 __all__ = [
     "SPAWN_WAIT",
@@ -56,8 +57,6 @@ SPAWN_WAIT = 10.0
 """Seconds the janitor has to say it started a plugin (the first spawn includes the
 janitor's own start, which a loaded machine makes slow)."""
 
-USE_JANITOR = sys.platform.startswith("linux") and hasattr(os, "posix_spawn")
-"""Whether the janitor runs here (Linux): where it does not, a plugin is spawned directly."""
 
 _ON_PATH = f"import sys; sys.path.append({os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r}); "
 """What makes this package importable as `janitor` in the janitor's interpreter: its parent

@@ -130,6 +130,9 @@ ENOSYS = 38
 
 MACHINE = os.uname().machine if hasattr(os, "uname") else ""
 LINUX = sys.platform.startswith("linux")
+USE_JANITOR = LINUX and hasattr(os, "posix_spawn")
+"""Whether the janitor runs here (Linux): where it does not, a plugin is spawned directly.
+Here, not in `_client.py`, so that the sandbox's probe asks it without importing the client."""
 
 _c: Any = None
 """`ctypes` and libc, once asked for: (ctypes, syscall, prctl)."""
