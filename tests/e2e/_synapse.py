@@ -19,10 +19,12 @@ import os
 import secrets
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +249,57 @@ class User:
         )
         events: list[dict[str, Any]] = data["chunk"]
         return list(reversed(events))
+
+
+class FirstSyncHeld:
+    """A proxy before `server` that holds bingo's first `/sync` (the one without `since`)
+    until the test sets `release` (`held` is set once it arrived); every other request passes
+    as it is. Use as a context manager; its `url` is the bot's homeserver."""
+
+    def __init__(self, server: Synapse) -> None:
+        self.held = threading.Event()
+        self.release = threading.Event()
+        target, proxy = server.url, self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def _pass(self) -> None:
+                if self.command == "GET" and self.path.split("?")[0].endswith("/sync") and "since=" not in self.path:
+                    proxy.held.set()
+                    proxy.release.wait(timeout=START_TIMEOUT)
+                length = int(self.headers.get("Content-Length") or 0)
+                answer = httpx.request(
+                    self.command,
+                    target + self.path,
+                    content=self.rfile.read(length) if length else None,
+                    headers={k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")},
+                    timeout=60,
+                    trust_env=False,
+                )
+                self.send_response(answer.status_code)
+                self.send_header("Content-Type", answer.headers.get("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_PUT = _pass
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
+
+    def __enter__(self) -> FirstSyncHeld:
+        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self._http.shutdown()
+        self._http.server_close()
 
 
 def wait_for(predicate: Any, *, timeout: float = 30.0, every: float = 0.2, what: str = "the condition") -> Any:

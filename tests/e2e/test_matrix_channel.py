@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from bingo.kernel.frames import PromptFrame
+from bingo.kernel.frames import AssistantFrame, PromptFrame
 from bingo.store import SessionStore
 from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
-from tests.e2e._synapse import Synapse, homeserver, wait_for
+from tests.e2e._synapse import FirstSyncHeld, Synapse, homeserver, wait_for
 
 __all__ = ["homeserver"]  # the session's one Synapse, a fixture
 
@@ -161,9 +161,15 @@ def bots() -> Iterator[list[Bot]]:
             bot.process.communicate(timeout=10)
 
 
-def _start(bots: list[Bot], box: Sandbox, room: Room) -> Bot:
+def _start_only(bots: list[Bot], box: Sandbox, room: Room) -> Bot:
+    """The bot, started (not yet listening, maybe)."""
     bot = Bot(box, room.bot.token)
     bots.append(bot)
+    return bot
+
+
+def _start(bots: list[Bot], box: Sandbox, room: Room) -> Bot:
+    bot = _start_only(bots, box, room)
     bot.listening()
     return bot
 
@@ -318,18 +324,39 @@ def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[
 def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(
     tmp_path: Path, room: Room, bots: list[Bot], homeserver: Synapse
 ) -> None:
+    # The second answer is made once bingo has found the homeserver away (the test opens the
+    # model's gate then), and the homeserver comes back once that answer is in the session:
+    # no time stands for "away" or "still running" (a 4 s model and a 5 s sleep did).
+    gate = tmp_path / "gate"
     box = _box(
         tmp_path,
         room,
-        [[text("Before the restart.")], [{"sleep": 4}, text("Said while it restarted.")], [text("After the restart.")]],
+        [
+            [text("Before the restart.")],
+            [{"until": str(gate)}, text("Said while it restarted.")],
+            [text("After the restart.")],
+        ],
     )
     bot = _start(bots, box, room)
     room.person.say(room.id, "first")
     room.wait_for_body(lambda b: "Before the restart." in b, "the first answer")
+    session = json.loads((box.bingo_home / "data" / "channels" / "matrix.json").read_text(encoding="utf-8"))[
+        "sessions"
+    ][room.id]
     room.person.say(room.id, "second")
-    wait_for(lambda: bot.log().count("running a message") == 2, what="the second turn to start")
+    wait_for(lambda: _asked(box) == 2, what="the model to have the second prompt")
     homeserver.stop()  # mid-turn: the answer is made, and tried, while the homeserver is away
-    time.sleep(5)
+    wait_for(lambda: "homeserver away" in bot.log(), what="bingo to find the homeserver away")
+    gate.touch()
+    with SessionStore(box.bingo_home / "data" / "sessions.db") as store:
+        wait_for(
+            lambda: any(
+                isinstance(f, AssistantFrame)
+                and any(getattr(b, "text", None) == "Said while it restarted." for b in f.message.content)
+                for f in store.frames(session)
+            ),
+            what="the answer to be made while the homeserver is away",
+        )
     homeserver.start()
     room.wait_for_body(lambda b: "Said while it restarted." in b, "the answer made during the restart", timeout=60)
     room.person.say(room.id, "third")
@@ -530,7 +557,7 @@ def test_a_plugins_ask_and_notice_reach_the_room_and_foreign_bytes_are_escaped(
 def test_messages_still_waiting_when_bingo_stops_are_run_when_it_starts_again(
     tmp_path: Path, room: Room, bots: list[Bot]
 ) -> None:
-    box = _box(tmp_path, room, [[{"sleep": 20}, text("never said")]])
+    box = _box(tmp_path, room, [[{"hang": True}, text("never said")]])  # running until bingo stops
     bot = _start(bots, box, room)
     room.person.say(room.id, "slow")
     wait_for(lambda: "running a message" in bot.log(), what="the slow turn to start")
@@ -725,6 +752,28 @@ def test_a_reply_is_read_without_its_quote_and_an_encrypted_room_is_said_once(
     assert sum("this room is encrypted" in b for b in room.bodies()) == 1
 
 
+def test_bingo_says_it_listens_only_once_a_message_sent_then_is_read(
+    tmp_path: Path, room: Room, bots: list[Bot]
+) -> None:
+    # The first sync marks where bingo begins to read (what came before is history): said
+    # listening before it was answered, a message sent at once, under load, was history and
+    # never answered (test_stop_while_a_question_waits_answers_it_no timed out so).
+    with FirstSyncHeld(room.server) as proxy:
+        box = _box(tmp_path, room, [[text("Heard.")]], matrix={"homeserver": proxy.url})
+        bot = _start_only(bots, box, room)
+        wait_for(lambda: proxy.held.is_set() or bot.process.poll() is not None, what="bingo's first sync")
+        assert "serving" not in bot.log()  # not said while its first sync is unanswered
+        proxy.release.set()
+        bot.listening()
+        room.person.say(room.id, "said once bingo listens")
+        room.wait_for_body(lambda b: "Heard." in b, "the answer")
+        assert bot.stop() == 0
+    assert f"bingo: listening in 1 room as {room.bot.id}" in bot.stderr.splitlines()
+    assert [r["request"]["messages"][-1]["content"][0]["text"] for r in model_requests(box)] == [
+        "said once bingo listens"
+    ]
+
+
 def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, bots: list[Bot]) -> None:
     box = _box(tmp_path, room, [[tool("c1", COUNT, {"path": "notes.txt"})], [text("Stopped.")]])
     bot = _start(bots, box, room)
@@ -743,9 +792,14 @@ def test_stop_while_a_question_waits_answers_it_no(tmp_path: Path, room: Room, b
 def test_a_long_answer_is_shown_as_it_streams_and_edited_when_complete(
     tmp_path: Path, room: Room, bots: list[Bot]
 ) -> None:
-    box = _box(tmp_path, room, [[text("First part. "), {"sleep": 3}, text("Second part.")]])
+    # The model finishes once the room shows the first part (the test opens its gate then):
+    # no time stands for "still streaming" (a 3 s sleep, one more than STREAM_EVERY, did).
+    gate = tmp_path / "gate"
+    box = _box(tmp_path, room, [[text("First part. "), {"until": str(gate)}, text("Second part.")]])
     bot = _start(bots, box, room)
     room.person.say(room.id, "take your time")
+    room.wait_for_body(lambda b: "First part." in b, "the first part, shown while the model goes on")
+    gate.touch()
     said = wait_for(
         lambda: [c for c in room.said_by_bot() if c.get("m.new_content", {}).get("body") == "First part. Second part."],
         what="the final edit",

@@ -162,6 +162,15 @@ async def serve_matrix(channel: MatrixChannel, *, environ: dict[str, str], data_
                 "bingo could join none of the rooms in channels.matrix.rooms",
                 "invite the bot to the room, or fix the room ids",
             )
+        if state.since is None:
+            # What was said before bingo came is not answered: the first sync marks where
+            # bingo begins to read, and it is made before bingo says it listens, so a message
+            # sent once it has said so is read (made after, a loaded machine let a message sent
+            # at once be taken for history and never answered).
+            first = await server.sync(None, timeout_ms=0)
+            since = first.get("next_batch")
+            state.since = since if isinstance(since, str) else None
+            state.save()
         readers = Readers(me=user, allowed=frozenset(channel.allowed_users), shared=channel.shared_rooms)
         for room in rooms.values():
             try:
@@ -198,11 +207,6 @@ async def _serve(
             stop.set()
 
     async def sync() -> None:
-        if state.since is None:
-            first = await server.sync(None, timeout_ms=0)  # what was said before bingo came: not answered
-            since = first.get("next_batch")
-            state.since = since if isinstance(since, str) else None
-            state.save()
         while True:
             batch = await server.sync(state.since)
             handle(batch, rooms, readers)
