@@ -13,7 +13,8 @@ kills whatever the plugin started when the plugin ends, and exits the way the pl
 the janitor reports that exit and, when bingo dies, ends every plugin and every descendant
 (a group kill alone misses a child that left the group, and the parent-death signal is not
 inherited across fork). Elsewhere (and in the tests of that path, through `spawn`'s
-`janitor=False`) the plugin is spawned directly in a session of its own.
+`janitor=False`) the plugin is spawned directly in a session of its own. Both ways are the
+sandbox's `start` (`sandbox/_process.py`), which a command hook is started by too.
 
 It does not speak JSON-RPC (it hands its stdout and stdin to a Connection), nor the
 janitor's protocol (`janitor.JanitorClient`).
@@ -26,18 +27,15 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import signal
 import time
-from asyncio.streams import FlowControlMixin
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from ..endpoint import MAX_LINE
 from ..kernel.log import RECORD_MAX, cut
-from ..sandbox import Policy
-from ..sandbox.janitor import USE_JANITOR, JanitorClient, kill_warden
+from ..sandbox import Policy, resolve, start
+from ..sandbox.janitor import USE_JANITOR
 from ..sandbox.janitor.proc import group_has_living
 from . import _problems as P
 
@@ -118,27 +116,6 @@ def describe_exit(returncode: int | None) -> str:
     return f"was killed by {name}"
 
 
-def resolve(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str:
-    """The path of `argv`'s command, checked here so that a missing command (or working
-    directory) is an OSError at spawn and not an exit status later.
-
-    Raises:
-        OSError: the command cannot be found or is not executable, or `cwd` is missing.
-    """
-    if not cwd.is_dir():
-        raise FileNotFoundError(2, "No such file or directory", str(cwd))
-    command = argv[0]
-    if os.sep in command:
-        found: str | None = str(cwd / command) if os.access(cwd / command, os.X_OK) else None
-        if found is None and (cwd / command).is_file():
-            raise PermissionError(13, "Permission denied", command)
-    else:
-        found = shutil.which(command, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise FileNotFoundError(2, "No such file or directory", command)
-    return found
-
-
 class PluginLog:
     """A plugin's log file, appended to and rotated at `max_bytes` (blocking: call it off
     the loop for anything but a rare line)."""
@@ -167,35 +144,6 @@ class PluginLog:
         RECORD_MAX should a foreign value in it have been left whole."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         self.write(f"[bingo {stamp}] {cut(text, RECORD_MAX)}\n".encode("utf-8", "replace"))
-
-
-class _PipeWriter(FlowControlMixin):
-    """The protocol under the stdin StreamWriter: flow control (drain), nothing read."""
-
-
-async def _streams(
-    stdin_w: int, stdout_r: int, stderr_r: int
-) -> tuple[asyncio.StreamWriter, asyncio.StreamReader, asyncio.StreamReader]:
-    """asyncio streams over bingo's ends of the three pipes (each closed by its transport,
-    or here when a transport could not be made)."""
-    loop = asyncio.get_running_loop()
-    pipes = [os.fdopen(fd, "wb" if fd == stdin_w else "rb", buffering=0) for fd in (stdin_w, stdout_r, stderr_r)]
-    taken = 0
-    try:
-        transport, protocol = await loop.connect_write_pipe(_PipeWriter, pipes[0])
-        taken = 1
-        stdin = asyncio.StreamWriter(transport, protocol, None, loop)
-        stdout = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), pipes[1])
-        taken = 2
-        stderr = asyncio.StreamReader(loop=loop)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), pipes[2])
-        taken = 3
-    except BaseException:
-        for pipe in pipes[taken:]:
-            pipe.close()
-        raise
-    return stdin, stdout, stderr
 
 
 class PluginProcess:
@@ -259,67 +207,24 @@ class PluginProcess:
         Raises:
             OSError: the command cannot be run, or not confined as asked.
         """
-        if not janitor:
-            if policy is not None:
-                raise OSError(95, "a confined process is started only through the janitor (Linux)")
-            log.line(f"starting {' '.join(argv)}")  # inline, as below
-            return await cls._spawn_directly(argv, env=env, cwd=cwd, log=log)
-        path = resolve(argv, env, cwd)
-        if policy is None:
-            spawned = await JanitorClient.running().spawn(path, [path, *argv[1:]], env, cwd, grace=grace)
-        else:
-            from ..sandbox import spawn
-
-            spawned = await spawn(path, [path, *argv[1:]], env, cwd, grace=grace, policy=policy)
-        try:
+        if not janitor and policy is None:
+            log.line(f"starting {' '.join(argv)}")  # inline, as below (a command not found is logged too)
+        started = await start(argv, env=env, cwd=cwd, grace=grace, janitor=janitor, policy=policy)
+        if janitor:
             # Before its stderr is read, so the plugin's own lines follow this one. Inline, not
             # through a thread: one short append, and a hop costs far more (ADR-0003).
             log.line(f"starting {' '.join(argv)}")
-            stdin, stdout, stderr = await _streams(spawned.stdin, spawned.stdout, spawned.stderr)
-        except BaseException:
-            kill_warden(spawned.pid)
-            raise
-        ended = spawned.ended
-
-        def returncode() -> int | None:
-            return ended.result() if ended.done() else None
-
         made = cls(
-            pid=spawned.pid,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            wait=lambda: asyncio.shield(ended),
-            returncode=returncode,
+            pid=started.pid,
+            stdin=started.stdin,
+            stdout=started.stdout,
+            stderr=started.stderr,
+            wait=started.wait,
+            returncode=started.returncode,
             log=log,
         )
-        made.warden = True
+        made.warden = started.warden
         return made
-
-    @classmethod
-    async def _spawn_directly(
-        cls, argv: Sequence[str], *, env: dict[str, str], cwd: Path, log: PluginLog
-    ) -> PluginProcess:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            limit=MAX_LINE,
-            start_new_session=True,
-        )
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        return cls(
-            pid=proc.pid,
-            stdin=proc.stdin,
-            stdout=proc.stdout,
-            stderr=proc.stderr,
-            wait=proc.wait,
-            returncode=lambda: proc.returncode,
-            log=log,
-        )
 
     @property
     def returncode(self) -> int | None:

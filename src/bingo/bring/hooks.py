@@ -40,7 +40,7 @@ from ..kernel.settings import CommandHookEntry
 from ..wire import HookOutcome, HookSpec, Json, is_array, is_object
 
 if TYPE_CHECKING:
-    from ..sandbox import Policy, Sandbox
+    from ..sandbox import Policy, Sandbox, Started
 
 __all__ = ["DEFAULT_TIMEOUT", "EVENTS", "CommandHook", "claude_tool", "command_hooks"]
 
@@ -319,79 +319,56 @@ class CommandHook:
 
 class _Process:
     """A hook's process: `bash -c COMMAND` leading a group of its own, confined by `policy`
-    (through the sandbox's janitor) or not."""
+    (through the sandbox's janitor) or not: the sandbox's `start`, as a plugin's."""
 
-    __slots__ = ("_ended", "_pid", "_stderr", "_stdin", "_stdout")
+    __slots__ = ("_started",)
 
-    def __init__(
-        self,
-        pid: int,
-        stdin: asyncio.StreamWriter | None,
-        stdout: asyncio.StreamReader,
-        stderr: asyncio.StreamReader,
-        ended: Callable[[], asyncio.Future[int | None] | asyncio.Task[int]],
-    ) -> None:
-        self._pid, self._stdin, self._stdout, self._stderr, self._ended = pid, stdin, stdout, stderr, ended
+    def __init__(self, started: Started) -> None:
+        self._started = started
 
     @classmethod
     async def start(cls, command: str, env: dict[str, str], cwd: Path, policy: Policy | None) -> _Process:
-        argv = ["/bin/bash", "-c", command]
-        if policy is not None:
-            from ..sandbox import spawn
+        from ..sandbox import start
 
-            spawned = await spawn(argv[0], argv, env, cwd, grace=0.5, policy=policy, merged=False, warden=False)
-            loop = asyncio.get_running_loop()
-            readers: list[asyncio.StreamReader] = []
-            for fd in (spawned.stdout, spawned.stderr):
-                reader = asyncio.StreamReader(loop=loop)
-                await loop.connect_read_pipe(
-                    lambda r=reader: asyncio.StreamReaderProtocol(r, loop=loop), os.fdopen(fd, "rb", buffering=0)
-                )
-                readers.append(reader)
-            transport, protocol = await loop.connect_write_pipe(
-                lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop),
-                os.fdopen(spawned.stdin, "wb", buffering=0),
-            )
-            writer = asyncio.StreamWriter(transport, protocol, None, loop)
-            return cls(spawned.pid, writer, readers[0], readers[1], lambda: spawned.ended)
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        argv = ["/bin/bash", "-c", command]
+        # Unconfined, it is started directly; no warden either way: its group is killed here.
+        # Its readers buffer no more than the output kept.
+        started = await start(
+            argv,
             env=env,
             cwd=cwd,
-            start_new_session=True,
+            grace=0.5,
+            janitor=policy is not None,
+            policy=policy,
+            warden=False,
+            limit=_OUTPUT_MAX,
         )
-        assert proc.stdout is not None and proc.stderr is not None
-        waited = asyncio.ensure_future(proc.wait())
-        return cls(proc.pid, proc.stdin, proc.stdout, proc.stderr, lambda: waited)
+        return cls(started)
 
     async def communicate(self, data: bytes) -> _Ran:
-        async def feed() -> None:
-            if self._stdin is None:
-                return
-            with contextlib.suppress(OSError, ConnectionError):
-                self._stdin.write(data)
-                await self._stdin.drain()
-            with contextlib.suppress(OSError, ConnectionError):
-                self._stdin.close()
+        started = self._started
 
-        _, out, err = await asyncio.gather(feed(), _drain(self._stdout), _drain(self._stderr))
-        code = await self._ended()
+        async def feed() -> None:
+            with contextlib.suppress(OSError, ConnectionError):
+                started.stdin.write(data)
+                await started.stdin.drain()
+            with contextlib.suppress(OSError, ConnectionError):
+                started.stdin.close()
+
+        _, out, err = await asyncio.gather(feed(), _drain(started.stdout), _drain(started.stderr))
+        code = await started.wait()
         return _Ran(code, out, err)
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
-            os.killpg(self._pid, signal.SIGKILL)
+            os.killpg(self._started.pid, signal.SIGKILL)
 
     async def reap(self) -> None:
-        if self._stdin is not None:
-            with contextlib.suppress(OSError, ConnectionError):
-                self._stdin.close()
+        with contextlib.suppress(OSError, ConnectionError):
+            self._started.stdin.close()
         with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
-                await asyncio.shield(self._ended())
+                await asyncio.shield(self._started.wait())
 
 
 async def _drain(stream: asyncio.StreamReader) -> bytes:

@@ -36,7 +36,10 @@ tests/unit/sandbox/):
   and stdio MCP servers; `tools.BashTool(policy=...)` (or its `policy` attribute, or its
   `policy_for(call)` overridden) for the `bash` tool; both through `spawn(...)` here, which
   raises OSError (one line: what was refused) when the process cannot be confined as asked:
-  never silently unconfined. None: today's unconfined spawn, unchanged. The `bash` tool's
+  never silently unconfined. None: today's unconfined spawn, unchanged. A process bingo
+  talks to over pipes (a plugin, an MCP server, a command hook) is started by `start`
+  (`_process.py`): through the janitor, confined or not, or directly, in a group of its own,
+  with asyncio streams over its pipes (`Started`). The `bash` tool's
   commands (`spawn(..., warden=False)`) run in a process the janitor confined ahead, one
   per policy (at most four), waiting from the end of the previous command of that policy.
 
@@ -93,6 +96,7 @@ if TYPE_CHECKING:
     from ._command import SandboxCommand, plugin_sandbox_words
     from ._hosts import Hosts
     from ._launcher import Launcher, launcher
+    from ._process import Started, resolve, start
     from ._run import proxy_listener, spawn
     from ._runtime import Confined, Sandbox
     from ._support import Support, probe
@@ -107,6 +111,7 @@ __all__ = [
     "Policy",
     "Sandbox",
     "SandboxCommand",
+    "Started",
     "Support",
     "confined_environ",
     "is_secret_name",
@@ -115,7 +120,9 @@ __all__ = [
     "plugin_sandbox_words",
     "probe",
     "proxy_listener",
+    "resolve",
     "spawn",
+    "start",
 ]
 
 _LAZY = {
@@ -123,6 +130,7 @@ _LAZY = {
     "probe": "_support",
     "proxy_listener": "_run",
     "spawn": "_run",
+    **dict.fromkeys(("Started", "resolve", "start"), "_process"),
     **dict.fromkeys(
         ("PROTECTED", "SECRET_PATHS", "Build", "confined_environ", "is_secret_name", "launcher_grants"), "_build"
     ),
