@@ -250,3 +250,52 @@ def test_a_packages_mcp_server_has_the_four_names_in_its_environment(tmp_path: P
         "CLAUDE_PLUGIN_DATA": str(data),
         "PLUGIN_DATA": str(data),
     }
+
+
+def test_on_a_terminal_add_asks_and_installs_only_on_yes(tmp_path: Path) -> None:
+    """The question itself, on a real terminal (a pty): what will run is shown, then
+    `[y/N]`; "n" (or Ctrl-C) leaves nothing installed, "y" installs and pins."""
+    import pexpect
+
+    from . import _bingo
+    from .test_trust import WAIT, _Screen
+
+    box = Sandbox(tmp_path)
+    package = _package(tmp_path)
+    plugins = box.bingo_home / "plugins"
+    env = {**box.env, "TERM": "xterm", "LANG": "C.UTF-8"}
+
+    def add() -> tuple[pexpect.spawn, _Screen]:
+        child = pexpect.spawn(
+            _bingo.BINGO, ["plugin", "add", str(package)], cwd=str(box.project), env=env, encoding="utf-8", timeout=WAIT
+        )
+        screen = _Screen(child)
+        screen.shown(r"wordcount .* from ")
+        screen.shown(r"plugin process: \S*python\S* \S*/main\.py")
+        screen.shown(r"Install wordcount\? \[y/N\] ")
+        return child, screen
+
+    for answer in ("n", None):
+        child, screen = add()
+        try:
+            if answer is None:
+                child.sendintr()
+            else:
+                child.sendline(answer)
+            child.expect(pexpect.EOF, timeout=WAIT)
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == (1 if answer else 130), screen.text()
+        assert sorted(p.name for p in plugins.iterdir()) == []  # nothing installed, no staging left
+        assert "Traceback" not in screen.raw + str(child.before)
+
+    child, screen = add()
+    try:
+        child.sendline("y")
+        screen.shown(r"Installed wordcount into ")
+        child.expect(pexpect.EOF, timeout=WAIT)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert (plugins / "wordcount" / "main.py").is_file() and (plugins / ".packages.json").is_file()
+    assert "as pinned" in box.run("plugin", "list").stdout
