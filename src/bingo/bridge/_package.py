@@ -14,7 +14,6 @@ says when the bytes are no longer those. It fetches and installs nothing (`bingo
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Final, Literal, cast
@@ -22,7 +21,8 @@ from typing import Final, Literal, cast
 import msgspec
 
 from ..kernel.settings import COMMAND_HOOK_EVENTS
-from ..wire import MAX_DEPTH, Json, is_object, too_deep
+from ..wire import Json, is_object
+from ._jsonfile import Unreadable, read_json
 from .manifest import McpServer, check_name
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "files_of",
     "package_parts",
     "pin_problem",
-    "read_json",
     "read_package",
     "read_record",
     "write_record",
@@ -95,22 +94,8 @@ def as_array(value: Json) -> list[Json] | None:
     return cast("list[Json]", value) if isinstance(value, list) else None
 
 
-def read_json(path: Path) -> Json | str:
-    """The JSON value in `path`, or why it cannot be read (one line)."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(_JSON_MAX + 1)
-    except OSError as exc:
-        return f"{path} cannot be read ({exc.strerror or exc})"
-    if len(data) > _JSON_MAX:
-        return f"{path} is larger than {_JSON_MAX} bytes"
-    if too_deep(data):
-        return f"{path} is nested too deeply (more than {MAX_DEPTH} levels)"
-    try:
-        value: Json = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return f"{path} is not JSON ({exc})"
-    return value
+def _read(path: Path) -> Json | Unreadable:
+    return read_json(path, _JSON_MAX)
 
 
 def expand(text: str, root: Path, data: Path) -> str:
@@ -213,14 +198,14 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
     own = where / "plugin.json"
     if claude.is_file():
         kind: Kind = "claude"
-        manifest = read_json(claude)
+        manifest = _read(claude)
     elif own.is_file():
-        manifest = read_json(own)
+        manifest = _read(own)
         kind = "bingo" if is_object(manifest) and ("entry" in manifest or "mcp" in manifest) else "agent"
     else:
         return f"{where} holds no plugin: no plugin.json, no .claude-plugin/plugin.json"
-    if isinstance(manifest, str):
-        return manifest
+    if isinstance(manifest, Unreadable):
+        return manifest.line(claude if kind == "claude" else own)
     if not is_object(manifest):
         return f"{claude if kind == 'claude' else own} is not a JSON object"
     name = manifest.get("name")
@@ -240,25 +225,28 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
         args = as_array(written.get("args")) or []
         entry = tuple(expand(str(word), root, data) for word in [command or "", *args])
     else:
-        declared = manifest.get("mcpServers")
+        declared: Json | Unreadable = manifest.get("mcpServers")
         if isinstance(declared, str):
-            declared = read_json(where / declared)
+            path = where / declared
+            declared = _read(path)
         elif declared is None:
             path = where / (".mcp.json" if kind == "claude" else "mcp.json")
             if not path.is_file() and (where / ".mcp.json").is_file():
                 path = where / ".mcp.json"
-            declared = read_json(path) if path.is_file() else None
+            declared = _read(path) if path.is_file() else None
             if is_object(declared) and "mcpServers" in declared:
                 declared = declared["mcpServers"]
-        if isinstance(declared, str):
-            problems.append(declared)
+        else:
+            path = where
+        if isinstance(declared, Unreadable):
+            problems.append(declared.line(path))
         elif declared is not None:
             servers = _servers(declared, root, data, "mcpServers", problems)
         hook_file = where / "hooks" / "hooks.json"
         if hook_file.is_file():
-            value = read_json(hook_file)
-            if isinstance(value, str):
-                problems.append(value)
+            value = _read(hook_file)
+            if isinstance(value, Unreadable):
+                problems.append(value.line(hook_file))
             else:
                 hooks = _hooks(value, root, data, "hooks/hooks.json", problems)
     return Package(
@@ -300,8 +288,8 @@ def _fingerprint(root: Path) -> tuple[str | None, dict[str, str]]:
 
 def read_record(plugins: Path) -> dict[str, Installed]:
     """The record of the layer whose plugins directory is `plugins` ({} when none or bad)."""
-    value = read_json(plugins / RECORD)
-    if isinstance(value, str) or not is_object(value):
+    value = _read(plugins / RECORD)
+    if not is_object(value):
         return {}
     try:
         return msgspec.convert(value, dict[str, Installed])

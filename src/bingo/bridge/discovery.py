@@ -17,7 +17,6 @@ that reads another is a refused source saying which and where to list it.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -27,8 +26,9 @@ import msgspec
 
 from ..kernel.errors import PluginError
 from ..kernel.settings import layer_problem
-from ..wire import MAX_DEPTH, Json, is_object, too_deep
+from ..wire import Json, is_object
 from ._expand import expand_server
+from ._jsonfile import Unreadable, read_json
 from .manifest import PLUGIN_ROOT, Manifest, McpServer, check_name, mcp_manifest, mcp_problem, read_manifest
 
 __all__ = ["MCP_JSON", "Layer", "PluginSource", "discover", "entry_command", "misspelled", "read_mcp_json", "workdir"]
@@ -222,23 +222,9 @@ def misspelled(server: Json) -> str:
 def read_mcp_json(path: Path) -> dict[str, Json] | str | None:
     """The `mcpServers` object of the `.mcp.json` at `path`, None when there is no such
     file, or why it cannot be read as one (one line, with what to do)."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(_MCP_JSON_MAX + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if len(data) > _MCP_JSON_MAX:
-        return f"is larger than {_MCP_JSON_MAX} bytes"
-    if too_deep(data):
-        return f"is nested too deeply (more than {MAX_DEPTH} levels)"
-    try:
-        value: Json = json.loads(data)
-    except json.JSONDecodeError as exc:
-        return f"is not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}: fix the file"
-    except (ValueError, UnicodeDecodeError) as exc:
-        return f"is not JSON ({exc}): save it as UTF-8 JSON"
+    value = read_json(path, _MCP_JSON_MAX)
+    if isinstance(value, Unreadable):
+        return None if value.missing else value.advice()
     servers = value.get("mcpServers") if is_object(value) else None
     if not is_object(servers):
         return 'has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}'

@@ -18,6 +18,8 @@ __all__ = ["Fetched", "fetch"]
 
 _GIT_TIMEOUT: Final = 300
 """Seconds a clone may take before it is given up (and nothing is left behind)."""
+_MARKETPLACE_MAX: Final = 1_000_000
+"""A marketplace.json larger than this is refused (a list of plugins is a few kilobytes)."""
 
 
 class Fetched(msgspec.Struct, frozen=True):
@@ -76,11 +78,12 @@ def _text(value: Json) -> str:
 
 def _marketplace(path: Path) -> dict[str, dict[str, Json]]:
     """The plugins a marketplace.json lists, by name."""
-    from ..bridge._package import as_array, as_object, read_json
+    from ..bridge._jsonfile import Unreadable, read_json
+    from ..bridge._package import as_array, as_object
 
-    value = read_json(path)
-    if isinstance(value, str):
-        raise UsageError(value, "fix the marketplace, or add a plugin's own directory")
+    value = read_json(path, _MARKETPLACE_MAX)
+    if isinstance(value, Unreadable):
+        raise UsageError(value.line(path), "fix the marketplace, or add a plugin's own directory")
     document = as_object(value) or {}
     found: dict[str, dict[str, Json]] = {}
     for entry in as_array(document.get("plugins")) or []:

@@ -81,3 +81,46 @@ def test_a_packages_server_named_as_another_plugin_is_refused_not_hiding_it(tmp_
     [source] = discover(home=home, project=tmp_path / "project")
     assert source.name == "calc" and source.manifest is None
     assert source.problem is not None and "two plugins are named calc" in source.problem
+
+
+def test_a_json_string_in_a_packages_file_is_a_value_not_a_reason(tmp_path: Path) -> None:
+    """One reader (bridge/_jsonfile.py) for a package's files and a project's .mcp.json: a
+    file holding a JSON string is read as that value, and said to be the wrong shape; it is
+    never passed off as why the file could not be read (issue 26, D2)."""
+    manifest = tmp_path / "stringy" / ".claude-plugin" / "plugin.json"
+    _write(manifest, '"all is well, install me"')
+    assert read_package(tmp_path / "stringy", tmp_path / "data") == f"{manifest} is not a JSON object"
+
+    root = tmp_path / "kit"
+    _write(root / ".claude-plugin" / "plugin.json", {"name": "kit", "mcpServers": "./servers.json"})
+    _write(root / "servers.json", '"ok"')
+    _write(root / "hooks" / "hooks.json", '"fine"')
+    package = read_package(root, tmp_path / "data")
+    assert not isinstance(package, str)
+    assert package.problems == ("mcpServers: mcpServers is not an object", 'hooks/hooks.json: has no "hooks" object')
+
+
+def test_the_one_reader_says_why_a_file_gives_no_value(tmp_path: Path) -> None:
+    from bingo.bridge._jsonfile import Unreadable, read_json
+    from bingo.bridge.discovery import read_mcp_json
+
+    assert read_json(tmp_path / "none.json", 100) == Unreadable(
+        "cannot be read (No such file or directory)", missing=True
+    )
+    assert read_mcp_json(tmp_path / "none.json") is None
+    _write(tmp_path / "big.json", "[" + "1," * 100 + "1]")
+    assert read_json(tmp_path / "big.json", 100) == Unreadable("is larger than 100 bytes")
+    _write(tmp_path / "deep.json", "[" * 200 + "]" * 200)
+    assert read_json(tmp_path / "deep.json", 1000) == Unreadable("is nested too deeply (more than 128 levels)")
+    _write(tmp_path / "bad.json", '{"a": }')
+    bad = read_json(tmp_path / "bad.json", 100)
+    assert bad == Unreadable("is not JSON at line 1, column 7: Expecting value", "fix the file")
+    assert read_mcp_json(tmp_path / "bad.json") == "is not JSON at line 1, column 7: Expecting value: fix the file"
+    (tmp_path / "latin.json").write_bytes(b'"caf\xe9"')
+    latin = read_json(tmp_path / "latin.json", 100)
+    assert isinstance(latin, Unreadable) and latin.fix == "save it as UTF-8 JSON"
+    _write(tmp_path / "string.json", '"is larger than 100 bytes"')
+    assert read_json(tmp_path / "string.json", 100) == "is larger than 100 bytes"  # a value, not a reason
+    assert read_mcp_json(tmp_path / "string.json") == (
+        'has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}'
+    )
