@@ -144,7 +144,9 @@ def _claude_plugin(root: Path) -> Path:
     (package / "commands").mkdir()
     (package / "commands" / "hello.md").write_text("Say hello to $ARGUMENTS\n", encoding="utf-8")
     (package / "agents").mkdir()
-    (package / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\nReview.\n", encoding="utf-8")
+    (package / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews a change.\n---\nReview.\n", encoding="utf-8"
+    )
     (package / "hooks").mkdir()
     (package / "hooks" / "guard.py").write_text(_GUARD, encoding="utf-8")
     hook = {"type": "command", "command": f"{python} ${{CLAUDE_PLUGIN_ROOT}}/hooks/guard.py"}
@@ -175,7 +177,7 @@ def test_a_claude_code_plugins_parts_each_work_as_their_kind(tmp_path: Path) -> 
     shown = added.stdout
     assert f"MCP server calc: {sys.executable} {installed}/server.py" in shown
     assert "skill tidy" in shown and "command /hello" in shown
-    assert "agent reviewer (agents are not loaded yet)" in shown
+    assert "agent reviewer" in shown and "not loaded" not in shown
     assert "hook PreToolUse [Bash]: " in shown and f"{installed}/hooks/guard.py" in shown
 
     skills = box.run("-p", "/skills", cwd=box.project)
@@ -185,6 +187,7 @@ def test_a_claude_code_plugins_parts_each_work_as_their_kind(tmp_path: Path) -> 
     assert ran.returncode == 0, ran.stderr
     requests = model_requests(box)
     assert "Say hello to world" in json.dumps(requests[0])  # the command's body was the prompt
+    assert "- reviewer: Reviews a change." in requests[0]["request"]["system"]  # its agent is listed
     [added_up] = tool_results(requests[1])
     assert "2 + 3 = 5" in result_text(added_up)  # the MCP server's tool ran
     [refused] = [block for block in tool_results(requests[2]) if block["toolUseId"] == "b1"]

@@ -41,7 +41,7 @@ def test_a_published_claude_code_plugin_from_npm_runs_its_command_and_its_guard_
     assert added.returncode == 0, added.stderr
     assert "(Claude Code plugin)" in added.stdout and "command /doctor" in added.stdout
     assert "hook PreToolUse [Bash]:" in added.stdout and "selfish-bash-guard.sh" in added.stdout
-    assert "agent selfish-architect (agents are not loaded yet)" in added.stdout
+    assert "agent selfish-architect" in added.stdout
 
     ran = box.run("-p", "/doctor", "--allow", "bash", cwd=box.project)
     assert ran.returncode == 0, ran.stderr

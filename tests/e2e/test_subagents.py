@@ -376,3 +376,11 @@ def test_an_isolated_child_outside_a_git_repository_is_a_clear_error_result(tmp_
     (block,) = tool_results(after)
     said = result_text(block)
     assert block.get("isError") and "not in a git repository" in said and "isolation: worktree" in said
+
+
+def test_agents_max_concurrent_is_checked_like_the_other_keys(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    box.settings({"agents": {"maxConcurrent": 0}})
+    result = box.run("-p", "/help")
+    assert result.returncode == 2 and no_traceback(result)
+    assert "agents.maxConcurrent" in result.stderr and "positive whole number" in result.stderr

@@ -103,7 +103,10 @@ def _tools(value: object) -> tuple[str, ...] | None | str:
         if not name:
             continue
         if not _TOOL.match(name):
-            return f"!its tools list holds {name[:80]!r}, which is not a tool name"
+            return (
+                f"!its tools list holds {name[:80]!r}, which is not a tool name: list tools by name "
+                "(Bash, Read, mcp__server__tool) and narrow what they may do with permissions rules"
+            )
         names.append(name)
     if len(names) > TOOLS_MAX:
         return f"!its tools list names {len(names)} tools, over {TOOLS_MAX}"

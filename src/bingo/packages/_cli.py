@@ -67,7 +67,7 @@ def _show(package: Package, source: str) -> str:
             lines += [f"    env {key}={value}" for key, value in sorted(server.env.items())]
     lines += [f"  skill {name}" for name in package.skills]
     lines += [f"  command /{name} (or /{package.name}:{name})" for name in package.commands]
-    lines += [f"  agent {name} (agents are not loaded yet)" for name in package.agents]
+    lines += [f"  agent {name}" for name in package.agents]
     for hook in package.hooks:
         matcher = f" [{hook.matcher}]" if hook.matcher else ""
         lines.append(f"  hook {hook.event}{matcher}: {hook.command}")
