@@ -10,7 +10,9 @@ read again. It does not keep bytes (`put` does, given by the store) nor restore 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import operator
 import os
 import stat
 import time
@@ -30,6 +32,10 @@ __all__ = ["Entry", "KeepFailed", "Scan", "StatCache", "Stopped", "scan"]
 _RACY_NS = 50_000_000
 """A file modified this close (ns) before a look began may be modified again within the
 same timestamp tick without its mtime moving: its digest is not cached (git's racy-clean)."""
+_COARSE_NS = 2_000_000_000
+"""The same for a timestamp in whole seconds, as a file system that keeps no finer ones
+writes it (ext4 with small inodes, FAT's two seconds, some network file systems): a write in
+the same second or two leaves it as it was."""
 OWN = ".bingo"
 """The project's own layer, never recorded (INTERFACE §9 protects it from every turn)."""
 
@@ -62,7 +68,7 @@ class StatCache:
 
     def __init__(self, rows: dict[str, _Cached] | None = None) -> None:
         self.rows: dict[str, _Cached] = rows or {}
-        self.dirs: dict[str, tuple[tuple[int, int, tuple[int, ...]], dict[str, bool]]] = {}
+        self.dirs: dict[str, _Dir] = {}
         self.specs: dict[str, tuple[tuple[int, int, int, int], int, GitIgnoreSpec | None]] = {}
         self._serial = 0
 
@@ -105,6 +111,8 @@ class Scan:
     big: list[str] = field(default_factory=lambda: [])
     read: int = 0
     """Files whose bytes were read this time (the rest came from the stat cache)."""
+    confirmed: int = 0
+    """Directories confirmed in bulk, as the last look saw them (no name looked at one by one)."""
 
 
 class Stopped(Exception):
@@ -118,6 +126,39 @@ class KeepFailed(Exception):
         super().__init__(path)
         self.path = path
         self.error = error
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class _Dir:
+    """What one directory held at a look, so that the next look can confirm it in bulk: the
+    directory's `key` (mtime, inode, the rules in force), each name's ignore decision, and,
+    when it and every file in it were settled (`names` not None), the names it records with
+    each one's stat signature (`sigs`), the entries, stat-cache rows and ignored names they
+    gave, and the directories it enters (`subdirs`: name, path, prefix; `dir_sigs`: each one
+    still a directory, the same one: what is in it is its own look's to confirm)."""
+
+    __slots__ = ("decided", "dir_sigs", "entries", "gitignore", "ignored", "key", "names", "rows", "sigs", "subdirs")
+
+    def __init__(self, key: tuple[int, int, tuple[int, ...]], decided: dict[str, bool], gitignore: bool) -> None:
+        self.key = key
+        self.decided = decided
+        self.gitignore = gitignore
+        self.names: list[str] | None = []
+        self.sigs: list[tuple[int, int, int, int, int]] = []
+        self.entries: dict[str, Entry] = {}
+        self.rows: dict[str, _Cached] = {}
+        self.ignored: list[str] = []
+        self.subdirs: list[tuple[str, str, str]] = []
+        self.dir_sigs: list[tuple[int, int]] = []
+
+
+_sig: Callable[[os.stat_result], tuple[int, int, int, int, int]] = operator.attrgetter(
+    "st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino"
+)
+"""What says a path is as it was: its type and permissions, size, mtime, ctime and inode."""
+_dir_sig: Callable[[os.stat_result], tuple[int, int]] = operator.attrgetter("st_mode", "st_ino")
 
 
 def scan(
@@ -134,6 +175,12 @@ def scan(
     directory whose path is in `skip` (bingo's own home, when the project holds it) is not
     entered.
 
+    A directory the last look of this process saw whole and settled is confirmed in bulk:
+    one `lstat` of each name it recorded or entered, compared as a list of signatures with
+    what they were; equal, its entries are taken as they were without a Python step per
+    file. Anything else (a name added, removed or renamed moves the directory's mtime; a
+    write, chmod or replacement moves a file's signature) is looked at name by name.
+
     Raises:
         Stopped: `stop()` said so, between two directories.
         OSError: the project's own directory cannot be listed.
@@ -141,10 +188,8 @@ def scan(
     started = time.time_ns()
     settled = started - _RACY_NS
     found = Scan()
-    rows = cache.rows
     seen: dict[str, _Cached] = {}
-    memos: dict[str, tuple[tuple[int, int, tuple[int, ...]], dict[str, bool]]] = {}
-    entries = found.entries
+    memos: dict[str, _Dir] = {}
     ignores = cache.rules("", os.path.join(root, ".git", "info", "exclude"), Ignores())
     top = os.stat(root)
     stack: list[tuple[str, str, Ignores, int, int]] = [(root, "", ignores, top.st_mtime_ns, top.st_ino)]
@@ -155,7 +200,28 @@ def scan(
             # time is recorded over the next turns' looks.
             cache.rows.update(seen)
             raise Stopped
-        directory, prefix, ignores, dir_mtime, dir_ino = stack.pop()
+        directory, prefix, above, dir_mtime, dir_ino = stack.pop()
+        memo = cache.dirs.get(prefix)
+        if memo is not None and memo.names is not None and memo.key[0] == dir_mtime and memo.key[1] == dir_ino:
+            ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
+            if ignores.key == memo.key[2]:
+                stats = _lstat_all(directory, memo.names)
+                subdirs = _lstat_all(directory, [name for name, _, _ in memo.subdirs])
+                if (
+                    stats is not None
+                    and subdirs is not None
+                    and list(map(_sig, stats)) == memo.sigs
+                    and list(map(_dir_sig, subdirs)) == memo.dir_sigs
+                ):
+                    found.entries.update(memo.entries)
+                    found.ignored.extend(memo.ignored)
+                    seen.update(memo.rows)
+                    for (_, path, rel), info in zip(memo.subdirs, subdirs, strict=True):
+                        stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
+                    memos[prefix] = memo
+                    found.confirmed += 1
+                    first = False
+                    continue
         try:
             listing = list(os.scandir(directory))
         except OSError:
@@ -164,71 +230,136 @@ def scan(
             found.unreadable.append(prefix)
             continue
         first = False
-        if any(e.name == ".gitignore" for e in listing):
-            ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), ignores)
+        gitignore = any(e.name == ".gitignore" for e in listing)
+        ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if gitignore else above
         # A directory whose entries and rules are as last time decides its names as then:
         # its mtime moves with every name added, removed or renamed in it.
         key = (dir_mtime, dir_ino, ignores.key)
-        memo = cache.dirs.get(prefix)
-        decided: dict[str, bool] = memo[1] if memo is not None and memo[0] == key else {}
-        if dir_mtime < settled:
-            memos[prefix] = (key, decided)
-        for item in listing:
-            name = item.name
-            if name == ".git" or (not prefix and name == OWN):
-                continue
-            rel = prefix + name
-            try:
-                info = item.stat(follow_symlinks=False)
-            except OSError:
-                found.unreadable.append(rel)
-                continue
-            mode = info.st_mode
-            if stat.S_ISDIR(mode):
-                ignored = decided.get(name)
-                if ignored is None:
-                    ignored = decided[name] = ignores.ignored(rel, True)
-                if ignored:
-                    found.ignored.append(rel + "/")
-                elif item.path in skip:
-                    continue
-                else:
-                    stack.append((item.path, rel + "/", ignores, info.st_mtime_ns, info.st_ino))
-                continue
-            ignored = decided.get(name)
-            if ignored is None:
-                ignored = decided[name] = ignores.ignored(rel, False)
-            if ignored:
-                found.ignored.append(rel)
-                continue
-            if stat.S_ISREG(mode):
-                size = info.st_size
-                row = rows.get(rel)
-                if (
-                    row is not None
-                    and row.mtime_ns == info.st_mtime_ns
-                    and row.size == size
-                    and row.ctime_ns == info.st_ctime_ns
-                    and row.ino == info.st_ino
-                ):
-                    seen[rel] = row
-                    entries[rel] = Entry(kind="file", mode=mode & 0o7777, ref=row.digest, size=size)
-                    continue
-                _file(found, item.path, rel, info, max_file_bytes, put)
-                if info.st_mtime_ns < settled and rel in entries and entries[rel].kind == "file":
-                    seen[rel] = _Cached(size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, entries[rel].ref)
-            elif stat.S_ISLNK(mode):
-                try:
-                    target = os.readlink(item.path)
-                except OSError:
-                    found.unreadable.append(rel)
-                    entries[rel] = Entry(kind="unreadable", mode=stat.S_IMODE(mode), ref="", size=0)
-                    continue
-                entries[rel] = Entry(kind="link", mode=stat.S_IMODE(mode), ref=target, size=len(target))
-            # else a FIFO, socket or device: no file a checkpoint can hold
+        made = _Dir(key, memo.decided if memo is not None and memo.key == key else {}, gitignore)
+        _look_in(found, seen, made, listing, prefix, ignores, stack, cache.rows, settled, max_file_bytes, put, skip)
+        if not _settled(dir_mtime, settled):
+            made.names, made.decided = None, {}
+        if made.names is None:
+            made.sigs, made.entries, made.rows, made.ignored, made.subdirs, made.dir_sigs = [], {}, {}, [], [], []
+        memos[prefix] = made
     cache.rows = seen
     cache.dirs = memos
     return found
+
+
+def _settled(mtime_ns: int, settled: int) -> bool:
+    """Whether a timestamp is far enough before the look (`settled`: its start less
+    `_RACY_NS`) that a later write must move it; a whole-second one needs two seconds."""
+    if mtime_ns % 1_000_000_000:
+        return mtime_ns < settled
+    return mtime_ns < settled + _RACY_NS - _COARSE_NS
+
+
+def _lstat_all(directory: str, names: list[str]) -> list[os.stat_result] | None:
+    """The `lstat` of each of `names` in `directory` (resolved from the directory's own
+    descriptor: one path step each, not the whole path), or None when one is gone or the
+    directory is no longer a directory."""
+    try:
+        fd = os.open(directory, _DIRECTORY)
+    except OSError:
+        return None
+    try:
+        return list(map(functools.partial(os.lstat, dir_fd=fd), names))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _look_in(
+    found: Scan,
+    seen: dict[str, _Cached],
+    made: _Dir,
+    listing: list[os.DirEntry[str]],
+    prefix: str,
+    ignores: Ignores,
+    stack: list[tuple[str, str, Ignores, int, int]],
+    rows: dict[str, _Cached],
+    settled: int,
+    max_file_bytes: int,
+    put: Callable[[str, bytes], None],
+    skip: frozenset[str],
+) -> None:
+    """Look at one directory's `listing` name by name, into `found` and `seen`, pushing the
+    directories to enter on `stack`; what a later look can confirm in bulk goes in `made`
+    (whose `names` becomes None when something in it cannot be: a file modified too recently
+    to trust its stat, one over the bound or unreadable)."""
+    decided = made.decided
+    entries = found.entries
+    for item in listing:
+        name = item.name
+        if name == ".git" or (not prefix and name == OWN):
+            continue
+        rel = prefix + name
+        try:
+            info = item.stat(follow_symlinks=False)
+        except OSError:
+            found.unreadable.append(rel)
+            made.names = None
+            continue
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            ignored = decided.get(name)
+            if ignored is None:
+                ignored = decided[name] = ignores.ignored(rel, True)
+            if ignored:
+                found.ignored.append(rel + "/")
+                made.ignored.append(rel + "/")
+            elif item.path not in skip:
+                stack.append((item.path, rel + "/", ignores, info.st_mtime_ns, info.st_ino))
+                made.subdirs.append((name, item.path, rel + "/"))
+                made.dir_sigs.append(_dir_sig(info))
+            continue
+        ignored = decided.get(name)
+        if ignored is None:
+            ignored = decided[name] = ignores.ignored(rel, False)
+        if ignored:
+            found.ignored.append(rel)
+            made.ignored.append(rel)
+            continue
+        if stat.S_ISREG(mode):
+            size = info.st_size
+            row = rows.get(rel)
+            if (
+                row is None
+                or row.mtime_ns != info.st_mtime_ns
+                or row.size != size
+                or row.ctime_ns != info.st_ctime_ns
+                or row.ino != info.st_ino
+            ):
+                _file(found, item.path, rel, info, max_file_bytes, put)
+                entry = entries[rel]
+                if not _settled(info.st_mtime_ns, settled) or entry.kind != "file":
+                    made.names = None
+                    continue
+                row = _Cached(size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, entry.ref)
+            else:
+                entry = entries[rel] = Entry(kind="file", mode=mode & 0o7777, ref=row.digest, size=size)
+            seen[rel] = row
+            if made.names is not None:
+                made.names.append(name)
+                made.sigs.append(_sig(info))
+                made.entries[rel] = entry
+                made.rows[rel] = row
+        elif stat.S_ISLNK(mode):
+            try:
+                target = os.readlink(item.path)
+            except OSError:
+                found.unreadable.append(rel)
+                entries[rel] = Entry(kind="unreadable", mode=stat.S_IMODE(mode), ref="", size=0)
+                made.names = None
+                continue
+            entry = entries[rel] = Entry(kind="link", mode=stat.S_IMODE(mode), ref=target, size=len(target))
+            if made.names is not None:
+                made.names.append(name)
+                made.sigs.append(_sig(info))
+                made.entries[rel] = entry
+        # else a FIFO, socket or device: no file a checkpoint can hold
 
 
 def _file(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan
+from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan, _scan
 
 
 def _world(
@@ -319,3 +320,66 @@ def test_a_look_stopped_for_time_keeps_what_it_read_so_the_next_reads_only_the_r
     looked = checkpoints.look().scan
     assert looked is not None
     assert (len(looked.entries), looked.read) == (3, 2)
+
+
+def _settled_tree(project: Path) -> None:
+    """Two directories of files and a link, all written long ago (as a project's files are)."""
+    for directory in ("a", "b"):
+        (project / directory).mkdir()
+        for n in range(3):
+            (project / directory / f"f{n}").write_text(f"{directory}{n}")
+    (project / "a" / "link").symlink_to("f0")
+    old = 1_000_000_123
+    for path in [*project.rglob("*"), project]:
+        os.utime(path, ns=(old, old), follow_symlinks=False)
+
+
+def test_an_unchanged_directory_is_confirmed_in_bulk_and_no_edit_mode_or_link_change_is_missed(
+    tmp_path: Path,
+) -> None:
+    project, checkpoints, _ = _world(tmp_path)
+    _settled_tree(project)
+    _point(checkpoints)
+    looked = checkpoints.look().scan
+    assert looked is not None
+    assert (looked.confirmed, looked.read) == (3, 0)  # the root, a and b: nothing looked at name by name
+    before = dict(looked.entries)
+
+    # A same-size edit whose mtime is put back as it was: its ctime still moves.
+    (project / "a" / "f1").write_text("XX")
+    os.utime(project / "a" / "f1", ns=(1_000_000_123, 1_000_000_123))
+    # A mode change alone.
+    (project / "b" / "f2").chmod(0o700)
+    # A link pointing elsewhere, its directory's mtime put back as it was.
+    (project / "a" / "link").unlink()
+    (project / "a" / "link").symlink_to("f2")
+    os.utime(project / "a", ns=(1_000_000_123, 1_000_000_123))
+    looked = checkpoints.look().scan
+    assert looked is not None
+    assert looked.confirmed == 1  # only the root, whose names did not change
+    # a/f1 and b/f2 are read again (a chmod moves the ctime too), nothing else
+    assert looked.entries["a/f1"].ref != before["a/f1"].ref and looked.read == 2
+    assert looked.entries["b/f2"].mode == 0o700 and before["b/f2"].mode != 0o700
+    assert looked.entries["a/link"].ref == "f2"
+    made = checkpoints.plan(looked, checkpoints.points("s1")[0])
+    assert sorted(made.change) == ["a/f1", "a/link", "b/f2"]
+
+
+def test_a_file_written_in_the_same_second_as_a_look_is_read_again_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file system that keeps whole seconds (ext4 with small inodes, FAT, some NFS) leaves a
+    # second write in the same second with the same mtime and ctime: a file stamped within
+    # the last two whole seconds is not trusted by its stat, nor is its directory in bulk.
+    project, checkpoints, _ = _world(tmp_path)
+    _settled_tree(project)
+    stamped = 1_700_000_000 * 1_000_000_000
+    os.utime(project / "b" / "f0", ns=(stamped, stamped))
+    # Every look starts 1.5 s after that whole second: past a fine timestamp's 50 ms.
+    monkeypatch.setattr(_scan, "time", SimpleNamespace(time_ns=lambda: stamped + 1_500_000_000))
+    _point(checkpoints)
+    for _ in range(2):
+        looked = checkpoints.look().scan
+        assert looked is not None
+        assert looked.read == 1  # b/f0, every time until its second is well past
+        assert looked.confirmed == 2  # the root and a; b is looked at name by name
