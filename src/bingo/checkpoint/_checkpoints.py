@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..kernel.errors import SessionError
 from ._guard import Guard, Journal
+from ._ignore import excludes_file
 from ._restore import Plan, apply, plan
 from ._scan import Entry, KeepFailed, Scan, StatCache, Stopped, scan
 from ._store import CheckpointStore, Point
@@ -62,6 +63,7 @@ class Checkpoints:
         "_big",
         "_cache",
         "_checked",
+        "_excludes",
         "_guard",
         "_last",
         "_lock",
@@ -110,6 +112,8 @@ class Checkpoints:
         self._big: set[str] = set()
         self._last: tuple[dict[str, Entry], str] | None = None
         """The last manifest recorded, and its digest: an unchanged project's is not encoded again."""
+        self._excludes: tuple[str | None] | None = None
+        """git's excludes file for this project (`core.excludesFile`), once asked."""
         self._lock = threading.Lock()
         """One look at a time: two runs of a process share the stat cache."""
 
@@ -147,6 +151,8 @@ class Checkpoints:
                 store = self.store
                 if self._cache is None:
                     self._cache = StatCache.decode(store.cache(str(self.project)) or b"")
+                if self._excludes is None:
+                    self._excludes = (excludes_file(str(self.project)),)
                 found = scan(
                     str(self.project),
                     self._cache,
@@ -154,6 +160,7 @@ class Checkpoints:
                     max_file_bytes=self.max_file_bytes,
                     stop=stop,
                     skip=self._skip,
+                    excludes=self._excludes[0],
                 )
             except SessionError as exc:
                 return Looked(None, exc.message)

@@ -3,24 +3,61 @@
 
 Owns the matching, through `pathspec`'s `GitIgnoreSpec` (the gitignore dialect: negation,
 anchoring, `**`, directory-only patterns and git's own precedence quirks), one spec per
-`.gitignore`, the deepest deciding first as git does. It does not walk the tree (`_scan`
-does, asking `Ignores.below` for each directory it enters and `ignored` for each name), and it
-does not read git's global excludes (`core.excludesFile`): a checkpoint records more, never
-less, than the project's own rules say.
+`.gitignore`, the deepest deciding first as git does, and where git's own excludes file is
+(`core.excludesFile`, by default `$XDG_CONFIG_HOME/git/ignore`: `excludes_file`), whose rules
+come below every other's. It does not walk the tree (`_scan` does, asking `Ignores.below` for
+each directory it enters and `ignored` for each name).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
-__all__ = ["Ignores", "read_spec"]
+__all__ = ["Ignores", "excludes_file", "read_spec"]
 
 _MAX_IGNORE_BYTES = 1 << 20
 """A `.gitignore` longer than this is read only this far: a rule file, not data."""
+
+
+_GIT_SECONDS = 5.0
+"""How long `git config` may take to say where the excludes file is."""
+
+
+def excludes_file(project: str) -> str | None:
+    """The excludes file git reads for `project` (`core.excludesFile` as `git config` says it
+    in the project: system, global and the repository's own settings, includes and `~`
+    expanded; unset, `$XDG_CONFIG_HOME/git/ignore`, or `~/.config/git/ignore` when that
+    variable is unset or empty, as git does). Without git, or when it cannot answer, the
+    default place. None when there is no home to find it in."""
+    git = shutil.which("git")
+    if git is not None:
+        try:
+            done = subprocess.run(
+                [git, "config", "--get", "--path", "core.excludesFile"],
+                cwd=project,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=_GIT_SECONDS,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            done = None
+        if done is not None and done.returncode == 0:
+            value = done.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+            if value:
+                return os.path.join(project, value)  # as git: relative to where it runs
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        return os.path.join(xdg, "git", "ignore")
+    home = os.environ.get("HOME")
+    return os.path.join(home, ".config", "git", "ignore") if home else None
 
 
 def read_spec(path: str) -> GitIgnoreSpec | None:

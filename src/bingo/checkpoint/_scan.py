@@ -169,11 +169,13 @@ def scan(
     max_file_bytes: int,
     stop: Callable[[], bool] = lambda: False,
     skip: frozenset[str] = frozenset(),
+    excludes: str | None = None,
 ) -> Scan:
     """Look at every file under `root` git would not ignore; the bytes of each regular file
     not in `cache` are handed to `put(digest, data)` (the cache is updated in place). A
     directory whose path is in `skip` (bingo's own home, when the project holds it) is not
-    entered.
+    entered. `excludes` is git's own excludes file (`core.excludesFile`), whose rules come
+    below `.git/info/exclude`'s and every `.gitignore`'s.
 
     A directory the last look of this process saw whole and settled is confirmed in bulk:
     one `lstat` of each name it recorded or entered, compared as a list of signatures with
@@ -190,7 +192,8 @@ def scan(
     found = Scan()
     seen: dict[str, _Cached] = {}
     memos: dict[str, _Dir] = {}
-    ignores = cache.rules("", os.path.join(root, ".git", "info", "exclude"), Ignores())
+    ignores = cache.rules("", excludes, Ignores()) if excludes is not None else Ignores()
+    ignores = cache.rules("", os.path.join(root, ".git", "info", "exclude"), ignores)
     top = os.stat(root)
     stack: list[tuple[str, str, Ignores, int, int]] = [(root, "", ignores, top.st_mtime_ns, top.st_ino)]
     first = True

@@ -4,12 +4,27 @@ what a plan says, what a restore puts back (the binary's tests are tests/e2e/tes
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan, _scan
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary HOME as git reads it (no system settings, no XDG_CONFIG_HOME), for every
+    test: git's excludes file is read from there, never from the real one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    return home
 
 
 def _world(
@@ -383,3 +398,43 @@ def test_a_file_written_in_the_same_second_as_a_look_is_read_again_by_the_next(
         assert looked is not None
         assert looked.read == 1  # b/f0, every time until its second is well past
         assert looked.confirmed == 2  # the root and a; b is looked at name by name
+
+
+def test_gits_default_excludes_file_is_read_below_the_projects_own_rules(tmp_path: Path, home: Path) -> None:
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("*.secret\n.idea/\n")
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "a.secret").write_text("s")
+    (project / "keep.secret").write_text("k")
+    (project / ".idea").mkdir()
+    (project / ".idea" / "workspace.xml").write_text("w")
+    (project / ".gitignore").write_text("!keep.secret\n")  # the project's own rules come first
+    _, looked = _point(checkpoints)
+    assert sorted(looked.entries) == [".gitignore", "keep.secret"]
+    assert sorted(looked.ignored) == [".idea/", "a.secret"]
+
+
+def test_xdg_config_home_moves_gits_default_excludes_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "config"
+    (config / "git").mkdir(parents=True)
+    (config / "git" / "ignore").write_text("*.log\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "build.log").write_text("l")
+    (project / "main.py").write_text("m")
+    _, looked = _point(checkpoints)
+    assert sorted(looked.entries) == ["main.py"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="core.excludesFile is git's setting: read through git")
+def test_core_excludes_file_set_in_gitconfig_is_read_instead_of_the_default(tmp_path: Path, home: Path) -> None:
+    (home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/my-excludes\n")
+    (home / "my-excludes").write_text("*.tmp\n")
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("*.py\n")  # not read: the setting names another
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "scratch.tmp").write_text("t")
+    (project / "main.py").write_text("m")
+    _, looked = _point(checkpoints)
+    assert sorted(looked.entries) == ["main.py"]
+    assert looked.ignored == ["scratch.tmp"]
