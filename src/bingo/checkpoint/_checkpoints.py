@@ -64,6 +64,8 @@ class Checkpoints:
         "_cache",
         "_checked",
         "_excludes",
+        "_generation",
+        "_owed",
         "_guard",
         "_last",
         "_lock",
@@ -112,6 +114,10 @@ class Checkpoints:
         self._big: set[str] = set()
         self._last: tuple[dict[str, Entry], str] | None = None
         """The last manifest recorded, and its digest: an unchanged project's is not encoded again."""
+        self._generation: int | None = None
+        self._owed = False
+        """Whether a prune was put off because another bingo was looking."""
+        """The store's generation this process's remembered digests belong to."""
         self._excludes: tuple[str | None] | None = None
         """git's excludes file for this project (`core.excludesFile`), once asked."""
         self._lock = threading.Lock()
@@ -153,15 +159,18 @@ class Checkpoints:
                     self._cache = StatCache.decode(store.cache(str(self.project)) or b"")
                 if self._excludes is None:
                     self._excludes = (excludes_file(str(self.project)),)
-                found = scan(
-                    str(self.project),
-                    self._cache,
-                    store.put,
-                    max_file_bytes=self.max_file_bytes,
-                    stop=stop,
-                    skip=self._skip,
-                    excludes=self._excludes[0],
-                )
+                with store.shared():
+                    generation = self._current(store)
+                    found = scan(
+                        str(self.project),
+                        self._cache,
+                        store.put,
+                        max_file_bytes=self.max_file_bytes,
+                        stop=stop,
+                        skip=self._skip,
+                        excludes=self._excludes[0],
+                    )
+                found.generation = generation
             except SessionError as exc:
                 return Looked(None, exc.message)
             except KeepFailed as exc:
@@ -184,29 +193,60 @@ class Checkpoints:
             )
         return Looked(found)
 
+    def _current(self, store: CheckpointStore) -> int:
+        """The store's generation (with the store held): when another process removed
+        objects since this one's last look, forget every digest remembered since (the stat
+        cache keeps only rows whose copy is still there, so the rest are read again)."""
+        generation = store.generation()
+        if self._generation is not None and generation != self._generation:
+            store.forget()
+            self._last = None
+            if self._cache is not None:
+                self._cache.rows = {k: row for k, row in self._cache.rows.items() if store.has(row.digest)}
+                self._cache.dirs = {}
+        self._generation = generation
+        return generation
+
     def record(self, looked: Scan, *, session: str, seq: int, turn: int, kind: str, label: str) -> Point | None:
         """Keep `looked` as a checkpoint of `session` (which held `seq` frames), then keep
         everything within `max_bytes`; the point, or None (said) when it could not be kept."""
         try:
             store = self.store
-            last = self._last
-            unchanged = last is not None and last[0] == looked.entries
-            manifest = last[1] if last is not None and unchanged else store.put_manifest(looked.entries)
-            self._last = (looked.entries, manifest)
-            point = store.add(
-                session=session,
-                project=str(self.project),
-                seq=seq,
-                turn=turn,
-                kind=kind,
-                label=label,
-                manifest=manifest,
-            )
-            if self._cache is not None and not unchanged:
-                store.keep_cache(str(self.project), self._cache.encode())
-            if not unchanged and store.size() > self.max_bytes:
-                dropped = [s for s in store.prune(self.max_bytes, session) if s != session]
+            with store.shared():
+                if self._current(store) != looked.generation:
+                    # Another process pruned between the look and now: what the look
+                    # copied is named by no checkpoint yet, and may be gone.
+                    gone = [p for p, e in looked.entries.items() if e.kind == "file" and not store.has(e.ref)]
+                    if gone:
+                        self._cache = None
+                        self.say(
+                            f"no checkpoint was taken: another bingo removed copies it needed"
+                            f" ({named(gone)}) to keep within checkpoints.maxBytes; the next one reads them again"
+                        )
+                        return None
+                last = self._last
+                unchanged = last is not None and last[0] == looked.entries
+                manifest = last[1] if last is not None and unchanged else store.put_manifest(looked.entries)
+                self._last = (looked.entries, manifest)
+                point = store.add(
+                    session=session,
+                    project=str(self.project),
+                    seq=seq,
+                    turn=turn,
+                    kind=kind,
+                    label=label,
+                    manifest=manifest,
+                )
+                if self._cache is not None and not unchanged:
+                    store.keep_cache(str(self.project), self._cache.encode())
+            pruned = None
+            if (self._owed or not unchanged) and store.size() > self.max_bytes:
+                pruned = store.prune(self.max_bytes, session)
+                self._owed = pruned is None  # another bingo was looking: the next record tries again
+            if pruned is not None:
+                dropped = [s for s in pruned if s != session]
                 self._cache = self._last = None
+                self._generation = None
                 self.say(
                     f"checkpoints passed checkpoints.maxBytes ({_sized(self.max_bytes)}):"
                     f" the checkpoints of {len(dropped)} older session{'s' if len(dropped) != 1 else ''} were removed"

@@ -111,6 +111,8 @@ class Scan:
     big: list[str] = field(default_factory=lambda: [])
     read: int = 0
     """Files whose bytes were read this time (the rest came from the stat cache)."""
+    generation: int = 0
+    """The store's generation the look was taken in (`CheckpointStore.generation`)."""
     confirmed: int = 0
     """Directories confirmed in bulk, as the last look saw them (no name looked at one by one)."""
 

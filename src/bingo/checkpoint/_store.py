@@ -5,7 +5,8 @@ named by its sha256: a file that is the same in every checkpoint is kept once), 
 checkpoints in one SQLite file (`checkpoints.db`: each checkpoint's session, project, when,
 the frame its prompt begins at, its label and its manifest's digest; each object's size; each
 project's stat cache) and the bound (`prune`: the oldest sessions' checkpoints go first, then
-the objects nothing refers to). An object is written to a temporary name and renamed, so it
+the objects nothing refers to; never while another look holds the store, `shared`, and each
+prune counted, `generation`, so that another process forgets the digests it remembers). An object is written to a temporary name and renamed, so it
 is whole or absent; it is not fsynced (a checkpoint is a convenience, and `get` checks every
 object's digest before it is restored from). It does not look at the project (`_scan`) nor
 restore (`_restore`).
@@ -14,6 +15,7 @@ restore (`_restore`).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import sqlite3
@@ -56,6 +58,11 @@ CREATE TABLE IF NOT EXISTS caches (
     project  TEXT PRIMARY KEY,
     data     BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS generation (
+    one      INTEGER PRIMARY KEY CHECK (one = 1),
+    count    INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO generation (one, count) VALUES (1, 0);
 """
 
 _root_decoder = msgspec.msgpack.Decoder(dict[str, str])
@@ -283,6 +290,33 @@ class CheckpointStore:
         with self._db() as conn:
             conn.execute("INSERT OR REPLACE INTO caches (project, data) VALUES (?, ?)", (project, data))
 
+    # --- other processes -----------------------------------------------------------------
+
+    @contextmanager
+    def shared(self) -> Generator[None]:
+        """Hold the store for a look and its record (shared with every other bingo's): no
+        prune removes an object meanwhile.
+
+        Raises:
+            OSError: the lock file cannot be opened."""
+        fd = os.open(self.root / "store.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    def generation(self) -> int:
+        """How many times objects were removed from this store, by any process: a digest
+        this process remembers from before a change of it may name a removed object."""
+        with self._db() as conn:
+            return int(conn.execute("SELECT count FROM generation").fetchone()[0])
+
+    def forget(self) -> None:
+        """Drop what this process remembers of objects (another process removed some)."""
+        self._dirs.clear()
+        self._read.clear()
+
     # --- the bound -----------------------------------------------------------------------
 
     def size(self) -> int:
@@ -291,9 +325,25 @@ class CheckpointStore:
         with self._db() as conn:
             return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM objects").fetchone()[0])
 
-    def prune(self, max_bytes: int, keep: str) -> list[str]:
+    def prune(self, max_bytes: int, keep: str) -> list[str] | None:
         """Drop the oldest sessions' checkpoints (never `keep`'s newest) until what is kept
-        fits in `max_bytes`; the sessions whose checkpoints went (all or some)."""
+        fits in `max_bytes`; the sessions whose checkpoints went (all or some). None, having
+        done nothing, while another look holds the store (`shared`): its copies may be
+        named by no checkpoint yet, so the next record tries again.
+
+        Raises:
+            OSError: the lock file cannot be opened."""
+        fd = os.open(self.root / "store.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return None
+            return self._prune(max_bytes, keep)
+        finally:
+            os.close(fd)
+
+    def _prune(self, max_bytes: int, keep: str) -> list[str]:
         dropped: list[str] = []
         while self.size() > max_bytes:
             with self._db() as conn:
@@ -337,6 +387,8 @@ class CheckpointStore:
             self._path(digest).unlink(missing_ok=True)
         with self._db() as conn:
             conn.executemany("DELETE FROM objects WHERE digest = ?", [(d,) for d in gone])
+            if gone:
+                conn.execute("UPDATE generation SET count = count + 1")
             # A cached digest may name an object just removed: every cache is read afresh.
             conn.execute("DELETE FROM caches")
         self._dirs.clear()  # a directory object named there may be gone

@@ -438,3 +438,60 @@ def test_core_excludes_file_set_in_gitconfig_is_read_instead_of_the_default(tmp_
     _, looked = _point(checkpoints)
     assert sorted(looked.entries) == ["main.py"]
     assert looked.ignored == ["scratch.tmp"]
+
+
+def _two_processes(tmp_path: Path) -> tuple[Path, Checkpoints, Path, Checkpoints]:
+    """Two bingo processes' checkpoints in one store: `b`'s project holds one file kept
+    nowhere else; `a`'s project is big enough that its checkpoint passes the bound."""
+    store = tmp_path / "checkpoints"
+    project_b = tmp_path / "b"
+    (project_b / "d").mkdir(parents=True)
+    (project_b / "d" / "f").write_bytes(b"only b has this")
+    os.utime(project_b / "d" / "f", ns=(1_000_000_123, 1_000_000_123))
+    project_a = tmp_path / "a"
+    project_a.mkdir()
+    b = Checkpoints(store, project_b, lambda _: None, max_bytes=3000)
+    a = Checkpoints(store, project_a, lambda _: None, max_bytes=3000)
+    return project_a, a, project_b, b
+
+
+def _whole(checkpoints: Checkpoints, point: Point) -> None:
+    """Every copy `point` names is there and is what it was."""
+    for entry in checkpoints.store.manifest(point.manifest).values():
+        if entry.kind == "file":
+            checkpoints.store.get(entry.ref)
+
+
+def test_a_prune_by_another_process_between_two_looks_leaves_no_checkpoint_naming_a_removed_object(
+    tmp_path: Path,
+) -> None:
+    project_a, a, _, b = _two_processes(tmp_path)
+    b.take(session="old", seq=0, turn=1, label="p")  # b's process remembers d/f's digest
+    (project_a / "big").write_bytes(os.urandom(4000))
+    a.take(session="new", seq=0, turn=1, label="p")  # past the bound: "old" goes, and d/f's copy with it
+    assert b.points("old") == []
+    b.take(session="old", seq=1, turn=2, label="q")
+    [point] = b.points("old")
+    _whole(b, point)
+
+
+def test_no_prune_removes_what_another_process_is_looking_at_it_prunes_at_its_next_record(tmp_path: Path) -> None:
+    project_a, a, _, b = _two_processes(tmp_path)
+    b.take(session="old", seq=0, turn=1, label="p")
+    (project_a / "big").write_bytes(os.urandom(4000))
+    pruned: list[bool] = []
+
+    def meanwhile() -> bool:
+        # b is in the middle of its look when a's checkpoint passes the bound.
+        if not pruned:
+            a.take(session="new", seq=0, turn=1, label="p")
+            pruned.append(b.points("old") == [])
+        return False
+
+    b.take(session="old", seq=1, turn=2, label="q", stop=meanwhile)
+    assert pruned == [False]  # put off while b looked
+    for point in b.points("old"):
+        _whole(b, point)
+    (project_a / "more").write_bytes(os.urandom(10))
+    a.take(session="new", seq=1, turn=2, label="p")
+    assert b.points("old") == []  # the prune put off is done at a's next record
