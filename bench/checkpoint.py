@@ -127,6 +127,7 @@ def measure(base: Path, *, files: int = 10_000, mb: int = 100, rounds: int = 20,
     for _ in range(rounds):
         _change(rng, made)
         found.changed.append(_timed(take))
+
     def restore(point: Point) -> None:
         looked = checkpoints.look()
         assert looked.scan is not None
