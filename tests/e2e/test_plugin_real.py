@@ -9,10 +9,18 @@ registry (a version's contents never change there; nothing of them is committed 
 - claude-dev-environment-setup 1.4.0 (MIT; plugin `dev-environment-setup`): its skill
   `environment-check` is listed and read by the model through the `skill` tool, and its
   command is run by Claude Code's namespaced name `/dev-environment-setup:dev-environment-setup`
-  and by its bare name (no other command has it)."""
+  and by its bare name (no other command has it).
+- ECC 2.0.0 (MIT; npm `ecc-universal`, plugin `ecc`), unpacked once per machine and made a
+  local git repository in the test, added by `file://`: its own config-protection hook blocks
+  an edit, its empty `mcpServers` opts out of its `.mcp.json`, its command runs as `/ecc:NAME`.
+
+No real published plugin here has an MCP server that starts offline under the host's rules
+(see issue 30's closing note for the ones tried): the MCP path is tested with a Claude Code
+plugin written in the test (test_plugin_add.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,3 +88,50 @@ def test_a_published_plugins_skill_is_listed_and_used_and_its_command_runs_by_bo
     bare = box.run("-p", "/dev-environment-setup", cwd=box.project)
     assert bare.returncode == 0, bare.stderr
     assert "Project Environment Setup" in str(model_requests(box)[2])
+
+
+def _ecc_repository(tmp_path: Path) -> Path:
+    """ECC 2.0.0 (MIT; npm `ecc-universal`) as its authors published it, made a local git
+    repository here: what `bingo plugin add file://…` takes."""
+    from tests.support import installs
+
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm and node are needed: ECC is fetched from the npm registry, its hooks are node")
+    made = installs.npm_unpacked(installs.NPM_PLUGINS, *installs.ECC_PACKAGE)
+    assert not isinstance(made, str), made
+    repository = tmp_path / "ecc"
+    shutil.copytree(made / "package", repository, ignore=shutil.ignore_patterns(".unpacked"))
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "ecc-universal 2.0.0 as published"]):
+        subprocess.run(["git", *args], cwd=repository, check=True, timeout=60, env={**os.environ, **env})
+    return repository
+
+
+def test_a_published_plugin_as_a_git_repository_its_hook_blocks_and_its_empty_mcp_servers_start_none(
+    tmp_path: Path,
+) -> None:
+    """ECC's own config-protection PreToolUse hook refuses the scripted model's edit of an
+    existing `.eslintrc.json` (the file is unchanged); its manifest's `"mcpServers": {}` opts
+    out of the six servers its `.mcp.json` lists, as its notes say Claude Code reads it, so
+    none is shown or started; its command runs as `/ecc:NAME`."""
+    repository = _ecc_repository(tmp_path)
+    box = Sandbox(tmp_path)
+    config = box.project / ".eslintrc.json"
+    config.write_text('{"rules": {"no-console": "error"}}\n', encoding="utf-8")
+    weaken = {"path": str(config), "oldString": '"error"', "newString": '"off"'}
+    use_scripted_model(box, [[tool("e1", "edit", weaken)], [text("left it")]])
+
+    added = box.run("plugin", "add", f"file://{repository}", "--yes", timeout=120)
+    assert added.returncode == 0, added.stderr
+    shown = added.stdout
+    assert "ecc 2.0.0 (Claude Code plugin)" in shown and "MCP server" not in shown
+    assert "skill tdd-workflow" in shown and "command /code-review (or /ecc:code-review)" in shown
+    assert "config-protection.js" in shown  # each hook's command is shown
+
+    ran = box.run("-p", "/ecc:code-review", "--allow", "edit", cwd=box.project, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    requests = model_requests(box)
+    assert "# Code Review" in str(requests[0])  # its command was the prompt
+    [refused] = tool_results(requests[1])
+    assert refused["isError"] and "Modifying .eslintrc.json is not allowed" in result_text(refused)
+    assert config.read_text(encoding="utf-8") == '{"rules": {"no-console": "error"}}\n'  # not weakened

@@ -45,6 +45,13 @@ SKILLS_PACKAGE = ("claude-code-skills", "0.5.0")
 anthropics/skills' own (Apache-2.0, each with its LICENSE.txt): the tests read real skills
 nobody here wrote from it, unpacked (never installed: no dependency, no script of it runs)."""
 
+NPM_PLUGINS = CACHE / "npm-plugins"
+ECC_PACKAGE = ("ecc-universal", "2.0.0")
+"""A real Claude Code plugin (MIT; plugin `ecc`: 197 skills, commands, 29 command hooks, and a
+`.mcp.json` its manifest opts out of with `"mcpServers": {}`), unpacked as npm ships it: the
+plugin tests make it a local git repository and `bingo plugin add` it (nothing of it is
+committed here, no dependency of it installed)."""
+
 PIP_TIMEOUT = 900
 NPM_TIMEOUT = 300
 
@@ -162,6 +169,7 @@ def main() -> int:
         "npm-mcp": lambda: npm(NPM_MCP, MCP_SERVERS),
         "npm-acp": lambda: npm(NPM_ACP, ACP_SDK),
         "npm-skills": lambda: _why(npm_unpacked(NPM_SKILLS, *SKILLS_PACKAGE)),
+        "npm-plugins": lambda: _why(npm_unpacked(NPM_PLUGINS, *ECC_PACKAGE)),
     }
     with ThreadPoolExecutor(len(jobs)) as pool:
         results = {name: pool.submit(job) for name, job in jobs.items()}
