@@ -28,7 +28,9 @@ from ..wire import (
 )
 
 __all__ = [
+    "AgentFrame",
     "AssistantFrame",
+    "ChildFrame",
     "CompactionFrame",
     "Frame",
     "NoticeFrame",
@@ -119,8 +121,32 @@ class RewindFrame(_Frame, frozen=True, tag="rewind"):
     turn: int
 
 
+ChildFrame: TypeAlias = PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame
+"""What a child conversation writes (a subagent's: it never rewinds, and runs no child)."""
+
+
+class AgentFrame(_Frame, frozen=True, tag="agent"):
+    """A frame of a child conversation (a subagent, INTERFACE.md §15), kept in its parent's
+    session where it happened: `frame` was written by the child the parent's `agent` call
+    `call_id` runs, shown as agent `agent`'s. It is never part of the parent's history (the
+    model is told the child's final text, as the call's result), but a rewind sets it aside
+    with the parent's frames around it, and its usage counts in the session's (ADR-0049)."""
+
+    call_id: str
+    agent: str
+    frame: ChildFrame
+    turn: int
+
+
 Frame: TypeAlias = (
-    PromptFrame | AssistantFrame | ToolCallFrame | ToolResultFrame | NoticeFrame | CompactionFrame | RewindFrame
+    PromptFrame
+    | AssistantFrame
+    | ToolCallFrame
+    | ToolResultFrame
+    | NoticeFrame
+    | CompactionFrame
+    | RewindFrame
+    | AgentFrame
 )
 
 _encoder = msgspec.json.Encoder()
@@ -211,17 +237,19 @@ def history(frames: list[Frame]) -> list[Message]:
             case CompactionFrame(compaction=compaction):
                 flush_results()
                 messages = list(compaction.messages)
-            case ToolCallFrame() | NoticeFrame() | RewindFrame():
+            case ToolCallFrame() | NoticeFrame() | RewindFrame() | AgentFrame():
                 pass
     flush_results()
     return messages
 
 
 def spent(frames: list[Frame]) -> Usage:
-    """The tokens a session's model responses spent, summed over its assistant frames (a
-    frame written before usage was kept counts nothing)."""
+    """The tokens a session's model responses spent, summed over its assistant frames, its
+    children's included (a frame written before usage was kept counts nothing)."""
     totals = dict.fromkeys(Usage.__struct_fields__, 0)
     for frame in frames:
+        if isinstance(frame, AgentFrame):
+            frame = frame.frame
         if isinstance(frame, AssistantFrame) and frame.usage is not None:
             for name in totals:
                 totals[name] += getattr(frame.usage, name)

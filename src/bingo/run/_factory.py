@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..kernel.dispatch import ChooseModel
 from ..kernel.errors import ProviderError, SessionError
-from ..kernel.frames import history
+from ..kernel.frames import AgentFrame, history, live
 from ..kernel.gate import Gate
 from ..kernel.hooks import Hooks
 from ..kernel.interfaces import Provider
@@ -476,7 +476,8 @@ def opening(run: Run, choose_model: ChooseModel, *, cwd: Path, home: Path) -> Op
         chosen, unset = (provider.spec.name, model), ""
     except ProviderError as exc:
         chosen, unset = (None, None), exc.line()
-    made = compacted(run.frames()) if run.session_id() is not None else (0, 0)
+    frames = run.frames() if run.session_id() is not None else []
+    made = compacted(frames) if frames else (0, 0)
     return Opening(
         version=__version__,
         provider=chosen[0],
@@ -488,4 +489,5 @@ def opening(run: Run, choose_model: ChooseModel, *, cwd: Path, home: Path) -> Op
         past=run.conversation.messages,
         compacted=made[0],
         summary=made[1],
+        agents=[frame for frame in live(frames) if isinstance(frame, AgentFrame)],
     )

@@ -3,11 +3,12 @@ surface (`surfaces.terminal`) is imported only when it is used, so --print stays
 
 from ._commands import EXIT_COMMANDS, ClearCommand, ExitCommand, SessionsCommand, UsageCommand
 from ._escape import escape, escape_view, one_line
-from ._seam import Driver, RunHandle, Surface
+from ._seam import AsksForAgents, Driver, RunHandle, Surface
 from .print import PrintSurface
 
 __all__ = [
     "EXIT_COMMANDS",
+    "AsksForAgents",
     "ClearCommand",
     "Driver",
     "ExitCommand",

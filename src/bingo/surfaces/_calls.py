@@ -19,14 +19,17 @@ from typing import Literal
 
 import msgspec
 
-from ..wire import CodeView, Json, TextPart, ToolOutput, is_object
+from ..kernel.frames import AssistantFrame, ChildFrame, CompactionFrame, NoticeFrame, PromptFrame
+from ..wire import CodeView, Json, TextBlock, TextPart, ToolOutput, ToolUseBlock, is_object
 from ._escape import escape, one_line
 
 __all__ = [
+    "AGENT_TEXT",
     "PREVIEW_LINES",
     "RESULT_LINES",
     "RESULT_WIDTH",
     "Preview",
+    "agent_lines",
     "call_line",
     "cut",
     "preview_of",
@@ -79,6 +82,7 @@ def subject(name: str, input: Json) -> str:
         "edit": "path",
         "glob": "pattern",
         "grep": "pattern",
+        "agent": "description",
     }.get(name)
     value = input.get(own) if own is not None else None
     if isinstance(value, str):
@@ -189,3 +193,33 @@ def preview_of(name: str, input: Json, planned: ToolOutput | None) -> Preview:
     if name == "bash" and isinstance(command, str):
         return _kept("text", command.strip("\n"))
     return _kept("json", _as_json(input))
+
+
+AGENT_TEXT = 300
+"""Characters of one text of a subagent's model a past session shows (its answer is the
+call's result, shown whole where results are)."""
+
+
+def agent_lines(frame: ChildFrame) -> list[str]:
+    """What a person is shown of one frame a subagent wrote (ADR-0049), as escaped lines:
+    the prompt it was given (`> …`), its model's text (cut at AGENT_TEXT), each call it
+    made (`→ bash ls`); a notice as itself and a compaction as one line; nothing for the
+    rest (a call's result is its own business, its answer the parent's call's result)."""
+    match frame:
+        case PromptFrame(text=text):
+            return [escape("> " + _clip(one_line(" ".join(text.split())), AGENT_TEXT))]
+        case AssistantFrame(message=message):
+            lines: list[str] = []
+            for block in message.content:
+                if isinstance(block, TextBlock) and block.text.strip():
+                    lines.append(escape(_clip(one_line(" ".join(block.text.split())), AGENT_TEXT)))
+                elif isinstance(block, ToolUseBlock):
+                    about = subject(block.name, block.input)
+                    lines.append(f"→ {escape(block.name)}" + (f" {about}" if about else ""))
+            return lines
+        case NoticeFrame(notice=notice):
+            return [escape(f"{notice.source}: {notice.message}")]
+        case CompactionFrame():
+            return ["its conversation was compacted here"]
+        case _:
+            return []

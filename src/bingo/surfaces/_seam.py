@@ -7,15 +7,15 @@ factory opens for every surface."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..kernel.dispatch import Submitted
 from ..kernel.errors import GateError
 from ..kernel.frames import Frame
-from ..kernel.interfaces import Asker, PermissionAnswer, TurnEvents
+from ..kernel.interfaces import Asker, Declined, PermissionAnswer, TurnEvents
 from ..wire import CommandOutcome, CommandSpec, Completion, ImageBlock, Json, Notice, ToolOutput
 
-__all__ = ["Driver", "Headless", "RunHandle", "Surface"]
+__all__ = ["AsksForAgents", "Driver", "Headless", "RunHandle", "Surface"]
 
 
 class Surface(TurnEvents, Asker, Protocol):
@@ -113,4 +113,19 @@ class RunHandle(Driver, Protocol):
 
     def close(self) -> None:
         """The conversation is over: its session ends and its resources go."""
+        ...
+
+
+@runtime_checkable
+class AsksForAgents(Protocol):
+    """A surface that puts a child conversation's gate question (a subagent's, ADR-0049) with
+    the agent named, on the parent's `agent` call that runs it (the terminal, an editor, a
+    room). Any other surface is asked `permission_asked` or `permission`, the agent named as
+    who asks where it can be."""
+
+    async def agent_permission(
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+    ) -> PermissionAnswer | Declined:
+        """`Asker.permission` for agent `agent`, run by the parent's call `call_id`; `by` is
+        a hook's line when a hook made the gate ask ("" when none did; foreign: escape it)."""
         ...

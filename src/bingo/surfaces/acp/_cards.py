@@ -34,7 +34,7 @@ _KINDS: dict[str, ToolKind] = {
     "grep": "search",
     "bash": "execute",
 }
-_MAIN = {"bash": "command", "glob": "pattern", "grep": "pattern"}
+_MAIN = {"bash": "command", "glob": "pattern", "grep": "pattern", "agent": "description"}
 """The input field a built-in's title shows; `path` for the rest, as the gate's rules read them."""
 
 SHOWN = 16_000

@@ -33,6 +33,7 @@ from typing import Protocol
 
 from ...kernel.errors import BingoError
 from ...kernel.frames import (
+    AgentFrame,
     AssistantFrame,
     CompactionFrame,
     Frame,
@@ -58,8 +59,9 @@ from ...wire import (
     ViewOutcome,
 )
 from ...wire import TextBlock as MessageText
+from .._calls import agent_lines
 from .._escape import escape, escape_view, one_line
-from ._cards import asked, card, key, result_content
+from ._cards import asked, card, key, result_content, title
 from ._markdown import markdown
 from ._schema import (
     AgentMessageChunk,
@@ -287,6 +289,25 @@ class AcpSession:
             self._asked[key(name, input)] = acp_id
         return answer
 
+    async def agent_permission(
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+    ) -> PermissionAnswer:
+        """A subagent's permission (`AsksForAgents`): asked on the card of the parent's
+        `agent` call that runs it (its own card when that one is not running), the agent
+        named in what the question shows."""
+        acp_id = self._running.get(call_id)
+        if acp_id is None:
+            return await self.permission(name, input, always)
+        said = escape(f"agent {agent} wants to run ") + title(name, input) + (escape(f" · {by}") if by else "")
+        options = [
+            PermissionOption(option_id=_ONCE, name="Allow once", kind="allow_once"),
+            PermissionOption(option_id=_ALWAYS, name=one_line(f"Always allow {always}"), kind="allow_always"),
+            PermissionOption(option_id=_REJECT, name="Reject", kind="reject_once"),
+        ]
+        content: list[ToolCallContent] = [Content(content=TextBlock(text=said)), *asked(name, input)]
+        chosen = await self._ask(PermissionToolCall(tool_call_id=acp_id, content=content), options)
+        return "once" if chosen == _ONCE else "always" if chosen == _ALWAYS else "no"
+
     async def ask(self, question: str, choices: list[str] | None) -> str:
         running = list(self._running.values())
         own = not running  # a question of its own (a hook's), not on a call: closed once answered
@@ -374,6 +395,15 @@ class AcpSession:
                     self.say(escape(f"bingo: the conversation was compacted here{f' (by {by})' if by else ''}"))
                 case RewindFrame():
                     self.say("bingo: /rewind: the conversation went back to before an earlier prompt here")
+                case AgentFrame(call_id=call_id, agent=agent, frame=child):
+                    # As it was seen live: the parent's call's live line, the agent's.
+                    for line in agent_lines(child)[-1:]:
+                        self._send(
+                            ToolCallUpdate(
+                                tool_call_id=call_id,
+                                content=[Content(content=TextBlock(text=f"{escape(agent)}: {line}"))],
+                            )
+                        )
                 case ToolCallFrame():
                     pass
         for call_id in open_calls:

@@ -331,6 +331,15 @@ class RoomSurface:
             self._question = None
 
     async def permission(self, name: str, input: Json, always: str) -> PermissionAnswer:
+        return await self._permission("bingo", name, input, always)
+
+    async def agent_permission(
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+    ) -> PermissionAnswer:
+        """A subagent's permission (`AsksForAgents`): the question names the agent."""
+        return await self._permission(f"agent {agent}" + (f" ({by})" if by else ""), name, input, always)
+
+    async def _permission(self, who: str, name: str, input: Json, always: str) -> PermissionAnswer:
         self._close(turn=False)
         shown = json.dumps(input, ensure_ascii=False)
         if len(shown) > _INPUT_SHOWN:
@@ -339,7 +348,7 @@ class RoomSurface:
         self._send(
             self._paths.known(
                 escape(
-                    f"bingo wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no."
+                    f"{who} wants to run {name} {shown}\nAnswer yes (this once), always (allow {one_line(always)} from now on) or no. No answer in {self._question_seconds:g} s is no."
                 )
             ),
         )

@@ -21,8 +21,9 @@ from rich.console import RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
+from ...kernel.frames import AgentFrame
 from ...wire import ImageBlock, Json, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from .._calls import subject
+from .._calls import agent_lines, subject
 from .._escape import escape
 from ._draw import markdown
 
@@ -32,6 +33,8 @@ _EXCHANGES = 3
 """Exchanges (a prompt and what answered it) a continued session's recap shows."""
 _TEXT_MAX = 1500
 """Characters of one past text the recap shows; longer, it is cut with a mark saying so."""
+_AGENT_LINES = 12
+"""Lines the recap shows of one subagent's run under its call (the last; the rest counted)."""
 
 
 class Opening(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +57,9 @@ class Opening(msgspec.Struct, frozen=True, kw_only=True):
     summary: int = 0
     """How many of `past`'s first messages the compaction wrote (a summary, no one's words):
     the recap says the conversation was compacted instead of drawing them."""
+    agents: list[AgentFrame] = []
+    """The frames subagents wrote in the session (its live ones): the recap shows each under
+    the `agent` call that ran it, as the agent's (ADR-0049)."""
 
 
 def _where(cwd: str, home: str | None) -> str:
@@ -127,6 +133,7 @@ def recap(opening: Opening) -> list[RenderableType]:
                     drawn.append(Text(escape(f"> [an image, {media_type}]"), style="bold"))
                 case ToolUseBlock(id=call_id, name=name, input=input):
                     drawn.append(_call(name, input, call_id in failed))
+                    drawn.extend(_agent(opening.agents, call_id))
                 case _:
                     pass
     if not drawn:
@@ -134,6 +141,23 @@ def recap(opening: Opening) -> list[RenderableType]:
     earlier = f" · {before} earlier prompt{'s' if before != 1 else ''} not shown" if before else ""
     head = Rule(Text(escape(f"the conversation so far{earlier}"), style="dim"), style="dim", align="left")
     return [head, *drawn, Rule(style="dim")]
+
+
+def _agent(frames: list[AgentFrame], call_id: str) -> list[Text]:
+    """What the subagent the call `call_id` ran wrote, each line marked as the agent's."""
+    lines = [(f.agent, line) for f in frames if f.call_id == call_id for line in agent_lines(f.frame)]
+    drawn: list[Text] = []
+    if len(lines) > _AGENT_LINES:
+        left = len(lines) - _AGENT_LINES
+        drawn.append(
+            Text(f"  agent {escape(lines[0][0])} › … {left} earlier line{'s' if left != 1 else ''}", style="dim")
+        )
+        lines = lines[-_AGENT_LINES:]
+    for agent, line in lines:
+        mark = Text(f"  agent {escape(agent)} › ", style="dim")
+        mark.append(line, style="dim")
+        drawn.append(mark)
+    return drawn
 
 
 def _call(name: str, input: Json, failed: bool) -> Text:

@@ -271,6 +271,15 @@ class TerminalSurface:
         """A permission a hook made the gate ask: `by` (the hook and its words) is shown with it."""
         return await self._permission(f"bingo wants to run {name} · {by}", name, input, always)
 
+    async def agent_permission(
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+    ) -> PermissionAnswer | Declined:
+        """A subagent's permission (`AsksForAgents`): the question names the agent, and the
+        hook that made the gate ask when one did."""
+        return await self._permission(
+            f"agent {agent} wants to run {name}" + (f" · {by}" if by else ""), name, input, always
+        )
+
     async def _permission(self, text: str, name: str, input: Json, always: str) -> PermissionAnswer | Declined:
         self._flush()
         try:
