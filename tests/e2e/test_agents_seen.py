@@ -242,14 +242,15 @@ def test_rewind_undoes_what_a_child_wrote_and_sets_its_frames_aside(tmp_path: Pa
         [_delegate("a1", "write", "write the files")],
         [
             ("tool", "w1", "write", {"path": "made.txt", "content": "a child made this\n"}),
-            ("tool", "w2", "write", {"path": "kept.txt", "content": "changed by a child\n"}),
+            ("tool", "b1", "bash", {"command": "echo changed by a child > kept.txt"}),
         ],
         [("text", "wrote them")],
         [("text", "The child wrote them.")],
     ]
-    result, _ = _run(box, replies, "--allow", "write", "-p", "have them written")
+    result, _ = _run(box, replies, "--allow", "write", "--allow", "bash", "-p", "have them written")
     assert result.returncode == 0, result.stderr
     assert (box.project / "made.txt").exists()
+    assert (box.project / "kept.txt").read_text() == "changed by a child\n"
     kept = [f for f in _session(box) if isinstance(f, AgentFrame)]
     assert kept and {f.agent for f in kept} == {"general"} and {f.call_id for f in kept} == {"a1"}
     assert [f for f in live(_session(box)) if isinstance(f, AgentFrame)] == kept
