@@ -125,7 +125,9 @@ async def interleaved(root: Path, runs: int) -> dict[str, list[float]]:
     quiet = _Quiet()
     sandbox = Sandbox(settings.sandbox, home=root, bingo_home=home, project=project, environ={}, notices=notices)
     async with (
-        PluginHost(sources=[], registry=registry, notices=notices, settings=settings, data_dir=home, cwd=project) as plugins,
+        PluginHost(
+            sources=[], registry=registry, notices=notices, settings=settings, data_dir=home, cwd=project
+        ) as plugins,
         Hooks(registry.hooks, notices, 5.0) as hooks,
     ):
         factory = RunFactory(

@@ -25,7 +25,9 @@ first, so load noise hits them alike):
   - the sandbox (bench/sandbox.py, issue 24): a `bash` call's p50 confined against
     unconfined, and a plugin's spawn to ready confined against not;
   - a 100 MB download by curl from a local server through the sandbox's proxy (plain HTTP,
-    and a CONNECT tunnel) against the same download direct (bench/proxy.py).
+    and a CONNECT tunnel) against the same download direct (bench/proxy.py);
+  - a subagent's child conversation opened and its first request made, against a top-level
+    `-p` run's open and first request, in one process (bench/agent.py, issue 33).
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
 wake-up across cores hiding host overhead) is used for every row but the cold ones, and said.
@@ -49,6 +51,7 @@ from pathlib import Path
 import _bingo
 import _cold
 import _mcp_client
+import agent
 import edit
 import editor
 import proxy
@@ -110,6 +113,7 @@ class Sizes:
     editors: int = 10
     sandboxed: int = 60
     downloads: int = 7
+    agents: int = 200
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -466,6 +470,19 @@ def _turn_rows(turns: dict[str, list[float]]) -> list[Row]:
     return rows
 
 
+def _agent_rows(children: dict[str, list[float]]) -> list[Row]:
+    rows: list[Row] = []
+    for what, of in (("p50", median), ("p99", p99)):
+        child, top = of(children["child"]), of(children["top"])
+        row = Row(
+            f"subagent open + first request {what}: child / -p run", ms(child), f"-p run {ms(top)}", _ratio(child / top)
+        )
+        if what == "p50":
+            row = Row(row.what, row.measured, row.against, row.ratio, "≤ 1.2×", child <= 1.2 * top)
+        rows.append(row)
+    return rows
+
+
 def _cold_rows(cold: dict[str, tuple[list[float], list[float], list[float]]], floor: list[float]) -> list[Row]:
     rows: list[Row] = []
     for where, (bingo, bare, plugin) in cold.items():
@@ -599,6 +616,7 @@ def main() -> None:
             editors=2,
             sandboxed=5,
             downloads=2,
+            agents=20,
         )
         if args.quick
         else Sizes()
@@ -631,11 +649,14 @@ def main() -> None:
             asyncio.run(sandbox.interleaved(Path(tmp) / "sandbox", sizes.sandboxed)) if sandbox.probe().confines else {}
         )
         downloads = proxy.interleaved(Path(tmp), sizes.downloads)
+        os.sched_setaffinity(0, set(cpus))
+        children = asyncio.run(agent.interleaved(Path(tmp).resolve() / "agent", sizes.agents))
     rows = (
         table(seq, thr, spawn, cold, floor, stored, turns, edited)
         + _editor_rows(editors)
         + _sandbox_rows(confined)
         + _proxy_rows(downloads)
+        + _agent_rows(children)
     )
     print(
         f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "

@@ -359,3 +359,18 @@ def test_with_shared_rooms_a_member_changes_nothing() -> None:
     readers = _Readers(me="@bot:x", allowed=frozenset({"@me:x"}), shared=True)
     _handle(_batch(_member("@eve:x", "join"), _said("hi")), {"!r:x": room}, readers)
     assert not room.silent and room.queue.get_nowait() == "hi" and sent.sent == []
+
+
+def test_a_subagents_permission_question_in_the_room_names_the_agent() -> None:
+    asyncio.run(_a_subagents_permission_question_in_the_room_names_the_agent())
+
+
+async def _a_subagents_permission_question_in_the_room_names_the_agent() -> None:
+    room, sent = _room(seconds=0.2)
+    asked = asyncio.create_task(room.agent_permission("a1", "reviewer", "bash", {"command": "ls"}, "bash(ls)", ""))
+    await asyncio.sleep(0)
+    assert room.answer("yes")
+    assert await asked == "once"
+    assert sent.sent[0]["body"].startswith(
+        'agent reviewer wants to run bash {"command": "ls"}\nAnswer yes (this once), always (allow bash(ls) from now on)'
+    )
