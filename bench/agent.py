@@ -111,8 +111,6 @@ def _project(root: Path) -> Path:
 async def interleaved(root: Path, runs: int) -> dict[str, list[float]]:
     """Seconds from open to first request, `top` (a `-p` run) and `child` (a subagent's),
     alternating who goes first."""
-    from bingo.run._seen import attach
-
     project = _project(root)
     home = root / "home" / ".bingo"
     home.mkdir(parents=True)
@@ -145,8 +143,6 @@ async def interleaved(root: Path, runs: int) -> dict[str, list[float]]:
             home=home,
             log=quiet,
         )
-        if attach not in factory.on_child:
-            factory.on_child.append(attach)
         parent = factory.open(quiet, "print")
         parent.session.ensure()  # the children's frames are kept in it, as a turn's are
         calls = 0

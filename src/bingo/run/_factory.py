@@ -32,6 +32,7 @@ from ..surfaces import Surface
 from ..wire import Message, Notice, Usage
 from ._commands import commands_for
 from ._run import Place, Run, current_run
+from ._seen import attach
 from ._session import RunSession, compacted
 
 if TYPE_CHECKING:
@@ -214,6 +215,7 @@ class RunFactory:
         self.on_child: list[Callable[[ChildRun], None]] = []
         """Called with each child conversation as it opens (before its turn starts): where
         a surface, an editor or the session learns of it (ADR-0049)."""
+        self.on_child.append(attach)  # what the person sees of each child, and its frames kept (ADR-0049)
         notices.listen(self._route)
 
     def system(self, cwd: Path, *, child: bool = False) -> str:
