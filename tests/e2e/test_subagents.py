@@ -384,3 +384,18 @@ def test_agents_max_concurrent_is_checked_like_the_other_keys(tmp_path: Path) ->
     result = box.run("-p", "/help")
     assert result.returncode == 2 and no_traceback(result)
     assert "agents.maxConcurrent" in result.stderr and "positive whole number" in result.stderr
+
+
+def test_slash_agents_lists_each_agent_with_its_tools_model_and_file(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    path = _agent_file(box.bingo_home / "agents", "reviewer", tools="Read, Grep", model="scripted-small")
+    _agent_file(
+        box.bingo_home / "agents", "builder", isolation="worktree", description='"builds \\e[31mthings"'
+    )  # YAML's ESC
+    result = box.run("-p", "/agents")
+    assert result.returncode == 0, result.stderr
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("reviewer")]
+    assert "Read, Grep" in row and "scripted-small" in row and str(path) in row
+    assert "\x1b" not in result.stdout and "\\x1b" in result.stdout  # a file's bytes are escaped
+    empty = Sandbox(tmp_path / "empty").run("-p", "/agents")
+    assert empty.returncode == 0 and "agents: none" in empty.stdout

@@ -21,6 +21,7 @@ from tests.e2e.test_terminal import terminal
 __all__ = ["bots", "homeserver", "room"]  # fixtures
 
 EVERYWHERE = {
+    "agents",
     "compact",
     "context",
     "help",

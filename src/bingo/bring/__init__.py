@@ -16,7 +16,7 @@ file with front matter is found.
 from __future__ import annotations
 
 from ._bring import Brought, bring
-from ._slash import MarkdownCommand, SkillCommand, SkillsCommand
+from ._slash import AgentsCommand, MarkdownCommand, SkillCommand, SkillsCommand
 from .agents import AgentFile, agent_catalogue, find_agents, offered_tools, parse_agent
 from .commands import MarkdownCommandFile, expand, find_commands
 from .hooks import EVENTS, CommandHook, claude_tool
@@ -26,6 +26,7 @@ __all__ = [
     "CATALOGUE_CHARS",
     "EVENTS",
     "AgentFile",
+    "AgentsCommand",
     "Brought",
     "CommandHook",
     "MarkdownCommand",

@@ -1,5 +1,5 @@
 """The slash commands what people bring makes: `/NAME ARGS` for each markdown command and
-each skill, and `/skills`.
+each skill, `/skills`, and `/agents` (the agent files, ADR-0049).
 
 Owns the `Command`s (a markdown command's prompt is its body expanded; a skill's is its
 body with `ARGS` appended), their specs as `/help` and completion show them (the
@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Mapping
 from ..kernel.interfaces import Command, CommandContext
 from ..kernel.registry import BUILTIN
 from ..wire import CommandArgs, CommandOutcome, CommandSpec, Completion, PromptOutcome, TableView, ViewOutcome
+from .agents import AgentFile
 from .commands import MarkdownCommandFile, expand
 from .skills import Skill
 
@@ -85,6 +86,36 @@ class SkillsCommand:
         ]
         title = "skills" if rows else "skills: none (put a directory holding SKILL.md in ~/.bingo/skills/)"
         return ViewOutcome(view=TableView(title=title, columns=["skill", "description", "where"], rows=rows))
+
+    async def complete(self, partial: str, cwd: str) -> list[Completion]:
+        return []
+
+
+class AgentsCommand:
+    """`/agents`: every agent file, its description, its tools, model and where it is."""
+
+    __slots__ = ("_agents",)
+    spec = CommandSpec(name="agents", hint="list the agents the model can hand a task to", instant=True, family="bingo")
+    source = BUILTIN
+
+    def __init__(self, agents: Mapping[str, AgentFile]) -> None:
+        self._agents = agents
+
+    async def run(self, args: str, ctx: CommandContext) -> CommandOutcome:
+        rows: list[list[str | int | float | None]] = [
+            [
+                name,
+                agent.description,
+                "all" if agent.tools is None else ", ".join(agent.tools) or "none",
+                agent.model or "the conversation's",
+                "worktree" if agent.isolation else "",
+                str(agent.path),
+            ]
+            for name, agent in sorted(self._agents.items())
+        ]
+        title = "agents" if rows else "agents: none (put NAME.md files with name and description in ~/.bingo/agents/)"
+        columns = ["agent", "description", "tools", "model", "isolation", "where"]
+        return ViewOutcome(view=TableView(title=title, columns=columns, rows=rows))
 
     async def complete(self, partial: str, cwd: str) -> list[Completion]:
         return []

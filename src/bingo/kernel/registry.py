@@ -33,6 +33,7 @@ BUILTIN = "builtin"
 
 BUILTIN_COMMANDS: frozenset[str] = frozenset(
     {
+        "agents",
         "clear",
         "compact",
         "context",

@@ -86,6 +86,12 @@ def _skills(run: Run, factory: RunFactory) -> Command:
     return SkillsCommand(factory.brought.skills if factory.brought is not None else {})
 
 
+def _agents(run: Run, factory: RunFactory) -> Command:
+    from ..bring import AgentsCommand
+
+    return AgentsCommand(factory.agents())
+
+
 def _plugins(run: Run, factory: RunFactory) -> Command:
     from ..bridge import PluginsCommand
 
@@ -120,6 +126,8 @@ TABLE: tuple[Entry, ...] = (
     Entry("skills", EVERYWHERE, _skills),
     # Files and conversation back to before a prompt (ADR-0044): asks on a terminal only.
     Entry("rewind", EVERYWHERE, _rewind),
+    # The agents the model can hand a task to (INTERFACE.md §15, ADR-0049).
+    Entry("agents", EVERYWHERE, _agents),
 )
 """bingo's own commands: one entry each."""
 

@@ -11,6 +11,7 @@ process (app.py does) and draws nothing (each run's surface does).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -150,6 +151,7 @@ class RunFactory:
 
     __slots__ = (
         "_checkpoints",
+        "_making",
         "_open",
         "_said",
         "brought",
@@ -212,6 +214,9 @@ class RunFactory:
         self._checkpoints: Checkpoints | None = None
         self._said: set[str] = set()
         """The instruction files the system prompt left out, named once a process."""
+        self._making: asyncio.Lock | None = None
+        """Held while a worktree is made: one at a time, so that two children do not race for the
+        repository's own lock files (refs, the worktree list)."""
         self.on_child: list[Callable[[ChildRun], None]] = []
         """Called with each child conversation as it opens (before its turn starts): where
         a surface, an editor or the session learns of it (ADR-0049)."""
@@ -262,7 +267,9 @@ class RunFactory:
         if agent is not None and agent.isolation == "worktree":
             from ._worktree import make_worktree
 
-            worktree, where = await make_worktree(Path(cwd), name)
+            self._making = self._making or asyncio.Lock()
+            async with self._making:
+                worktree, where = await make_worktree(Path(cwd), name)
         system = self.system(Path(cwd), child=True) + "\n\n" + _child_words(name, description, agent)
         offered, unmatched = offered_tools(agent.tools if agent is not None else None, list(self.registry.tools))
         if unmatched:
