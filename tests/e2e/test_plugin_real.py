@@ -135,3 +135,51 @@ def test_a_published_plugin_as_a_git_repository_its_hook_blocks_and_its_empty_mc
     [refused] = tool_results(requests[1])
     assert refused["isError"] and "Modifying .eslintrc.json is not allowed" in result_text(refused)
     assert config.read_text(encoding="utf-8") == '{"rules": {"no-console": "error"}}\n'  # not weakened
+
+
+def _git_repository(files: Path, repository: Path, message: str) -> Path:
+    """`files` made a local git repository at `repository`, one commit."""
+    shutil.copytree(files, repository, ignore=shutil.ignore_patterns(".unpacked"))
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", message]):
+        subprocess.run(["git", *args], cwd=repository, check=True, timeout=60, env={**os.environ, **env})
+    return repository
+
+
+def test_a_published_plugins_mcp_server_named_by_a_relative_path_is_warned_of_and_said_not_to_start(
+    tmp_path: Path,
+) -> None:
+    """gemini-mcp-connect 1.0.0 (MIT, PyPI; plugin `gemini-bridge`), its source distribution
+    made a local git repository: its `.mcp.json` starts `python ./gemini_bridge_mcp.py`, which
+    the host looks for where it runs (the project), as Claude Code does. `add` shows the server
+    and warns, naming what its author meant; at the run its command is the prompt, and the
+    server's failure to start is said, naming it, while the turn goes on."""
+    from tests.support import installs
+
+    made = installs.pypi_unpacked(installs.PYPI_PLUGINS, *installs.GEMINI_PACKAGE)
+    assert not isinstance(made, str), made
+    [files] = [path for path in made.iterdir() if path.is_dir()]
+    repository = _git_repository(files, tmp_path / "gemini", "gemini-mcp-connect 1.0.0 as published")
+    box = Sandbox(tmp_path)
+    use_scripted_model(box, [[text("noted")]])
+
+    added = box.run("plugin", "add", f"file://{repository}", "--yes", timeout=120)
+    assert added.returncode == 0, added.stderr
+    shown = added.stdout
+    assert "gemini-bridge 1.0.0 (Claude Code plugin)" in shown
+    assert "MCP server gemini-mcp-connect: python ./gemini_bridge_mcp.py" in shown
+    assert (
+        "warning: MCP server gemini-mcp-connect: ./gemini_bridge_mcp.py is looked for in the directory bingo runs in"
+        in shown
+    )
+    assert "its author meant ${CLAUDE_PLUGIN_ROOT}/gemini_bridge_mcp.py" in shown
+    assert "command /gemini-status (or /gemini-bridge:gemini-status)" in shown
+
+    ran = box.run("-p", "/gemini-bridge:gemini-status", cwd=box.project)
+    assert ran.returncode == 0, ran.stderr
+    assert "gemini_bridge.py" in str(model_requests(box)[0]) and "--status" in str(model_requests(box)[0])
+    [said] = [line for line in ran.stderr.splitlines() if line.startswith("gemini-mcp-connect: stopped")]
+    assert "'./gemini_bridge_mcp.py' names a file of the plugin's directory by a relative path" in said
+    assert "can't open file" in said  # python's own words: the process ran and found nothing there
+    # Its skills/ holds plain .md files, which are no skills (a skill is a directory): nothing to say.
+    assert "is not loaded" not in ran.stderr

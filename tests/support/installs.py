@@ -52,6 +52,12 @@ ECC_PACKAGE = ("ecc-universal", "2.0.0")
 plugin tests make it a local git repository and `bingo plugin add` it (nothing of it is
 committed here, no dependency of it installed)."""
 
+PYPI_PLUGINS = CACHE / "pypi-plugins"
+GEMINI_PACKAGE = ("gemini-mcp-connect", "1.0.0")
+"""A real Claude Code plugin published on PyPI (MIT; plugin `gemini-bridge`) whose `.mcp.json`
+starts its server as `python ./gemini_bridge_mcp.py`, a path relative to where the host runs:
+its source distribution, unpacked (nothing of it installed or committed here)."""
+
 PIP_TIMEOUT = 900
 NPM_TIMEOUT = 300
 
@@ -154,6 +160,41 @@ def npm_unpacked(where: Path, package: str, version: str) -> Path | str:
         with tarfile.open(tarball) as archive:
             archive.extractall(target, filter="data")  # an archive's paths never leave target
         tarball.unlink()
+        stamp.touch()
+        return target
+
+
+def pypi_unpacked(where: Path, package: str, version: str, python: str = sys.executable) -> Path | str:
+    """PyPI package `package`==`version`'s source distribution, fetched with `pip download`
+    (no dependency, nothing built or installed) and unpacked into `where`/`package`-`version`,
+    unless it is there already; the directory holding its files, or why not."""
+    target = where / f"{package}-{version}"
+    stamp = target / ".unpacked"
+    if stamp.exists():
+        return target
+    where.mkdir(parents=True, exist_ok=True)
+    with (where / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists():
+            return target
+        download = where / "download"
+        shutil.rmtree(download, ignore_errors=True)
+        done = subprocess.run(
+            [python, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+            + ["--no-binary", ":all:", "--dest", str(download), f"{package}=={version}"],
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT,
+        )
+        if done.returncode != 0:
+            return f"pip download failed: {done.stderr[-2000:]}"
+        import tarfile
+
+        [archive_path] = download.glob("*.tar.gz")
+        shutil.rmtree(target, ignore_errors=True)
+        with tarfile.open(archive_path) as archive:
+            archive.extractall(target, filter="data")  # an archive's paths never leave target
+        shutil.rmtree(download, ignore_errors=True)
         stamp.touch()
         return target
 

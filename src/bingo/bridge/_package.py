@@ -73,6 +73,9 @@ class Package(msgspec.Struct, frozen=True):
     servers: tuple[tuple[str, McpServer], ...] = ()
     entry: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """What is loaded but will likely fail, said before it is installed (a server's path
+    relative to where bingo runs that names a file of the package)."""
 
 
 class Installed(msgspec.Struct, frozen=True):
@@ -155,6 +158,29 @@ def _servers(value: Json, root: Path, data: Path, where: str, problems: list[str
     return out
 
 
+def _relative(servers: list[tuple[str, McpServer]], where: Path) -> list[str]:
+    """For each stdio server, a word of its command line that is a relative path naming a
+    file or directory of the package: a server runs where bingo runs (the project), as
+    Claude Code runs it, so the path is looked for there and the server will not start."""
+    out: list[str] = []
+    for name, server in servers:
+        for word in [server.command or "", *server.args] if server.url is None else []:
+            if not word or word.startswith("-") or word in (".", "./") or Path(word).is_absolute():
+                continue
+            try:
+                inside = (where / word).exists() and (where / word).resolve().is_relative_to(where.resolve())
+            except (OSError, ValueError):
+                continue
+            if inside:
+                out.append(
+                    f"MCP server {name}: {word} is looked for in the directory bingo runs in, not in the "
+                    f"package, so the server will not start there; its author meant "
+                    f"${{CLAUDE_PLUGIN_ROOT}}/{word.removeprefix('./')}"
+                )
+                break
+    return out
+
+
 def _hooks(value: Json, root: Path, data: Path, where: str, problems: list[str]) -> list[Hooked]:
     document = as_object(value)
     events = as_object(document.get("hooks")) if document is not None else None
@@ -219,6 +245,7 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
     servers: list[tuple[str, McpServer]] = []
     entry: tuple[str, ...] = ()
     hooks: list[Hooked] = []
+    warnings: list[str] = []
     if kind == "bingo":
         written = as_object(manifest.get("entry")) or as_object(manifest.get("mcp")) or {}
         command = written.get("command") or written.get("url")
@@ -242,6 +269,7 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
             problems.append(declared.line(path))
         elif declared is not None:
             servers = _servers(declared, root, data, "mcpServers", problems)
+            warnings = _relative(servers, where)
         hook_file = where / "hooks" / "hooks.json"
         if hook_file.is_file():
             value = _read(hook_file)
@@ -261,6 +289,7 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
         servers=tuple(servers),
         entry=entry,
         problems=tuple(problems),
+        warnings=tuple(warnings),
     )
 
 

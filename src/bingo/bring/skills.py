@@ -106,6 +106,13 @@ def _problem(fields: dict[str, object]) -> str | None:
     return None
 
 
+def _is_directory(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # a link to a directory too: whether it stays inside is read_markdown's
+    except OSError:
+        return False
+
+
 def find_skills(places: Iterable[Layer], say: Callable[[str], None]) -> dict[str, Skill]:
     """Every skill of `places`, by name: a later layer's (the project's) wins the name over an
     earlier's; within one layer the first place's. `say` gets one line per skill that cannot
@@ -117,8 +124,8 @@ def find_skills(places: Iterable[Layer], say: Callable[[str], None]) -> dict[str
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith("."):
-                continue
+            if entry.name.startswith(".") or not _is_directory(entry):
+                continue  # a skill is a directory: a file beside them (notes.md) is none
             path = Path(entry.path) / SKILL_FILE
             read = read_markdown(path, layer)
             if read is None:

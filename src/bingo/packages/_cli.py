@@ -72,6 +72,7 @@ def _show(package: Package, source: str) -> str:
         matcher = f" [{hook.matcher}]" if hook.matcher else ""
         lines.append(f"  hook {hook.event}{matcher}: {hook.command}")
     lines += [f"  not loaded: {problem}" for problem in package.problems]
+    lines += [f"  warning: {warning}" for warning in package.warnings]
     lines.append("  sandbox grants asked for: none (its processes run under your sandbox policy)")
     return "\n".join(escape(line) for line in lines)
 

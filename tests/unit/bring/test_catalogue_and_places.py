@@ -39,6 +39,16 @@ def test_bad_skills_are_one_line_each_and_the_others_load_and_the_project_wins_t
     assert any("none/SKILL.md is not loaded: it has no front matter" in line for line in said)
 
 
+def test_a_file_beside_the_skills_is_no_skill_and_no_notice(tmp_path: Path) -> None:
+    """A skill is a directory holding SKILL.md: `skills/review-code.md` (as a published plugin
+    ships) is neither loaded nor complained of (it was a notice saying "Not a directory")."""
+    _skill(tmp_path, "ok", "name: ok\ndescription: fine")
+    (tmp_path / "review-code.md").write_text("---\ndescription: a command, filed here\n---\nReview.\n")
+    said: list[str] = []
+    found = find_skills([Layer(tmp_path, "user", Path("/"))], said.append)
+    assert sorted(found) == ["ok"] and said == []
+
+
 def test_a_project_skill_linked_out_of_the_project_is_not_read(tmp_path: Path) -> None:
     project, outside = tmp_path / "project", tmp_path / "outside"
     _skill(outside, "evil", "name: evil\ndescription: x")

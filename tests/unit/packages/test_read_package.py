@@ -124,3 +124,29 @@ def test_the_one_reader_says_why_a_file_gives_no_value(tmp_path: Path) -> None:
     assert read_mcp_json(tmp_path / "string.json") == (
         'has no "mcpServers" object: write {"mcpServers": {"<name>": {"command": ..., "args": [...]}}}'
     )
+
+
+def test_a_servers_relative_path_to_a_file_of_the_package_is_warned_of_before_install(tmp_path: Path) -> None:
+    """A server runs where bingo runs (the project), as Claude Code runs it: `node
+    dist/index.js` is looked for there, not in the package, and never starts. `add` says so,
+    naming what the author meant; a path through ${CLAUDE_PLUGIN_ROOT}, a flag, `.` and a word
+    naming nothing in the package are not warned of."""
+    root = tmp_path / "kit"
+    servers = {
+        "broken": {"command": "node", "args": ["dist/index.js"]},
+        "dotted": {"command": "python", "args": ["./server.py", "--repository", "."]},
+        "fine": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/dist/index.js", "--flag"]},
+        "runner": {"command": "uvx", "args": ["mcp-server-git"]},
+    }
+    _write(root / ".claude-plugin" / "plugin.json", {"name": "kit", "mcpServers": servers})
+    _write(root / "dist" / "index.js", "")
+    _write(root / "server.py", "")
+    package = read_package(root, tmp_path / "data")
+    assert not isinstance(package, str)
+    assert package.warnings == (
+        "MCP server broken: dist/index.js is looked for in the directory bingo runs in, not in the package, "
+        "so the server will not start there; its author meant ${CLAUDE_PLUGIN_ROOT}/dist/index.js",
+        "MCP server dotted: ./server.py is looked for in the directory bingo runs in, not in the package, "
+        "so the server will not start there; its author meant ${CLAUDE_PLUGIN_ROOT}/server.py",
+    )
+    assert "  warning: MCP server broken: dist/index.js is looked for" in _show(package, "x")
