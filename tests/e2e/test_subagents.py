@@ -399,3 +399,17 @@ def test_slash_agents_lists_each_agent_with_its_tools_model_and_file(tmp_path: P
     assert "\x1b" not in result.stdout and "\\x1b" in result.stdout  # a file's bytes are escaped
     empty = Sandbox(tmp_path / "empty").run("-p", "/agents")
     assert empty.returncode == 0 and "agents: none" in empty.stdout
+
+
+def test_check_plugin_checks_agent_files_one_line_each(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    agents = box.home / ".claude" / "agents"
+    good = _agent_file(agents, "reviewer", tools="Read, Grep")
+    (agents / "bad.md").write_text("---\nname: reviewer two\ndescription: x\n---\nbody\n", encoding="utf-8")
+    for target in (box.home / ".claude", agents):
+        result = box.run("--check-plugin", str(target))
+        assert result.returncode == 1 and no_traceback(result), result.stderr
+        lines = result.stdout.splitlines()
+        assert f"✓ agent reviewer ({good})" in lines
+        (bad,) = [line for line in lines if line.startswith("✗ agent ")]
+        assert "bad.md" in bad and "is not lowercase" in bad

@@ -1,9 +1,9 @@
-"""`bingo --check-plugin` for what people bring: skills, markdown commands and command hooks,
-one line per file or entry, ✓ or ✗ with the fix (issue 29 item 5).
+"""`bingo --check-plugin` for what people bring: skills, markdown commands, command hooks and
+agent files, one line per file or entry, ✓ or ✗ with the fix (issue 29 item 5, issue 33).
 
 Owns what a path holds of them (a skill's directory, a directory of skills, a directory of
-commands, a host's directory such as `~/.claude` or `<project>/.claude` holding `skills/` and
-`commands/`, or a settings file with `hooks`), the checks (each file read as a run reads it,
+commands or of agents, a host's directory such as `~/.claude` or `<project>/.claude` holding
+`skills/`, `commands/` and `agents/`, or a settings file with `hooks`), the checks (each file read as a run reads it,
 so what passes here loads there) and the report (text, or one JSON document). It runs nothing
 a file or a hook names: a hook's command is checked for being there, not run.
 """
@@ -21,6 +21,7 @@ import msgspec
 from ..kernel.settings import COMMAND_HOOK_EVENTS
 from ..wire import Json, is_array, is_object
 from ._files import Layer
+from .agents import find_agents
 from .commands import find_commands
 from .skills import SKILL_FILE, find_skills
 
@@ -57,13 +58,22 @@ def _is_commands(path: Path) -> bool:
     return path.name == "commands"
 
 
+def _is_agents(path: Path) -> bool:
+    return path.name == "agents"
+
+
 def brings_anything(path: Path) -> bool:
     """Whether `path` is something `check_brought` checks (and no plugin's directory)."""
     if path.is_file():
         return path.name.startswith("settings") and path.suffix == ".json"
     if (path / "plugin.json").exists():
         return False
-    return _is_skills(path) or _is_commands(path) or (path / "skills").is_dir() or (path / "commands").is_dir()
+    return (
+        _is_skills(path)
+        or _is_commands(path)
+        or _is_agents(path)
+        or any((path / name).is_dir() for name in ("skills", "commands", "agents"))
+    )
 
 
 def _skills(directory: Path) -> list[Checked]:
@@ -86,6 +96,13 @@ def _commands(directory: Path) -> list[Checked]:
         Checked(True, f"command /{name}" + (f" {c.argument_hint}" if c.argument_hint else "") + f" ({c.path})")
         for name, c in sorted(found.items())
     ]
+    return lines + [Checked(False, line) for line in said]
+
+
+def _agents(directory: Path) -> list[Checked]:
+    said: list[str] = []
+    found = find_agents([Layer(directory, "user", Path("/"))], said.append)
+    lines = [Checked(True, f"agent {name} ({agent.path})") for name, agent in sorted(found.items())]
     return lines + [Checked(False, line) for line in said]
 
 
@@ -174,17 +191,21 @@ def check_brought(path: Path) -> list[Checked]:
     if path.is_file():
         return _hooks(path)
     lines: list[Checked] = []
-    if (path / "skills").is_dir() or (path / "commands").is_dir() or (path / "settings.json").is_file():
+    if any((path / name).is_dir() for name in ("skills", "commands", "agents")) or (path / "settings.json").is_file():
         if (path / "skills").is_dir():
             lines += _skills(path / "skills")
         if (path / "commands").is_dir():
             lines += _commands(path / "commands")
+        if (path / "agents").is_dir():
+            lines += _agents(path / "agents")
         for name in ("settings.json", "settings.local.json"):
             if (path / name).is_file():
                 lines += _hooks(path / name)
         return lines
     if _is_skills(path):
         return _skills(path)
+    if _is_agents(path):
+        return _agents(path)
     return _commands(path)
 
 

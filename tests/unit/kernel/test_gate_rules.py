@@ -515,6 +515,28 @@ def test_write_and_edit_reach_into_git_only_by_a_rule_that_names_it(rules: tuple
     assert _on(gate, "write", {"path": "src/a.py", "content": ""}) is Verdict.ALLOW
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/bingo-worktrees",
+        ".git/bingo-worktrees/agent-x-1/.git",
+        ".git/bingo-worktrees/agent-x-1/sub/.git/config",
+        ".git/bingo-worktrees/agent-x-1/../../config",
+        ".git/bingo-worktrees/../hooks/pre-commit",
+        ".git/Bingo-Worktrees/agent-x-1/a.py",
+        ".git/worktrees/agent-x-1/config.worktree",
+    ],
+)
+def test_a_subagents_worktree_is_a_working_tree_but_git_around_it_stays_guarded(path: str) -> None:
+    gate = _gate(allow=("write",))
+
+    assert _on(gate, "write", {"path": ".git/bingo-worktrees/agent-x-1/src/a.py", "content": ""}) is Verdict.ALLOW
+    assert _on(gate, "write", {"path": "a.py", "content": ""}, PROJECT + "/.git/bingo-worktrees/agent-x-1") is (
+        Verdict.ALLOW
+    )
+    assert _on(gate, "write", {"path": path, "content": ""}) is Verdict.ASK
+
+
 def test_a_rule_that_names_git_reaches_it() -> None:
     gate = _gate(allow=("write(.git/info/exclude)", "edit(.git/*)"))
 
