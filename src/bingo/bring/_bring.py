@@ -35,6 +35,9 @@ class Brought:
     no other command has the name (ADR-0048)."""
     agents: dict[str, AgentFile] = field(default_factory=lambda: {})
     """The agent files (INTERFACE.md §15), by name."""
+    plugin_skills: dict[str, Skill] = field(default_factory=lambda: {})
+    """A package's skills by their long names (`PLUGIN:NAME`): each is `/PLUGIN:NAME`, as
+    Claude Code offers a plugin's skill, whichever skill has the bare name (ADR-0048)."""
 
     def catalogue(self) -> str:
         """The system prompt's section on skills ("" with none)."""
@@ -49,7 +52,9 @@ class Brought:
     ) -> dict[str, Command]:
         """The slash commands the markdown commands and skills make (names refused as
         `slash_commands` says)."""
-        return slash_commands(self.commands, self.skills, taken=taken, plugins=plugins, say=say, bare=self.bare)
+        return slash_commands(
+            self.commands, self.skills, taken=taken, plugins=plugins, say=say, bare=self.bare, long=self.plugin_skills
+        )
 
 
 def bring(
@@ -78,12 +83,20 @@ def bring(
         notices.say("bingo", line, "warning")
 
     everywhere = Path("/")
-    skills = find_skills(
-        _with(
-            skill_places(home, user_home, project), [Layer(root / "skills", "user", everywhere) for root in packages]
-        ),
-        say,
-    )
+    places = skill_places(home, user_home, project)
+    theirs = [(root, find_skills([Layer(root / "skills", "user", everywhere)], say)) for root in packages]
+    # As one find_skills over the user's places, the packages' and the project's would give,
+    # each package read once: the project's win a name, then the user's own, then the first package's.
+    skills: dict[str, Skill] = {}
+    for _root, found in reversed(theirs):
+        skills.update(found)
+    skills.update(find_skills([place for place in places if place.whose == "user"], say))
+    skills.update(find_skills([place for place in places if place.whose != "user"], say))
+    plugin_skills = {
+        f"{root.name}:{name}": replace(skill, name=f"{root.name}:{name}")
+        for root, found in theirs
+        for name, skill in found.items()
+    }
     commands = find_commands(command_places(home, user_home, project), say)
     bare: dict[str, list[MarkdownCommandFile]] = {}
     for root in packages:
@@ -101,7 +114,7 @@ def bring(
         settings.command_hooks, notices=notices, sandbox=sandbox, project=workdir, session=session, mcp=mcp
     )
     free = {name: files[0] for name, files in bare.items() if len(files) == 1 and name not in commands}
-    return Brought(skills, commands, hooks, free, agents)
+    return Brought(skills, commands, hooks, free, agents, plugin_skills)
 
 
 def _with(places: list[Layer], packages: list[Layer]) -> list[Layer]:

@@ -129,12 +129,14 @@ def slash_commands(
     plugins: Mapping[str, str],
     say: Callable[[str], None],
     bare: Mapping[str, MarkdownCommandFile] | None = None,
+    long: Mapping[str, Skill] | None = None,
 ) -> dict[str, Command]:
     """The commands what people bring offers, by name: each markdown command, then each
     skill whose name no markdown command has. A name in `taken` (bingo's own) or `plugins`
     (a plugin's command, with its plugin) is refused, with one line to `say`. Then each of
     `bare` (a package's command by its bare name, also offered as `/PLUGIN:NAME`) whose name
-    nothing else has, without a word when another has it: its long name still works."""
+    nothing else has, without a word when another has it: its long name still works. And each
+    of `long`, a package's skill by its long name (`PLUGIN:NAME`), that no command has."""
     out: dict[str, Command] = {}
     wanted: list[tuple[str, str, Command]] = [
         (name, f"command {file.path}", MarkdownCommand(file)) for name, file in sorted(commands.items())
@@ -156,4 +158,7 @@ def slash_commands(
     for name, file in sorted((bare or {}).items()):
         if name not in taken and name not in plugins and name not in out:
             out[name] = MarkdownCommand(file)
+    for name, skill in sorted((long or {}).items()):
+        if name not in taken and name not in plugins and name not in out:
+            out[name] = SkillCommand(skill)
     return out

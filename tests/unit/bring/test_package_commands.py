@@ -49,3 +49,56 @@ def test_a_packages_command_has_its_long_name_and_its_bare_one_only_while_no_oth
     assert "help" not in bodies and bodies["alpha:help"] == "alpha helps"  # bingo's own keeps /help
     assert said == []  # the long name works: nothing to say
     assert "(plugin alpha)" in commands["alpha:tidy"].spec.hint
+
+
+def _skill(directory: Path, name: str, description: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n{description}\n")
+
+
+def test_a_packages_skill_is_also_plugin_colon_name_whoever_has_the_bare_name(tmp_path: Path) -> None:
+    """As Claude Code offers a plugin's skill (`/my-plugin:hello`): the long name always, the
+    bare name (and the `skill` tool's name) by the usual order: the project's, the person's
+    own, then the first package's."""
+    from bingo.bring._slash import SkillCommand
+
+    home, user_home, project = tmp_path / "home" / ".bingo", tmp_path / "home", tmp_path / "project"
+    plugins = home / "plugins"
+    _skill(plugins / "alpha" / "skills" / "tidy", "tidy", "alpha tidies")
+    _skill(plugins / "beta" / "skills" / "tidy", "tidy", "beta tidies")
+    _skill(plugins / "beta" / "skills" / "lint", "lint", "beta lints")
+    _skill(home / "skills" / "lint", "lint", "my lint")
+    _skill(project / ".bingo" / "skills" / "ship", "ship", "project ships")
+    _skill(plugins / "alpha" / "skills" / "ship", "ship", "alpha ships")
+    brought = bring(
+        home=home,
+        user_home=user_home,
+        project=project,
+        settings=Settings(),
+        notices=Notices(),
+        sandbox=None,
+        workdir=tmp_path,
+        session=lambda: "s",
+        mcp=set(),
+        packages=[plugins / "alpha", plugins / "beta"],
+    )
+    said: list[str] = []
+    commands = brought.slash(taken=set(), plugins={}, say=said.append)
+    described = {
+        name: command.skill.description for name, command in commands.items() if isinstance(command, SkillCommand)
+    }
+    assert described == {
+        "tidy": "alpha tidies",  # the first package's
+        "alpha:tidy": "alpha tidies",
+        "beta:tidy": "beta tidies",
+        "lint": "my lint",  # the person's own
+        "beta:lint": "beta lints",
+        "ship": "project ships",  # the project's
+        "alpha:ship": "alpha ships",
+    }
+    assert {name: skill.description for name, skill in brought.skills.items()} == {
+        "tidy": "alpha tidies",
+        "lint": "my lint",
+        "ship": "project ships",
+    }
+    assert said == []
