@@ -211,6 +211,7 @@ def main() -> int:
         "npm-acp": lambda: npm(NPM_ACP, ACP_SDK),
         "npm-skills": lambda: _why(npm_unpacked(NPM_SKILLS, *SKILLS_PACKAGE)),
         "npm-plugins": lambda: _why(npm_unpacked(NPM_PLUGINS, *ECC_PACKAGE)),
+        "pypi-plugins": lambda: _why(pypi_unpacked(PYPI_PLUGINS, *GEMINI_PACKAGE)),
     }
     with ThreadPoolExecutor(len(jobs)) as pool:
         results = {name: pool.submit(job) for name, job in jobs.items()}
