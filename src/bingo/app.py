@@ -22,11 +22,9 @@ are here, where the process's shared parts are in scope (ADR-0038), one block pe
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -36,26 +34,19 @@ from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
 from .kernel.hooks import Hooks
 from .kernel.interfaces import Asker
-from .kernel.log import LOG_BYTES, SizedFileHandler
+from .kernel.log import setup_logging
 from .kernel.notices import Notices
-from .kernel.registry import BUILTIN_COMMANDS, Registry
+from .kernel.registry import Registry
 from .kernel.settings import (
-    CommandHookEntry,
     bingo_home,
     fail_closed_problems,
     find_project,
     read_settings,
     unsafe_layers,
 )
-from .run import AgentTool, ModelChooser, Run, RunFactory, RunSession, editor_mcp, opening, start_sandbox
+from .run import AgentTool, ModelChooser, Run, RunFactory, RunSession, bring_in, editor_mcp, opening, start_sandbox
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
-
-if TYPE_CHECKING:
-    from .bring import Brought
-    from .kernel.interfaces import Command
-    from .kernel.settings import Settings
-    from .sandbox import Sandbox
 
 __all__ = ["Options", "run_app"]
 
@@ -90,18 +81,6 @@ class Options(msgspec.Struct, frozen=True):
     """`--json-schema`: the schema the answer must meet (inline JSON or a file)."""
     max_turns: int | None = None
     """`--max-turns`: at most this many model requests in the run."""
-
-
-def _setup_logging(data_dir: Path) -> None:
-    """bingo's own log, `<data_dir>/logs/bingo.log`, opened at the first record and set
-    aside as `bingo.log.1` each time it passes LOG_BYTES (one old file kept)."""
-    logs = data_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    handler = SizedFileHandler(logs / "bingo.log", max_bytes=LOG_BYTES)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
 
 
 def _overrides(options: Options) -> dict[str, Json]:
@@ -144,7 +123,7 @@ async def run_app(options: Options) -> int:
             settings.matrix.access_token_env, None
         )  # the bot's token is bingo's: no plugin inherits it (`environ` keeps it)
     data_dir = data_dir_of(home)
-    _setup_logging(data_dir)
+    setup_logging(data_dir)
     if options.check_plugin is not None:
         from .checkup import check_plugin
 
@@ -292,7 +271,7 @@ async def run_app(options: Options) -> int:
             ):
                 notices.say("bingo", line, "warning")
             plugins.warm(options.prompt)
-            brought_commands = _bring(
+            brought_commands = bring_in(
                 registry,
                 notices,
                 settings,
@@ -415,76 +394,6 @@ async def run_app(options: Options) -> int:
         session.close()
 
 
-def _bring(
-    registry: Registry,
-    notices: Notices,
-    settings: Settings,
-    sandbox: Sandbox,
-    *,
-    home: Path,
-    user_home: Path,
-    project: Path | None,
-    workdir: Path,
-    mcp: set[str],
-) -> tuple[Brought, dict[str, Command]]:
-    """What the person (and, when `project` is given, the trusted project) brings
-    (INTERFACE.md §11): its skills (and the `skill` tool when there are any), its command
-    hooks registered beside the plugins' (the same choke point runs both), and the slash
-    commands its markdown commands and skills make, their names checked against bingo's own
-    and the plugins'."""
-    from .bring import bring
-    from .run import TABLE, current_run
-
-    def session_id() -> str:
-        run = current_run()
-        return (run.session_id() or "") if run is not None else ""
-
-    from msgspec.structs import replace
-
-    from .bridge._package import package_parts
-
-    packages = package_parts(home, project)
-    extra = tuple(
-        CommandHookEntry(
-            hook.event,
-            hook.matcher,
-            hook.command,
-            hook.timeout,
-            False,
-            f"plugin {package.name}",
-            (str(root), str(home / "data" / "plugins" / package.name)),
-        )
-        for root, package in packages
-        for hook in package.hooks
-    )
-    if extra:
-        settings = replace(settings, command_hooks=settings.command_hooks + extra)
-    brought = bring(
-        packages=[root for root, _ in packages],
-        home=home,
-        user_home=user_home,
-        project=project,
-        settings=settings,
-        notices=notices,
-        sandbox=sandbox,
-        workdir=workdir,
-        session=session_id,
-        mcp=mcp,
-    )
-    if brought.skills:
-        from .tools import SkillTool
-
-        registry.add_tool(SkillTool(lambda: brought.skills))
-    for hook in brought.hooks:
-        registry.add_hook(hook)
-    commands = brought.slash(
-        taken=BUILTIN_COMMANDS | {entry.name for entry in TABLE},
-        plugins={name: command.source for name, command in registry.commands.items()},
-        say=lambda line: notices.say("bingo", line, "warning"),
-    )
-    return brought, commands
-
-
 def _start_asker() -> Asker:
     from .surfaces.terminal import StartAsker
 
@@ -521,40 +430,3 @@ def _surface(options: Options, interactive: bool) -> Surface:
 
         return TerminalSurface()
     return PrintSurface()
-
-
-async def run_mcp(argv: list[str]) -> int:
-    """`bingo mcp login NAME` and `bingo mcp logout NAME` (INTERFACE §14); the exit status."""
-    if len(argv) != 2 or argv[0] not in ("login", "logout"):
-        raise UsageError("bingo mcp takes login NAME or logout NAME", "write bingo mcp login NAME")
-    action, name = argv
-    environ = dict(os.environ)
-    home = bingo_home(environ)
-    user_home = Path(environ.get("HOME") or Path.home())
-    cwd = Path.cwd()
-    project = find_project(cwd, user_home)
-    files = read_settings(home=home, project=project, overrides={})
-    settings = files.merged(project_trusted=False)
-    data_dir = data_dir_of(home)
-    _setup_logging(data_dir)
-    from .bridge import admitted, discover, mcp_login, mcp_logout, trust_state
-
-    sources = discover(home=home, project=project, environ=environ, variables=settings.mcp_variables)
-    state = trust_state(project=project, cwd=cwd, sources=sources, settings=settings, data_dir=data_dir)
-    if state.trusted:
-        settings = files.merged(project_trusted=True)
-    run_sources, listed = admitted(sources, state)
-    if action == "logout":
-        print(escape(mcp_logout(name, sources=run_sources, listed=listed, data_dir=data_dir)))
-        return 0
-    said = await mcp_login(
-        name,
-        sources=run_sources,
-        listed=listed,
-        settings=settings,
-        data_dir=data_dir,
-        environ=environ,
-        say=lambda line: print(escape(line), flush=True),  # the URL: the server's words are in it (§8)
-    )
-    print(escape(said))
-    return 0

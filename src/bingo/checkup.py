@@ -1,8 +1,9 @@
-"""`bingo --check-plugin`: a plugin's (or a `.mcp.json`'s servers') checkup, run as bingo
-would run it (confined, where the sandbox is in force), its report on stdout.
+"""The commands that look after plugins and open no run: `bingo --check-plugin`, a plugin's
+(or a `.mcp.json`'s servers') checkup, run as bingo would run it (confined, where the sandbox
+is in force), its report on stdout; and `bingo mcp login|logout NAME` (INTERFACE §14).
 
 It owns which path is checked and in which project, and the report's printing; the checks
-are the bridge's (`bridge.check`). It opens no run.
+and the sign-ins are the bridge's (`bridge.check`, `bridge.signin`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .kernel.errors import UsageError
+from .kernel.home import data_dir as data_dir_of
+from .kernel.log import setup_logging
 from .kernel.notices import Notices
-from .kernel.settings import Settings
+from .kernel.settings import Settings, bingo_home, find_project, read_settings
 from .run import start_sandbox
 from .surfaces import escape
 
 if TYPE_CHECKING:
     from .bridge.check import McpJsonReport, Report
 
-__all__ = ["check_plugin"]
+__all__ = ["check_plugin", "run_mcp"]
 
 
 async def check_plugin(
@@ -100,3 +103,40 @@ async def check_plugin(
             )
     sys.stdout.write(report.json() if json else escape(report.text()))
     return 0 if report.ok else 1
+
+
+async def run_mcp(argv: list[str]) -> int:
+    """`bingo mcp login NAME` and `bingo mcp logout NAME` (INTERFACE §14); the exit status."""
+    if len(argv) != 2 or argv[0] not in ("login", "logout"):
+        raise UsageError("bingo mcp takes login NAME or logout NAME", "write bingo mcp login NAME")
+    action, name = argv
+    environ = dict(os.environ)
+    home = bingo_home(environ)
+    user_home = Path(environ.get("HOME") or Path.home())
+    cwd = Path.cwd()
+    project = find_project(cwd, user_home)
+    files = read_settings(home=home, project=project, overrides={})
+    settings = files.merged(project_trusted=False)
+    data_dir = data_dir_of(home)
+    setup_logging(data_dir)
+    from .bridge import admitted, discover, mcp_login, mcp_logout, trust_state
+
+    sources = discover(home=home, project=project, environ=environ, variables=settings.mcp_variables)
+    state = trust_state(project=project, cwd=cwd, sources=sources, settings=settings, data_dir=data_dir)
+    if state.trusted:
+        settings = files.merged(project_trusted=True)
+    run_sources, listed = admitted(sources, state)
+    if action == "logout":
+        print(escape(mcp_logout(name, sources=run_sources, listed=listed, data_dir=data_dir)))
+        return 0
+    said = await mcp_login(
+        name,
+        sources=run_sources,
+        listed=listed,
+        settings=settings,
+        data_dir=data_dir,
+        environ=environ,
+        say=lambda line: print(escape(line), flush=True),  # the URL: the server's words are in it (§8)
+    )
+    print(escape(said))
+    return 0

@@ -414,7 +414,7 @@ def run(argv: Sequence[str]) -> int:
         import asyncio
 
         if len(argv) > 1 and argv[0] == "mcp":  # `bingo mcp login NAME` (one word alone is a prompt)
-            from .app import run_mcp
+            from .checkup import run_mcp
 
             return asyncio.run(run_mcp(list(argv[1:])))
         if len(argv) > 1 and argv[0] == "plugin":  # `bingo plugin add SOURCE` (INTERFACE §12)

@@ -19,7 +19,7 @@ import logging
 import os
 from pathlib import Path
 
-__all__ = ["FOREIGN_MAX", "LOG_BYTES", "QUOTED_MAX", "RECORD_MAX", "SizedFileHandler", "cut"]
+__all__ = ["FOREIGN_MAX", "LOG_BYTES", "QUOTED_MAX", "RECORD_MAX", "SizedFileHandler", "cut", "setup_logging"]
 
 LOG_BYTES = 1_000_000
 """bingo's own log is set aside as `bingo.log.1` whenever it grows past this, during a run:
@@ -74,3 +74,15 @@ class SizedFileHandler(logging.FileHandler):
                 os.replace(self.baseFilename, self.baseFilename + ".1")
         except OSError:
             pass  # it cannot be set aside: appending to it is still right
+
+
+def setup_logging(data_dir: Path) -> None:
+    """bingo's own log for this process, `<data_dir>/logs/bingo.log`, opened at the first
+    record and set aside as `bingo.log.1` each time it passes LOG_BYTES (one old file kept)."""
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    handler = SizedFileHandler(logs / "bingo.log", max_bytes=LOG_BYTES)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)

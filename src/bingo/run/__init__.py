@@ -3,6 +3,7 @@ asks (`RunFactory`), with bingo's own commands in one table (`TABLE`). Above the
 and below the app, which composes the process and asks the factory for runs."""
 
 from ._agent import AgentTool
+from ._brought import bring_in
 from ._child import ChildRun
 from ._commands import EVERYWHERE, PLACES, TABLE, Entry, commands_for, elsewhere
 from ._editor import editor_mcp
@@ -23,6 +24,7 @@ __all__ = [
     "Run",
     "RunFactory",
     "RunSession",
+    "bring_in",
     "commands_for",
     "compacted",
     "current_run",
