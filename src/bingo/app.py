@@ -21,14 +21,12 @@ are here, where the process's shared parts are in scope (ADR-0038), one block pe
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
 
 import msgspec
 
-from .kernel.dispatch import ChooseModel
 from .kernel.errors import TrustError, UsageError
 from .kernel.gate import Gate, rule_problems
 from .kernel.home import data_dir as data_dir_of
@@ -44,7 +42,18 @@ from .kernel.settings import (
     read_settings,
     unsafe_layers,
 )
-from .run import AgentTool, ModelChooser, Run, RunFactory, RunSession, bring_in, editor_mcp, opening, start_sandbox
+from .run import (
+    AgentTool,
+    ModelChooser,
+    RunFactory,
+    RunSession,
+    bring_in,
+    serve_editor,
+    serve_rooms,
+    serve_run,
+    serve_script,
+    start_sandbox,
+)
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
 
@@ -305,90 +314,38 @@ async def run_app(options: Options) -> int:
                 )
                 agent_tool.factory = factory
                 if options.channel is not None:
-                    from .surfaces.channel import serve_matrix
-
-                    system = factory.system(cwd)  # the rooms' one prompt, its problems said at start
-
-                    def make_room(room: Surface, session_id: str | None) -> Run:
-                        return factory.open(room, "room", cwd=cwd, resume=session_id, system=system)
-
-                    return await serve_matrix(settings.matrix, environ=environ, data_dir=data_dir, make_room=make_room)
+                    return await serve_rooms(factory, cwd=cwd, environ=environ)
                 if options.acp:
-                    from . import __version__
-                    from .surfaces.acp import AcpLog, serve_acp
+                    from .surfaces.acp import AcpLog
 
                     assert isinstance(surface, AcpLog)  # chosen above for --acp
-
-                    def make_session(editor: Surface, where: str, session_id: str, stored: bool) -> Run:
-                        if stored:  # session/load: SessionError tells the editor
-                            return factory.open(editor, "editor", cwd=Path(where), resume=session_id)
-                        return factory.open(
-                            editor, "editor", cwd=Path(where), session=factory.session(planned=session_id)
-                        )
-
-                    async with (
-                        contextlib.AsyncExitStack() as editor_plugins
-                    ):  # the editor's MCP servers, gone on return
-                        host_mcp = editor_mcp(
-                            editor_plugins,
-                            registry=registry,
-                            notices=notices,
-                            settings=settings,
-                            data_dir=data_dir,
-                            plugins={source.name for source in sources},
-                            sandbox=sandbox,
-                        )
-                        return await serve_acp(log=surface, make=make_session, version=__version__, host_mcp=host_mcp)
+                    return await serve_editor(factory, surface, plugins={source.name for source in sources})
                 if options.output_format != "text":
-                    from .surfaces.script import ScriptSurface, run_script
+                    from .surfaces.script import ScriptSurface
 
                     assert isinstance(surface, ScriptSurface) and options.prompt is not None  # chosen above
-
-                    def make(choose: ChooseModel) -> Run:
-                        run = factory.open(surface, "print", cwd=cwd, session=session, choose_model=choose)
-                        recording()  # the run keeps its own notices now
-                        return run
-
-                    return await run_script(
-                        make,
+                    return await serve_script(
+                        factory,
                         surface,
                         options.prompt,
-                        choose_model=choose_model,
+                        session=session,
+                        recording=recording,
                         max_turns=options.max_turns,
                         schema=schema,
-                        cwd=str(cwd),
+                        cwd=cwd,
                         plugins=[source.name for source in run_sources],
                     )
-                limit = None
-                if options.max_turns is not None:
-                    from .surfaces.script import TurnLimit
-
-                    limit = TurnLimit(choose_model, options.max_turns)
-                run = factory.open(
-                    surface, "terminal" if interactive else "print", cwd=cwd, session=session, choose_model=limit
+                return await serve_run(
+                    factory,
+                    surface,
+                    options.prompt,
+                    interactive=interactive,
+                    session=session,
+                    recording=recording,
+                    max_turns=options.max_turns,
+                    cwd=cwd,
+                    user_home=user_home,
                 )
-                recording()  # the run keeps its own notices now
-                try:
-                    if options.prompt is not None and not interactive:
-                        return await run.submit_with_interrupts(options.prompt)
-                    from .surfaces.terminal import TerminalSurface, interact
-
-                    assert isinstance(surface, TerminalSurface)  # chosen above for an interactive run
-                    surface.dry_run = run.preview
-                    sandbox.hosts.ask, sandbox.hosts.remember = surface.ask, run.remember_host
-                    plugins.sign_ins.listen(surface.ask)
-                    return await interact(
-                        run,
-                        surface,
-                        first=options.prompt,
-                        opening=opening(run, choose_model, cwd=cwd, home=user_home),
-                        used=run.used,
-                        session=run.session_id,
-                        unsent=run.take_unsent,
-                        model=run.model,
-                    )
-                finally:
-                    run.close()
     finally:
         await choose_model.aclose()  # the providers' HTTP clients (ADR-0040)
         session.close()

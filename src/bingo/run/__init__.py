@@ -9,6 +9,7 @@ from ._commands import EVERYWHERE, PLACES, TABLE, Entry, commands_for, elsewhere
 from ._editor import editor_mcp
 from ._factory import ModelChooser, RunFactory, opening, start_sandbox
 from ._run import Place, Run, current_run
+from ._serve import serve_editor, serve_rooms, serve_run, serve_script
 from ._session import NOTICE_FRAMES, RunSession, compacted
 
 __all__ = [
@@ -31,5 +32,9 @@ __all__ = [
     "editor_mcp",
     "elsewhere",
     "opening",
+    "serve_editor",
+    "serve_rooms",
+    "serve_run",
+    "serve_script",
     "start_sandbox",
 ]
