@@ -1,22 +1,22 @@
 """The composition of one bingo process: settings, plugins, registry, gate, hooks and the
 model choice, made once; then a command (`--trust`, `--check-plugin`) or the surface asked
-for, which asks the run factory for the run of each conversation it shows (`bingo.run`).
+for, served its runs by the run factory (`bingo.run`: `run/_serve.py` says what each surface
+is given).
 
 Owns the process's lifetime (`async with` for the sandbox, the plugin host and the hooks, so
 every plugin process is gone when it returns) and the choice of surface. It does not parse
-the command line (`cli.py`), does not make a conversation's run (`run.RunFactory` does),
+the command line (`cli.py`), does not make a conversation's run (`run.RunFactory` does) nor
+serve a surface (`run/_serve.py`), does not read what the person brings (`run/_brought.py`),
 does not dispatch what the person submits (`kernel.dispatch` does) and draws nothing (the
-surface does).
+surface does). `bingo mcp login|logout` and `--check-plugin` open no run: `checkup.py`.
 
 Start-up is on the path of every `bingo -p "/command"`, so it does only what the run needs,
 in an order that lets a plugin start early (issue 6): the session store is opened only when
 a session is continued or a first frame is written; built-in tools are registered by name
-and imported when first used; with a warm declaration cache no plugin is started at all
-until it is used, and the plugin behind a command given on the command line is started as
-soon as its declaration is known, so its interpreter starts while bingo finishes its own.
-
-It runs past ~480 lines because each surface's few lines asking the factory for its runs
-are here, where the process's shared parts are in scope (ADR-0038), one block per surface.
+and imported when first used (their specs are data); with a warm declaration cache no plugin
+is started at all until it is used, and the plugin behind a command given on the command
+line is started as soon as its declaration is known, so its interpreter starts while bingo
+finishes its own (ADR-0043).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from .run import (
     serve_run,
     serve_script,
     start_sandbox,
+    take_up,
 )
 from .surfaces import PrintSurface, Surface, escape
 from .wire import Json
@@ -233,25 +234,13 @@ async def run_app(options: Options) -> int:
         choose_model.prepare()
         session.prepare()
     try:
-        resume = options.resume
-        if resume == "":
-            from .surfaces.terminal import choose_session
-
-            resume = await choose_session(session.store.sessions(str(project)))
-            if resume is None:
-                notices.say("bingo", "no session chosen: this is a new one")
-        if options.continue_latest or resume:
-            from .store import continue_session
-
-            # Claimed for this run (one writer per session), and another project's only as ADR-0029 says.
-            session.id = await continue_session(
-                session.store,
-                str(project),
-                latest=options.continue_latest,
-                resume=resume,
-                ask=_start_asker().ask if interactive else None,
-                say=lambda line: notices.say("bingo", line, "warning"),
-            )
+        await take_up(
+            session,
+            latest=options.continue_latest,
+            resume=options.resume,
+            ask=_start_asker() if interactive else None,
+            notices=notices,
+        )
         recording = notices.listen(session.notice)  # until its run listens (the plugins' start is the session's)
         async with (
             sandbox,

@@ -10,7 +10,7 @@ from ._editor import editor_mcp
 from ._factory import ModelChooser, RunFactory, opening, start_sandbox
 from ._run import Place, Run, current_run
 from ._serve import serve_editor, serve_rooms, serve_run, serve_script
-from ._session import NOTICE_FRAMES, RunSession, compacted
+from ._session import NOTICE_FRAMES, RunSession, compacted, take_up
 
 __all__ = [
     "EVERYWHERE",
@@ -37,4 +37,5 @@ __all__ = [
     "serve_run",
     "serve_script",
     "start_sandbox",
+    "take_up",
 ]

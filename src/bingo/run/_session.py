@@ -20,9 +20,11 @@ from ..kernel.frames import CompactionFrame, Frame, NoticeFrame, history
 from ..wire import Notice
 
 if TYPE_CHECKING:
+    from ..kernel.interfaces import Asker
+    from ..kernel.notices import Notices
     from ..store import SessionStore
 
-__all__ = ["NOTICE_FRAMES", "RunSession", "compacted"]
+__all__ = ["NOTICE_FRAMES", "RunSession", "compacted", "take_up"]
 
 NOTICE_FRAMES = 100
 """Notice frames a session keeps of one turn (then one saying so): a turn's real notices fit
@@ -154,3 +156,29 @@ def compacted(frames: list[Frame]) -> tuple[int, int]:
     made = frame.compaction.messages
     own = next((n for n, message in enumerate(made) if message in before), len(made))
     return max(len(before) - (len(made) - own), 0), own
+
+
+async def take_up(
+    session: RunSession, *, latest: bool, resume: str | None, ask: Asker | None, notices: Notices
+) -> None:
+    """Continue the project's latest session (`latest`, `--continue`) or `resume` one
+    (`--resume ID`; "" to choose from the project's sessions on the terminal), claimed for
+    this run (one writer per session), another project's only as ADR-0029 says (`ask`, where
+    there is a terminal to ask on); nothing when neither is asked for."""
+    if resume == "":
+        from ..surfaces.terminal import choose_session
+
+        resume = await choose_session(session.store.sessions(session.project))
+        if resume is None:
+            notices.say("bingo", "no session chosen: this is a new one")
+    if latest or resume:
+        from ..store import continue_session
+
+        session.id = await continue_session(
+            session.store,
+            session.project,
+            latest=latest,
+            resume=resume,
+            ask=ask.ask if ask is not None else None,
+            say=lambda line: notices.say("bingo", line, "warning"),
+        )
