@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -134,3 +137,43 @@ def test_every_package_exports_a_sorted_complete_all() -> None:
         if extra:
             problems.append(f"{dotted}.__all__ names what it lacks: {extra}")
     assert problems == []
+
+
+def test_a_plugin_host_with_no_plugin_and_the_sandboxs_probe_import_no_process_module() -> None:
+    # A run with no plugin makes a PluginHost all the same, and the sandbox's probe runs at
+    # every start: neither may import what starting a process takes (ADR-0043). The `-p`
+    # path as a whole is held by tests/e2e/test_first_request.py.
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from bingo.bridge.host import PluginHost\n"
+        "from bingo.kernel.notices import Notices\n"
+        "from bingo.kernel.registry import Registry\n"
+        "from bingo.kernel.settings import Settings\n"
+        "from bingo.sandbox._mechanism import probe\n"
+        "probe()\n"
+        "async def main():\n"
+        "    notices = Notices()\n"
+        "    host = PluginHost(sources=[], registry=Registry(notices), notices=notices, settings=Settings(),\n"
+        "                      data_dir=Path(sys.argv[1]), cwd=Path(sys.argv[1]))\n"
+        "    async with host:\n"
+        "        await host.start()\n"
+        "        host.warm('hi')\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bingo.')))\n"
+    )
+    with tempfile.TemporaryDirectory() as where:
+        done = subprocess.run(
+            [sys.executable, "-c", code, where], capture_output=True, text=True, timeout=60, check=True
+        )
+    loaded = set(ast.literal_eval(done.stdout))
+    process_modules = {
+        "bingo.bridge._plugin",
+        "bingo.bridge._transport",
+        "bingo.bridge.process",
+        "bingo.bridge._cache",
+        "bingo.bridge._mcp_http",
+        "bingo.sandbox.janitor._client",
+    }
+    assert "bingo.bridge.host" in loaded
+    assert sorted(loaded & process_modules) == []
