@@ -18,6 +18,7 @@ from typing import Any
 from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._declares import decided, install_declaring
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
+from tests.support.model_server import ModelServer, Reply
 
 
 def _agent(call_id: str, prompt: str, agent: str | None = None, description: str = "a task") -> dict[str, Any]:
@@ -413,3 +414,18 @@ def test_check_plugin_checks_agent_files_one_line_each(tmp_path: Path) -> None:
         assert f"✓ agent reviewer ({good})" in lines
         (bad,) = [line for line in lines if line.startswith("✗ agent ")]
         assert "bad.md" in bad and "is not lowercase" in bad
+
+
+def test_claude_codes_short_model_names_reach_the_anthropic_api_as_its_ids(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    _agent_file(box.home / ".claude" / "agents", "quick", model="haiku")
+    replies: list[Reply] = [
+        [("tool", "call-1", "agent", {"description": "d", "prompt": "One.", "agent": "quick"})],
+        [("text", "from quick")],
+        [("text", "ok")],
+    ]
+    with ModelServer(replies) as server:
+        result = box.run("-p", "go", env={"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"})
+        bodies = server.bodies
+    assert result.returncode == 0, result.stderr
+    assert [body["model"] for body in bodies] == ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]

@@ -109,8 +109,15 @@ class AgentTool:
                 )
             except BingoError as exc:
                 return error_output(f"agent {agent.name if agent else GENERAL}: {exc.line()}")
-            unhook = call.interrupted.on_set(lambda: None if child.interrupt() else None)
-            unabandon = call.abandoned.on_set(lambda: None if child.abandon() else None)
+
+            def stop() -> None:
+                child.interrupt()  # the parent's interrupt reaches the child
+
+            def abandon() -> None:
+                child.abandon()  # a second one: its calls are not waited for
+
+            unhook = call.interrupted.on_set(stop)
+            unabandon = call.abandoned.on_set(abandon)
             try:
                 await child.run(prompt)
             finally:

@@ -21,6 +21,7 @@ from ..kernel.dispatch import ChooseModel
 from ..kernel.errors import BingoError
 from ..kernel.frames import Frame
 from ..kernel.interfaces import TurnEvents
+from ..kernel.registry import BUILTIN
 from ..kernel.turn import Conversation, TurnResult
 from ..wire import Json, TextBlock, ToolOutput, Usage
 
@@ -28,10 +29,14 @@ if TYPE_CHECKING:
     from ._run import Run
     from ._worktree import Worktree
 
-__all__ = ["GENERAL", "ChildRun"]
+__all__ = ["CLAUDE_ALIASES", "GENERAL", "ChildRun"]
 
 GENERAL = "general"
 """The name of a child whose call names no agent: a helper with the parent's tools."""
+
+CLAUDE_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-5", "haiku": "claude-haiku-4-5"}
+"""Claude Code's short model names in agent files, as the built-in `anthropic` provider's
+model ids: with any other provider a name is passed as written (ADR-0049)."""
 
 
 class ChildRun:
@@ -109,7 +114,10 @@ class ChildRun:
         except BingoError as exc:  # no model to be had
             self.result = TurnResult("failed", exc.line())
             return self.result
-        conversation.provider, conversation.model = provider, self.model or model
+        wanted = self.model or model
+        if provider.spec.name == "anthropic" and provider.source == BUILTIN:
+            wanted = CLAUDE_ALIASES.get(wanted, wanted)
+        conversation.provider, conversation.model = provider, wanted
         self.result = await conversation.run_turn(prompt)
         return self.result
 
