@@ -19,6 +19,7 @@ from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._declares import decided, install_declaring
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 from tests.support.model_server import ModelServer, Reply
+from tests.support.summary import record
 
 
 def _agent(call_id: str, prompt: str, agent: str | None = None, description: str = "a task") -> dict[str, Any]:
@@ -157,6 +158,7 @@ def test_two_children_of_one_message_run_at_once(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     prompts = sorted(str(request["request"]["messages"][0]["content"][0]["text"]) for request in in_flight[1:])
     assert prompts == ["Task one.", "Task two."]
+    record("subagents", "children's first requests in flight at once (two agent calls, one message)", len(prompts))
     after = model_requests(box)[-1]
     results = {block["toolUseId"]: result_text(block) for block in tool_results(after)}
     assert results == {"call-1": "a child's answer", "call-2": "a child's answer"}
