@@ -255,16 +255,17 @@ def read_package(root: Path, data: Path, at: Path | None = None) -> Package | st
         declared: Json | Unreadable = manifest.get("mcpServers")
         if isinstance(declared, str):
             path = where / declared
-            declared = _read(path)
+            inside = path.resolve().is_relative_to(where.resolve())
+            declared = _read(path) if inside else Unreadable("is outside the package: not read")
         elif declared is None:
             path = where / (".mcp.json" if kind == "claude" else "mcp.json")
             if not path.is_file() and (where / ".mcp.json").is_file():
                 path = where / ".mcp.json"
             declared = _read(path) if path.is_file() else None
-            if is_object(declared) and "mcpServers" in declared:
-                declared = declared["mcpServers"]
         else:
             path = where
+        if is_object(declared) and "mcpServers" in declared and path != where:
+            declared = declared["mcpServers"]  # a file in .mcp.json's own form
         if isinstance(declared, Unreadable):
             problems.append(declared.line(path))
         elif declared is not None:

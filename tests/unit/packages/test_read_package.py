@@ -150,3 +150,25 @@ def test_a_servers_relative_path_to_a_file_of_the_package_is_warned_of_before_in
         "so the server will not start there; its author meant ${CLAUDE_PLUGIN_ROOT}/server.py",
     )
     assert "  warning: MCP server broken: dist/index.js is looked for" in _show(package, "x")
+
+
+def test_mcp_servers_named_by_a_path_are_read_in_mcp_json_form_and_only_inside_the_package(tmp_path: Path) -> None:
+    """`"mcpServers": "./.mcp.json"` (as published plugins write it) names a file in `.mcp.json`'s
+    own form, `{"mcpServers": {...}}`, or the servers object itself; a path out of the package
+    is not read (its bytes are no part of what `add` shows and pins)."""
+    root = tmp_path / "kit"
+    _write(root / ".claude-plugin" / "plugin.json", {"name": "kit", "mcpServers": "./config/servers.json"})
+    _write(root / "config" / "servers.json", {"mcpServers": {"calc": {"command": "node", "args": ["x.js"]}}})
+    package = read_package(root, tmp_path / "data")
+    assert not isinstance(package, str) and package.problems == ()
+    assert [name for name, _ in package.servers] == ["calc"]
+
+    _write(root / "config" / "servers.json", {"calc": {"command": "node"}})
+    package = read_package(root, tmp_path / "data")
+    assert not isinstance(package, str) and [name for name, _ in package.servers] == ["calc"]
+
+    _write(tmp_path / "secret.json", {"token": {"command": "leak"}})
+    _write(root / ".claude-plugin" / "plugin.json", {"name": "kit", "mcpServers": "../secret.json"})
+    package = read_package(root, tmp_path / "data")
+    assert not isinstance(package, str) and package.servers == ()
+    assert package.problems == (f"{root / '../secret.json'} is outside the package: not read",)
