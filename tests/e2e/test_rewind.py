@@ -7,10 +7,12 @@ be rewound. The evidence is the file system and the model's next request. The ed
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -279,3 +281,47 @@ def test_bingo_sigkilled_in_the_middle_of_a_restore_leaves_each_file_before_or_a
     finished = box.run("-p", "-c", "/rewind 2")
     assert finished.returncode == 0, finished.stderr
     assert all((files / f"f{i:05}").read_bytes() == before(i) for i in range(count))
+
+
+def _until(what: str, found: Any, proc: subprocess.Popen[str]) -> None:
+    """Until `found()` is true (bounded; fails at once if `proc` ended first)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not found():
+        assert proc.poll() is None, f"bingo ended before {what}: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_the_model_is_asked_while_a_slow_first_checkpoint_is_taken_and_no_tool_runs_before_it_ends(
+    tmp_path: Path,
+) -> None:
+    # A big project's first checkpoint takes up to 30 s; it is taken while the model is
+    # asked, and the turn's tools wait for it. Here the checkpoint is held up for as long
+    # as the test holds the checkpoint store alone (as a prune in another bingo would).
+    box = Sandbox(tmp_path)
+    (box.project / "kept.txt").write_text("before\n")
+    use_scripted_model(
+        box,
+        [[tool("w1", "write", {"path": "made.txt", "content": "by the turn\n"})], [text("done")]],
+        sandbox={"mode": "off"},
+    )
+    lock = box.bingo_home / "data" / "checkpoints" / "store.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    proc = box.popen(*ALLOW, "-p", "make a file")
+    try:
+        _until("the model's first request", lambda: model_requests(box), proc)
+        assert not (box.project / "made.txt").exists()
+    finally:
+        os.close(fd)  # the checkpoint goes on: then, and only then, the write runs
+        out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    assert no_traceback(subprocess.CompletedProcess([], 0, out, err)), err
+    assert (box.project / "made.txt").read_text() == "by the turn\n"
+    assert len(model_requests(box)) == 2
+    # The checkpoint holds the project as it was before the write: rewinding removes it.
+    rewound = box.run("-c", "-p", "/rewind 1 --files")
+    assert rewound.returncode == 0, rewound.stderr
+    assert not (box.project / "made.txt").exists()
+    assert (box.project / "kept.txt").read_text() == "before\n"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from ._guard import Guard, Journal
 from ._ignore import excludes_file
 from ._restore import Plan, apply, plan
 from ._scan import Entry, KeepFailed, Scan, StatCache, Stopped, scan
-from ._store import CheckpointStore, Point
+from ._store import Busy, CheckpointStore, Point
 
 __all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "Checkpoints", "Journal", "Looked", "named"]
 
@@ -30,6 +31,8 @@ MAX_BYTES = 2 << 30
 """`checkpoints.maxBytes`' default: 2 GiB of distinct content across every project."""
 MAX_FILE_BYTES = 50 << 20
 """`checkpoints.maxFileBytes`' default: a file bigger than 50 MiB is not recorded."""
+_RECORD_WAIT = 10.0
+"""Seconds a record waits for another bingo's prune of the store to end."""
 _NAMED = 5
 """Paths one line names before it says how many more."""
 
@@ -159,7 +162,7 @@ class Checkpoints:
                     self._cache = StatCache.decode(store.cache(str(self.project)) or b"")
                 if self._excludes is None:
                     self._excludes = (excludes_file(str(self.project)),)
-                with store.shared():
+                with store.shared(stop):
                     generation = self._current(store)
                     found = scan(
                         str(self.project),
@@ -180,6 +183,8 @@ class Checkpoints:
             except Stopped:
                 self._flush()
                 return Looked(None, "it took too long (what it read is not read again next time)")
+            except Busy:
+                return Looked(None, "another bingo held the checkpoints (removing old ones) for too long")
             except OSError as exc:
                 return Looked(None, f"{self.project} could not be read: {exc.strerror or exc}")
         if found.unreadable:
@@ -212,7 +217,8 @@ class Checkpoints:
         everything within `max_bytes`; the point, or None (said) when it could not be kept."""
         try:
             store = self.store
-            with store.shared():
+            deadline = time.monotonic() + _RECORD_WAIT
+            with store.shared(lambda: time.monotonic() > deadline):
                 if self._current(store) != looked.generation:
                     # Another process pruned between the look and now: what the look
                     # copied is named by no checkpoint yet, and may be gone.
@@ -257,6 +263,9 @@ class Checkpoints:
             return point
         except (SessionError, OSError) as exc:
             self.say(f"no checkpoint was taken: {getattr(exc, 'message', None) or exc}; the turn goes on")
+            return None
+        except Busy:
+            self.say("no checkpoint was taken: another bingo held the checkpoints for too long; the turn goes on")
             return None
 
     def take(self, *, session: str, seq: int, turn: int, label: str, stop: Callable[[], bool] = lambda: False) -> None:

@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +32,7 @@ import msgspec
 from ..kernel.errors import SessionError
 from ._scan import Entry
 
-__all__ = ["CheckpointStore", "Point"]
+__all__ = ["Busy", "CheckpointStore", "Point"]
 
 _BUSY_TIMEOUT = 5.0
 """Seconds a statement waits for another bingo process holding the write lock."""
@@ -64,6 +64,14 @@ CREATE TABLE IF NOT EXISTS generation (
 );
 INSERT OR IGNORE INTO generation (one, count) VALUES (1, 0);
 """
+
+_POLL = 0.02
+"""Seconds between two tries of the store while another bingo prunes it."""
+
+
+class Busy(Exception):
+    """Another bingo held the checkpoint store (pruning it) for longer than could be waited."""
+
 
 _root_decoder = msgspec.msgpack.Decoder(dict[str, str])
 _dir_decoder = msgspec.msgpack.Decoder(dict[str, Entry])
@@ -293,15 +301,23 @@ class CheckpointStore:
     # --- other processes -----------------------------------------------------------------
 
     @contextmanager
-    def shared(self) -> Generator[None]:
+    def shared(self, stop: Callable[[], bool]) -> Generator[None]:
         """Hold the store for a look and its record (shared with every other bingo's): no
-        prune removes an object meanwhile.
+        prune removes an object meanwhile. While a prune holds it, waits until `stop()`.
 
         Raises:
+            Busy: `stop()` said so first.
             OSError: the lock file cannot be opened."""
         fd = os.open(self.root / "store.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if stop():
+                        raise Busy from None
+                    time.sleep(_POLL)
             yield
         finally:
             os.close(fd)

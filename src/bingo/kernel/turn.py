@@ -4,10 +4,15 @@ Owns the order of a turn: the `prompt.submit` hooks (the one place they run: a r
 replaces the prompt, an `ask` is put to the person), contributors asked concurrently under
 their deadline, compaction when the history passes its budget, the streamed model response,
 and every tool call through `tool.before` hooks and the gate — the one place a tool call
-goes through. It writes each frame to the session the moment it happens. It does not draw
+goes through; no tool runs before what the turn must have done first (`before_tools`: the
+run's checkpoint of the project, taken while the model is asked). It writes each frame to the
+session the moment it happens. It does not draw
 (the surface's `TurnEvents` does), does not know whether anything it calls is remote, and
 does not take what a person submits (kernel.dispatch does, and runs a turn here). The context
 half — the budget, the contributors' pieces, the request and compaction — is `_context.py`'s.
+It runs past ~480 lines because a tool call's whole way (hooks, the gate and its questions,
+the wait for `before_tools`, the call, the bound on its result, interrupts) is kept in one
+file, read in the order it happens.
 """
 
 from __future__ import annotations
@@ -102,8 +107,10 @@ class Conversation(ContextWindow):
     __slots__ = (
         "_interrupted",
         "_running",
+        "_settling",
         "_spoke",
         "asker",
+        "before_tools",
         "child",
         "cwd",
         "events",
@@ -166,6 +173,11 @@ class Conversation(ContextWindow):
         self._running: dict[str, _Running] = {}
         self._interrupted = False
         self._spoke = False
+        self.before_tools: asyncio.Future[None] | None = None
+        """What must be done before any tool of the turn runs (the run's checkpoint of the
+        project, taken while the model is asked: ADR-0044); no tool runs before it is."""
+        self._settling: set[asyncio.Task[None]] = set()
+        """Tool calls' waits for `before_tools`: an interrupt ends them."""
 
     # --- the turn -----------------------------------------------------------------
 
@@ -388,9 +400,27 @@ class Conversation(ContextWindow):
                 "warning",
             )
 
+    async def _ready(self) -> bool:
+        """Wait for `before_tools` (the turn's checkpoint); False when the turn was
+        interrupted first (then the tool does not run)."""
+        pending = self.before_tools
+        if pending is not None and not pending.done() and not self._interrupted:
+            waiter = asyncio.ensure_future(_until(pending))
+            self._settling.add(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if not self._interrupted:
+                    raise
+            finally:
+                self._settling.discard(waiter)
+        return not self._interrupted
+
     async def _execute(
         self, tool: Tool, call_id: str, name: str, input: Json, allowed_by: str | None = None
     ) -> ToolOutput:
+        if not await self._ready():
+            return _error(f"{name} was not run: the turn was interrupted")
         self._append(ToolCallFrame(call_id=call_id, name=name, input=input, turn=self.turn))
         call = ToolCall(
             call_id=call_id,
@@ -441,6 +471,8 @@ class Conversation(ContextWindow):
         self._interrupted = True
         if self._stream is not None:
             self._stream.cancel()
+        for waiter in self._settling:
+            waiter.cancel()
         waiting: list[str] = []
         for running in self._running.values():
             running.call.interrupted.set()
@@ -464,6 +496,11 @@ class Conversation(ContextWindow):
                 running.task.cancel()
                 abandoned.append(running.tool.spec.name)
         return abandoned
+
+
+async def _until(pending: asyncio.Future[None]) -> None:
+    """Until `pending` is done, whatever it ends with (cancelling this leaves it running)."""
+    await asyncio.wait({pending})
 
 
 def _error(text: str) -> ToolOutput:

@@ -264,34 +264,50 @@ class Run:
 
     async def _checkpoint(self, prompt: str) -> Callable[[], None] | None:
         """Before `prompt`'s turn: hold the project for the turn (waiting for another
-        process's restore to end, `RESTORE_WAIT`), then a checkpoint of its files, in a thread,
-        given up (with one notice) past `CHECKPOINT_SECONDS`; the turn goes on either way.
-        The answer lets the project go when the turn ends."""
+        process's restore to end, `RESTORE_WAIT`), then start a checkpoint of its files in a
+        thread, given up (with one notice) past `CHECKPOINT_SECONDS`. The model is asked
+        meanwhile; no tool of the turn runs before the checkpoint ends (the conversation's
+        `before_tools`), so it holds the project as it was before the prompt. The answer
+        lets the project go once both the turn and the checkpoint have ended."""
         session = self.session.id
         if self._checkpoints is None or session is None:
             return None
         import threading
+        import time
 
-        checkpoints, stop = self._checkpoints(), threading.Event()
+        checkpoints = self._checkpoints()
         try:
             seq = self.session.store.info(session).frames
         except SessionError:
             return None
         release = await asyncio.to_thread(checkpoints.turn, RESTORE_WAIT)
         label = (prompt.strip().splitlines() or [""])[0][:_LABEL]
-        take = asyncio.to_thread(
-            checkpoints.take, session=session, seq=seq, turn=self.conversation.turn + 1, label=label, stop=stop.is_set
+        deadline = time.monotonic() + CHECKPOINT_SECONDS
+
+        def stop() -> bool:  # the look stops at its next directory and says so itself
+            return time.monotonic() > deadline
+
+        taken = asyncio.ensure_future(
+            asyncio.to_thread(
+                checkpoints.take, session=session, seq=seq, turn=self.conversation.turn + 1, label=label, stop=stop
+            )
         )
-        try:
-            async with asyncio.timeout(CHECKPOINT_SECONDS):
-                await take
-        except TimeoutError:
-            stop.set()  # the look stops at its next directory and says so itself
-        except BaseException:
-            if release is not None:
+        self.conversation.before_tools = taken
+        if release is None:
+            return None
+        over, gone = threading.Event(), threading.Event()
+
+        def let_go(_: object = None) -> None:
+            if over.is_set() and taken.done() and not gone.is_set():
+                gone.set()
                 release()
-            raise
-        return release
+
+        def ended() -> None:
+            over.set()
+            let_go()
+
+        taken.add_done_callback(let_go)
+        return ended
 
     # --- the session ---------------------------------------------------------------------
 

@@ -3,8 +3,10 @@ what a plan says, what a restore puts back (the binary's tests are tests/e2e/tes
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -495,3 +497,26 @@ def test_no_prune_removes_what_another_process_is_looking_at_it_prunes_at_its_ne
     (project_a / "more").write_bytes(os.urandom(10))
     a.take(session="new", seq=1, turn=2, label="p")
     assert b.points("old") == []  # the prune put off is done at a's next record
+
+
+def test_a_look_waits_for_another_bingos_prune_only_until_its_time_is_up(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path)
+    (project / "f").write_text("x")
+    lock = tmp_path / "checkpoints" / "store.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as another bingo's prune holds it
+    try:
+        done = threading.Thread(
+            target=lambda: checkpoints.take(session="s", seq=0, turn=1, label="p", stop=lambda: True)
+        )
+        done.start()
+        done.join(10)
+        assert not done.is_alive()
+    finally:
+        os.close(fd)
+    assert said == [
+        "no checkpoint was taken before this prompt: another bingo held the checkpoints (removing old ones)"
+        " for too long; the turn goes on"
+    ]
+    assert checkpoints.points("s") == []

@@ -409,3 +409,80 @@ def test_a_second_interrupt_abandons_a_blocking_call_and_it_ends_as_cancelled() 
     assert seen == [(True, False), (True, True)]
     [result] = [frame for frame in log.frames if type(frame).__name__ == "ToolResultFrame"]
     assert "stuck was cancelled: the turn was interrupted" in str(result)
+
+
+def _waiting_world() -> tuple[Registry, FakeTool, ScriptedProvider, Log, Settings, Notices]:
+    notices = Notices()
+    registry = Registry(notices)
+    writer = FakeTool("writer")
+    registry.add_tool(writer)
+    provider = ScriptedProvider([[_use("1", "writer")], [TextBlock(text="done")]])
+    return registry, writer, provider, Log(), Settings(permissions=Permissions(allow=("writer",))), notices
+
+
+def _conversation(
+    world: tuple[Registry, FakeTool, ScriptedProvider, Log, Settings, Notices], hooks: Hooks
+) -> Conversation:
+    registry, _, provider, log, settings, notices = world
+    return Conversation(
+        registry=registry,
+        settings=settings,
+        gate=Gate(settings.permissions),
+        hooks=hooks,
+        notices=notices,
+        log=log,
+        events=Events(),
+        asker=Person(),
+        session="s",
+        cwd="/",
+        provider=provider,
+    )
+
+
+def test_the_model_is_asked_before_the_turns_checkpoint_ends_and_no_tool_runs_before_it() -> None:
+    world = _waiting_world()
+    _, writer, provider, _, _, notices = world
+
+    async def go() -> tuple[int, int, str]:
+        async with Hooks([], notices, 1.0) as runner:
+            conversation = _conversation(world, runner)
+            checkpoint: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.before_tools = checkpoint
+            turn = asyncio.create_task(conversation.run_turn("go"))
+            while len(provider.requests) < 1:
+                await asyncio.sleep(0)
+            for _ in range(20):
+                await asyncio.sleep(0)  # the model asked for the tool; the tool waits
+            asked, ran = len(provider.requests), len(writer.calls)
+            checkpoint.set_result(None)
+            async with asyncio.timeout(5):
+                return asked, ran, (await turn).status
+
+    assert asyncio.run(go()) == (1, 0, "done")
+    assert writer.calls == [{}]
+
+
+def test_an_interrupt_while_a_tool_waits_for_the_checkpoint_ends_the_turn_and_the_tool_never_runs() -> None:
+    world = _waiting_world()
+    _, writer, provider, log, _, notices = world
+
+    async def go() -> str:
+        async with Hooks([], notices, 1.0) as runner:
+            conversation = _conversation(world, runner)
+            checkpoint: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.before_tools = checkpoint
+            turn = asyncio.create_task(conversation.run_turn("go"))
+            while len(provider.requests) < 1:
+                await asyncio.sleep(0)
+            for _ in range(20):
+                await asyncio.sleep(0)
+            conversation.interrupt()
+            async with asyncio.timeout(5):
+                status = (await turn).status
+            assert not checkpoint.cancelled()  # the checkpoint itself goes on
+            return status
+
+    assert asyncio.run(go()) == "interrupted"
+    assert writer.calls == []
+    [result] = [frame for frame in log.frames if isinstance(frame, ToolResultFrame)]
+    assert "writer was not run: the turn was interrupted" in str(result)
