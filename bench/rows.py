@@ -28,6 +28,10 @@ first, so load noise hits them alike):
     and a CONNECT tunnel) against the same download direct (bench/proxy.py);
   - a subagent's child conversation opened and its first request made, against a top-level
     `-p` run's open and first request, in one process (bench/agent.py, issue 33).
+  - checkpoints on a generated project of 10,000 files / 100 MB (bench/checkpoint.py, issue
+    28): the first, one with nothing changed against its 50 ms target and against `git add -A
+    && git write-tree` in a shadow repository (rounds interleaved), after 10 files changed, a
+    restore of 10 files, and the store after 100 turns of 10 changed files.
 CPU placement: both placements (parent and child on one core; parent on CPU 0, child on
 CPU 1) are tried first on the raw limit and bingo; the one with the lower raw limit (no
 wake-up across cores hiding host overhead) is used for every row but the cold ones, and said.
@@ -52,6 +56,7 @@ import _bingo
 import _cold
 import _mcp_client
 import agent
+import checkpoint
 import edit
 import editor
 import proxy
@@ -114,6 +119,8 @@ class Sizes:
     sandboxed: int = 60
     downloads: int = 7
     agents: int = 200
+    checkpoints: int = 20
+    checkpoint_turns: int = 100
 
 
 # --- tool/call -----------------------------------------------------------------------
@@ -566,6 +573,13 @@ def _sandbox_rows(confined: dict[str, list[float]]) -> list[Row]:
     ]
 
 
+def _checkpoint_rows(found: checkpoint.Found) -> list[Row]:
+    return [
+        Row(what, "" if p50 is None else ms(p50), against, ratio, target, met)
+        for what, p50, against, ratio, target, met in checkpoint.rows_of(found)
+    ]
+
+
 def _on(cpus: set[int], step: Callable[[], float]) -> Callable[[], float]:
     """`step` with the bench (and so every process it starts) on `cpus`."""
 
@@ -617,6 +631,8 @@ def main() -> None:
             sandboxed=5,
             downloads=2,
             agents=20,
+            checkpoints=3,
+            checkpoint_turns=10,
         )
         if args.quick
         else Sizes()
@@ -651,12 +667,16 @@ def main() -> None:
         downloads = proxy.interleaved(Path(tmp), sizes.downloads)
         os.sched_setaffinity(0, set(cpus))
         children = asyncio.run(agent.interleaved(Path(tmp).resolve() / "agent", sizes.agents))
+        checkpoints = checkpoint.measure(
+            Path(tmp) / "checkpoint", rounds=sizes.checkpoints, turns=sizes.checkpoint_turns
+        )
     rows = (
         table(seq, thr, spawn, cold, floor, stored, turns, edited)
         + _editor_rows(editors)
         + _sandbox_rows(confined)
         + _proxy_rows(downloads)
         + _agent_rows(children)
+        + _checkpoint_rows(checkpoints)
     )
     print(
         f"bingo bench: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {len(seq['raw'])} sequential calls "
