@@ -325,3 +325,37 @@ def test_the_model_is_asked_while_a_slow_first_checkpoint_is_taken_and_no_tool_r
     assert rewound.returncode == 0, rewound.stderr
     assert not (box.project / "made.txt").exists()
     assert (box.project / "kept.txt").read_text() == "before\n"
+
+
+def test_a_rewind_right_after_a_turn_whose_checkpoint_is_still_taken_waits_for_it_and_lists_it(
+    tmp_path: Path,
+) -> None:
+    # The turn (no tool) ends before its checkpoint does; /rewind then says it waits, and
+    # lists that prompt once the checkpoint has ended (it was "nothing to rewind").
+    box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})
+    (box.project / "kept.txt").write_text("before\n")
+    lock = box.bingo_home / "data" / "checkpoints" / "store.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as another bingo's prune holds it
+    held = True
+    try:
+        with terminal(box, [[("text", "Nothing to do.")]]) as screen:
+            screen.expect(">")
+            screen.child.send("just talk\r")
+            screen.expect(r"Nothing to do\.")
+            screen.prompt()
+            screen.child.send("/rewind\r")
+            screen.expect(r"waiting for the last prompt's checkpoint to end")
+            os.close(fd)
+            held = False
+            screen.expect(r"rewind to before which prompt\?\n")
+            screen.expect(r"❯ 1\) +«just talk» · [-0-9: ]+ · 0 files changed since")
+            screen.child.sendcontrol("c")
+            screen.prompt()
+            screen.child.sendcontrol("d")
+            assert screen.exits() == 0
+    finally:
+        if held:
+            os.close(fd)

@@ -98,6 +98,13 @@ class RewindCommand:
         if not (files or conversation):
             return ErrorOutcome(message=f"--files and --conversation each restore one; give neither for both: {_USAGE}")
         run = self._run
+        pending = run.conversation.before_tools
+        if pending is not None and not pending.done():
+            # The last turn's checkpoint, still being taken (the turn ended first): it is the
+            # newest point, and it holds the project until it ends.
+            run.surface.waiting("waiting for the last prompt's checkpoint to end")
+            await asyncio.wait({pending})
+            await asyncio.sleep(0)  # its end lets the project go (a callback of its own)
         session = run.session.id
         checkpoints = self._checkpoints()
         points = await asyncio.to_thread(checkpoints.points, session) if session is not None else []
