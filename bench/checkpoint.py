@@ -94,7 +94,7 @@ def _change(rng: random.Random, made: list[Path]) -> None:
 def measure(base: Path, *, files: int = 10_000, mb: int = 100, rounds: int = 20, turns: int = 100) -> Found:
     """Every row's samples, on a project generated under `base`."""
     project = base / "project"
-    project.mkdir()
+    project.mkdir(parents=True)
     made = _generate(project, files, mb * 1_000_000)
     found = Found(files, mb, turns)
     checkpoints = Checkpoints(base / "checkpoints", project, lambda _: None)
