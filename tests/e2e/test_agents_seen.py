@@ -207,9 +207,12 @@ def _resumed(box: Sandbox, env: dict[str, str]) -> str:
     )
     try:
         screen = Screen(child)
-        screen.expect(">")
+        screen.expect(r"Done delegating\.")  # the recap's last line (its lines hold `>` too)
+        screen.prompt()
         shown = screen.text()
-        child.sendcontrol("d")
+        # Typed, not Ctrl-D: a key that meets the terminal before bingo has it in raw mode is
+        # the line discipline's, and /exit is read as a line either way.
+        child.send("/exit\r")
         assert screen.exits() == 0
         return shown
     finally:
