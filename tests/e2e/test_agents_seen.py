@@ -301,13 +301,15 @@ def test_over_acp_a_childs_progress_updates_the_agent_call_and_its_question_name
         ],
         sandbox={"mode": "off"},  # bash is asked about
     )
-    client = Recorder(answers=["allow_once"])
+    client, loaded = Recorder(answers=["allow_once"]), Recorder()
 
     async def go() -> None:
         async with connected(box, client) as conn:
             session = await conn.new_session(cwd=str(box.project))
             answer = await conn.prompt(session_id=session.session_id, prompt=[acp_text("have a look")])
             assert answer.stop_reason == "end_turn"
+        async with connected(box, loaded) as conn:  # a second bingo loads the thread
+            await conn.load_session(cwd=str(box.project), session_id=session.session_id)
 
     _acp(go())
     assert len(model_requests(box)) == 5
@@ -323,3 +325,8 @@ def test_over_acp_a_childs_progress_updates_the_agent_call_and_its_question_name
     assert asked.tool_call_id == "a1"
     assert "agent reviewer wants to run bash echo ok > ok.txt" in _content(asked)
     assert client.statuses("a1")[-1] == "completed"
+    # Loaded again, the child's steps are replayed on the agent call's card as they were seen.
+    replayed = [_content(u) for u in loaded.calls() if isinstance(u, ToolCallProgress) and u.tool_call_id == "a1"]
+    assert "reviewer: → read notes.txt" in replayed
+    assert "reviewer: → bash echo ok > ok.txt" in replayed
+    assert [u.tool_call_id for u in loaded.calls() if isinstance(u, ToolCallStart)] == ["a1"]
