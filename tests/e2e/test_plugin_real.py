@@ -55,6 +55,9 @@ def test_a_published_claude_code_plugin_from_npm_runs_its_command_and_its_guard_
     assert ran.returncode == 0, ran.stderr
     requests = model_requests(box)
     assert "Project Health Diagnosis" in str(requests[0])  # the package's command was the prompt
+    # Its agent file, as its author wrote it for Claude Code, loads as a subagent (§15).
+    assert "- selfish-architect: " in requests[0]["request"]["system"]
+    assert "selfish-architect" not in ran.stderr, ran.stderr
     [refused] = [block for block in tool_results(requests[1]) if block["toolUseId"] == "b1"]
     assert refused["isError"] and "SELFISH GUARD" in result_text(refused)
     assert untracked.read_text(encoding="utf-8") == "keep me\n"

@@ -30,7 +30,7 @@ from ..kernel.system import system_prompt
 from ..kernel.turn import Conversation
 from ..sandbox import Sandbox
 from ..surfaces import Surface
-from ..wire import Message, Notice, Usage
+from ..wire import Message, Notice
 from ._commands import commands_for
 from ._run import Place, Run, current_run
 from ._seen import attach
@@ -318,15 +318,14 @@ class RunFactory:
         return child
 
     async def let_go(self, child: ChildRun) -> str:
-        """The child's turn is over: its watchers are told, its parent counts what it spent
-        and lets it go, and its worktree is removed when it left nothing there. Answers
-        what the parent's model is to be told of the worktree ("" without one)."""
+        """The child's turn is over: its watchers are told, its parent lets it go, and its
+        worktree is removed when it left nothing there. Answers what the parent's model is to
+        be told of the worktree ("" without one). (What a child spent is counted as it is
+        spent, into the parent's, by its frames' watcher: run/_seen.py.)"""
         parent = child.parent
         try:
             child.ended()
         finally:
-            spent, used = parent.children_used, child.used()
-            parent.children_used = Usage(**{f: getattr(spent, f) + getattr(used, f) for f in Usage.__struct_fields__})
             if child in parent.children:
                 parent.children.remove(child)
         worktree = child.worktree

@@ -81,7 +81,6 @@ class Run:
         "_solo",
         "_unlisten",
         "children",
-        "children_used",
         "closed",
         "commands_of",
         "conversation",
@@ -132,8 +131,6 @@ class Run:
         self.closed = False
         self.children: list[ChildRun] = []
         """The child conversations this run's `agent` calls have open now (ADR-0049)."""
-        self.children_used = Usage()
-        """What the model responses of this run's finished children spent, summed."""
         self.commands_of: Mapping[str, Command] = commands(self)
         """bingo's own commands, bound to this run (the table's entries for its place)."""
         self.dispatcher = Dispatcher(
