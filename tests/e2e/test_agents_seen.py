@@ -330,3 +330,48 @@ def test_over_acp_a_childs_progress_updates_the_agent_call_and_its_question_name
     assert "reviewer: → read notes.txt" in replayed
     assert "reviewer: → bash echo ok > ok.txt" in replayed
     assert [u.tool_call_id for u in loaded.calls() if isinstance(u, ToolCallStart)] == ["a1"]
+
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
+
+
+def _git(box: Sandbox, *args: str) -> str:
+    env = {**box.env, **_GIT_ENV, "GIT_CEILING_DIRECTORIES": str(box.root)}
+    done = subprocess.run(["git", *args], cwd=box.project, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_rewind_names_the_worktree_an_isolated_child_wrote_in_and_leaves_it_alone(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    (box.project / ".git").rmdir()
+    _git(box, "init", "-q", "-b", "main")
+    (box.project / "README.md").write_text("hello\n", encoding="utf-8")
+    _git(box, "add", "README.md")
+    _git(box, "commit", "-q", "-m", "first")
+    agents = box.bingo_home / "agents"
+    agents.mkdir(parents=True)
+    (agents / "builder.md").write_text(
+        "---\nname: builder\ndescription: builds\nisolation: worktree\n---\nBuild.\n", encoding="utf-8"
+    )
+    box.settings({"sandbox": {"mode": "off"}})
+    replies: list[Reply] = [
+        [_delegate("a1", "add a file", "add it", "builder")],
+        [("tool", "w1", "write", {"path": "added.txt", "content": "from the child\n"})],
+        [("text", "Added it.")],
+        [("text", "ok")],
+    ]
+    result, _ = _run(box, replies, "--allow", "write", "-p", "have it added")
+    assert result.returncode == 0, result.stderr
+    branch = _git(box, "branch", "--list", "bingo/agent-builder-*", "--format=%(refname:short)").strip()
+    (worktree,) = (box.project / ".git" / "bingo-worktrees").iterdir()
+    assert (worktree / "added.txt").exists()
+
+    rewound, _ = _run(box, [], "-p", "-c", "/rewind 1")
+    assert rewound.returncode == 0, rewound.stderr
+    assert (
+        f"not rewound: what agent builder wrote in the git worktree {worktree} (branch {branch}): "
+        "merge or drop it with git" in rewound.stdout
+    ), rewound.stdout
+    assert (worktree / "added.txt").read_text(encoding="utf-8") == "from the child\n"  # left alone
+    assert branch in _git(box, "branch", "--list")

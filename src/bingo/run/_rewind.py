@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..kernel.errors import GateError, SessionError
-from ..kernel.frames import RewindFrame, history
+from ..kernel.frames import Frame, RewindFrame, history
 from ..kernel.interfaces import CommandContext
 from ..kernel.registry import BUILTIN
 from ..surfaces import one_line
@@ -35,6 +35,17 @@ _LISTED = 50
 _NAMED = 20
 """Paths a line of the plan names before it says how many more."""
 _USAGE = "/rewind [N] [--files | --conversation]: N = 1 for the latest prompt, 2 for the one before, …"
+
+
+def _isolated(frames: list[Frame]) -> list[str]:
+    """What `/rewind` leaves of the subagents that ran in git worktrees since (ADR-0049):
+    checkpoints never record `.git`, so their work stays on their branches."""
+    from ._seen import worktrees
+
+    return [
+        f"  not rewound: what agent {agent} wrote in the git worktree {path} (branch {branch}): merge or drop it with git"
+        for agent, path, branch in worktrees(frames)
+    ]
 
 
 def _names(paths: list[str]) -> str:
@@ -142,6 +153,8 @@ class RewindCommand:
         except OSError as exc:
             return ErrorOutcome(message=f"nothing rewound: that checkpoint cannot be read: {exc}")
         lines = self._plan_lines(point, plan, now, conversation)
+        if files:
+            lines.extend(_isolated(run.session.frames()[point.seq :]))
         chooser = self._terminal()
         if chooser is not None:
             try:

@@ -16,14 +16,20 @@ Owns what `attach` gives a child run (`ChildRun`) as it opens, before its turn s
     parent run's (`/usage`, the status line, `--output-format json`) and, from the frames,
     in the session's.
 
+A child that ran in a git worktree (`isolation: worktree`) leaves one more frame, a notice
+naming the worktree and its branch (`worktree_notice`), so that `/rewind` can say which
+worktrees it leaves alone (`worktrees`): checkpoints never record them.
+
 It opens no run and runs nothing (the `agent` tool does, through the factory).
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..kernel.frames import AgentFrame, AssistantFrame, Frame, RewindFrame
+from ..kernel.frames import AgentFrame, AssistantFrame, Frame, NoticeFrame, RewindFrame
 from ..kernel.interfaces import Declined, PermissionAnswer, ShowsWhoAsks
 from ..surfaces import AsksForAgents, Surface, one_line
 from ..wire import CommandOutcome, Json, Notice, ToolOutput, Usage
@@ -31,7 +37,7 @@ from ..wire import CommandOutcome, Json, Notice, ToolOutput, Usage
 if TYPE_CHECKING:
     from ._child import ChildRun
 
-__all__ = ["ChildSurface", "attach"]
+__all__ = ["ChildSurface", "attach", "worktree_notice", "worktrees"]
 
 _LINE = 120
 """Characters of what a child is doing kept for its live line (the surface cuts it again)."""
@@ -56,6 +62,34 @@ def attach(child: ChildRun) -> None:
         session.append(AgentFrame(call_id=call_id, agent=agent, frame=frame, turn=conversation.turn))
 
     child.on_frame = keep
+
+    def ended(child: ChildRun) -> None:
+        if child.worktree is not None:
+            notice = worktree_notice(agent, str(child.worktree.path), child.worktree.branch)
+            keep(NoticeFrame(notice=notice, turn=child.conversation.turn))
+
+    child.on_end.append(ended)
+
+
+_WORKED = re.compile(r"agent (.+) ran in the git worktree (.+) on the branch (\S+)")
+
+
+def worktree_notice(agent: str, path: str, branch: str) -> Notice:
+    """The notice a child that ran in a git worktree leaves in its parent's session."""
+    return Notice(source="bingo", message=f"agent {agent} ran in the git worktree {path} on the branch {branch}")
+
+
+def worktrees(frames: list[Frame]) -> list[tuple[str, str, str]]:
+    """The git worktrees children ran in, among `frames`, that are still there: (agent,
+    path, branch) each, in order."""
+    found: list[tuple[str, str, str]] = []
+    for frame in frames:
+        if isinstance(frame, AgentFrame) and isinstance(frame.frame, NoticeFrame):
+            notice = frame.frame.notice
+            worked = _WORKED.fullmatch(notice.message) if notice.source == "bingo" else None
+            if worked is not None and Path(worked.group(2)).is_dir():
+                found.append((worked.group(1), worked.group(2), worked.group(3)))
+    return found
 
 
 class _Call:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from io import StringIO
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -239,3 +240,17 @@ def test_the_recap_shows_the_last_lines_of_a_long_child() -> None:
     shown = _shown(*recap(opening))
     assert "  agent reviewer › … 18 earlier lines\n  agent reviewer › line 18\n" in shown
     assert "line 29" in shown and "line 17\n" not in shown
+
+
+def test_the_worktrees_children_ran_in_are_read_back_while_they_are_there(tmp_path: Path) -> None:
+    from bingo.kernel.frames import NoticeFrame
+    from bingo.run._seen import worktree_notice, worktrees
+
+    there, gone = tmp_path / "wt one", tmp_path / "gone"
+    there.mkdir()
+    frames: list[Frame] = [
+        _child(NoticeFrame(notice=worktree_notice("builder", str(there), "bingo/agent-builder-1"), turn=1)),
+        _child(NoticeFrame(notice=worktree_notice("other", str(gone), "bingo/agent-other-2"), turn=1)),
+        NoticeFrame(notice=worktree_notice("parent", str(there), "b"), turn=1),  # not a child's
+    ]
+    assert worktrees(frames) == [("builder", str(there), "bingo/agent-builder-1")]
