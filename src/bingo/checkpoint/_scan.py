@@ -5,7 +5,9 @@ own `.bingo/` never: bingo writes its "always" answers and trust there, which a 
 not undo), what each path is (`Entry`: a regular file's bytes by digest and its mode, a
 link's target, or why it was not recorded), and the stat cache that makes a checkpoint
 incremental: a file whose size, mtime, ctime and inode are what the last look saw is not
-read again. It does not keep bytes (`put` does, given by the store) nor restore anything.
+read again; and a directory the last look of this process saw whole and settled is confirmed
+in bulk (`_Dir`: one `lstat` per name, the signatures compared by column). It does not keep
+bytes (`put` does, given by the store) nor restore anything.
 """
 
 from __future__ import annotations
@@ -136,31 +138,80 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 class _Dir:
     """What one directory held at a look, so that the next look can confirm it in bulk: the
     directory's `key` (mtime, inode, the rules in force), each name's ignore decision, and,
-    when it and every file in it were settled (`names` not None), the names it records with
-    each one's stat signature (`sigs`), the entries, stat-cache rows and ignored names they
-    gave, and the directories it enters (`subdirs`: name, path, prefix; `dir_sigs`: each one
-    still a directory, the same one: what is in it is its own look's to confirm)."""
+    when it and every file in it were settled (`names` not None), the names it records (its
+    first `files`) and then the directories it enters, with their stat signatures by column
+    (`columns`: each file's mtime, ctime, size, inode and type and permissions; `dir_columns`:
+    each directory still a directory, the same one, what is in it being its own look's to
+    confirm), the entries, stat-cache rows and ignored names they gave, and each directory's
+    path and prefix (`subdirs`)."""
 
-    __slots__ = ("decided", "dir_sigs", "entries", "gitignore", "ignored", "key", "names", "rows", "sigs", "subdirs")
+    __slots__ = (
+        "columns",
+        "decided",
+        "dir_columns",
+        "dir_stats",
+        "entries",
+        "files",
+        "gitignore",
+        "ignored",
+        "key",
+        "names",
+        "rows",
+        "stats",
+        "subdir_names",
+        "subdirs",
+    )
 
     def __init__(self, key: tuple[int, int, tuple[int, ...]], decided: dict[str, bool], gitignore: bool) -> None:
         self.key = key
         self.decided = decided
         self.gitignore = gitignore
         self.names: list[str] | None = []
-        self.sigs: list[tuple[int, int, int, int, int]] = []
+        self.files = 0
+        self.columns: list[list[int]] = []
+        self.dir_columns: list[list[int]] = []
         self.entries: dict[str, Entry] = {}
         self.rows: dict[str, _Cached] = {}
         self.ignored: list[str] = []
-        self.subdirs: list[tuple[str, str, str]] = []
-        self.dir_sigs: list[tuple[int, int]] = []
+        self.subdirs: list[tuple[str, str]] = []
+        self.subdir_names: list[str] = []
+        self.stats: list[os.stat_result] = []
+        """While the directory is looked at name by name: its files' stats (then `columns`)."""
+        self.dir_stats: list[os.stat_result] = []
+
+    def seal(self, settled: bool) -> None:
+        """The look at it is over: keep the signatures by column, or nothing to confirm
+        when it was not `settled` or something in it cannot be confirmed."""
+        if self.names is None or not settled:
+            self.names, self.entries, self.rows, self.ignored, self.subdirs = None, {}, {}, [], []
+            self.subdir_names = []
+            if not settled:
+                self.decided = {}
+        else:
+            self.files = len(self.names)
+            self.names += self.subdir_names
+            self.columns = [list(map(get, self.stats)) for get in _COLUMNS]
+            self.dir_columns = [list(map(get, self.dir_stats)) for get in _DIR_COLUMNS]
+        self.stats, self.dir_stats = [], []
+
+    def confirm(self, stats: list[os.stat_result]) -> bool:
+        """Whether `stats` (of `names`, in order) are what they were."""
+        files = self.files
+        head = stats[:files]
+        tail = stats[files:]
+        return all(list(map(get, head)) == column for get, column in zip(_COLUMNS, self.columns, strict=True)) and all(
+            list(map(get, tail)) == column for get, column in zip(_DIR_COLUMNS, self.dir_columns, strict=True)
+        )
 
 
-_sig: Callable[[os.stat_result], tuple[int, int, int, int, int]] = operator.attrgetter(
-    "st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino"
+_COLUMNS: tuple[Callable[[os.stat_result], int], ...] = tuple(
+    operator.attrgetter(name) for name in ("st_mtime_ns", "st_ctime_ns", "st_size", "st_ino", "st_mode")
 )
-"""What says a path is as it was: its type and permissions, size, mtime, ctime and inode."""
-_dir_sig: Callable[[os.stat_result], tuple[int, int]] = operator.attrgetter("st_mode", "st_ino")
+"""What says a file or link is as it was: its mtime, ctime, size, inode, type and permissions
+(compared a column at a time: no tuple made per file)."""
+_DIR_COLUMNS: tuple[Callable[[os.stat_result], int], ...] = tuple(
+    operator.attrgetter(name) for name in ("st_ino", "st_mode")
+)
 
 
 def scan(
@@ -211,17 +262,11 @@ def scan(
             ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
             if ignores.key == memo.key[2]:
                 stats = _lstat_all(directory, memo.names)
-                subdirs = _lstat_all(directory, [name for name, _, _ in memo.subdirs])
-                if (
-                    stats is not None
-                    and subdirs is not None
-                    and list(map(_sig, stats)) == memo.sigs
-                    and list(map(_dir_sig, subdirs)) == memo.dir_sigs
-                ):
+                if stats is not None and memo.confirm(stats):
                     found.entries.update(memo.entries)
                     found.ignored.extend(memo.ignored)
                     seen.update(memo.rows)
-                    for (_, path, rel), info in zip(memo.subdirs, subdirs, strict=True):
+                    for (path, rel), info in zip(memo.subdirs, stats[memo.files :], strict=True):
                         stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
                     memos[prefix] = memo
                     found.confirmed += 1
@@ -242,10 +287,7 @@ def scan(
         key = (dir_mtime, dir_ino, ignores.key)
         made = _Dir(key, memo.decided if memo is not None and memo.key == key else {}, gitignore)
         _look_in(found, seen, made, listing, prefix, ignores, stack, cache.rows, settled, max_file_bytes, put, skip)
-        if not _settled(dir_mtime, settled):
-            made.names, made.decided = None, {}
-        if made.names is None:
-            made.sigs, made.entries, made.rows, made.ignored, made.subdirs, made.dir_sigs = [], {}, {}, [], [], []
+        made.seal(_settled(dir_mtime, settled))
         memos[prefix] = made
     cache.rows = seen
     cache.dirs = memos
@@ -317,8 +359,9 @@ def _look_in(
                 made.ignored.append(rel + "/")
             elif item.path not in skip:
                 stack.append((item.path, rel + "/", ignores, info.st_mtime_ns, info.st_ino))
-                made.subdirs.append((name, item.path, rel + "/"))
-                made.dir_sigs.append(_dir_sig(info))
+                made.subdirs.append((item.path, rel + "/"))
+                made.subdir_names.append(name)
+                made.dir_stats.append(info)
             continue
         ignored = decided.get(name)
         if ignored is None:
@@ -348,7 +391,7 @@ def _look_in(
             seen[rel] = row
             if made.names is not None:
                 made.names.append(name)
-                made.sigs.append(_sig(info))
+                made.stats.append(info)
                 made.entries[rel] = entry
                 made.rows[rel] = row
         elif stat.S_ISLNK(mode):
@@ -362,7 +405,7 @@ def _look_in(
             entry = entries[rel] = Entry(kind="link", mode=stat.S_IMODE(mode), ref=target, size=len(target))
             if made.names is not None:
                 made.names.append(name)
-                made.sigs.append(_sig(info))
+                made.stats.append(info)
                 made.entries[rel] = entry
         # else a FIFO, socket or device: no file a checkpoint can hold
 
