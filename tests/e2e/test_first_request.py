@@ -46,6 +46,7 @@ NOT_ON_THE_WAY = (
     "bingo.tools._bash",
     "bingo.tools._write",
     "bingo.tools._edit",
+    "bingo.tools._common",  # their helpers; the agent tool's schema is data too
     # a plugin's process, transports and declaration cache: there is no plugin
     "bingo.bridge._plugin",
     "bingo.bridge._transport",

@@ -21,7 +21,7 @@ import msgspec
 from ..kernel.errors import BingoError
 from ..kernel.interfaces import ToolCall
 from ..kernel.registry import BUILTIN
-from ..wire import TextPart, ToolOutput, ToolSpec, ToolTraits
+from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
 from ._child import GENERAL
 from ._run import current_run
 
@@ -53,6 +53,26 @@ class AgentInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     ] = None
 
 
+_SCHEMA: dict[str, Json] = {
+    "description": "The `agent` tool's input (as `tools._common.Input`: unknown fields ignored).",
+    "type": "object",
+    "properties": {
+        "description": {"description": "The task in a few words (3 to 5).", "type": "string"},
+        "prompt": {"description": "The whole task for the child: what to do, and what to report.", "type": "string"},
+        "agent": {
+            "description": "The agent to give it to, by a name the system prompt lists.",
+            "anyOf": [{"type": "string"}, {"type": "null"}],
+            "default": None,
+        },
+    },
+    "required": ["description", "prompt"],
+}
+"""AgentInput's JSON Schema, as data: every run's first request carries it, and building it
+(`tools._common.schema_of`, the process's first `msgspec.json.schema`) cost more than the
+rest of the tools' specs (ADR-0043). tests/unit/tools/test_specs.py holds it equal to
+AgentInput's."""
+
+
 class AgentTool:
     """The `agent` tool of a process (a kernel `Tool`), over its run factory (set once the
     factory is made: the tool is registered before, with bingo's other tools)."""
@@ -67,9 +87,7 @@ class AgentTool:
     @property
     def spec(self) -> ToolSpec:
         if self._spec is None:
-            from ..tools._common import schema_of
-
-            self._spec = ToolSpec(name="agent", description=_WORDS, input_schema=schema_of(AgentInput))
+            self._spec = ToolSpec(name="agent", description=_WORDS, input_schema=_SCHEMA)
         return self._spec
 
     @property

@@ -38,3 +38,12 @@ def test_a_tools_schema_is_the_one_its_input_struct_makes(name: str) -> None:
 def test_every_built_in_tool_has_a_spec_named_as_it_is() -> None:
     assert sorted(SPECS) == sorted(INPUTS)
     assert all(spec.name == name for name, spec in SPECS.items())
+
+
+def test_the_agent_tools_schema_is_the_one_its_input_struct_makes() -> None:
+    from bingo.run._agent import AgentInput, AgentTool
+
+    made = schema_of(AgentInput)
+    assert AgentTool().spec.input_schema == made, (
+        f"put this in bingo/run/_agent.py's _SCHEMA:\n{json.dumps(made, indent=1)}"
+    )
