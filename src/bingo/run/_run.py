@@ -408,15 +408,19 @@ class Run:
             self.started()
         return found, past, compacted(frames)
 
-    async def preview(self, name: str, input: Json) -> ToolOutput | None:
+    async def preview(self, name: str, input: Json, cwd: str | None = None) -> ToolOutput | None:
         """What a call would do, with nothing written, in this conversation's session and
-        working directory (`tools.preview`: `edit` and `write` say; other tools None): what a
-        permission question shows (ADR-0034)."""
+        working directory (`cwd` when given: a subagent's, ADR-0049) (`tools.preview`: `edit`
+        and `write` say; other tools None): what a permission question shows (ADR-0034)."""
         from ..tools import preview
 
         conversation = self.conversation
         call = ToolCall(
-            call_id="preview", input=input, cwd=conversation.cwd, session=conversation.session, turn=conversation.turn
+            call_id="preview",
+            input=input,
+            cwd=cwd or conversation.cwd,
+            session=conversation.session,
+            turn=conversation.turn,
         )
         return await preview(conversation.registry.tools.get(name), call)
 

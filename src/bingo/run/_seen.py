@@ -47,7 +47,7 @@ def attach(child: ChildRun) -> None:
     """Show `child` on its parent run's surface and keep its frames in its parent's session
     (see the module). Called as the child opens, before its turn starts."""
     parent = child.parent
-    surface = ChildSurface(parent.surface, call_id=child.call_id, agent=child.name)
+    surface = ChildSurface(parent.surface, call_id=child.call_id, agent=child.name, cwd=str(child.cwd))
     child.watch = surface
     child.conversation.asker = surface
     conversation, session = parent.conversation, parent.session
@@ -103,10 +103,13 @@ class ChildSurface:
     """A child conversation's surface (a `Surface`): its parent run's `parent`, through the
     parent's `agent` call `call_id`, the child's turn as that call's live line."""
 
-    __slots__ = ("_agent", "_call", "_calls", "_parent", "_text")
+    __slots__ = ("_agent", "_call", "_calls", "_cwd", "_parent", "_text")
 
-    def __init__(self, parent: Surface, *, call_id: str, agent: str) -> None:
+    def __init__(self, parent: Surface, *, call_id: str, agent: str, cwd: str = "") -> None:
         self._parent = parent
+        self._cwd = cwd
+        """The child's working directory (its worktree, if it has one): where the preview of
+        a call it asks about is worked out."""
         self._call = call_id
         self._agent = agent
         self._calls: dict[str, _Call] = {}
@@ -170,7 +173,7 @@ class ChildSurface:
     async def permission_asked(self, name: str, input: Json, always: str, by: str) -> PermissionAnswer | Declined:
         parent = self._parent
         if isinstance(parent, AsksForAgents):
-            return await parent.agent_permission(self._call, self._agent, name, input, always, by)
+            return await parent.agent_permission(self._call, self._agent, name, input, always, by, self._cwd)
         if isinstance(parent, ShowsWhoAsks):
             asks = f"asked by agent {self._agent}" + (f"; {by}" if by else "")
             return await parent.permission_asked(name, input, always, asks)

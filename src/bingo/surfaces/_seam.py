@@ -124,8 +124,10 @@ class AsksForAgents(Protocol):
     who asks where it can be."""
 
     async def agent_permission(
-        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str, cwd: str
     ) -> PermissionAnswer | Declined:
         """`Asker.permission` for agent `agent`, run by the parent's call `call_id`; `by` is
-        a hook's line when a hook made the gate ask ("" when none did; foreign: escape it)."""
+        a hook's line when a hook made the gate ask ("" when none did; foreign: escape it);
+        `cwd` the child's working directory (its worktree, if it has one), where a preview
+        of the call is worked out."""
         ...

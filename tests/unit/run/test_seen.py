@@ -129,9 +129,9 @@ class _Parent:
 
 class _AsksForAgents(_Parent):
     async def agent_permission(
-        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str, cwd: str
     ) -> PermissionAnswer | Declined:
-        self.asked.append(f"{call_id} {agent} {name} {by}")
+        self.asked.append(f"{call_id} {agent} {name} {by} in {cwd}")
         return "always"
 
 
@@ -183,11 +183,10 @@ def test_a_childs_question_names_the_agent_whatever_the_parents_surface() -> Non
 
 async def _names_the_agent() -> None:
     own = _AsksForAgents()
-    assert await ChildSurface(own, call_id="a1", agent="reviewer").permission("bash", {}, "bash(ls)") == "always"
-    assert await ChildSurface(own, call_id="a1", agent="reviewer").permission_asked("bash", {}, "r", "hook h asks") == (
-        "always"
-    )
-    assert own.asked == ["a1 reviewer bash ", "a1 reviewer bash hook h asks"]
+    child = ChildSurface(own, call_id="a1", agent="reviewer", cwd="/wt")
+    assert await child.permission("bash", {}, "bash(ls)") == "always"
+    assert await child.permission_asked("bash", {}, "r", "hook h asks") == "always"
+    assert own.asked == ["a1 reviewer bash  in /wt", "a1 reviewer bash hook h asks in /wt"]
     who = _ShowsWhoAsks()
     assert await ChildSurface(who, call_id="a1", agent="reviewer").permission("bash", {}, "r") == "no"
     assert who.asked == ["bash · asked by agent reviewer"]
@@ -254,3 +253,27 @@ def test_the_worktrees_children_ran_in_are_read_back_while_they_are_there(tmp_pa
         NoticeFrame(notice=worktree_notice("parent", str(there), "b"), turn=1),  # not a child's
     ]
     assert worktrees(frames) == [("builder", str(there), "bingo/agent-builder-1")]
+
+
+def test_the_terminal_asks_for_a_child_naming_it_and_previews_where_the_child_works() -> None:
+    from bingo.surfaces.terminal import TerminalSurface
+
+    async def go() -> tuple[str, list[str | None], PermissionAnswer | Declined]:
+        surface = TerminalSurface(console=Console(file=StringIO()))
+        where: list[str | None] = []
+
+        async def dry_run(name: str, input: Json, cwd: str | None) -> ToolOutput | None:
+            where.append(cwd)
+            return None
+
+        surface.dry_run = dry_run
+        asked = asyncio.ensure_future(
+            surface.agent_permission("a1", "builder", "write", {"path": "x"}, "write(x)", "", "/wt/agent-builder-1")
+        )
+        while not surface.questions:
+            await asyncio.sleep(0)
+        question = surface.questions[0]
+        question.answer.set_result("once")
+        return question.text, where, await asked
+
+    assert asyncio.run(go()) == ("agent builder wants to run write", ["/wt/agent-builder-1"], "once")

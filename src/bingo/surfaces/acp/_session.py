@@ -290,7 +290,7 @@ class AcpSession:
         return answer
 
     async def agent_permission(
-        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str, cwd: str
     ) -> PermissionAnswer:
         """A subagent's permission (`AsksForAgents`): asked on the card of the parent's
         `agent` call that runs it (its own card when that one is not running), the agent

@@ -334,7 +334,7 @@ class RoomSurface:
         return await self._permission("bingo", name, input, always)
 
     async def agent_permission(
-        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str, cwd: str
     ) -> PermissionAnswer:
         """A subagent's permission (`AsksForAgents`): the question names the agent."""
         return await self._permission(f"agent {agent}" + (f" ({by})" if by else ""), name, input, always)

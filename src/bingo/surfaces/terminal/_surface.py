@@ -80,7 +80,7 @@ def _nothing() -> None:
     return None
 
 
-async def _no_dry_run(name: str, input: Json) -> ToolOutput | None:
+async def _no_dry_run(name: str, input: Json, cwd: str | None = None) -> ToolOutput | None:
     return None
 
 
@@ -115,9 +115,10 @@ class TerminalSurface:
         self._drawn = False
         """A block of the current response is on the screen (the next one is set off by a blank line)."""
         self._running: dict[str, _Running] = {}
-        self.dry_run: Callable[[str, Json], Awaitable[ToolOutput | None]] = _no_dry_run
+        self.dry_run: Callable[[str, Json, str | None], Awaitable[ToolOutput | None]] = _no_dry_run
         """What a call would do, with nothing written (`tools.preview`; the app sets it): the
-        diff a permission question shows."""
+        diff a permission question shows, in the working directory given (a subagent's, which
+        may be its worktree), else the run's."""
         self._results: OrderedDict[int, str] = OrderedDict()
         """The last results of this run by number, escaped, for `/result N`."""
         self._calls = 0
@@ -272,18 +273,20 @@ class TerminalSurface:
         return await self._permission(f"bingo wants to run {name} · {by}", name, input, always)
 
     async def agent_permission(
-        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str
+        self, call_id: str, agent: str, name: str, input: Json, always: str, by: str, cwd: str
     ) -> PermissionAnswer | Declined:
         """A subagent's permission (`AsksForAgents`): the question names the agent, and the
-        hook that made the gate ask when one did."""
-        return await self._permission(
-            f"agent {agent} wants to run {name}" + (f" · {by}" if by else ""), name, input, always
-        )
+        hook that made the gate ask when one did; its preview is worked out where the child
+        works (`cwd`: its worktree, if it has one)."""
+        text = f"agent {agent} wants to run {name}" + (f" · {by}" if by else "")
+        return await self._permission(text, name, input, always, cwd)
 
-    async def _permission(self, text: str, name: str, input: Json, always: str) -> PermissionAnswer | Declined:
+    async def _permission(
+        self, text: str, name: str, input: Json, always: str, cwd: str | None = None
+    ) -> PermissionAnswer | Declined:
         self._flush()
         try:
-            planned = await self.dry_run(name, input)
+            planned = await self.dry_run(name, input, cwd)
         except Exception:  # boundary: a preview that fails must not fail the question
             _log.exception("the preview of %s failed", name)
             planned = None
