@@ -9,17 +9,31 @@ pinned, not what they became later.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..kernel.files import LayerFile, read_layer_file
 from ._front import Front, FrontError, split_front
 
-__all__ = ["MAX_FILE", "Layer", "Read", "read_markdown"]
+__all__ = [
+    "DESCRIPTION_MAX",
+    "MAX_FILE",
+    "NAME_MAX",
+    "Layer",
+    "Read",
+    "layers",
+    "name_and_description",
+    "read_markdown",
+]
 
 MAX_FILE = 262_144
 """Bytes of one `SKILL.md` or command file read at most; a longer one is refused with a
 notice (the body is submitted as a prompt whole, so it is never cut silently)."""
+NAME_MAX = 64
+"""Characters of a skill's or agent's name at most (the Agent Skills spec's bound)."""
+DESCRIPTION_MAX = 1024
+"""Characters of a skill's or agent's description at most (the same spec's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +44,34 @@ class Layer:
     directory: Path
     whose: str
     root: Path
+
+
+def layers(kind: str, home: Path, user_home: Path, project: Path | None, hosts: tuple[str, ...]) -> list[Layer]:
+    """The places `kind` (skills, commands, agents) is read from, the user's first:
+    `~/.bingo/KIND`, then `~/.HOST/KIND` for each other host that keeps them; the project's
+    `.bingo/KIND` and `.HOST/KIND` only when `project` is given (a trusted project's)."""
+    everywhere = Path("/")
+    places = [Layer(home / kind, "user", everywhere)]
+    places += [Layer(user_home / f".{host}" / kind, "user", everywhere) for host in hosts]
+    if project is not None:
+        places += [Layer(project / f".{host}" / kind, "project", project) for host in ("bingo", *hosts)]
+    return places
+
+
+def name_and_description(fields: dict[str, object], noun: str, name: re.Pattern[str], name_words: str) -> str | None:
+    """Why a front matter's `name` and `description` cannot serve a `noun` (one line naming
+    the fix), or None: `name` matches `name` (said as `name_words`), both within their
+    bounds."""
+    given, description = fields.get("name"), fields.get("description")
+    if not isinstance(given, str) or not given:
+        return f"its front matter has no name: add `name: my-{noun}` ({name_words})"
+    if len(given) > NAME_MAX or not name.match(given):
+        return f"its name {given[:80]!r} is not {name_words} (at most {NAME_MAX})"
+    if not isinstance(description, str) or not description.strip():
+        return "its front matter has no description: add `description: what it does and when to use it`"
+    if len(description) > DESCRIPTION_MAX:
+        return f"its description is {len(description)} characters, over {DESCRIPTION_MAX}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

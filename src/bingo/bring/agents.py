@@ -21,8 +21,9 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-from ._files import Layer, read_markdown
+from ._files import Layer, layers, name_and_description, read_markdown
 
 __all__ = [
     "AGENTS_CATALOGUE_CHARS",
@@ -34,8 +35,6 @@ __all__ = [
     "parse_agent",
 ]
 
-NAME_MAX = 64
-DESCRIPTION_MAX = 1024
 MODEL_MAX = 200
 TOOLS_MAX = 200
 """Tool names one file may list: more is not a person's list."""
@@ -70,14 +69,7 @@ class AgentFile:
 def agent_places(home: Path, user_home: Path, project: Path | None) -> list[Layer]:
     """The four places, the user's first; the project's only when `project` is given (a
     trusted project's)."""
-    everywhere = Path("/")
-    places = [
-        Layer(home / "agents", "user", everywhere),
-        Layer(user_home / ".claude" / "agents", "user", everywhere),
-    ]
-    if project is not None:
-        places += [Layer(project / sub / "agents", "project", project) for sub in (".bingo", ".claude")]
-    return places
+    return layers("agents", home, user_home, project, ("claude",))
 
 
 def _text(value: object) -> str | None:
@@ -116,15 +108,10 @@ def _tools(value: object) -> tuple[str, ...] | None | str:
 def parse_agent(fields: dict[str, object], body: str, path: Path, whose: str) -> AgentFile | str:
     """The agent a file's front matter and body make, or the problem (one line) that keeps it
     from loading."""
-    name, description = fields.get("name"), fields.get("description")
-    if not isinstance(name, str) or not name:
-        return "its front matter has no name: add `name: my-agent` (lowercase letters, digits, - and _)"
-    if len(name) > NAME_MAX or not _NAME.match(name):
-        return f"its name {name[:80]!r} is not lowercase letters, digits, - and _ (at most {NAME_MAX})"
-    if not isinstance(description, str) or not description.strip():
-        return "its front matter has no description: add `description: what it does and when to use it`"
-    if len(description) > DESCRIPTION_MAX:
-        return f"its description is {len(description)} characters, over {DESCRIPTION_MAX}"
+    problem = name_and_description(fields, "agent", _NAME, "lowercase letters, digits, - and _")
+    if problem is not None:
+        return problem
+    name, description = cast(str, fields["name"]), cast(str, fields["description"])
     tools = _tools(fields.get("tools"))
     if isinstance(tools, str):
         return tools[1:]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._files import Layer, read_markdown
+from ._files import Layer, layers, read_markdown
 
 __all__ = ["MarkdownCommandFile", "command_places", "expand", "find_commands"]
 
@@ -46,14 +46,7 @@ class MarkdownCommandFile:
 
 def command_places(home: Path, user_home: Path, project: Path | None) -> list[Layer]:
     """The four places, the user's first; the project's only when `project` is given."""
-    everywhere = Path("/")
-    places = [
-        Layer(home / "commands", "user", everywhere),
-        Layer(user_home / ".claude" / "commands", "user", everywhere),
-    ]
-    if project is not None:
-        places += [Layer(project / sub / "commands", "project", project) for sub in (".bingo", ".claude")]
-    return places
+    return layers("commands", home, user_home, project, ("claude",))
 
 
 def _one_line(value: object) -> str:

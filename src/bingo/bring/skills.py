@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._files import Layer, read_markdown
+from ._files import DESCRIPTION_MAX, NAME_MAX, Layer, layers, name_and_description, read_markdown
 
 __all__ = [
     "CATALOGUE_CHARS",
@@ -33,8 +33,6 @@ __all__ = [
     "skill_places",
 ]
 
-NAME_MAX = 64
-DESCRIPTION_MAX = 1024
 CATALOGUE_CHARS = 16_000
 """Characters the system prompt's skill catalogue takes at most (about 4 000 tokens: 2 % of
 a 200 000-token window, 3 % of a 128 000 one). Past it, descriptions are cut, then skills
@@ -82,28 +80,11 @@ class Skill:
 def skill_places(home: Path, user_home: Path, project: Path | None) -> list[Layer]:
     """The six places, the user's first; the project's only when `project` is given (a
     trusted project's)."""
-    everywhere = Path("/")
-    places = [
-        Layer(home / "skills", "user", everywhere),
-        Layer(user_home / ".agents" / "skills", "user", everywhere),
-        Layer(user_home / ".claude" / "skills", "user", everywhere),
-    ]
-    if project is not None:
-        places += [Layer(project / sub / "skills", "project", project) for sub in (".bingo", ".agents", ".claude")]
-    return places
+    return layers("skills", home, user_home, project, ("agents", "claude"))
 
 
 def _problem(fields: dict[str, object]) -> str | None:
-    name, description = fields.get("name"), fields.get("description")
-    if not isinstance(name, str) or not name:
-        return "its front matter has no name: add `name: my-skill` (lowercase letters, digits and -)"
-    if len(name) > NAME_MAX or not _NAME.match(name):
-        return f"its name {name[:80]!r} is not lowercase letters, digits and - (at most {NAME_MAX})"
-    if not isinstance(description, str) or not description.strip():
-        return "its front matter has no description: add `description: what it does and when to use it`"
-    if len(description) > DESCRIPTION_MAX:
-        return f"its description is {len(description)} characters, over {DESCRIPTION_MAX}"
-    return None
+    return name_and_description(fields, "skill", _NAME, "lowercase letters, digits and -")
 
 
 def _is_directory(entry: os.DirEntry[str]) -> bool:
