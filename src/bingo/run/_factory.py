@@ -1,6 +1,6 @@
 """The one place runs are opened: every surface asks the factory for the run of each
 conversation it shows (the terminal and `-p` for one, the bot for each room, the ACP agent
-for each session, and later a subagent for its child conversation).
+for each session, and the `agent` tool for each child conversation, ADR-0049).
 
 Owns what the process's runs share (the registry, gate, hooks, plugins, sandbox, settings
 and the model choice, each made once by the app), opening a run (its session, new or
@@ -22,7 +22,6 @@ from ..kernel.errors import ProviderError, SessionError
 from ..kernel.frames import AgentFrame, history, live
 from ..kernel.gate import Gate
 from ..kernel.hooks import Hooks
-from ..kernel.interfaces import Provider
 from ..kernel.notices import Notices
 from ..kernel.registry import Registry
 from ..kernel.settings import Settings
@@ -41,11 +40,10 @@ if TYPE_CHECKING:
     from ..bring import AgentFile, Brought
     from ..checkpoint import Checkpoints
     from ..kernel.interfaces import Command
-    from ..providers import HttpProvider, Tls
     from ..surfaces.terminal import Opening
     from ._child import ChildRun
 
-__all__ = ["ModelChooser", "RunFactory", "opening", "start_sandbox"]
+__all__ = ["RunFactory", "opening", "start_sandbox"]
 
 _OWN_TASK: frozenset[Place] = frozenset({"terminal", "print", "room"})
 """The places whose run is opened in a task that is its own for good (the terminal's main
@@ -74,67 +72,6 @@ def start_sandbox(
     )
     sandbox.start()
     return sandbox
-
-
-_BUILTIN_NAMES = ("anthropic", "openai")
-"""The built-in providers' names (`providers.builtin_providers`), known here without importing them."""
-
-
-class ModelChooser:
-    """The process's model choice (a ChooseModel), made when the first turn needs it: the
-    providers package (and httpx with it) is imported only then, and a plugin's provider
-    counts as well. The built-in providers are built at the first choice and kept for the
-    process, each with its one HTTP client (ADR-0040); `aclose` closes them at its end."""
-
-    __slots__ = ("_builtins", "_environ", "_registry", "_settings", "_tls")
-
-    def __init__(self, settings: Settings, registry: Registry, environ: dict[str, str]) -> None:
-        self._settings = settings
-        self._registry = registry
-        self._environ = environ
-        self._builtins: list[HttpProvider] | None = None
-        self._tls: Tls | None = None
-
-    def prepare(self) -> None:
-        """For a run that will ask the model at once (`-p` with a prompt): begin, on a
-        thread beside the rest of start-up, the SSL context the built-in providers'
-        clients take (ADR-0043), when one of them may be the run's."""
-        chosen = self._settings.provider
-        if chosen is not None and chosen not in _BUILTIN_NAMES:
-            return  # a plugin's provider: no HTTP client of bingo's
-        if self._built():
-            assert self._tls is not None
-            self._tls.begin()
-
-    def _built(self) -> list[HttpProvider]:
-        """The built-in providers, made once."""
-        if self._builtins is None:
-            from ..providers import Tls, builtin_providers
-
-            settings = self._settings
-            self._tls = Tls()
-            self._builtins = builtin_providers(
-                self._environ,
-                notices=self._registry.notices,
-                attempts=settings.model_attempts,
-                stall_seconds=settings.model_stall_seconds,
-                tls=self._tls,
-            )
-        return self._builtins
-
-    def __call__(self) -> tuple[Provider, str]:
-        from ..providers import choose_provider, default_model
-
-        settings = self._settings
-        providers: dict[str, Provider] = {p.spec.name: p for p in self._built()}
-        providers.update(self._registry.providers)
-        provider = choose_provider(settings.provider, providers, self._environ)
-        return provider, settings.model or default_model(provider)
-
-    async def aclose(self) -> None:
-        """Close the built-in providers' HTTP clients (none is made before a request)."""
-        for provider in self._builtins or ():
-            await provider.aclose()
 
 
 def _windows(provider: str, model: str) -> int | None:
