@@ -33,12 +33,19 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Under pytest-xdist, a worker hands its figures to the controller (tests/support/summary.py)."""
+    """Under pytest-xdist, a worker hands its figures to the controller (tests/support/summary.py),
+    and the controller stops the homeserver the workers shared."""
     from tests.support import summary
 
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["bingo_figures"] = summary.export()
+    elif getattr(session.config.option, "numprocesses", None):
+        # xdist's controller: the Matrix homeserver its workers shared (tests/e2e/_synapse.py).
+        from tests.e2e._synapse import stop_shared
+
+        factory: pytest.TempPathFactory = getattr(session.config, "_tmp_path_factory")  # noqa: B009 (pytest's own)
+        stop_shared(factory.getbasetemp())
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -5,16 +5,20 @@ virtualenv, on 127.0.0.1, with SQLite and registration by shared secret.
 `pip install matrix-synapse` and reused; a fresh machine (CI) makes it in the first test
 session, which takes about half a minute (one process makes it, under a file lock, while
 parallel ones wait). One server serves the whole test session (`homeserver`,
-session-scoped; with xdist, each worker's session that needs one): each test registers its
-own users and rooms, so tests share nothing but the process. `Synapse.restart` stops the server and starts it again on
-the same port and database, as a homeserver going away and coming back does.
+session-scoped; with xdist, one for all the workers: the first that needs it starts it, under
+a file lock, and the controller stops it at the end): each test registers its own users and
+rooms, so tests share nothing but the process. A test that stops its homeserver has its own
+(`own_homeserver`): `Synapse.stop` and `start` stop the server and start it again on the same
+port and database, as a homeserver going away and coming back does.
 """
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import signal
@@ -22,6 +26,7 @@ import subprocess
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +36,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bingo.sandbox.janitor import proc as procfs
 from tests.support import installs, summary
 from tests.support.ports import listening_port
 
@@ -314,10 +320,9 @@ def wait_for(predicate: Any, *, timeout: float = 30.0, every: float = 0.2, what:
         time.sleep(every)
 
 
-@pytest.fixture(scope="session")
-def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
-    """One Synapse for the whole test session (installed on first use). Its figures go in
-    the run's closing summary (tests/support/summary.py)."""
+def _install_or_skip() -> None:
+    """Make `.synapse-venv` if it is not there (its time in the summary); skip the test where
+    it cannot be made, or fail it under CI."""
     began = time.monotonic()
     fresh = not STAMP.exists()
     why = _install()
@@ -327,15 +332,101 @@ def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
         pytest.skip(f"the Matrix homeserver could not be installed: {why}")
     if fresh and any(_MADE_HERE):  # (not a worker that waited for another's install)
         summary.record("matrix", "synapse installed into .synapse-venv (s)", time.monotonic() - began)
+
+
+def _started(server: Synapse) -> None:
+    summary.add("matrix", "homeservers started")
+    summary.add("matrix", "synapse starts (restarts included)", len(server.starts))
+    summary.add("matrix", "synapse start, seconds (all starts)", sum(server.starts))
+
+
+_SHARED = "synapse-shared"
+"""The directory, in the session's base temporary directory, of the homeserver xdist's
+workers share: its files, `lock` and `server.json` (its pid and port)."""
+
+
+def _shared_server(root: Path) -> Synapse | None:
+    """The workers' homeserver, when one of them started it and it answers."""
+    try:
+        known = json.loads((root / "server.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    server = Synapse(root, int(known["port"]))
+    try:
+        if httpx.get(server.url + "/_matrix/client/versions", timeout=10, trust_env=False).status_code == 200:
+            return server
+    except httpx.TransportError:
+        pass
+    return None
+
+
+@pytest.fixture(scope="session")
+def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    """One Synapse for the whole test session (installed on first use): under xdist, one for
+    all the workers, started by the first that needs it and stopped by the controller at the
+    session's end (`stop_shared`); each test registers its own users and rooms, so tests share
+    nothing but the process. A test that stops its homeserver has one of its own
+    (`own_homeserver`). Its figures go in the run's closing summary (tests/support/summary.py)."""
+    _install_or_skip()
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        server = Synapse(tmp_path_factory.mktemp("synapse"), 0)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+            _started(server)
+        return
+    root = tmp_path_factory.getbasetemp().parent / _SHARED  # the controller's: every worker's
+    root.mkdir(exist_ok=True)
+    with (root / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _shared_server(root)
+        if found is None:
+            found = Synapse(root, 0)
+            found.start()
+            assert found.process is not None
+            (root / "server.json").write_text(
+                json.dumps({"pid": found.process.pid, "port": found.port}), encoding="utf-8"
+            )
+            _started(found)
+    yield found
+    process, found.process = found.process, None
+    with warnings.catch_warnings():
+        # The server outlives this worker (the controller stops it): its Popen is let go
+        # without the warning of a child still running.
+        warnings.simplefilter("ignore", ResourceWarning)
+        del process
+
+
+def stop_shared(basetemp: Path) -> None:
+    """Stop the homeserver xdist's workers shared (the controller, at the session's end),
+    if one was started: SIGTERM its group, then SIGKILL, each wait bounded."""
+    try:
+        pid = int(json.loads((basetemp / _SHARED / "server.json").read_text(encoding="utf-8"))["pid"])
+    except (OSError, ValueError, KeyError):
+        return
+    for sig, wait in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while procfs.alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not procfs.alive(pid):
+            return
+
+
+@pytest.fixture
+def own_homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    """A Synapse of the test's own, for a test that stops and restarts it (the session's is
+    shared)."""
+    _install_or_skip()
     server = Synapse(tmp_path_factory.mktemp("synapse"), 0)
     server.start()
-    serving = time.monotonic()
     try:
         yield server
     finally:
         server.stop()
-        # Each xdist worker that runs a Matrix test has its own homeserver: counts and times add up.
-        summary.add("matrix", "homeservers (one per test process that needed one)")
-        summary.add("matrix", "synapse starts (restarts included)", len(server.starts))
-        summary.add("matrix", "synapse start, seconds (all starts)", sum(server.starts))
-        summary.add("matrix", "homeserver wall time, summed over processes (s)", time.monotonic() - serving)
+        _started(server)

@@ -21,9 +21,9 @@ from bingo.store import SessionStore
 from bingo.surfaces.channel._room import NOTICE_BURST, NOTICE_EVERY
 from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
-from tests.e2e._synapse import FirstSyncHeld, Synapse, homeserver, wait_for
+from tests.e2e._synapse import FirstSyncHeld, Synapse, homeserver, own_homeserver, wait_for
 
-__all__ = ["homeserver"]  # the session's one Synapse, a fixture
+__all__ = ["homeserver", "own_homeserver"]  # the session's one Synapse, and a test's own: fixtures
 
 TOKEN_ENV = "BINGO_MATRIX_TOKEN"
 TABLE_HTML = (
@@ -322,8 +322,10 @@ def test_silence_past_the_deadline_is_no(tmp_path: Path, room: Room, bots: list[
 
 
 def test_a_homeserver_restart_loses_nothing_and_sends_nothing_twice(
-    tmp_path: Path, room: Room, bots: list[Bot], homeserver: Synapse
+    tmp_path: Path, bots: list[Bot], own_homeserver: Synapse
 ) -> None:
+    homeserver = own_homeserver  # (the session's is shared: this test stops its own)
+    room = Room(homeserver)
     # The second answer is made once bingo has found the homeserver away (the test opens the
     # model's gate then), and the homeserver comes back once that answer is in the session:
     # no time stands for "away" or "still running" (a 4 s model and a 5 s sleep did).
