@@ -14,16 +14,23 @@ registry (a version's contents never change there; nothing of them is committed 
   local git repository in the test, added by `file://`: its own config-protection hook blocks
   an edit, its empty `mcpServers` opts out of its `.mcp.json`, its command runs as `/ecc:NAME`.
 
-No real published plugin here has an MCP server that starts offline under the host's rules
-(see issue 30's closing note for the ones tried): the MCP path is tested with a Claude Code
-plugin written in the test (test_plugin_add.py)."""
+- gemini-mcp-connect 1.0.0 (MIT, PyPI sdist; plugin `gemini-bridge`), made a local git
+  repository: installed elsewhere its `python ./gemini_bridge_mcp.py` finds no file (warned
+  of, said not to start); with the project being that repository, its developer's set-up (a
+  virtualenv with mcp 1.x first on PATH, its `.env`), its own server starts and its
+  `query_gemini` tool, called by the scripted model, reaches a stand-in Gemini API on loopback
+  that the person grants it in settings."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +193,85 @@ def test_a_published_plugins_mcp_server_named_by_a_relative_path_is_warned_of_an
     assert "can't open file" in said  # python's own words: the process ran and found nothing there
     # Its skills/ holds plain .md files, which are no skills (a skill is a directory): nothing to say.
     assert "is not loaded" not in ran.stderr
+
+
+class _StandInGemini(http.server.BaseHTTPRequestHandler):
+    """Gemini's API as gemini-mcp-connect calls it (google-genai's `generateContent`), on this
+    machine's loopback: it keeps each request it is sent and answers with its own words."""
+
+    ANSWER = "stand-in Gemini says: no issues found"
+    received: list[tuple[str, dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append((self.path, body))
+        candidate = {"content": {"role": "model", "parts": [{"text": self.ANSWER}]}, "finishReason": "STOP"}
+        answer = json.dumps({"candidates": [candidate]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_published_plugins_own_python_mcp_server_is_started_and_its_tool_called_by_the_model(
+    tmp_path: Path,
+) -> None:
+    """gemini-mcp-connect 1.0.0 (MIT, PyPI; plugin `gemini-bridge`), byte for byte as
+    published, run where its `.mcp.json`'s `python ./gemini_bridge_mcp.py` finds its file: the
+    project is the plugin's own git repository (its developer at work), added from there with
+    `bingo plugin add .`. Its `python` is a virtualenv with what the server imports (mcp 1.x,
+    whose `mcp.server.fastmcp` 2.x removed, and google-genai), first on bingo's PATH. The
+    scripted model calls its `query_gemini` tool by its bingo name; the server sends the
+    prompt to Gemini's API, here a stand-in on loopback that the person grants the server in
+    settings (`plugins.gemini-mcp-connect.sandbox.network`), as its README's API would be. The
+    evidence is the stand-in's: the prompt it received, and its answer in the tool result."""
+    from tests.support import installs
+
+    made = installs.pypi_unpacked(installs.PYPI_PLUGINS, *installs.GEMINI_PACKAGE)
+    assert not isinstance(made, str), made
+    python = installs.venv(installs.GEMINI_VENV, installs.GEMINI_SERVER_NEEDS)
+    assert not isinstance(python, str), python
+    [files] = [path for path in made.iterdir() if path.is_dir()]
+    box = Sandbox(tmp_path)
+    shutil.rmtree(box.project)
+    _git_repository(files, box.project, "gemini-mcp-connect 1.0.0 as published")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StandInGemini)
+    _StandInGemini.received = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        box.env["PATH"] = f"{python / 'bin'}{os.pathsep}{box.env['PATH']}"
+        # Its README's set-up: the key in `.env` beside the server (git ignores it; bingo keeps
+        # API keys out of a server's environment), here with the address of Gemini's API.
+        key = f"GEMINI_API_KEY=stand-in-key\nGOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{port}\n"
+        (box.project / ".env").write_text(key, encoding="utf-8")
+        prompt = "Is `rm -rf /` a safe cleanup step? Answer in one line."
+        call = tool("g1", "plugin__gemini-mcp-connect__query_gemini", {"prompt": prompt, "tier": "lite"})
+        use_scripted_model(
+            box,
+            [[call], [text("Gemini agrees")]],
+            plugins={"gemini-mcp-connect": {"sandbox": {"network": ["127.0.0.1"]}}},
+        )
+        added = box.run("plugin", "add", ".", "--yes", cwd=box.project, timeout=120)
+        assert added.returncode == 0, added.stderr
+        assert "MCP server gemini-mcp-connect: python ./gemini_bridge_mcp.py" in added.stdout
+
+        ran = box.run("-p", "ask gemini", "--allow", "plugin__gemini-mcp-connect__query_gemini", cwd=box.project)
+        assert ran.returncode == 0, ran.stderr
+        # The project's own `.mcp.json` (the same server) waits for `bingo --trust`: what runs
+        # is the installed package's server, in the project, where its relative path resolves.
+        assert "left out what it brings: .mcp.json: servers gemini-mcp-connect" in ran.stderr
+    finally:
+        server.shutdown()
+        server.server_close()
+    [(path, sent)] = _StandInGemini.received
+    assert path.endswith("/models/gemini-3.1-flash-lite-preview:generateContent")  # the server's own tier table
+    assert prompt in json.dumps(sent)
+    [result] = tool_results(model_requests(box)[1])
+    assert not result.get("isError"), result
+    assert _StandInGemini.ANSWER in result_text(result)

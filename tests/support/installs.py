@@ -58,6 +58,12 @@ GEMINI_PACKAGE = ("gemini-mcp-connect", "1.0.0")
 starts its server as `python ./gemini_bridge_mcp.py`, a path relative to where the host runs:
 its source distribution, unpacked (nothing of it installed or committed here)."""
 
+GEMINI_VENV = CACHE / "gemini-venv"
+GEMINI_SERVER_NEEDS = ("mcp==1.30.0", "google-genai==3.6.1")
+"""What gemini-mcp-connect's server imports, pinned: `mcp.server.fastmcp` (gone in mcp 2.x) and
+google-genai (which it calls Gemini's API with). A virtualenv of its own, so its `python` can
+be put first on the PATH of the bingo that starts that server, as its `.mcp.json` expects."""
+
 PIP_TIMEOUT = 900
 NPM_TIMEOUT = 300
 
@@ -86,6 +92,42 @@ def synapse(python: str = sys.executable) -> str | None:
             return f"pip install {SYNAPSE} failed: {' '.join(lines)[-400:]}"
         SYNAPSE_STAMP.write_text(SYNAPSE + "\n", encoding="utf-8")
         return None
+
+
+def venv(where: Path, needs: tuple[str, ...], python: str = sys.executable) -> Path | str:
+    """A virtualenv at `where` with the pinned `needs` installed from PyPI, made once (a stamp
+    names what it holds); its directory, or why it cannot be made."""
+    stamp = where / ".installed"
+    wanted = "\n".join(needs) + "\n"
+
+    def made() -> bool:
+        try:
+            return stamp.read_text(encoding="utf-8") == wanted
+        except OSError:
+            return False
+
+    if made():
+        return where
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{where.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if made():
+            return where
+        shutil.rmtree(where, ignore_errors=True)
+        done = subprocess.run([python, "-m", "venv", str(where)], capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"python -m venv failed: {done.stderr.strip()[-300:]}"
+        pip = subprocess.run(
+            [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *needs],
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT,
+        )
+        if pip.returncode != 0:
+            lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
+            return f"pip install {' '.join(needs)} failed: {' '.join(lines)[-400:]}"
+        stamp.write_text(wanted, encoding="utf-8")
+        return where
 
 
 def npm_package(where: Path, package: str) -> Path:
@@ -212,6 +254,7 @@ def main() -> int:
         "npm-skills": lambda: _why(npm_unpacked(NPM_SKILLS, *SKILLS_PACKAGE)),
         "npm-plugins": lambda: _why(npm_unpacked(NPM_PLUGINS, *ECC_PACKAGE)),
         "pypi-plugins": lambda: _why(pypi_unpacked(PYPI_PLUGINS, *GEMINI_PACKAGE)),
+        "gemini-venv": lambda: _why(venv(GEMINI_VENV, GEMINI_SERVER_NEEDS)),
     }
     with ThreadPoolExecutor(len(jobs)) as pool:
         results = {name: pool.submit(job) for name, job in jobs.items()}
