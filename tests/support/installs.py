@@ -1,5 +1,7 @@
 """What the tests install once per machine, outside .venv: Synapse's own virtualenv for the
-Matrix tests, the npm MCP servers, the TypeScript ACP SDK and a package of real skills. Each is made under a file lock
+Matrix tests, the npm MCP servers, the TypeScript ACP SDK, a package of real skills, the real
+published plugins (ECC from npm, gemini-mcp-connect from PyPI) and the virtualenv that
+gemini-mcp-connect's server runs in. Each is made under a file lock
 in the gitignored .cache/, so parallel test processes (xdist's workers) and the background
 job `scripts/test` starts make it once between them; a second run finds it and installs
 nothing (ADR-0041).
@@ -7,7 +9,7 @@ nothing (ADR-0041).
 Standard library only: `scripts/test` runs this file with the machine's python3 before
 .venv exists (`python3 tests/support/installs.py`), so the installs run beside .venv's
 instead of inside the tests; a test that needs one waits on its lock. Run as a script it
-makes all three at once and exits 0 whatever happens: a test that finds one missing makes it
+makes them all at once and exits 0 whatever happens: a test that finds one missing makes it
 again and says why it could not.
 """
 
@@ -246,7 +248,7 @@ def _why(made: Path | str) -> str | None:
 
 
 def main() -> int:
-    """Make all three at once; say what failed (the tests try again), exit 0."""
+    """Make them all at once; say what failed (the tests try again), exit 0."""
     jobs = {
         "synapse": synapse,
         "npm-mcp": lambda: npm(NPM_MCP, MCP_SERVERS),
