@@ -367,7 +367,9 @@ def test_a_subagents_permission_question_in_the_room_names_the_agent() -> None:
 
 async def _a_subagents_permission_question_in_the_room_names_the_agent() -> None:
     room, sent = _room(seconds=0.2)
-    asked = asyncio.create_task(room.agent_permission("a1", "reviewer", "bash", {"command": "ls"}, "bash(ls)", "", "/p"))
+    asked = asyncio.create_task(
+        room.agent_permission("a1", "reviewer", "bash", {"command": "ls"}, "bash(ls)", "", "/p")
+    )
     await asyncio.sleep(0)
     assert room.answer("yes")
     assert await asked == "once"
