@@ -215,7 +215,10 @@ def test_on_a_terminal_a_model_chosen_input_and_a_failed_call_are_shown_escaped(
     box = _box(tmp_path)  # no allow rule: the gate asks, showing the input the model chose
     screen = _Terminal(box, "go")
     try:
-        for _ in range(2):  # poke, then fail
+        for tool in ("poke", "fail"):
+            # Each question by its own name: a redraw of the first question under load prints its
+            # options again, and a key sent before the second question is asked never answers it.
+            screen.shown(f"bingo wants to run plugin__escapes__{tool}")
             screen.shown("[y] yes, once")
             screen.child.send("y")
         assert screen.ends() == 0
