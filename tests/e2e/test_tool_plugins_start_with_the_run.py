@@ -21,11 +21,18 @@ def test_a_prompt_on_a_warm_cache_starts_the_tool_plugins_it_never_called(tmp_pa
     box = Sandbox(tmp_path)
     box.install(EXAMPLES / "wordcount")
     python_server(box, "mcp-sdk")
-    use_scripted_model(box, [[text("no tools needed")]])
+    logs = [box.logs / f"plugin-{name}.log" for name in ("wordcount", "mcp-sdk")]
+    # The model answers once both plugins have started (a plugin's log begins with its start
+    # line): a run that is over before a begun plugin spawned rightly never spawns it, so an
+    # answer at once would leave the second start to the machine's load. A run that begins
+    # neither leaves the model waiting its bound, then counts no start.
+    use_scripted_model(box, [[{"until": str(log)} for log in logs] + [text("no tools needed")]])
     assert box.run("-p", "/help").returncode == 0  # the cache is warm from here on
     assert box.run("-p", "/help").returncode == 0
     assert (_spawns(box, "wordcount"), _spawns(box, "mcp-sdk")) == (1, 1)  # a command starts nothing else
+    for log in logs:
+        log.unlink()
     result = box.run("-p", "hi")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "no tools needed\n" and result.stderr == ""
-    assert (_spawns(box, "wordcount"), _spawns(box, "mcp-sdk")) == (2, 2)
+    assert (_spawns(box, "wordcount"), _spawns(box, "mcp-sdk")) == (1, 1)
