@@ -41,7 +41,7 @@ from .compaction import (
     estimate_request,
 )
 from .errors import BingoError
-from .frames import CompactionFrame, Frame, prompt_message
+from .frames import CompactionFrame, Frame, plus, prompt_message
 from .interfaces import Compactor, ContextContributor, Provider
 from .notices import Notices
 from .registry import BUILTIN, Registry
@@ -343,11 +343,6 @@ class ContextWindow:
 
     def _append(self, frame: Frame) -> None:
         self.log.append(frame)
-
-
-def plus(a: Usage, b: Usage) -> Usage:
-    """Two usages summed, field by field."""
-    return Usage(**{name: getattr(a, name) + getattr(b, name) for name in Usage.__struct_fields__})
 
 
 def _plain(message: Message) -> str:

@@ -28,6 +28,7 @@ from ..wire import (
 )
 
 __all__ = [
+    "plus",
     "AgentFrame",
     "AssistantFrame",
     "ChildFrame",
@@ -243,14 +244,18 @@ def history(frames: list[Frame]) -> list[Message]:
     return messages
 
 
+def plus(a: Usage, b: Usage) -> Usage:
+    """Two usages summed, field by field."""
+    return Usage(**{name: getattr(a, name) + getattr(b, name) for name in Usage.__struct_fields__})
+
+
 def spent(frames: list[Frame]) -> Usage:
     """The tokens a session's model responses spent, summed over its assistant frames, its
     children's included (a frame written before usage was kept counts nothing)."""
-    totals = dict.fromkeys(Usage.__struct_fields__, 0)
+    total = Usage()
     for frame in frames:
         if isinstance(frame, AgentFrame):
             frame = frame.frame
         if isinstance(frame, AssistantFrame) and frame.usage is not None:
-            for name in totals:
-                totals[name] += getattr(frame.usage, name)
-    return Usage(**totals)
+            total = plus(total, frame.usage)
+    return total

@@ -5,7 +5,7 @@ registry, gate, hooks, sandbox and plugins, so every call it makes passes the on
 a parent's calls pass (`Conversation._call_tool`: `tool.before` hooks and command hooks,
 then the gate, then the tool). It owns one conversation with a fresh history, the tools it
 may offer, its agent's name and description, the parent's call that opened it, the frames
-its conversation writes (`frames`, and `on_frame` for whoever keeps them elsewhere), its turn
+its conversation writes (passed to `on_frame`, for whoever keeps them), its turn
 events (passed to `watch`, for whoever shows them), its interrupt, and its worktree when its
 agent asks for one. It draws nothing and stores nothing itself: what a person sees of a
 child, and where its frames are kept, are its watchers' (issue 33's other half).
@@ -23,7 +23,7 @@ from ..kernel.frames import Frame
 from ..kernel.interfaces import TurnEvents
 from ..kernel.registry import BUILTIN
 from ..kernel.turn import Conversation, TurnResult
-from ..wire import Json, TextBlock, ToolOutput, Usage
+from ..wire import Json, TextBlock, ToolOutput
 
 if TYPE_CHECKING:
     from ._run import Run
@@ -49,7 +49,6 @@ class ChildRun:
         "conversation",
         "cwd",
         "description",
-        "frames",
         "model",
         "name",
         "on_end",
@@ -87,8 +86,6 @@ class ChildRun:
         self.model = model
         """The model its agent names (None: the parent's)."""
         self._choose = choose
-        self.frames: list[Frame] = []
-        """Every frame the child's conversation wrote, in order."""
         self.on_frame: Callable[[Frame], None] | None = None
         """Called with each frame as it is written (where a session keeps them)."""
         self.watch: TurnEvents | None = None
@@ -128,10 +125,6 @@ class ChildRun:
                 return "".join(block.text for block in message.content if isinstance(block, TextBlock)).strip()
         return ""
 
-    def used(self) -> Usage:
-        """What the child's model responses spent."""
-        return self.conversation.used
-
     def interrupt(self) -> list[str]:
         """Interrupt the child's turn (the parent's interrupt reaches it here); the names of
         its calls still being waited for. Before its turn starts, it will not start."""
@@ -153,7 +146,6 @@ class ChildRun:
     # --- SessionLog: where its frames go ----------------------------------------------
 
     def append(self, frame: Frame) -> None:
-        self.frames.append(frame)
         if self.on_frame is not None:
             self.on_frame(frame)
 

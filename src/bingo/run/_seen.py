@@ -29,10 +29,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..kernel.frames import AgentFrame, AssistantFrame, Frame, NoticeFrame, RewindFrame
+from ..kernel.frames import AgentFrame, AssistantFrame, Frame, NoticeFrame, RewindFrame, plus
 from ..kernel.interfaces import Declined, PermissionAnswer, ShowsWhoAsks
 from ..surfaces import AsksForAgents, Surface, one_line
-from ..wire import CommandOutcome, Json, Notice, ToolOutput, Usage
+from ..wire import CommandOutcome, Json, Notice, ToolOutput
 
 if TYPE_CHECKING:
     from ._child import ChildRun
@@ -57,8 +57,7 @@ def attach(child: ChildRun) -> None:
         if isinstance(frame, (RewindFrame, AgentFrame)):
             return  # a child neither rewinds nor runs a child of its own
         if isinstance(frame, AssistantFrame) and frame.usage is not None:
-            used, usage = conversation.used, frame.usage
-            conversation.used = Usage(**{f: getattr(used, f) + getattr(usage, f) for f in Usage.__struct_fields__})
+            conversation.used = plus(conversation.used, frame.usage)
         session.append(AgentFrame(call_id=call_id, agent=agent, frame=frame, turn=conversation.turn))
 
     child.on_frame = keep
