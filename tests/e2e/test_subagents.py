@@ -431,3 +431,29 @@ def test_claude_codes_short_model_names_reach_the_anthropic_api_as_its_ids(tmp_p
         bodies = server.bodies
     assert result.returncode == 0, result.stderr
     assert [body["model"] for body in bodies] == ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]
+
+
+def test_a_childs_bash_runs_in_the_sandbox_and_reaches_only_what_was_granted(tmp_path: Path) -> None:
+    # The evidence is the attacked side's (tests/e2e/_breakout.py): the planted key, the files,
+    # the servers, the test's process; the child's bash is the same sandboxed tool as the parent's.
+    from tests.e2e._breakout import BREAKOUT, SECRET_ENV, attempted, held, targets
+
+    box = Sandbox(tmp_path, env=dict(SECRET_ENV))
+    with targets(box) as found:
+        command = f"python3 {BREAKOUT} {found.write(tmp_path / 'targets.json')} out/breakout-child.json bash"
+        use_scripted_model(
+            box,
+            [
+                [_agent("call-1", "Run the command.")],
+                [tool("child-bash-1", "bash", {"command": command})],
+                [text("ran it")],
+                [text("ok")],
+            ],
+            sandbox={"network": {"allow": ["localhost"]}},
+        )
+        result = box.run("-p", "go")  # no rule allows bash: the sandbox is its bound, in a child too
+        assert result.returncode == 0, result.stderr
+        report = attempted(box, "breakout-child.json")
+        assert report, f"the child's bash did not run: {result.stderr}"
+        assert held(found, report) == []
+        assert no_traceback(result)
