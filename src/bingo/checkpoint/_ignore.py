@@ -34,30 +34,47 @@ def excludes_file(project: str) -> str | None:
     """The excludes file git reads for `project` (`core.excludesFile` as `git config` says it
     in the project: system, global and the repository's own settings, includes and `~`
     expanded; unset, `$XDG_CONFIG_HOME/git/ignore`, or `~/.config/git/ignore` when that
-    variable is unset or empty, as git does). Without git, or when it cannot answer, the
-    default place. None when there is no home to find it in."""
+    variable is unset or empty, as git does). When git refuses the project's repository (its
+    config cannot be read), the setting as the system's and the person's own settings give it,
+    outside any repository. Without git, or when it cannot answer, the default place. None
+    when there is no home to find it in."""
     git = shutil.which("git")
     if git is not None:
-        try:
-            done = subprocess.run(
-                [git, "config", "--get", "--path", "core.excludesFile"],
-                cwd=project,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=_GIT_SECONDS,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            done = None
-        if done is not None and done.returncode == 0:
-            value = done.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
-            if value:
-                return os.path.join(project, value)  # as git: relative to where it runs
+        answer = _git_config(git, project, None)
+        if answer is None:
+            # Not "unset" but refused (a config line git cannot read): the person's global
+            # setting still says what they want ignored everywhere; no repository is read
+            # when GIT_DIR is not a directory.
+            answer = _git_config(git, project, os.devnull)
+        if answer:
+            return os.path.join(project, answer)  # as git: relative to where it runs
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg:
         return os.path.join(xdg, "git", "ignore")
     home = os.environ.get("HOME")
     return os.path.join(home, ".config", "git", "ignore") if home else None
+
+
+def _git_config(git: str, project: str, git_dir: str | None) -> str | None:
+    """`core.excludesFile` as `git config` run in `project` gives it ("" when unset, or when
+    git could not be run or took too long: then nothing is asked again), or None when git
+    refused to answer (a config it cannot read). `git_dir` set: no repository's config read."""
+    env = None if git_dir is None else {**os.environ, "GIT_DIR": git_dir}
+    try:
+        done = subprocess.run(
+            [git, "config", "--get", "--path", "core.excludesFile"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_GIT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if done.returncode == 0:
+        return done.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    return "" if done.returncode == 1 else None  # 1: the key is not set
 
 
 def read_spec(path: str) -> GitIgnoreSpec | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -435,6 +436,24 @@ def test_core_excludes_file_set_in_gitconfig_is_read_instead_of_the_default(tmp_
     (home / ".config" / "git").mkdir(parents=True)
     (home / ".config" / "git" / "ignore").write_text("*.py\n")  # not read: the setting names another
     project, checkpoints, _ = _world(tmp_path)
+    (project / "scratch.tmp").write_text("t")
+    (project / "main.py").write_text("m")
+    _, looked = _point(checkpoints)
+    assert sorted(looked.entries) == ["main.py"]
+    assert looked.ignored == ["scratch.tmp"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="core.excludesFile is git's setting: read through git")
+def test_the_global_core_excludes_file_is_read_when_git_refuses_the_projects_own_config(
+    tmp_path: Path, home: Path
+) -> None:
+    (home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/my-excludes\n")
+    (home / "my-excludes").write_text("*.tmp\n")
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("*.py\n")  # not read: the setting names another
+    project, checkpoints, _ = _world(tmp_path)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".git" / "config").write_text("[core\n")  # git refuses every command here
     (project / "scratch.tmp").write_text("t")
     (project / "main.py").write_text("m")
     _, looked = _point(checkpoints)
