@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e._bingo import Sandbox, no_traceback
 from tests.e2e._declares import decided, install_declaring
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
@@ -431,6 +433,26 @@ def test_claude_codes_short_model_names_reach_the_anthropic_api_as_its_ids(tmp_p
         bodies = server.bodies
     assert result.returncode == 0, result.stderr
     assert [body["model"] for body in bodies] == ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]
+
+
+def test_a_childs_tokens_are_priced_at_its_own_model_in_the_json_result(tmp_path: Path) -> None:
+    # The local model server reports 11 input and 7 output tokens a response, as each API does:
+    # the parent's two responses on claude-sonnet-4-5 ($3 / $15 a million), the child's one on
+    # haiku (claude-haiku-4-5, $1 / $5).
+    box = Sandbox(tmp_path)
+    _agent_file(box.home / ".claude" / "agents", "quick", model="haiku")
+    replies: list[Reply] = [
+        [("tool", "call-1", "agent", {"description": "d", "prompt": "One.", "agent": "quick"})],
+        [("text", "from quick")],
+        [("text", "ok")],
+    ]
+    with ModelServer(replies) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"}
+        result = box.run("-p", "--output-format", "json", "go", env=env)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["usage"]["input_tokens"] == 33 and out["usage"]["output_tokens"] == 21
+    assert out["total_cost_usd"] == pytest.approx(2 * (11 * 3 + 7 * 15) / 1e6 + (11 * 1 + 7 * 5) / 1e6)
 
 
 def test_a_childs_bash_runs_in_the_sandbox_and_reaches_only_what_was_granted(tmp_path: Path) -> None:

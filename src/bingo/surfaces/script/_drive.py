@@ -6,7 +6,8 @@ status (0 success; 1 the turn failed, `--max-turns` was reached or the answer ne
 schema; a BingoError's own status otherwise, 2 for bad usage), the final text, the usage
 summed over every response (`input_tokens` without the cached input, as Anthropic reports
 it and Claude Code prints it), `total_cost_usd` from the built-in providers' price table
-(`providers.cost_usd`; null for any other model), `num_turns` (model requests), the time
+(`providers.cost_usd`, each response at its own model's, a subagent's too: `TurnLimit.cost`;
+null once any came from another model), `num_turns` (model requests), the time
 and the refusals. It does not open the run (the app asks the factory) and does not write
 lines (the surface does).
 """
@@ -144,7 +145,7 @@ async def _drive(
             duration_ms=round((time.monotonic() - started) * 1000),
             duration_api_ms=round(limit.api_seconds * 1000),
             usage=_usage(conversation.used),
-            total_cost_usd=_cost(limit, conversation.used),
+            total_cost_usd=limit.cost,
             permission_denials=surface.denials(),
             structured_output=structured if schema is not None and subtype == "success" else _unset(),
             errors=errors if errors else _unset(),
@@ -182,17 +183,6 @@ def _usage(used: Usage) -> ResultUsage:
         cache_read_input_tokens=used.cache_read_tokens,
         cache_creation_input_tokens=used.cache_write_tokens,
     )
-
-
-def _cost(limit: TurnLimit, used: Usage) -> float | None:
-    from ...kernel.registry import BUILTIN
-
-    provider, model = limit.provider, limit.model
-    if provider is None or model is None or provider.source != BUILTIN:
-        return None
-    from ...providers import cost_usd
-
-    return cost_usd(provider.spec.name, model, used)
 
 
 def _unset() -> Any:
