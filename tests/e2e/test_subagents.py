@@ -455,6 +455,42 @@ def test_a_childs_tokens_are_priced_at_its_own_model_in_the_json_result(tmp_path
     assert out["total_cost_usd"] == pytest.approx(2 * (11 * 3 + 7 * 15) / 1e6 + (11 * 1 + 7 * 5) / 1e6)
 
 
+def test_stream_json_writes_a_childs_messages_as_lines_naming_the_agent_call(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path)
+    (box.project / "notes.txt").write_text("one two three\n", encoding="utf-8")
+    _agent_file(box.home / ".claude" / "agents", "reader")
+    replies: list[Reply] = [
+        [("tool", "call-1", "agent", {"description": "d", "prompt": "Read it.", "agent": "reader"})],
+        [("tool", "r1", "read", {"path": "notes.txt"})],
+        [("text", "It says one two three.")],
+        [("text", "Done.")],
+    ]
+    with ModelServer(replies) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"}
+        result = box.run("-p", "--output-format", "stream-json", "go", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    said = [
+        (line["type"], line.get("parent_tool_use_id"), [c["type"] for c in line["message"]["content"]])
+        for line in lines
+        if line["type"] in ("assistant", "user")
+    ]
+    assert said == [
+        ("assistant", None, ["tool_use"]),
+        ("assistant", "call-1", ["tool_use"]),
+        ("user", "call-1", ["tool_result"]),
+        ("assistant", "call-1", ["text"]),
+        ("user", None, ["tool_result"]),
+        ("assistant", None, ["text"]),
+    ]
+    (read,) = [line for line in lines if line["type"] == "user" and line["parent_tool_use_id"] == "call-1"]
+    assert "one two three" in read["message"]["content"][0]["content"]
+    (answer,) = [line for line in lines if line["type"] == "user" and line["parent_tool_use_id"] is None]
+    assert answer["message"]["content"][0]["tool_use_id"] == "call-1"
+    assert "It says one two three." in answer["message"]["content"][0]["content"]
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "Done."
+
+
 def test_a_childs_bash_runs_in_the_sandbox_and_reaches_only_what_was_granted(tmp_path: Path) -> None:
     # The evidence is the attacked side's (tests/e2e/_breakout.py): the planted key, the files,
     # the servers, the test's process; the child's bash is the same sandboxed tool as the parent's.

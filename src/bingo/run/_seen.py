@@ -50,7 +50,7 @@ def attach(child: ChildRun) -> None:
     surface = ChildSurface(parent.surface, call_id=child.call_id, agent=child.name, cwd=str(child.cwd))
     child.watch = surface
     child.conversation.asker = surface
-    conversation, session = parent.conversation, parent.session
+    conversation = parent.conversation
     call_id, agent = child.call_id, child.name
 
     def keep(frame: Frame) -> None:
@@ -58,7 +58,9 @@ def attach(child: ChildRun) -> None:
             return  # a child neither rewinds nor runs a child of its own
         if isinstance(frame, AssistantFrame) and frame.usage is not None:
             conversation.used = plus(conversation.used, frame.usage)
-        session.append(AgentFrame(call_id=call_id, agent=agent, frame=frame, turn=conversation.turn))
+        # Through the parent's log (its session, seen by a surface that watches the log: a
+        # script's stream-json writes the child's messages as lines of their own).
+        conversation.log.append(AgentFrame(call_id=call_id, agent=agent, frame=frame, turn=conversation.turn))
 
     child.on_frame = keep
 

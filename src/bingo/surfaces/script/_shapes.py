@@ -90,7 +90,12 @@ class AssistantLine(_Line, frozen=True, tag="assistant"):
 
     message: OutMessage
     session_id: str
-    parent_tool_use_id: None = None
+    parent_tool_use_id: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="The `agent` call whose child conversation (a subagent's) wrote it; null for the run's own."
+        ),
+    ] = None
 
 
 class UserLine(_Line, frozen=True, tag="user"):
@@ -98,7 +103,12 @@ class UserLine(_Line, frozen=True, tag="user"):
 
     message: OutMessage
     session_id: str
-    parent_tool_use_id: None = None
+    parent_tool_use_id: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="The `agent` call whose child conversation (a subagent's) it went to; null for the run's own."
+        ),
+    ] = None
 
 
 class NoticeLine(_Line, frozen=True, tag="notice"):

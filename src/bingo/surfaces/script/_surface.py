@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, Literal, TextIO
 import msgspec
 
 from ...kernel.errors import GateError
-from ...kernel.frames import AssistantFrame, Frame, ToolResultFrame
+from ...kernel.frames import AgentFrame, AssistantFrame, Frame, ToolResultFrame
 from ...kernel.interfaces import PermissionAnswer
 from ...wire import (
     CommandOutcome,
@@ -106,8 +106,9 @@ class ScriptSurface:
         self.outcome_failed = False
         self._uses: dict[str, ToolUseBlock] = {}
         """Every tool use the model asked for, by id: a refusal names its input."""
-        self._pending: list[Content] = []
-        """Tool results not yet written as their batch's `user` line."""
+        self._pending: dict[str | None, list[Content]] = {}
+        """Tool results not yet written as their batch's `user` line, by the `agent` call whose
+        child they went to (None: the run's own)."""
         self._denials: list[Denial] = []
         self._before: list[Notice] | None = []
         """The notices said before the init line (at start-up), written right after it;
@@ -135,9 +136,14 @@ class ScriptSurface:
             self._notice_line(notice)
 
     def frame(self, frame: Frame) -> None:
-        """A frame of the run's turn, the moment it is written (the conversation's log)."""
+        """A frame of the run's turn, the moment it is written (the conversation's log); a
+        child conversation's (a subagent's, an `AgentFrame`) is written as its own lines,
+        naming the `agent` call as their `parent_tool_use_id`."""
+        parent: str | None = None
+        if isinstance(frame, AgentFrame):
+            parent, frame = frame.call_id, frame.frame
         if isinstance(frame, AssistantFrame):
-            self._flush_results()
+            self._flush_results(parent)
             content: list[Content] = []
             texts: list[str] = []
             for block in frame.message.content:
@@ -147,25 +153,29 @@ class ScriptSurface:
                 elif isinstance(block, ToolUseBlock):
                     self._uses[block.id] = block
                     content.append(ToolUseContent(id=block.id, name=block.name, input=block.input))
-            self.last_text = "".join(texts)
+            if parent is None:
+                self.last_text = "".join(texts)
             message = OutMessage(role="assistant", content=content, model=self.model)
-            self._stream(AssistantLine(message=message, session_id=self.session_id))
+            self._stream(AssistantLine(message=message, session_id=self.session_id, parent_tool_use_id=parent))
         elif isinstance(frame, ToolResultFrame):
-            self._pending.append(
+            self._pending.setdefault(parent, []).append(
                 ToolResultContent(
                     tool_use_id=frame.call_id, content=_result_text(frame), is_error=frame.output.is_error
                 )
             )
 
-    def _flush_results(self) -> None:
-        if self._pending:
-            message = OutMessage(role="user", content=self._pending)
-            self._pending = []
-            self._stream(UserLine(message=message, session_id=self.session_id))
+    def _flush_results(self, parent: str | None = None) -> None:
+        """Write the results waiting for the conversation `parent` names (None: the run's own)
+        as their batch's `user` line."""
+        pending = self._pending.pop(parent, None)
+        if pending:
+            message = OutMessage(role="user", content=pending)
+            self._stream(UserLine(message=message, session_id=self.session_id, parent_tool_use_id=parent))
 
     def result(self, line: ResultLine) -> None:
         """The last line: the run's result."""
-        self._flush_results()
+        for parent in list(self._pending):
+            self._flush_results(parent)
         self._write(line)
 
     def denials(self) -> list[Denial]:
