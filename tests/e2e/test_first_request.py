@@ -6,6 +6,8 @@ and the session are what they were, whichever API the run speaks."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,64 @@ def test_a_prompt_with_no_plugin_imports_no_tool_module_plugin_process_or_janito
     }
     assert "bingo.tools._specs" in imported  # the specs were read: the request carried the tools
     assert sorted(imported & set(NOT_ON_THE_WAY)) == []
+
+
+def test_a_prompts_checkpoint_begins_once_its_first_request_is_out(tmp_path: Path) -> None:
+    # The checkpoint (its module, its store, git's excludes file, the gitignore matcher and
+    # the walk) is begun once the first request is written, so it never competes with it for
+    # the CPU (ADR-0043, third session); it is still taken, before any tool (ADR-0044).
+    box = Sandbox(tmp_path)
+    (box.project / ".gitignore").write_text("*.log\n")
+    (box.project / "notes.txt").write_text("kept\n")
+    with ModelServer([[("text", "hello there")]], keep_alive=True) as server:
+        result = box.run("-p", "hi", env={**_env("anthropic", server), "PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello there\n"
+    # -X importtime prints each import as it ends, in the order they ended.
+    order = [line.rpartition("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
+    connected = order.index("anyio._core._sockets")  # httpcore's connection for the request
+    assert order.index("bingo.checkpoint") > connected
+    assert order.index("pathspec") > connected  # the project's .gitignore was read, after it
+    with sqlite3.connect(box.bingo_home / "data" / "checkpoints" / "checkpoints.db") as db:
+        assert [label for (label,) in db.execute("SELECT label FROM checkpoints")] == ["hi"]
+
+
+WAIT = 20.0
+"""Seconds the model waits for the checkpoint before it answers all the same."""
+
+
+def _checkpoints(box: Sandbox) -> list[str]:
+    db = box.bingo_home / "data" / "checkpoints" / "checkpoints.db"
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return [label for (label,) in conn.execute("SELECT label FROM checkpoints")]
+    except sqlite3.OperationalError:
+        return []  # not made yet
+
+
+def test_a_prompts_checkpoint_is_taken_while_the_model_is_still_answering(tmp_path: Path) -> None:
+    # Begun once the request is written (the provider says so), not once the answer comes:
+    # a model that answers only after the checkpoint is there still answers (ADR-0044's
+    # "taken while the model is asked", kept by ADR-0043's third session).
+    box = Sandbox(tmp_path)
+    (box.project / "notes.txt").write_text("kept\n")
+    answer = threading.Event()
+    seen: list[list[str]] = []
+
+    def watch() -> None:  # polls a file another process writes: nothing to wait on
+        until = time.monotonic() + WAIT
+        while not (labels := _checkpoints(box)) and time.monotonic() < until:
+            time.sleep(0.02)
+        seen.append(labels)
+        answer.set()
+
+    with ModelServer([[("pause", answer), ("text", "hello there")]], keep_alive=True) as server:
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        result = box.run("-p", "hi", env=_env("anthropic", server))
+        watcher.join(WAIT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello there\n"
+    assert seen == [["hi"]]  # there while the model had not answered

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
@@ -41,6 +42,7 @@ from ..wire import (
 )
 
 __all__ = [
+    "REQUEST_SENT",
     "AskFn",
     "Asker",
     "Command",
@@ -255,6 +257,13 @@ class Provider(Protocol):
     def source(self) -> str: ...
 
     async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse: ...
+
+
+REQUEST_SENT: ContextVar[Callable[[], None] | None] = ContextVar("bingo_request_sent", default=None)
+"""Set by the turn for a provider's `stream`: a provider that knows when its request has been
+written whole calls it then (the built-in ones do, by httpx's `trace` extension). Optional:
+the turn calls it itself at the answer's first delta, or its end, whichever comes first. What
+waits on it is work the request does not need (the turn's checkpoint: ADR-0043, ADR-0044)."""
 
 
 class Hook(Protocol):

@@ -57,6 +57,7 @@ from .frames import (
 from .gate import Gate, Verdict
 from .hooks import Hooks, HookVerdict, asked_because, confirm
 from .interfaces import (
+    REQUEST_SENT,
     Asker,
     Declined,
     Provider,
@@ -109,6 +110,7 @@ class Conversation(ContextWindow):
         "_running",
         "_settling",
         "_spoke",
+        "after_sent",
         "asker",
         "before_tools",
         "child",
@@ -176,6 +178,11 @@ class Conversation(ContextWindow):
         self.before_tools: asyncio.Future[None] | None = None
         """What must be done before any tool of the turn runs (the run's checkpoint of the
         project, taken while the model is asked: ADR-0044); no tool runs before it is."""
+        self.after_sent: Callable[[], None] | None = None
+        """What the turn begins once its first request is out (what `before_tools` waits
+        for: the run's checkpoint, ADR-0043): called once, when the provider says the request
+        is written (`REQUEST_SENT`), else at the answer's first delta or its end, and at the
+        latest when the turn ends; so it never competes with the first request for the CPU."""
         self._settling: set[asyncio.Task[None]] = set()
         """Tool calls' waits for `before_tools`: an interrupt ends them."""
 
@@ -197,6 +204,7 @@ class Conversation(ContextWindow):
         except BingoError as exc:
             return TurnResult("failed", exc.line())
         finally:
+            self._sent()  # a turn that never asked the model (refused, failed) begins it too
             if not self.child:
                 self.hooks.observe("turn", "end", {"turn": self.turn})
 
@@ -255,6 +263,7 @@ class Conversation(ContextWindow):
 
         def on_delta(delta: Delta) -> None:
             nonlocal first
+            self._sent()
             if isinstance(delta, TextDelta) and delta.text:
                 if first and self._spoke:
                     self.events.text("\n")  # a new response starts on a new line
@@ -263,7 +272,9 @@ class Conversation(ContextWindow):
                 arrived.append(delta.text)
                 self.events.text(delta.text)
 
+        said = REQUEST_SENT.set(self._sent if self.after_sent is not None else None)
         task: asyncio.Task[ModelResponse] = asyncio.ensure_future(self.provider.stream(request, on_delta))
+        REQUEST_SENT.reset(said)  # the task took its own copy of the context
         self._stream = task
         try:
             response = await task
@@ -281,6 +292,7 @@ class Conversation(ContextWindow):
             raise
         finally:
             self._stream = None
+            self._sent()
         message = response.message
         if response.usage is not None:
             self.used = plus(self.used, response.usage)
@@ -289,6 +301,12 @@ class Conversation(ContextWindow):
         if response.stop_reason == "maxTokens":
             self.notices.say("bingo", "the model stopped at its token limit (maxTokens)", "warning")
         return message
+
+    def _sent(self) -> None:
+        """The turn's first request is out (or will not be): begin `after_sent`, once."""
+        begin, self.after_sent = self.after_sent, None
+        if begin is not None:
+            begin()
 
     # --- tools --------------------------------------------------------------------
 
@@ -403,6 +421,7 @@ class Conversation(ContextWindow):
     async def _ready(self) -> bool:
         """Wait for `before_tools` (the turn's checkpoint); False when the turn was
         interrupted first (then the tool does not run)."""
+        self._sent()  # begun already (the answer came): never a wait on what was not begun
         pending = self.before_tools
         if pending is not None and not pending.done() and not self._interrupted:
             waiter = asyncio.ensure_future(_until(pending))

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 import msgspec
 
 from ..kernel.errors import ProviderError
+from ..kernel.interfaces import REQUEST_SENT
 from ..kernel.lines import bounded_lines, head_bytes
 from ..kernel.notices import Notices
 from ..kernel.registry import BUILTIN
@@ -206,10 +207,12 @@ async def open_events(
     *,
     client: httpx.AsyncClient,
     read_timeout: float = READ_TIMEOUT,
+    sent: Callable[[], None] | None = None,
 ) -> AsyncGenerator[AsyncIterator[ServerEvent]]:
     """POST `body` (JSON) to the endpoint on `client` and yield the answer's events; once
     the body of the `async with` ends, what is left of the answer is drained (`_drain`) so
-    that the connection can carry the next request.
+    that the connection can carry the next request. `sent` is called once the request is
+    written whole (httpx's `trace` extension), before the answer is waited for.
 
     Every httpx failure, whether opening the response or reading it in the body of the
     `async with`, leaves as a ProviderError; ProviderErrors the body raises pass through.
@@ -226,8 +229,19 @@ async def open_events(
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
     headers.update(endpoint.headers)
     answered = False
+    extensions: dict[str, object] = {}
+    if sent is not None:
+        said = sent
+
+        async def trace(event: str, _: object) -> None:
+            if event.endswith(".send_request_body.complete"):  # http11. or http2.
+                said()
+
+        extensions["trace"] = trace
     try:
-        async with client.stream("POST", endpoint.url, content=body, headers=headers, timeout=timeout) as response:
+        async with client.stream(
+            "POST", endpoint.url, content=body, headers=headers, timeout=timeout, extensions=extensions
+        ) as response:
             answered = True
             if response.status_code >= 400:
                 content = await head_bytes(response.aiter_bytes(), ERROR_BODY_MAX)
@@ -398,7 +412,7 @@ class HttpProvider:
         try:
             async with asyncio.timeout(self._stall) as stall:
                 async with open_events(
-                    self._endpoint, body, client=self._http(), read_timeout=self._read_timeout
+                    self._endpoint, body, client=self._http(), read_timeout=self._read_timeout, sent=REQUEST_SENT.get()
                 ) as stream:
                     self._kept = True
                     async for event in stream:

@@ -260,46 +260,73 @@ class Run:
             loop.remove_signal_handler(signal.SIGINT)
 
     async def _checkpoint(self, prompt: str) -> Callable[[], None] | None:
-        """Before `prompt`'s turn: hold the project for the turn (waiting for another
-        process's restore to end, `RESTORE_WAIT`), then start a checkpoint of its files in a
-        thread, given up (with one notice) past `CHECKPOINT_SECONDS`. The model is asked
-        meanwhile; no tool of the turn runs before the checkpoint ends (the conversation's
-        `before_tools`), so it holds the project as it was before the prompt. The answer
-        lets the project go once both the turn and the checkpoint have ended."""
+        """Before `prompt`'s turn: arrange its checkpoint. Once the turn's first request is
+        out (the conversation's `after_sent`: the checkpoint's import, its store, git's
+        excludes file and the walk never compete with the request for the CPU), a thread
+        holds the project for the turn (waiting for another process's restore to end,
+        `RESTORE_WAIT`) and checkpoints its files, given up (with one notice) past
+        `CHECKPOINT_SECONDS`. No tool of the turn runs before the checkpoint ends (the
+        conversation's `before_tools`), so it holds the project as it was before the prompt.
+        The answer lets the project go once both the turn and the checkpoint have ended."""
         session = self.session.id
         if self._checkpoints is None or session is None:
             return None
         import threading
         import time
 
-        checkpoints = self._checkpoints()
         try:
             seq = self.session.store.info(session).frames
         except SessionError:
             return None
-        release = await asyncio.to_thread(checkpoints.turn, RESTORE_WAIT)
+        made = self._checkpoints
         label = (prompt.strip().splitlines() or [""])[0][:_LABEL]
-        deadline = time.monotonic() + CHECKPOINT_SECONDS
+        turn = self.conversation.turn + 1
+        held: list[Callable[[], None]] = []
 
-        def stop() -> bool:  # the look stops at its next directory and says so itself
-            return time.monotonic() > deadline
+        def take(checkpoints: Checkpoints) -> None:  # in a thread
+            release = checkpoints.turn(RESTORE_WAIT)
+            if release is not None:
+                held.append(release)
+            deadline = time.monotonic() + CHECKPOINT_SECONDS
 
-        taken = asyncio.ensure_future(
-            asyncio.to_thread(
-                checkpoints.take, session=session, seq=seq, turn=self.conversation.turn + 1, label=label, stop=stop
-            )
-        )
+            def stop() -> bool:  # the look stops at its next directory and says so itself
+                return time.monotonic() > deadline
+
+            checkpoints.take(session=session, seq=seq, turn=turn, label=label, stop=stop)
+
+        loop = asyncio.get_running_loop()
+        taken: asyncio.Future[None] = loop.create_future()
+        begun = threading.Event()
+
+        def finished(running: asyncio.Future[None]) -> None:
+            if taken.done():
+                return
+            failed = None if running.cancelled() else running.exception()
+            if failed is None:
+                taken.set_result(None)
+            else:
+                taken.set_exception(failed)
+
+        def begin() -> None:
+            if begun.is_set():
+                return
+            begun.set()
+            # The thread is the run's work: a notice it raises is this run's (as to_thread's).
+            checkpoints, context = made(), contextvars.copy_context()
+            running = loop.run_in_executor(None, lambda: context.run(take, checkpoints))
+            running.add_done_callback(finished)
+
         self.conversation.before_tools = taken
-        if release is None:
-            return None
+        self.conversation.after_sent = begin
         over, gone = threading.Event(), threading.Event()
 
         def let_go(_: object = None) -> None:
-            if over.is_set() and taken.done() and not gone.is_set():
+            if over.is_set() and taken.done() and held and not gone.is_set():
                 gone.set()
-                release()
+                held[0]()
 
         def ended() -> None:
+            begin()  # a turn the dispatcher ended before it began still takes its checkpoint
             over.set()
             let_go()
 

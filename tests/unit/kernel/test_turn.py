@@ -12,7 +12,7 @@ from bingo.kernel.errors import GateError
 from bingo.kernel.frames import Frame, ToolCallFrame, ToolResultFrame
 from bingo.kernel.gate import Gate
 from bingo.kernel.hooks import Hooks
-from bingo.kernel.interfaces import PermissionAnswer, ToolCall
+from bingo.kernel.interfaces import REQUEST_SENT, PermissionAnswer, ToolCall
 from bingo.kernel.notices import Notices
 from bingo.kernel.registry import Registry
 from bingo.kernel.settings import Permissions, Settings
@@ -486,3 +486,84 @@ def test_an_interrupt_while_a_tool_waits_for_the_checkpoint_ends_the_turn_and_th
     assert writer.calls == []
     [result] = [frame for frame in log.frames if isinstance(frame, ToolResultFrame)]
     assert "writer was not run: the turn was interrupted" in str(result)
+
+
+@dataclass
+class SayingProvider(ScriptedProvider):
+    """Says its request is written (`REQUEST_SENT`), as the built-in providers do, and notes
+    how many times what waits for it had begun at the start of each stream and after it said."""
+
+    say: bool = True
+    begun: list[int] = field(default_factory=lambda: [])
+    seen: list[tuple[int, int]] = field(default_factory=lambda: [])
+
+    async def stream(self, request: ModelRequest, on_delta: Callable[[Delta], None]) -> ModelResponse:
+        before = len(self.begun)
+        sent = REQUEST_SENT.get()
+        if self.say and sent is not None:
+            sent()
+        self.seen.append((before, len(self.begun)))
+        return await super().stream(request, on_delta)
+
+
+def _begun_world(say: bool) -> tuple[Registry, FakeTool, SayingProvider, Log, Settings, Notices]:
+    registry, writer, _, log, settings, notices = _waiting_world()
+    provider = SayingProvider([[_use("1", "writer")], [TextBlock(text="done")]], say=say)
+    return registry, writer, provider, log, settings, notices
+
+
+def _run_begun(world: tuple[Registry, FakeTool, SayingProvider, Log, Settings, Notices]) -> str:
+    _, _, provider, _, _, notices = world
+
+    async def go() -> str:
+        async with Hooks([], notices, 1.0) as runner:
+            conversation = _conversation(world, runner)
+            checkpoint: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.before_tools = checkpoint
+
+            def begin() -> None:
+                provider.begun.append(1)
+                checkpoint.set_result(None)
+
+            conversation.after_sent = begin
+            async with asyncio.timeout(5):
+                return (await conversation.run_turn("go")).status
+
+    return asyncio.run(go())
+
+
+def test_what_the_first_request_does_not_need_begins_once_the_provider_says_it_is_written() -> None:
+    world = _begun_world(say=True)
+    assert _run_begun(world) == "done"
+    _, writer, provider, _, _, _ = world
+    # Not begun when the request was being made; begun when written; once for the turn.
+    assert provider.seen == [(0, 1), (1, 1)]
+    assert provider.begun == [1]
+    assert writer.calls == [{}]
+
+
+def test_what_the_first_request_does_not_need_begins_with_the_answer_when_the_provider_does_not_say() -> None:
+    world = _begun_world(say=False)
+    assert _run_begun(world) == "done"
+    _, writer, provider, _, _, _ = world
+    assert provider.seen == [(0, 0), (1, 1)]  # begun by the first answer, before its tool ran
+    assert provider.begun == [1]
+    assert writer.calls == [{}]
+
+
+def test_what_the_first_request_does_not_need_begins_when_a_turn_ends_without_asking_the_model() -> None:
+    notices = Notices()
+    refuse = FakeHook(
+        HookOutcome(outcome="deny", value="no"), spec=HookSpec(name="h", site="prompt", points=["submit"])
+    )
+    world = _begun_world(say=True)
+    _, _, provider, _, _, _ = world
+
+    async def go() -> str:
+        async with Hooks([refuse], notices, 1.0) as runner:
+            conversation = _conversation(world, runner)
+            conversation.after_sent = lambda: provider.begun.append(1)
+            return (await conversation.run_turn("go")).status
+
+    assert asyncio.run(go()) == "blocked"
+    assert provider.seen == [] and provider.begun == [1]
