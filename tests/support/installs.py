@@ -79,21 +79,49 @@ def synapse(python: str = sys.executable) -> str | None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if SYNAPSE_STAMP.exists():
             return None
-        made = subprocess.run([python, "-m", "venv", str(SYNAPSE_VENV)], capture_output=True, text=True)
-        if made.returncode != 0:
-            return f"python -m venv failed: {made.stderr.strip()[-300:]}"
-        pip = subprocess.run(
-            [str(SYNAPSE_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-            + [SYNAPSE],
-            capture_output=True,
-            text=True,
-            timeout=PIP_TIMEOUT,
-        )
-        if pip.returncode != 0:
-            lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
-            return f"pip install {SYNAPSE} failed: {' '.join(lines)[-400:]}"
+        why = _install(SYNAPSE_VENV, (SYNAPSE,), python)
+        if why is not None:
+            return why
         SYNAPSE_STAMP.write_text(SYNAPSE + "\n", encoding="utf-8")
         return None
+
+
+UV = REPO / ".venv" / "bin" / "uv"
+"""uv, which scripts/test installs into .venv first (scripts/_uv.sh): a virtualenv made and
+filled by it takes a third of pip's time (ADR-0041); pip where it is not there or fails."""
+
+
+def _install(where: Path, needs: tuple[str, ...], python: str) -> str | None:
+    """A virtualenv made at `where` from `python`, `needs` installed in it from PyPI with their
+    bytecode (each start of what it runs would compile its modules again where bytecode is not
+    written); why not, or None."""
+    shutil.rmtree(where, ignore_errors=True)  # what a failed attempt left
+    if UV.exists():
+        made = subprocess.run([str(UV), "venv", "--quiet", "--python", python, str(where)], capture_output=True)
+        if made.returncode == 0:
+            done = subprocess.run(
+                [str(UV), "pip", "install", "--quiet", "--python", str(where / "bin" / "python"), "--compile-bytecode"]
+                + list(needs),
+                capture_output=True,
+                text=True,
+                timeout=PIP_TIMEOUT,
+            )
+            if done.returncode == 0:
+                return None
+        shutil.rmtree(where, ignore_errors=True)  # pip, from the start
+    made = subprocess.run([python, "-m", "venv", str(where)], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"python -m venv failed: {made.stderr.strip()[-300:]}"
+    pip = subprocess.run(
+        [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *needs],
+        capture_output=True,
+        text=True,
+        timeout=PIP_TIMEOUT,
+    )
+    if pip.returncode != 0:
+        lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
+        return f"pip install {' '.join(needs)} failed: {' '.join(lines)[-400:]}"
+    return None
 
 
 def venv(where: Path, needs: tuple[str, ...], python: str = sys.executable) -> Path | str:
@@ -116,18 +144,9 @@ def venv(where: Path, needs: tuple[str, ...], python: str = sys.executable) -> P
         if made():
             return where
         shutil.rmtree(where, ignore_errors=True)
-        done = subprocess.run([python, "-m", "venv", str(where)], capture_output=True, text=True)
-        if done.returncode != 0:
-            return f"python -m venv failed: {done.stderr.strip()[-300:]}"
-        pip = subprocess.run(
-            [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *needs],
-            capture_output=True,
-            text=True,
-            timeout=PIP_TIMEOUT,
-        )
-        if pip.returncode != 0:
-            lines = [line for line in pip.stderr.splitlines() if not line.startswith("WARNING: Location")]
-            return f"pip install {' '.join(needs)} failed: {' '.join(lines)[-400:]}"
+        why = _install(where, needs, python)
+        if why is not None:
+            return why
         stamp.write_text(wanted, encoding="utf-8")
         return where
 
