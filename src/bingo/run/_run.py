@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import signal
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
@@ -57,6 +58,8 @@ CHECKPOINT_SECONDS = 30.0
 """Seconds a checkpoint may hold a prompt's turn back before it is given up (with a notice)."""
 RESTORE_WAIT = 10.0
 """Seconds a turn waits for another process's restore of the project to end."""
+_log = logging.getLogger(__name__)
+
 _LABEL = 80
 """Characters of a prompt's first line a checkpoint keeps, for `/rewind`'s list."""
 
@@ -311,9 +314,18 @@ class Run:
             if begun.is_set():
                 return
             begun.set()
-            # The thread is the run's work: a notice it raises is this run's (as to_thread's).
-            checkpoints, context = made(), contextvars.copy_context()
-            running = loop.run_in_executor(None, lambda: context.run(take, checkpoints))
+            try:
+                # The thread is the run's work: a notice it raises is this run's (as to_thread's).
+                checkpoints, context = made(), contextvars.copy_context()
+                running = loop.run_in_executor(None, lambda: context.run(take, checkpoints))
+            except Exception as exc:  # boundary: called from within the provider's request
+                _log.exception("the checkpoint could not begin")
+                why = f"{type(exc).__name__}: {exc}"
+                self._notices.say(
+                    "bingo", f"no checkpoint was taken before this prompt: {why}; the turn goes on", "warning"
+                )
+                taken.set_result(None)
+                return
             running.add_done_callback(finished)
 
         self.conversation.before_tools = taken
