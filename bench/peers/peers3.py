@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -342,6 +343,11 @@ def prep(host, scen, servers, work, fake_url):
         if d.exists():
             subprocess.run(["rm", "-rf", str(d)], check=True)
         d.mkdir(parents=True)
+    seed = os.environ.get("BENCH_PROJECT")
+    if seed:
+        # A person's project rather than an empty directory (a .gitignore, files that
+        # bingo's checkpoint reads): the same copy for every host.
+        shutil.copytree(seed, proj, symlinks=True, dirs_exist_ok=True)
     mcplog = work / "mcplogs" / f"{host.name}-{scen}.jsonl"
     state = work / "state" / f"{host.name}-{scen}"
     mcplog.parent.mkdir(parents=True, exist_ok=True)
