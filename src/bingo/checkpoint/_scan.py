@@ -7,7 +7,9 @@ link's target, or why it was not recorded), and the stat cache that makes a chec
 incremental: a file whose size, mtime, ctime and inode are what the last look saw is not
 read again; and a directory the last look of this process saw whole and settled is confirmed
 in bulk (`_Dir`: one `lstat` per name, the signatures compared by column). It does not keep
-bytes (`put` does, given by the store) nor restore anything.
+bytes (`put` does, given by the store) nor restore anything. It is over 480 lines because
+the walk, its two ways of confirming a directory in bulk and the look name by name share
+the one loop's state (the stack, this look's and the last look's directories, what is found).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from . import _find
 from ._ignore import Ignores, read_spec
 
 if TYPE_CHECKING:
@@ -117,6 +120,8 @@ class Scan:
     """The store's generation the look was taken in (`CheckpointStore.generation`)."""
     confirmed: int = 0
     """Directories confirmed in bulk, as the last look saw them (no name looked at one by one)."""
+    by_find: int = 0
+    """Of those, the directories confirmed by GNU `find`'s output (no `lstat` from Python)."""
 
 
 class Stopped(Exception):
@@ -152,9 +157,11 @@ class _Dir:
         "dir_stats",
         "entries",
         "files",
+        "found",
         "gitignore",
         "ignored",
         "key",
+        "listed",
         "names",
         "rows",
         "stats",
@@ -178,6 +185,11 @@ class _Dir:
         self.stats: list[os.stat_result] = []
         """While the directory is looked at name by name: its files' stats (then `columns`)."""
         self.dir_stats: list[os.stat_result] = []
+        self.listed: frozenset[str] = frozenset()
+        """Every name the directory's listing held (recorded, ignored or neither)."""
+        self.found: bytes | None = None
+        """`find`'s part for the directory once it was seen to say what this look saw
+        (`_find.agrees`): the same bytes later, and nothing in it changed."""
 
     def seal(self, settled: bool) -> None:
         """The look at it is over: keep the signatures by column, or nothing to confirm
@@ -193,6 +205,15 @@ class _Dir:
             self.columns = [list(map(get, self.stats)) for get in _COLUMNS]
             self.dir_columns = [list(map(get, self.dir_stats)) for get in _DIR_COLUMNS]
         self.stats, self.dir_stats = [], []
+
+    def check(self, part: bytes, ino: int) -> None:
+        """Keep `find`'s `part` for this directory (of inode `ino`) when it says what the look
+        that made this saw; else forget any part kept."""
+        if self.names is None:
+            return
+        files = dict(zip(self.names[: self.files], zip(*self.columns, strict=True), strict=True))
+        dirs = dict(zip(self.names[self.files :], zip(*self.dir_columns, strict=True), strict=True))
+        self.found = part if _find.agrees(part, ino, self.listed, files, dirs) else None
 
     def confirm(self, stats: list[os.stat_result]) -> bool:
         """Whether `stats` (of `names`, in order) are what they were."""
@@ -230,10 +251,11 @@ def scan(
     entered. `excludes` is git's own excludes file (`core.excludesFile`), whose rules come
     below `.git/info/exclude`'s and every `.gitignore`'s.
 
-    A directory the last look of this process saw whole and settled is confirmed in bulk:
-    one `lstat` of each name it recorded or entered, compared as a list of signatures with
-    what they were; equal, its entries are taken as they were without a Python step per
-    file. Anything else (a name added, removed or renamed moves the directory's mtime; a
+    A directory the last look of this process saw whole and settled is confirmed in bulk: by
+    its part of GNU `find`'s output (run over every such directory, in parallel) being the
+    bytes it was when a look saw the same there (`_find`); else by one `lstat` of each name it
+    recorded or entered, compared as a list of signatures with what they were. Either way its
+    entries are taken as they were, without a Python step per file. Anything else (a name added, removed or renamed moves the directory's mtime; a
     write, chmod or replacement moves a file's signature) is looked at name by name.
 
     Raises:
@@ -248,7 +270,8 @@ def scan(
     ignores = cache.rules("", excludes, Ignores()) if excludes is not None else Ignores()
     ignores = cache.rules("", os.path.join(root, ".git", "info", "exclude"), ignores)
     top = os.stat(root)
-    stack: list[tuple[str, str, Ignores, int, int]] = [(root, "", ignores, top.st_mtime_ns, top.st_ino)]
+    stack: list[tuple[str, str, Ignores, int | None, int | None]] = [(root, "", ignores, top.st_mtime_ns, top.st_ino)]
+    parts = _parts(root, cache.dirs, stop)
     first = True
     while stack:
         if stop():
@@ -258,16 +281,35 @@ def scan(
             raise Stopped
         directory, prefix, above, dir_mtime, dir_ino = stack.pop()
         memo = cache.dirs.get(prefix)
+        part = parts.get(prefix)
+        if memo is not None and memo.names is not None and part is not None and memo.found == part:
+            ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
+            if ignores.key == memo.key[2]:
+                _take(found, seen, memo, ignores, stack, None)
+                memos[prefix] = memo
+                found.confirmed += 1
+                found.by_find += 1
+                first = False
+                continue
+        if dir_mtime is None or dir_ino is None:
+            # Entered from a directory `find` confirmed: its own stat was not taken.
+            try:
+                info = os.lstat(directory)
+            except OSError:
+                found.unreadable.append(prefix)
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                found.unreadable.append(prefix)
+                continue
+            dir_mtime, dir_ino = info.st_mtime_ns, info.st_ino
         if memo is not None and memo.names is not None and memo.key[0] == dir_mtime and memo.key[1] == dir_ino:
             ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
             if ignores.key == memo.key[2]:
                 stats = _lstat_all(directory, memo.names)
                 if stats is not None and memo.confirm(stats):
-                    found.entries.update(memo.entries)
-                    found.ignored.extend(memo.ignored)
-                    seen.update(memo.rows)
-                    for (path, rel), info in zip(memo.subdirs, stats[memo.files :], strict=True):
-                        stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
+                    _take(found, seen, memo, ignores, stack, stats[memo.files :])
+                    if part is not None and memo.found != part:
+                        memo.check(part, dir_ino)
                     memos[prefix] = memo
                     found.confirmed += 1
                     first = False
@@ -286,12 +328,48 @@ def scan(
         # its mtime moves with every name added, removed or renamed in it.
         key = (dir_mtime, dir_ino, ignores.key)
         made = _Dir(key, memo.decided if memo is not None and memo.key == key else {}, gitignore)
+        made.listed = frozenset(item.name for item in listing)
         _look_in(found, seen, made, listing, prefix, ignores, stack, cache.rows, settled, max_file_bytes, put, skip)
         made.seal(_settled(dir_mtime, settled))
+        if part is not None:
+            made.check(part, dir_ino)
         memos[prefix] = made
     cache.rows = seen
     cache.dirs = memos
     return found
+
+
+def _take(
+    found: Scan,
+    seen: dict[str, _Cached],
+    memo: _Dir,
+    ignores: Ignores,
+    stack: list[tuple[str, str, Ignores, int | None, int | None]],
+    stats: list[os.stat_result] | None,
+) -> None:
+    """Take a confirmed directory's entries as they were, and enter its directories (with
+    their `stats` when they were taken, else each takes its own)."""
+    found.entries.update(memo.entries)
+    found.ignored.extend(memo.ignored)
+    seen.update(memo.rows)
+    if stats is None:
+        stack.extend((path, rel, ignores, None, None) for path, rel in memo.subdirs)
+    else:
+        for (path, rel), info in zip(memo.subdirs, stats, strict=True):
+            stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
+
+
+def _parts(root: str, dirs: dict[str, _Dir], stop: Callable[[], bool]) -> dict[str, bytes]:
+    """`find`'s part for each directory a look of this process saw whole and settled (none
+    without GNU find, for too few names, or on any surprise in its output)."""
+    known = [(prefix, memo) for prefix, memo in dirs.items() if memo.names is not None]
+    if not known:
+        return {}
+    paths = [os.path.join(root, prefix[:-1]) if prefix else root for prefix, _ in known]
+    got = _find.listing(paths, sum(len(memo.listed) for _, memo in known), stop)
+    if got is None:
+        return {}
+    return {prefix: part for (prefix, _), part in zip(known, got, strict=True)}
 
 
 def _settled(mtime_ns: int, settled: int) -> bool:
@@ -325,7 +403,7 @@ def _look_in(
     listing: list[os.DirEntry[str]],
     prefix: str,
     ignores: Ignores,
-    stack: list[tuple[str, str, Ignores, int, int]],
+    stack: list[tuple[str, str, Ignores, int | None, int | None]],
     rows: dict[str, _Cached],
     settled: int,
     max_file_bytes: int,

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan, _scan
+from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan, _find, _scan
 
 
 @pytest.fixture(autouse=True)
@@ -381,6 +381,93 @@ def test_an_unchanged_directory_is_confirmed_in_bulk_and_no_edit_mode_or_link_ch
     assert looked.entries["a/link"].ref == "f2"
     made = checkpoints.plan(looked, checkpoints.points("s1")[0])
     assert sorted(made.change) == ["a/f1", "a/link", "b/f2"]
+
+
+_GNU_FIND = pytest.mark.skipif(_find.gnu_find() is None, reason="GNU find (its -printf) is not installed")
+
+
+@_GNU_FIND
+def test_with_gnu_find_an_unchanged_project_is_confirmed_without_one_lstat_from_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)  # as on a project big enough for it to pay
+    project, checkpoints, _ = _world(tmp_path)
+    _settled_tree(project)
+    (project / "a" / "sub").mkdir()
+    (project / "a" / "sub" / "deep").write_text("d")
+    for path in (project / "a" / "sub" / "deep", project / "a" / "sub", project / "a"):
+        os.utime(path, ns=(1_000_000_123, 1_000_000_123))
+    _point(checkpoints)
+    checkpoints.look()  # the second look of a process checks find's output against its own
+    calls: list[object] = []
+    real = os.lstat
+
+    def counted(*args: object, **kwargs: object) -> os.stat_result:
+        calls.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counted)
+    looked = checkpoints.look().scan
+    assert looked is not None
+    assert (looked.confirmed, looked.by_find, looked.read) == (4, 4, 0)  # the root, a, a/sub and b
+    assert calls == []
+    assert sorted(looked.entries) == ["a/f0", "a/f1", "a/f2", "a/link", "a/sub/deep", "b/f0", "b/f1", "b/f2"]
+
+
+@_GNU_FIND
+def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    project, checkpoints, _ = _world(tmp_path)
+    _settled_tree(project)
+    (project / "c").mkdir()
+    (project / "c" / "g").write_text("g")
+    for path in (project / "c" / "g", project / "c", project):
+        os.utime(path, ns=(1_000_000_123, 1_000_000_123))
+    _point(checkpoints)
+    checkpoints.look()
+
+    def look() -> Scan:
+        looked = checkpoints.look().scan
+        assert looked is not None
+        return looked
+
+    assert look().by_find == 4
+    before = dict(look().entries)
+    # A same-size edit whose mtime is put back as it was: its ctime still moves.
+    (project / "a" / "f1").write_text("XX")
+    os.utime(project / "a" / "f1", ns=(1_000_000_123, 1_000_000_123))
+    looked = look()
+    assert looked.entries["a/f1"].ref != before["a/f1"].ref and looked.read == 1
+    assert looked.by_find == 3  # the root, b and c
+    # A mode change alone.
+    (project / "b" / "f2").chmod(0o700)
+    assert look().entries["b/f2"].mode == 0o700
+    # A link pointing elsewhere, its directory's mtime put back as it was.
+    (project / "a" / "link").unlink()
+    (project / "a" / "link").symlink_to("f2")
+    os.utime(project / "a", ns=(1_000_000_123, 1_000_000_123))
+    assert look().entries["a/link"].ref == "f2"
+    # A name added and one removed, the directory's mtime put back; then a directory that
+    # became a file, and a file that became a directory.
+    (project / "b" / "new").write_text("n")
+    (project / "b" / "f0").unlink()
+    os.utime(project / "b", ns=(1_000_000_123, 1_000_000_123))
+    looked = look()
+    assert "b/new" in looked.entries and "b/f0" not in looked.entries
+    shutil.rmtree(project / "c")
+    (project / "c").write_text("now a file")
+    (project / "a" / "f0").unlink()
+    (project / "a" / "f0").mkdir()
+    (project / "a" / "f0" / "inner").write_text("i")
+    looked = look()
+    assert looked.entries["c"].kind == "file" and "c/g" not in looked.entries
+    assert "a/f0/inner" in looked.entries and "a/f0" not in looked.entries
+    # Whatever changed, the entries are those of a look that confirms nothing in bulk.
+    fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
+    assert fresh is not None
+    assert look().entries == fresh.entries
 
 
 def test_a_file_written_in_the_same_second_as_a_look_is_read_again_by_the_next(
