@@ -470,6 +470,29 @@ def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
     assert look().entries == fresh.entries
 
 
+@_GNU_FIND
+def test_without_gnu_find_or_past_its_command_lines_bound_the_look_confirms_by_its_own_lstats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    project, checkpoints, _ = _world(tmp_path)
+    _settled_tree(project)
+    _point(checkpoints)
+    checkpoints.look()
+    looked = checkpoints.look().scan
+    assert looked is not None and looked.by_find == 3
+    for name, value in (("_MAX_ARGS", 10), ("gnu_find", lambda: None)):
+        with monkeypatch.context() as patch:
+            patch.setattr(_find, name, value)
+            (project / "b" / "f1").write_text("changed")
+            os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
+            looked = checkpoints.look().scan
+            assert looked is not None
+            assert (looked.by_find, looked.confirmed, looked.read) == (0, 2, 1)  # the root and a, by lstat
+            assert looked.entries["b/f1"].size == len("changed")
+            (project / "b" / "f1").write_text("b1")
+
+
 def test_a_file_written_in_the_same_second_as_a_look_is_read_again_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
