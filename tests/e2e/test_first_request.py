@@ -134,3 +134,19 @@ def test_a_prompts_checkpoint_is_taken_while_the_model_is_still_answering(tmp_pa
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello there\n"
     assert seen == [["hi"]]  # there while the model had not answered
+
+
+def test_a_model_on_a_plain_http_endpoint_needs_no_ca_bundle(tmp_path: Path) -> None:
+    # A local model's endpoint is plain HTTP: no CA bundle is read for it, beside start-up
+    # or for its client (ADR-0043, third session). A CA file that is not there shows it:
+    # bingo failed with an internal error before, reading it for nothing.
+    box = Sandbox(tmp_path)
+    missing = str(tmp_path / "no-such-ca.pem")
+    unproxied = {
+        name: "" for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+    }
+    with ModelServer([[("text", "hello there")]], keep_alive=True) as server:
+        result = box.run("-p", "hi", env={**_env("anthropic", server), **unproxied, "SSL_CERT_FILE": missing})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello there\n"
+    assert no_traceback(result)

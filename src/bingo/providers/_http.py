@@ -61,6 +61,8 @@ from ._sse import EVENT_MAX, ServerEvent, TooLarge, events
 from ._tls import Tls
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 __all__ = [
@@ -312,6 +314,14 @@ class Api(msgspec.Struct, frozen=True):
     """A fresh reader for one answer."""
 
 
+def _proxied() -> bool:
+    """Whether a proxy is configured where httpx looks (the environment, and the system's
+    settings on macOS and Windows): a plain-HTTP request may then go through TLS to it."""
+    import urllib.request  # httpx imports it: nothing more to pay
+
+    return bool(urllib.request.getproxies())
+
+
 def _seconds(wait: float) -> str:
     return f"{wait:.1f} s"
 
@@ -359,6 +369,12 @@ class HttpProvider:
     @property
     def spec(self) -> ProviderSpec:
         return self.api.spec
+
+    @property
+    def plain(self) -> bool:
+        """Whether the endpoint is plain HTTP (a model on this machine or the local network):
+        its requests never use TLS, unless a proxy carries them."""
+        return self._endpoint.url[:7].lower() == "http://"
 
     @property
     def source(self) -> str:
@@ -438,9 +454,18 @@ class HttpProvider:
 
             # httpx's own limits but for how long an idle connection is kept.
             limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_SECONDS)
-            # The SSL context made beside start-up (ADR-0043), else the client's own.
-            made = self._tls.context() if self._tls is not None else None
-            verify = made if made is not None else True
+            verify: ssl.SSLContext | bool
+            if self.plain and not _proxied():
+                # No request of this client uses TLS: no CA bundle is read for it (ADR-0043).
+                # Should anything ask for TLS all the same, this context trusts nothing:
+                # it fails, never connects unverified.
+                import ssl
+
+                verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            else:
+                # The SSL context made beside start-up (ADR-0043), else the client's own.
+                made = self._tls.context() if self._tls is not None else None
+                verify = made if made is not None else True
             self._client = httpx.AsyncClient(transport=self._transport, limits=limits, verify=verify)
         return self._client
 

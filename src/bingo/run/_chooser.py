@@ -38,11 +38,20 @@ class ModelChooser:
     def prepare(self) -> None:
         """For a run that will ask the model at once (`-p` with a prompt): begin, on a
         thread beside the rest of start-up, the SSL context the built-in providers'
-        clients take (ADR-0043), when one of them may be the run's."""
+        clients take (ADR-0043), when the provider the run will choose is a built-in one
+        whose endpoint is not plain HTTP."""
         chosen = self._settings.provider
         if chosen is not None and chosen not in _BUILTIN_NAMES:
             return  # a plugin's provider: no HTTP client of bingo's
-        if self._built():
+        from ..kernel.errors import ProviderError
+        from ..providers import choose_provider
+
+        builtins = self._built()
+        try:
+            provider = choose_provider(chosen, {p.spec.name: p for p in builtins}, self._environ)
+        except ProviderError:
+            return  # none of them: a plugin's, or none (the turn says so)
+        if not any(p is provider and p.plain for p in builtins):  # plain HTTP needs no CA bundle
             assert self._tls is not None
             self._tls.begin()
 

@@ -137,3 +137,12 @@ def test_default_models_are_the_builtins_defaults_or_a_plugins_first_model() -> 
     assert default_model(openai) == "gpt-4o-mini"
     assert default_model(_PluginProvider("plugin__e__e", ["small", "large"])) == "small"
     assert default_model(_PluginProvider("plugin__e__e")) == "default"
+
+
+def test_a_builtin_on_a_plain_http_endpoint_is_plain_and_on_an_https_one_is_not() -> None:
+    # A plain-HTTP endpoint (a local model) needs no CA bundle: the SSL context is neither
+    # begun beside start-up nor read for its client (ADR-0043, third session).
+    local = {p.spec.name: p for p in builtin_providers({"OPENAI_BASE_URL": "HTTP://localhost:11434/v1"})}
+    remote = {p.spec.name: p for p in builtin_providers({"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})}
+    assert local["openai"].plain
+    assert not remote["anthropic"].plain and not remote["openai"].plain
