@@ -231,7 +231,7 @@ class Checkpoints:
                         )
                         return None
                 last = self._last
-                unchanged = last is not None and last[0] == looked.entries
+                unchanged = last is not None and (last[0] is looked.entries or last[0] == looked.entries)
                 manifest = last[1] if last is not None and unchanged else store.put_manifest(looked.entries)
                 self._last = (looked.entries, manifest)
                 point = store.add(

@@ -69,13 +69,17 @@ class StatCache:
     processes), and, for this process only, each directory's ignore decisions under its
     stat and rules (`dirs`) and each rule file's parsed rules under its stat (`specs`)."""
 
-    __slots__ = ("_serial", "dirs", "rows", "specs")
+    __slots__ = ("_serial", "dirs", "flat", "rows", "specs")
 
     def __init__(self, rows: dict[str, _Cached] | None = None) -> None:
         self.rows: dict[str, _Cached] = rows or {}
         self.dirs: dict[str, _Dir] = {}
         self.specs: dict[str, tuple[tuple[int, int, int, int], int, GitIgnoreSpec | None]] = {}
         self._serial = 0
+        self.flat: tuple[list[_Dir], dict[str, Entry], list[str], dict[str, _Cached]] | None = None
+        """The last look that `find` confirmed whole: its directories in the order taken, and
+        the entries, ignored names and stat-cache rows they gave (the next such look, taking
+        the same directories, takes these as they are instead of putting them together)."""
 
     def rules(self, directory: str, path: str, above: Ignores) -> Ignores:
         """The rules in force in `directory` (relative), given the rule file at `path` (a
@@ -273,10 +277,15 @@ def scan(
     stack: list[tuple[str, str, Ignores, int | None, int | None]] = [(root, "", ignores, top.st_mtime_ns, top.st_ino)]
     parts = _parts(root, cache.dirs, stop)
     first = True
+    taken: list[_Dir] = []
+    """Directories `find` confirmed, in order, whose entries are not yet in `found`."""
+    whole = True
+    """Whether every directory so far was confirmed by `find`."""
     while stack:
         if stop():
             # What was read so far is not read again: a project too big for one look's
             # time is recorded over the next turns' looks.
+            _gather(found, seen, taken)
             cache.rows.update(seen)
             raise Stopped
         directory, prefix, above, dir_mtime, dir_ino = stack.pop()
@@ -285,12 +294,16 @@ def scan(
         if memo is not None and memo.names is not None and part is not None and memo.found == part:
             ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
             if ignores.key == memo.key[2]:
-                _take(found, seen, memo, ignores, stack, None)
+                taken.append(memo)
+                stack.extend((path, rel, ignores, None, None) for path, rel in memo.subdirs)
                 memos[prefix] = memo
                 found.confirmed += 1
                 found.by_find += 1
                 first = False
                 continue
+        # What comes next writes into `found` itself: what `find` confirmed before goes first.
+        whole = False
+        _gather(found, seen, taken)
         if dir_mtime is None or dir_ino is None:
             # Entered from a directory `find` confirmed: its own stat was not taken.
             try:
@@ -334,9 +347,27 @@ def scan(
         if part is not None:
             made.check(part, dir_ino)
         memos[prefix] = made
+    if whole and cache.flat is not None and cache.flat[0] == taken:
+        # The very directories the last look took, in the same order: what they give is
+        # what it was, so it is not put together again.
+        _, found.entries, found.ignored, seen = cache.flat
+    else:
+        order = list(taken)
+        _gather(found, seen, taken)
+        cache.flat = (order, found.entries, found.ignored, seen) if whole else None
     cache.rows = seen
     cache.dirs = memos
     return found
+
+
+def _gather(found: Scan, seen: dict[str, _Cached], taken: list[_Dir]) -> None:
+    """Put the entries, ignored names and stat-cache rows of the directories `taken` into
+    `found` and `seen`, in order, and empty it."""
+    for memo in taken:
+        found.entries.update(memo.entries)
+        found.ignored.extend(memo.ignored)
+        seen.update(memo.rows)
+    taken.clear()
 
 
 def _take(
@@ -345,18 +376,15 @@ def _take(
     memo: _Dir,
     ignores: Ignores,
     stack: list[tuple[str, str, Ignores, int | None, int | None]],
-    stats: list[os.stat_result] | None,
+    stats: list[os.stat_result],
 ) -> None:
-    """Take a confirmed directory's entries as they were, and enter its directories (with
-    their `stats` when they were taken, else each takes its own)."""
+    """Take a directory confirmed by its names' `lstat`s as it was, and enter its
+    directories (with their `stats`)."""
     found.entries.update(memo.entries)
     found.ignored.extend(memo.ignored)
     seen.update(memo.rows)
-    if stats is None:
-        stack.extend((path, rel, ignores, None, None) for path, rel in memo.subdirs)
-    else:
-        for (path, rel), info in zip(memo.subdirs, stats, strict=True):
-            stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
+    for (path, rel), info in zip(memo.subdirs, stats, strict=True):
+        stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
 
 
 def _parts(root: str, dirs: dict[str, _Dir], stop: Callable[[], bool]) -> dict[str, bytes]:
