@@ -25,6 +25,7 @@ import random
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -91,10 +92,21 @@ def _change(rng: random.Random, made: list[Path]) -> None:
         path.write_bytes(rng.randbytes(path.stat().st_size))
 
 
-def measure(base: Path, *, files: int = 10_000, mb: int = 100, rounds: int = 20, turns: int = 100) -> Found:
-    """Every row's samples, on a project generated under `base`."""
+def measure(
+    base: Path,
+    *,
+    files: int = 10_000,
+    mb: int = 100,
+    rounds: int = 20,
+    turns: int = 100,
+    say: Callable[[str], None] = lambda _: None,
+) -> Found:
+    """Every row's samples, on a project generated under `base`; `say` is told as each
+    step begins (a 100,000-file run takes minutes, mostly making the project and the first
+    checkpoint and git's first `add -A`, which read and keep every file)."""
     project = base / "project"
     project.mkdir(parents=True)
+    say(f"making the project: {files:,} files, {mb} MB")
     made = _generate(project, files, mb * 1_000_000)
     found = Found(files, mb, turns)
     checkpoints = Checkpoints(base / "checkpoints", project, lambda _: None)
@@ -105,6 +117,7 @@ def measure(base: Path, *, files: int = 10_000, mb: int = 100, rounds: int = 20,
         turn += 1
         checkpoints.take(session=session, seq=turn, turn=turn, label=f"turn {turn}")
 
+    say("the first checkpoint (every file read and kept)")
     found.first.append(_timed(take))
     env = {**os.environ, "GIT_DIR": str(base / "shadow.git"), "GIT_WORK_TREE": str(project)}
 
@@ -114,8 +127,10 @@ def measure(base: Path, *, files: int = 10_000, mb: int = 100, rounds: int = 20,
 
     has_git = shutil.which("git") is not None
     if has_git:
+        say("git's first add -A in the shadow repository (every file read and kept)")
         subprocess.run(["git", "init", "-q"], env=env, check=True)
         git()
+    say(f"{rounds} rounds of each row")
     take()  # as a running bingo is: not its first look in this process
     for n in range(rounds):
         if has_git and n % 2:
@@ -140,6 +155,7 @@ def measure(base: Path, *, files: int = 10_000, mb: int = 100, rounds: int = 20,
     store = base / "checkpoints"
     checkpoints.close()  # its index's log folded in, as after a process: sizes compare
     before = _du(store)
+    say(f"{turns} turns of 10 changed files")
     for _ in range(turns):
         _change(rng, made)
         take("t")
@@ -206,7 +222,12 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
-        found = measure(Path(temp), files=args.files, mb=args.mb, rounds=args.rounds, turns=args.turns)
+        started = time.monotonic()
+
+        def say(step: str) -> None:
+            print(f"  [{time.monotonic() - started:6.1f} s] {step}", file=sys.stderr, flush=True)
+
+        found = measure(Path(temp), files=args.files, mb=args.mb, rounds=args.rounds, turns=args.turns, say=say)
     rows = [
         ("first checkpoint (every file read)", _ms(found.first)),
         ("checkpoint, nothing changed", _ms(found.unchanged)),
