@@ -160,7 +160,8 @@ def measure(
         _change(rng, made)
         take("t")
     checkpoints.close()
-    found.store, found.store_turns, found.project = _du(store), _du(store) - before, _du(project)
+    after = _du(store)
+    found.store, found.store_turns, found.project = after, after - before, _du(project)
     return found
 
 
