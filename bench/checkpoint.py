@@ -229,6 +229,11 @@ def main() -> None:
             print(f"  [{time.monotonic() - started:6.1f} s] {step}", file=sys.stderr, flush=True)
 
         found = measure(Path(temp), files=args.files, mb=args.mb, rounds=args.rounds, turns=args.turns, say=say)
+        _print(found, args.files, args.mb)
+        say("removing the project, the store and the shadow repository")  # minutes, at 100,000 files
+
+
+def _print(found: Found, files: int, mb: int) -> None:
     rows = [
         ("first checkpoint (every file read)", _ms(found.first)),
         ("checkpoint, nothing changed", _ms(found.unchanged)),
@@ -247,9 +252,9 @@ def main() -> None:
         ),
     ]
     width = max(len(name) for name, _ in rows)
-    print(f"checkpoints: {args.files} files, {args.mb} MB, load {os.getloadavg()[0]:.2f}")
+    print(f"checkpoints: {files} files, {mb} MB, load {os.getloadavg()[0]:.2f}", flush=True)
     for name, value in rows:
-        print(f"  {name:<{width}}  {value}")
+        print(f"  {name:<{width}}  {value}", flush=True)
 
 
 if __name__ == "__main__":
