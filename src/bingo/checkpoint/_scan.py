@@ -77,7 +77,7 @@ class StatCache:
         self.specs: dict[str, tuple[tuple[int, int, int, int], int, GitIgnoreSpec | None]] = {}
         self._serial = 0
         self.flat: tuple[list[_Dir], dict[str, Entry], list[str], dict[str, _Cached]] | None = None
-        """The last look that `find` confirmed whole: its directories in the order taken, and
+        """The last look that confirmed every directory in bulk: its directories in order, and
         the entries, ignored names and stat-cache rows they gave (the next such look, taking
         the same directories, takes these as they are instead of putting them together)."""
 
@@ -278,9 +278,9 @@ def scan(
     parts = _parts(root, cache.dirs, stop)
     first = True
     taken: list[_Dir] = []
-    """Directories `find` confirmed, in order, whose entries are not yet in `found`."""
+    """Directories confirmed in bulk, in order, whose entries are not yet in `found`."""
     whole = True
-    """Whether every directory so far was confirmed by `find`."""
+    """Whether every directory so far was confirmed in bulk."""
     while stack:
         if stop():
             # What was read so far is not read again: a project too big for one look's
@@ -301,17 +301,14 @@ def scan(
                 found.by_find += 1
                 first = False
                 continue
-        # What comes next writes into `found` itself: what `find` confirmed before goes first.
-        whole = False
-        _gather(found, seen, taken)
         if dir_mtime is None or dir_ino is None:
             # Entered from a directory `find` confirmed: its own stat was not taken.
             try:
                 info = os.lstat(directory)
             except OSError:
-                found.unreadable.append(prefix)
-                continue
-            if not stat.S_ISDIR(info.st_mode):
+                info = None
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                whole = False
                 found.unreadable.append(prefix)
                 continue
             dir_mtime, dir_ino = info.st_mtime_ns, info.st_ino
@@ -320,13 +317,18 @@ def scan(
             if ignores.key == memo.key[2]:
                 stats = _lstat_all(directory, memo.names)
                 if stats is not None and memo.confirm(stats):
-                    _take(found, seen, memo, ignores, stack, stats[memo.files :])
+                    taken.append(memo)
+                    for (path, rel), info in zip(memo.subdirs, stats[memo.files :], strict=True):
+                        stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
                     if part is not None and memo.found != part:
                         memo.check(part, dir_ino)
                     memos[prefix] = memo
                     found.confirmed += 1
                     first = False
                     continue
+        # What comes next writes into `found` itself: what was confirmed before goes first.
+        whole = False
+        _gather(found, seen, taken)
         try:
             listing = list(os.scandir(directory))
         except OSError:
@@ -368,23 +370,6 @@ def _gather(found: Scan, seen: dict[str, _Cached], taken: list[_Dir]) -> None:
         found.ignored.extend(memo.ignored)
         seen.update(memo.rows)
     taken.clear()
-
-
-def _take(
-    found: Scan,
-    seen: dict[str, _Cached],
-    memo: _Dir,
-    ignores: Ignores,
-    stack: list[tuple[str, str, Ignores, int | None, int | None]],
-    stats: list[os.stat_result],
-) -> None:
-    """Take a directory confirmed by its names' `lstat`s as it was, and enter its
-    directories (with their `stats`)."""
-    found.entries.update(memo.entries)
-    found.ignored.extend(memo.ignored)
-    seen.update(memo.rows)
-    for (path, rel), info in zip(memo.subdirs, stats, strict=True):
-        stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
 
 
 def _parts(root: str, dirs: dict[str, _Dir], stop: Callable[[], bool]) -> dict[str, bytes]:
