@@ -87,7 +87,7 @@ def synapse(python: str = sys.executable) -> str | None:
 
 
 UV = REPO / ".venv" / "bin" / "uv"
-"""uv, which scripts/test installs into .venv first (scripts/_uv.sh): a virtualenv made and
+"""uv, which scripts/test installs into .venv first (scripts/_env.sh): a virtualenv made and
 filled by it takes a third of pip's time (ADR-0041); pip where it is not there or fails."""
 
 
