@@ -32,7 +32,7 @@ from ._ignore import Ignores, read_spec
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
-__all__ = ["Entry", "KeepFailed", "Scan", "StatCache", "Stopped", "scan"]
+__all__ = ["Entry", "KeepFailed", "Scan", "StatCache", "Stopped", "keyed", "scan", "unkeyed"]
 
 _RACY_NS = 50_000_000
 """A file modified this close (ns) before a look began may be modified again within the
@@ -54,6 +54,21 @@ class Entry(msgspec.Struct, frozen=True, array_like=True):
     mode: int
     ref: str
     size: int
+
+
+def keyed(name: str) -> str:
+    """`name` as msgpack can hold it: itself, or, when it holds bytes that are not UTF-8 (a
+    file name's surrogate escapes), a NUL and its bytes in hex (no file name holds a NUL)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "\0" + os.fsencode(name).hex()
+    return name
+
+
+def unkeyed(key: str) -> str:
+    """The name `keyed` gave `key` for."""
+    return os.fsdecode(bytes.fromhex(key[1:])) if key.startswith("\0") else key
 
 
 class _Cached(msgspec.Struct, frozen=True, array_like=True):
@@ -98,14 +113,20 @@ class StatCache:
         return above.below(directory, known[2], known[1])
 
     def encode(self) -> bytes:
-        return msgspec.msgpack.encode(self.rows)
+        try:
+            return msgspec.msgpack.encode(self.rows)
+        except UnicodeEncodeError:  # a path whose bytes are not UTF-8
+            return msgspec.msgpack.encode({keyed(path): row for path, row in self.rows.items()})
 
     @classmethod
     def decode(cls, data: bytes) -> StatCache:
         try:
-            return cls(msgspec.msgpack.decode(data, type=dict[str, _Cached]))
+            rows = msgspec.msgpack.decode(data, type=dict[str, _Cached])
         except msgspec.DecodeError:
             return cls()
+        if any(path.startswith("\0") for path in rows):
+            rows = {unkeyed(path): row for path, row in rows.items()}
+        return cls(rows)
 
 
 @dataclass(slots=True)

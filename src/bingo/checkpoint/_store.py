@@ -26,11 +26,12 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
 from ..kernel.errors import SessionError
-from ._scan import Entry
+from ._scan import Entry, keyed, unkeyed
 
 __all__ = ["Busy", "CheckpointStore", "Point"]
 
@@ -77,6 +78,39 @@ _root_decoder = msgspec.msgpack.Decoder(dict[str, str])
 _dir_decoder = msgspec.msgpack.Decoder(dict[str, Entry])
 _DIRECTORIES_KEPT = 4096
 """Directory objects read kept decoded in memory (a list of points shares most of them)."""
+
+
+_Value = TypeVar("_Value", Entry, str)
+
+
+def _encode(listing: dict[str, Entry] | dict[str, str]) -> bytes:
+    """A directory's entries, or the directories' objects, as msgpack: names (and links'
+    targets) whose bytes are not UTF-8 as `keyed` gives them."""
+    try:
+        return msgspec.msgpack.encode(listing)
+    except UnicodeEncodeError:
+        return msgspec.msgpack.encode(
+            {
+                keyed(name): value
+                if isinstance(value, str) or value.kind != "link"
+                else msgspec.structs.replace(value, ref=keyed(value.ref))
+                for name, value in listing.items()
+            }
+        )
+
+
+def _unkeyed(listing: dict[str, _Value]) -> dict[str, _Value]:
+    """What `_encode` was given."""
+    if not any(name.startswith("\0") for name in listing) and not any(
+        isinstance(value, Entry) and value.kind == "link" and value.ref.startswith("\0") for value in listing.values()
+    ):
+        return listing
+    return {
+        unkeyed(name): value
+        if not isinstance(value, Entry) or value.kind != "link"
+        else msgspec.structs.replace(value, ref=unkeyed(value.ref))
+        for name, value in listing.items()
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,27 +249,28 @@ class CheckpointStore:
             if known is not None and known[0] == group:
                 root[directory] = known[1]
                 continue
-            data = msgspec.msgpack.encode(dict(sorted(group.items())))
+            data = _encode(dict(sorted(group.items())))
             digest = hashlib.sha256(data).hexdigest()
             self.put(digest, data)
             self._dirs[directory] = (group, digest)
             root[directory] = digest
-        data = zlib.compress(msgspec.msgpack.encode(root), 1)
+        data = zlib.compress(_encode(root), 1)
         digest = hashlib.sha256(data).hexdigest()
         self.put(digest, data)
         return digest
 
     def _listing(self, digest: str) -> dict[str, str]:
         try:
-            return _root_decoder.decode(zlib.decompress(self.get(digest)))
+            listing = _root_decoder.decode(zlib.decompress(self.get(digest)))
         except (zlib.error, msgspec.DecodeError) as exc:
             raise OSError(f"the checkpoint's list of files {digest[:12]} is damaged") from exc
+        return _unkeyed(listing)
 
     def _directory(self, digest: str) -> dict[str, Entry]:
         found = self._read.get(digest)
         if found is None:
             try:
-                found = _dir_decoder.decode(self.get(digest))
+                found = _unkeyed(_dir_decoder.decode(self.get(digest)))
             except msgspec.DecodeError as exc:
                 raise OSError(f"the checkpoint's list of files {digest[:12]} is damaged") from exc
             if len(self._read) >= _DIRECTORIES_KEPT:

@@ -383,6 +383,32 @@ def test_an_unchanged_directory_is_confirmed_in_bulk_and_no_edit_mode_or_link_ch
     assert sorted(made.change) == ["a/f1", "a/link", "b/f2"]
 
 
+def test_a_file_and_a_link_target_whose_bytes_are_not_utf8_are_recorded_and_restored(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path)
+    (project / "d").mkdir()
+    odd = os.fsencode(project / "d") + b"/caf\xe9.txt"  # Latin-1, as an old archive leaves it
+    with open(odd, "wb") as file:
+        file.write(b"latin")
+    os.symlink(b"caf\xe9.txt", os.fsencode(project / "d") + b"/link")
+    (project / "plain").write_text("p")
+    point, looked = _point(checkpoints)
+    assert os.fsdecode(odd)[len(str(project)) + 1 :] in looked.entries
+    os.remove(odd)
+    os.remove(os.fsencode(project / "d") + b"/link")
+    (project / "plain").write_text("changed")
+    failed = _rewind(checkpoints, point)
+    assert failed == []
+    with open(odd, "rb") as file:
+        assert file.read() == b"latin"
+    assert os.readlink(os.fsencode(project / "d") + b"/link") == b"caf\xe9.txt"
+    assert (project / "plain").read_text() == "p"
+    # A new process reads the stat cache and the list back as they were kept.
+    again = Checkpoints(tmp_path / "checkpoints", project, said.append)
+    looked_again = again.look().scan
+    assert looked_again is not None
+    assert again.plan(looked_again, point).empty()
+
+
 _GNU_FIND = pytest.mark.skipif(_find.gnu_find() is None, reason="GNU find (its -printf) is not installed")
 
 
@@ -468,6 +494,30 @@ def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
     fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
     assert fresh is not None
     assert look().entries == fresh.entries
+
+
+@_GNU_FIND
+def test_with_gnu_find_names_with_spaces_newlines_dashes_and_bytes_not_utf8_are_confirmed_and_watched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    project, checkpoints, _ = _world(tmp_path)
+    (project / "d").mkdir()
+    for name in ("a b", "new\nline", "-rf", "(", "x\\0y"):
+        (project / "d" / name).write_text(name)
+    os.close(os.open(os.fsencode(project / "d") + b"/\xff\xfe", os.O_CREAT | os.O_WRONLY, 0o644))
+    for path in [*project.rglob("*"), project]:
+        os.utime(path, ns=(1_000_000_123, 1_000_000_123), follow_symlinks=False)
+    _point(checkpoints)
+    checkpoints.look()
+    looked = checkpoints.look().scan
+    assert looked is not None
+    assert (looked.by_find, looked.read, len(looked.entries)) == (2, 0, 6)
+    (project / "d" / "new\nline").write_text("new\nline")  # the same bytes again: its ctime moves
+    os.utime(project / "d" / "new\nline", ns=(1_000_000_123, 1_000_000_123))
+    looked = checkpoints.look().scan
+    assert looked is not None
+    assert (looked.by_find, looked.read) == (1, 1)  # the root by find; d looked at again
 
 
 @_GNU_FIND
