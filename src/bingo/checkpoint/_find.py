@@ -167,6 +167,8 @@ def agrees(
                 known_dir = dirs.get(name)
                 if known_dir is not None and known_dir != (int(fields[0]), stat.S_IFDIR | int(fields[1], 8)):
                     return False
+                if name in files:
+                    return False  # a directory where the look saw a file
             else:
                 fields = line.split(b" ", 6)
                 name = os.fsdecode(fields[6])

@@ -520,6 +520,28 @@ def test_with_gnu_find_names_with_spaces_newlines_dashes_and_bytes_not_utf8_are_
     assert (looked.by_find, looked.read) == (1, 1)  # the root by find; d looked at again
 
 
+def test_finds_output_stands_for_a_directory_only_when_it_says_what_the_look_saw() -> None:
+    # One directory (inode 7) holding a file `f` and a directory `d`, as a look saw them.
+    seen = {"f": (1_000_000_123, 2_000_000_456, 5, 8, 0o100644)}
+    dirs = {"d": (9, 0o40755)}
+    names = frozenset({"f", "d", "ignored.log"})
+    file = b"f 644 8 5 1.0000001230 2.0000004560 f"
+    other = b"f 644 10 1 1.0000000000 1.0000000000 ignored.log"
+    assert _find.agrees(b"\0".join([b"7 755 top", file, b"1/9 755 d", other]), 7, names, seen, dirs)
+    for part in (
+        [b"8 755 top", file, b"1/9 755 d", other],  # another directory now
+        [b"7 755 top", file.replace(b" 5 ", b" 6 "), b"1/9 755 d", other],  # a size
+        [b"7 755 top", file.replace(b"2.0000004560", b"2.0000004570"), b"1/9 755 d", other],  # a ctime
+        [b"7 755 top", file.replace(b"f 644", b"l 644"), b"1/9 755 d", other],  # a link now
+        [b"7 755 top", b"1/8 755 f", b"1/9 755 d", other],  # a directory where the file was
+        [b"7 755 top", file, b"f 644 9 1 1.0 1.0 d", other],  # a file where the directory was
+        [b"7 755 top", file, b"1/9 700 d", other],  # the directory's permissions
+        [b"7 755 top", file, b"1/9 755 d"],  # a name gone
+        [b"7 755 top", file, b"1/9 755 d", other, b"f 644 11 1 1.0 1.0 new"],  # a name more
+    ):
+        assert not _find.agrees(b"\0".join(part), 7, names, seen, dirs), part
+
+
 @_GNU_FIND
 def test_without_gnu_find_or_past_its_command_lines_bound_the_look_confirms_by_its_own_lstats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
