@@ -380,6 +380,11 @@ class Connection:
             return
         future = self._pending.get(request_id) if isinstance(request_id, (int, str)) else None
         if future is None or future.done():
+            if future is not None and future.cancelled():
+                # Its caller was cancelled (a run ended mid-handshake) and has not yet run to
+                # where it abandons the call: an abandoned call's late answer all the same.
+                _log.info("%s answered cancelled call %r late; ignored", self.name, request_id)
+                return
             if isinstance(request_id, (int, str)) and request_id in self._abandoned:
                 del self._abandoned[request_id]
                 _log.info("%s answered abandoned call %r late; ignored", self.name, request_id)

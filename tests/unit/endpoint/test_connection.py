@@ -348,6 +348,27 @@ def test_a_late_answer_to_an_expired_call_is_dropped_quietly_but_a_second_one_is
     assert unexpected == [1]
 
 
+def test_an_answer_read_after_its_caller_was_cancelled_but_before_it_ran_again_is_dropped_quietly() -> None:
+    # A run that ends mid-handshake cancels the start's task while the answer is already on
+    # its way: the read loop takes the answer before the cancelled caller runs its cleanup.
+    unexpected: list[object] = []
+
+    async def scenario(conn: Connection, peer: Peer) -> None:
+        call = asyncio.create_task(
+            conn.call("service/call", ServiceCallParams(key="k", method="m"), ServiceCallResult, deadline=5)
+        )
+        request = await peer.read()
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"result": 1}})
+        call.cancel()  # the answer is read before the caller runs again
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        conn.notify("marker", _notice("after"))
+        assert (await peer.read())["method"] == "marker"
+
+    _run(scenario, on_unexpected=unexpected.append)
+    assert unexpected == []
+
+
 def test_calls_through_a_real_transport_past_its_high_water_mark_all_arrive_in_order() -> None:
     # A socket pair: a real transport with flow control, so a writer that outruns the reader
     # is made to wait (drain) and nothing is lost or reordered.
