@@ -5,6 +5,7 @@ and the session are what they were, whichever API the run speaks."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import threading
 import time
@@ -150,3 +151,27 @@ def test_a_model_on_a_plain_http_endpoint_needs_no_ca_bundle(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello there\n"
     assert no_traceback(result)
+
+
+def test_an_https_model_with_ca_certificates_that_cannot_be_read_is_one_line_and_never_contacted(
+    tmp_path: Path,
+) -> None:
+    # SSL_CERT_FILE naming no file: bingo said "internal error (FileNotFoundError …)" before.
+    box = Sandbox(tmp_path)
+    missing = str(tmp_path / "no-such-ca.pem")
+    unproxied = {
+        name: "" for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+    }
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}"
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": url, "SSL_CERT_FILE": missing, **unproxied}
+        result = box.run("-p", "hi", env=env)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected: the failure came before any request
+    assert result.returncode == 1
+    assert no_traceback(result) and "internal error" not in result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "CA certificates" in line]
+    assert "no-such-ca.pem" in line and "SSL_CERT_FILE" in line

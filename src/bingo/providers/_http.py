@@ -314,6 +314,19 @@ class Api(msgspec.Struct, frozen=True):
     """A fresh reader for one answer."""
 
 
+_CA_HINT = "SSL_CERT_FILE or SSL_CERT_DIR, where set, must name readable PEM certificates: fix it or unset it"
+
+
+def _ca_source() -> str:
+    """Where httpx reads the CA certificates from, as the person would name it."""
+    import os
+
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        if os.environ.get(name):
+            return f"{name}={os.environ[name]}"
+    return "certifi's bundle"
+
+
 def _proxied() -> bool:
     """Whether a proxy is configured where httpx looks (the environment, and the system's
     settings on macOS and Windows): a plain-HTTP request may then go through TLS to it."""
@@ -466,7 +479,13 @@ class HttpProvider:
                 # The SSL context made beside start-up (ADR-0043), else the client's own.
                 made = self._tls.context() if self._tls is not None else None
                 verify = made if made is not None else True
-            self._client = httpx.AsyncClient(transport=self._transport, limits=limits, verify=verify)
+            try:
+                self._client = httpx.AsyncClient(transport=self._transport, limits=limits, verify=verify)
+            except OSError as exc:  # the CA certificates named cannot be read (ssl.SSLError is one)
+                raise ProviderError(
+                    f"{self._endpoint.provider}: the CA certificates to check its server with cannot be read from {_ca_source()} ({exc.strerror or exc})",
+                    _CA_HINT,
+                ) from None
         return self._client
 
     async def aclose(self) -> None:
