@@ -420,25 +420,10 @@ def test_check_plugin_checks_agent_files_one_line_each(tmp_path: Path) -> None:
         assert "bad.md" in bad and "is not lowercase" in bad
 
 
-def test_claude_codes_short_model_names_reach_the_anthropic_api_as_its_ids(tmp_path: Path) -> None:
-    box = Sandbox(tmp_path)
-    _agent_file(box.home / ".claude" / "agents", "quick", model="haiku")
-    replies: list[Reply] = [
-        [("tool", "call-1", "agent", {"description": "d", "prompt": "One.", "agent": "quick"})],
-        [("text", "from quick")],
-        [("text", "ok")],
-    ]
-    with ModelServer(replies) as server:
-        result = box.run("-p", "go", env={"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"})
-        bodies = server.bodies
-    assert result.returncode == 0, result.stderr
-    assert [body["model"] for body in bodies] == ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]
-
-
-def test_a_childs_tokens_are_priced_at_its_own_model_in_the_json_result(tmp_path: Path) -> None:
-    # The local model server reports 11 input and 7 output tokens a response, as each API does:
-    # the parent's two responses on claude-sonnet-4-5 ($3 / $15 a million), the child's one on
-    # haiku (claude-haiku-4-5, $1 / $5).
+def _haiku_child(tmp_path: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """A sonnet parent (the built-in anthropic provider's default) whose one `agent` call runs
+    the agent `quick` on `model: haiku`: the run with `options`, and every request's body.
+    The local model server reports 11 input and 7 output tokens a response, as each API does."""
     box = Sandbox(tmp_path)
     _agent_file(box.home / ".claude" / "agents", "quick", model="haiku")
     replies: list[Reply] = [
@@ -448,8 +433,21 @@ def test_a_childs_tokens_are_priced_at_its_own_model_in_the_json_result(tmp_path
     ]
     with ModelServer(replies) as server:
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"}
-        result = box.run("-p", "--output-format", "json", "go", env=env)
+        result = box.run("-p", *options, "go", env=env)
+        bodies = server.bodies
     assert result.returncode == 0, result.stderr
+    return result, bodies
+
+
+def test_claude_codes_short_model_names_reach_the_anthropic_api_as_its_ids(tmp_path: Path) -> None:
+    _, bodies = _haiku_child(tmp_path)
+    assert [body["model"] for body in bodies] == ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]
+
+
+def test_a_childs_tokens_are_priced_at_its_own_model_in_the_json_result(tmp_path: Path) -> None:
+    # The parent's two responses on claude-sonnet-4-5 ($3 / $15 a million), the child's one on
+    # haiku (claude-haiku-4-5, $1 / $5).
+    result, _ = _haiku_child(tmp_path, "--output-format", "json")
     out = json.loads(result.stdout)
     assert out["usage"]["input_tokens"] == 33 and out["usage"]["output_tokens"] == 21
     assert out["total_cost_usd"] == pytest.approx(2 * (11 * 3 + 7 * 15) / 1e6 + (11 * 1 + 7 * 5) / 1e6)
