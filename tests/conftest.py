@@ -22,11 +22,6 @@ _CLEARED = (*_PROXIES, "COLUMNS", "LINES")
 an xdist worker has them (80x24) though pytest's own process does not."""
 
 
-# The Hypothesis profile CI runs (ADR-0041): scripts/test selects it with
-# --hypothesis-profile=ci; a developer's own pytest keeps Hypothesis's default (100 examples,
-# and every test's own figure). `ci` tries a quarter as many examples of the same properties
-# (tests/support/examples.py scales a test's own figure by the same ratio), has no deadline (a
-# loaded machine is not a failure) and no example database (parallel workers share nothing).
 def _interpreter_before_its_shim() -> None:
     """Put the directory of the interpreter `python3` runs first on PATH, when `python3` is a
     version manager's shim (pyenv's, on the CI machine): the test plugins are `python3 main.py`,
@@ -89,6 +84,11 @@ def _without_site_packages(real: str) -> str | None:
 
 _interpreter_before_its_shim()
 
+# The Hypothesis profile CI runs (ADR-0041): scripts/test selects it with
+# --hypothesis-profile=ci; a developer's own pytest keeps Hypothesis's default (100 examples,
+# and every test's own figure). `ci` tries a quarter as many examples of the same properties
+# (tests/support/examples.py scales a test's own figure by the same ratio), has no deadline (a
+# loaded machine is not a failure) and no example database (parallel workers share nothing).
 settings.register_profile("ci", max_examples=25, deadline=None, database=None, print_blob=True)
 
 

@@ -15,6 +15,7 @@ port and database, as a homeserver going away and coming back does.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import hashlib
 import hmac
@@ -369,13 +370,8 @@ def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
     (`own_homeserver`). Its figures go in the run's closing summary (tests/support/summary.py)."""
     _install_or_skip()
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        server = Synapse(tmp_path_factory.mktemp("synapse"), 0)
-        server.start()
-        try:
+        with _alone(tmp_path_factory) as server:
             yield server
-        finally:
-            server.stop()
-            _started(server)
         return
     root = tmp_path_factory.getbasetemp().parent / _SHARED  # the controller's: every worker's
     root.mkdir(exist_ok=True)
@@ -423,6 +419,13 @@ def own_homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse
     """A Synapse of the test's own, for a test that stops and restarts it (the session's is
     shared)."""
     _install_or_skip()
+    with _alone(tmp_path_factory) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def _alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    """A Synapse started for one holder, stopped when it lets go (its figures recorded)."""
     server = Synapse(tmp_path_factory.mktemp("synapse"), 0)
     server.start()
     try:
