@@ -9,7 +9,8 @@ all rows alike; p50 of `--rounds` and the ratio to git's row:
 - the bare Python loop: one `lstat` per file from each directory's descriptor, nothing else;
 - the ways tried to go below it: that loop in two threads (half the directories each), in
   this process and a second one (half each, the signatures compared there), and GNU
-  `find -printf` in one process and in two (bingo's own `_find` runner).
+  `find -newerct` (what changed since a moment ago) in one process and in two (bingo's own
+  `_find` runner).
 Prints; never asserts. Run: `.venv/bin/python bench/checkpoint_floor.py [--files N] [--rounds R]`.
 """
 
@@ -117,7 +118,7 @@ def _rows(base: Path, project: Path) -> dict[str, Callable[[], object]]:
         return run
 
     bingo, python = checkpoint(base / "a"), without_find(checkpoint(base / "b"))
-    for _ in range(2):  # the first reads every file, the second checks find's output
+    for _ in range(2):  # the first reads every file, the second asks find
         bingo()
         python()
     dirs: list[tuple[str, list[str]]] = []
@@ -151,11 +152,15 @@ def _rows(base: Path, project: Path) -> dict[str, Callable[[], object]]:
     find = _find.gnu_find()
     paths = [d for d, _ in dirs]
 
+    seconds, nanoseconds = divmod(time.time_ns() - 1_000_000_000, 1_000_000_000)
+    after = f"@{seconds}.{nanoseconds:09d}".encode()
+
     def finds(program: str, groups: list[list[str]]) -> Callable[[], None]:
-        first = _find._run(program, groups, lambda: False)  # pyright: ignore[reportPrivateUsage]
+        encoded = [[os.fsencode(d) for d in group] for group in groups]
 
         def run() -> None:
-            assert _find._run(program, groups, lambda: False) == first  # pyright: ignore[reportPrivateUsage]
+            got = _find._run(program, encoded, after, lambda: False)  # pyright: ignore[reportPrivateUsage]
+            assert got == [b""] * len(groups)
 
         return run
 
@@ -169,8 +174,8 @@ def _rows(base: Path, project: Path) -> dict[str, Callable[[], object]]:
         "Python lstat, two processes (half each)": process,
     }
     if find is not None:
-        rows["GNU find -printf, one process"] = finds(find, [paths])
-        rows["GNU find -printf, two processes"] = finds(find, [paths[:half], paths[half:]])
+        rows["GNU find -newerct, one process"] = finds(find, [paths])
+        rows["GNU find -newerct, two processes"] = finds(find, [paths[:half], paths[half:]])
     return rows
 
 

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e._bingo import TIMEOUT, Sandbox, no_traceback
 from tests.e2e._scripted import model_requests, text, tool, use_scripted_model
 from tests.e2e.test_terminal import terminal
@@ -359,3 +361,62 @@ def test_a_rewind_right_after_a_turn_whose_checkpoint_is_still_taken_waits_for_i
     finally:
         if held:
             os.close(fd)
+
+
+def test_in_one_session_a_change_gnu_find_is_asked_about_is_recorded_and_rewound_byte_exact(tmp_path: Path) -> None:
+    # From a session's second checkpoint on, a project of 2,000 names or more is confirmed by
+    # GNU find asking what changed since the last one (ADR-0044). A same-size write whose
+    # mtime is put back is what only its ctime tells: the second checkpoint must hold it.
+    box = Sandbox(tmp_path)
+    box.settings({"sandbox": {"mode": "off"}})
+    p = box.project
+    for n in range(2100):
+        directory = p / f"d{n // 100:02d}"
+        directory.mkdir(exist_ok=True)
+        (directory / f"f{n:04d}.txt").write_text(f"file {n:04d}\n")
+    for path in [*p.rglob("*"), p]:
+        os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    # `find` as bingo finds it on PATH, logging each time it is asked (the real one answers).
+    real = subprocess.run(["sh", "-c", "command -v find"], capture_output=True, text=True).stdout.strip()
+    if not real or b"GNU findutils" not in subprocess.run([real, "--version"], capture_output=True).stdout:
+        pytest.skip("GNU find is not installed")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    asked = tmp_path / "find-asked"
+    (tools / "find").write_text(f'#!/bin/sh\ncase "$*" in *-newerct*) echo asked >> {asked};; esac\nexec {real} "$@"\n')
+    (tools / "find").chmod(0o755)
+    box.env["PATH"] = f"{tools}:{box.env['PATH']}"
+    same_size = "printf 'FILE 0042\\n' > d00/f0042.txt && touch -d @1000000000 d00/f0042.txt"
+    replies: list[Reply] = [
+        [("tool", "b1", "bash", {"command": same_size})],
+        [("text", "Changed.")],
+        [("text", "Nothing to do.")],
+    ]
+    with terminal(box, replies, "--allow", "bash") as screen:
+        screen.expect(">")
+        screen.child.send("change a file\r")
+        screen.expect(r"Changed\.")
+        screen.prompt()
+        time.sleep(0.1)  # past the margin a look allows the kernel's clock tick
+        screen.child.send("just talk\r")
+        screen.expect(r"Nothing to do\.")
+        screen.prompt()
+        # To before "just talk": its checkpoint holds the file as the bash left it, so nothing
+        # is put back (had it kept the first checkpoint's bytes, they would be).
+        screen.child.send("/rewind 1\r")
+        screen.expect(r"none to create, change or remove")
+        screen.expect(r"rewind\?")
+        screen.child.send("y")
+        screen.expect(r"put back 0 files")
+        screen.prompt()
+        assert (p / "d00" / "f0042.txt").read_text() == "FILE 0042\n"
+        screen.child.send("/rewind 3\r")  # past that rewind's own point, to before "change a file"
+        screen.expect(r"changes d00/f0042\.txt")
+        screen.expect(r"rewind\?")
+        screen.child.send("y")
+        screen.expect(r"put back 1 file")
+        screen.prompt()
+        screen.child.sendcontrol("d")
+        assert screen.exits() == 0
+    assert (p / "d00" / "f0042.txt").read_text() == "file 0042\n"
+    assert asked.read_text().count("asked") >= 2  # both halves, at the second checkpoint at least

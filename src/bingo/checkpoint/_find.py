@@ -1,13 +1,21 @@
-"""What each directory a look already knows holds, in bytes, from GNU `find` run in parallel.
+"""Which of the directories a look already knows had anything in them changed, from GNU `find`.
 
 A checkpoint when nothing changed is one `lstat` per file. Python makes them one at a time
 (the GIL is handed over at every call, so threads are slower, ADR-0044); git makes them from
-several threads. GNU `find` makes them in C, and two of them split the directories between the
-machine's cores: each directory's part of their output (`listing`) is compared, as bytes, with
-what it was at the last look (`_scan` keeps it once it has checked it against its own `lstat`s:
-`agrees`). Equal bytes are the same names with the same type, permissions, inode, size, mtime
-and ctime, so nothing in the directory is looked at again. Without GNU find (macOS, busybox),
-or on any surprise in its output, nothing is said and `_scan` looks as before.
+several threads. GNU `find` makes them in C, and two of them split the directories between
+the machine's cores. Each is asked only what changed: `-newerct` prints an entry whose ctime
+is after `after_ns` (the last look's start, less a margin), and prints of it only the starting
+point it was found under (`%H`), which is the directory to look at again. So an unchanged
+project prints nothing and nothing is formatted, piped or parsed.
+
+That is sound because the kernel sets an inode's ctime to the present at every write, chmod,
+chown, link, unlink or rename of it, and at every name added to, removed from or renamed in a
+directory; no call sets it to anything else. Where that holds is narrower than where `find`
+runs, and `changed`'s caller keeps to it: a file system of this machine (`local_devices`: a
+network one stamps with its server's clock, which may be behind), with fine timestamps (a
+whole-second one stamps a write after the look with a time before it), the wall clock not put
+back since the last look. Without GNU find (macOS, busybox), or on any surprise, nothing is
+said and the look confirms by its own `lstat`s.
 """
 
 from __future__ import annotations
@@ -16,11 +24,10 @@ import functools
 import os
 import selectors
 import shutil
-import stat
 import subprocess
 from collections.abc import Callable
 
-__all__ = ["PARTS", "agrees", "gnu_find", "listing"]
+__all__ = ["LOCAL_TYPES", "PARTS", "changed", "gnu_find", "local_devices"]
 
 PARTS = 2
 """`find` processes at most (the cores git's threads would use here; more only adds spawns)."""
@@ -28,17 +35,17 @@ _MIN_NAMES = 2000
 """Below this many names in all, Python's own `lstat`s are as quick as starting `find`."""
 _MAX_ARGS = 128 << 10
 """Bytes of directory paths one `find` is given at most (far below any system's limit)."""
-_DIRECTORY = rb"%d/%i %m %f\0"
-"""A directory: its depth (0 for each directory asked about, 1 for those in it), inode,
-permissions and name; not its mtime, which moves with every name added below it."""
-_OTHER = rb"%y %m %i %s %T@ %C@ %f\0"
-"""Anything else: type, permissions, inode, size, mtime, ctime (seconds, 10 decimals), name."""
-_TYPES = {b"f": stat.S_IFREG, b"l": stat.S_IFLNK, b"d": stat.S_IFDIR}
+LOCAL_TYPES = frozenset(
+    {"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "overlay", "zfs", "f2fs", "bcachefs", "jfs", "nilfs2"}
+)
+"""File systems whose timestamps come from this machine's clock (not FUSE's daemon, not a
+network server's, not a virtual machine's host)."""
+_MOUNTINFO = "/proc/self/mountinfo"
 
 
 @functools.cache
 def gnu_find() -> str | None:
-    """The path of GNU `find`, or None (another `find` has no `-printf`)."""
+    """The path of GNU `find`, or None (another `find` has no `-newerct` nor `-printf`)."""
     found = shutil.which("find")
     if found is None:
         return None
@@ -51,36 +58,68 @@ def gnu_find() -> str | None:
     return found if done.returncode == 0 and b"GNU findutils" in done.stdout else None
 
 
-def listing(directories: list[str], names: int, stop: Callable[[], bool] = lambda: False) -> list[bytes] | None:
-    """Each of `directories`' (absolute paths; `names` in them all) part of `find`'s output,
-    in order: its own line, then one per name in it. None when `find` is not GNU's, there is
-    too little to gain, or anything is not as expected (a directory gone or now a link, an
-    error, `stop()`): then the caller looks as before."""
+def local_devices(mountinfo: str = _MOUNTINFO) -> frozenset[int]:
+    """The device numbers (`st_dev`) of the mounted file systems of a type in `LOCAL_TYPES`;
+    none when the mount table cannot be read. Read at every look: a mount may come or go."""
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return frozenset()
+    found: set[int] = set()
+    for line in lines:
+        # "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue"
+        fields, _, rest = line.partition(" - ")
+        parts = fields.split()
+        kind = rest.split(" ", 1)[0]
+        if len(parts) < 3 or kind not in LOCAL_TYPES:
+            continue
+        major, _, minor = parts[2].partition(":")
+        try:
+            found.add(os.makedev(int(major), int(minor)))
+        except (ValueError, OverflowError):
+            continue
+    return frozenset(found)
+
+
+def changed(
+    directories: list[str], names: int, after_ns: int, stop: Callable[[], bool] = lambda: False
+) -> set[int] | None:
+    """The indexes of `directories` (absolute paths; `names` in them all) that are, or hold,
+    something whose ctime is after `after_ns`. None when `find` is not GNU's, there is too
+    little to gain, or anything is not as expected (a directory gone, an error, `stop()`):
+    then the caller looks as before."""
     find = gnu_find()
     if find is None or names < _MIN_NAMES or not directories or not all(os.path.isabs(d) for d in directories):
         return None
-    groups = _split(directories, PARTS)
+    encoded = [os.fsencode(d) for d in directories]
+    index = {path: n for n, path in enumerate(encoded)}
+    if len(index) != len(encoded):
+        return None
+    groups = _split(encoded, PARTS)
     if any(sum(len(d) + 1 for d in group) > _MAX_ARGS for group in groups):
         return None
-    outputs = _run(find, groups, stop)
+    seconds, nanoseconds = divmod(after_ns, 1_000_000_000)
+    outputs = _run(find, groups, f"@{seconds}.{nanoseconds:09d}".encode(), stop)
     if outputs is None:
         return None
-    parts: list[bytes] = []
-    for output, group in zip(outputs, groups, strict=True):
-        if not output.startswith(b"0/") or not output.endswith(b"\0"):
+    found: set[int] = set()
+    for output in outputs:
+        if output and not output.endswith(b"\0"):
             return None
-        pieces = output[2:-1].split(b"\x000/")
-        if len(pieces) != len(group):
-            return None  # a directory asked about is gone, or is no longer a directory
-        parts.extend(pieces)
-    return parts
+        for start in output[:-1].split(b"\0") if output else ():
+            n = index.get(start)
+            if n is None:
+                return None
+            found.add(n)
+    return found
 
 
-def _split(directories: list[str], parts: int) -> list[list[str]]:
+def _split(directories: list[bytes], parts: int) -> list[list[bytes]]:
     """`directories` in `parts` runs in order, of about as many directories each."""
     count = min(parts, len(directories))
     size, extra = divmod(len(directories), count)
-    groups: list[list[str]] = []
+    groups: list[list[bytes]] = []
     start = 0
     for n in range(count):
         end = start + size + (1 if n < extra else 0)
@@ -89,17 +128,19 @@ def _split(directories: list[str], parts: int) -> list[list[str]]:
     return groups
 
 
-def _run(find: str, groups: list[list[str]], stop: Callable[[], bool]) -> list[bytes] | None:
+def _run(find: str, groups: list[list[bytes]], after: bytes, stop: Callable[[], bool]) -> list[bytes] | None:
     """Run one `find` per group side by side, reading their outputs as they come (a pipe
     left unread would hold its `find` back); None on any failure."""
-    expression = [b"-maxdepth", b"1", b"(", b"-type", b"d", b"-printf", _DIRECTORY, b")", b"-o", b"-printf", _OTHER]
-    env = {**os.environ, "LC_ALL": "C"}
+    # -P: no link followed, a starting point that became a link included (it is then printed:
+    # its ctime is its making's). -maxdepth 1: each directory and what is directly in it.
+    expression = [b"-maxdepth", b"1", b"-newerct", after, b"-printf", rb"%H\0"]
+    env = {**os.environ, "LC_ALL": "C", "TZ": "UTC"}
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for group in groups:
             procs.append(
                 subprocess.Popen(
-                    [find.encode(), *(os.fsencode(d) for d in group), *expression],
+                    [find.encode(), b"-P", *group, *expression],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
@@ -135,59 +176,3 @@ def _run(find: str, groups: list[list[str]], stop: Callable[[], bool]) -> list[b
                 proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
-
-
-def _ns(text: bytes) -> int:
-    """`find`'s `%T@` (seconds, a point, 10 decimals) in nanoseconds."""
-    seconds, _, fraction = text.partition(b".")
-    return int(seconds) * 1_000_000_000 + (-1 if seconds.startswith(b"-") else 1) * int(fraction[:9].ljust(9, b"0"))
-
-
-def agrees(
-    part: bytes,
-    ino: int,
-    names: frozenset[str],
-    files: dict[str, tuple[int, int, int, int, int]],
-    dirs: dict[str, tuple[int, int]],
-) -> bool:
-    """Whether a directory's part of `find`'s output (`listing`) says what a look saw there:
-    the directory itself (`ino`), exactly the `names` its listing held, each of `files`
-    (name → mtime, ctime, size, inode, type and permissions) and `dirs` (name → inode, type
-    and permissions) with those. Only then may the part stand for the look next time."""
-    lines = part.split(b"\0")
-    try:
-        head, _, _ = lines[0].partition(b" ")
-        if int(head) != ino:
-            return False
-        seen: set[str] = set()
-        for line in lines[1:]:
-            if line.startswith(b"1/"):
-                fields = line[2:].split(b" ", 2)
-                name = os.fsdecode(fields[2])
-                known_dir = dirs.get(name)
-                if known_dir is not None and known_dir != (int(fields[0]), stat.S_IFDIR | int(fields[1], 8)):
-                    return False
-                if name in files:
-                    return False  # a directory where the look saw a file
-            else:
-                fields = line.split(b" ", 6)
-                name = os.fsdecode(fields[6])
-                known = files.get(name)
-                if known is not None:
-                    kind = _TYPES.get(fields[0])
-                    if kind is None or known != (
-                        _ns(fields[4]),
-                        _ns(fields[5]),
-                        int(fields[3]),
-                        int(fields[2]),
-                        kind | int(fields[1], 8),
-                    ):
-                        return False
-                elif name in dirs:
-                    return False
-            seen.add(name)
-    except (ValueError, IndexError):
-        return False
-    # Exactly the names the look's listing held, each once (what is in `files` and `dirs`
-    # is among them, or the look would not have them).
-    return len(lines) - 1 == len(names) == len(seen) and seen.issuperset(names)

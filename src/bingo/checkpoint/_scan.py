@@ -41,6 +41,7 @@ _COARSE_NS = 2_000_000_000
 """The same for a timestamp in whole seconds, as a file system that keeps no finer ones
 writes it (ext4 with small inodes, FAT's two seconds, some network file systems): a write in
 the same second or two leaves it as it was."""
+_SECOND = 1_000_000_000
 OWN = ".bingo"
 """The project's own layer, never recorded (INTERFACE §9 protects it from every turn)."""
 
@@ -84,13 +85,15 @@ class StatCache:
     processes), and, for this process only, each directory's ignore decisions under its
     stat and rules (`dirs`) and each rule file's parsed rules under its stat (`specs`)."""
 
-    __slots__ = ("_serial", "dirs", "flat", "rows", "specs")
+    __slots__ = ("_serial", "dirs", "flat", "rows", "since", "specs")
 
     def __init__(self, rows: dict[str, _Cached] | None = None) -> None:
         self.rows: dict[str, _Cached] = rows or {}
         self.dirs: dict[str, _Dir] = {}
         self.specs: dict[str, tuple[tuple[int, int, int, int], int, GitIgnoreSpec | None]] = {}
         self._serial = 0
+        self.since: int | None = None
+        """When the look that made `dirs` began (`time.time_ns()`)."""
         self.flat: tuple[list[_Dir], dict[str, Entry], list[str], dict[str, _Cached]] | None = None
         """The last look that confirmed every directory in bulk: its directories in order, and
         the entries, ignored names and stat-cache rows they gave (the next such look, taking
@@ -176,17 +179,17 @@ class _Dir:
     path and prefix (`subdirs`)."""
 
     __slots__ = (
+        "coarse",
         "columns",
         "decided",
+        "devs",
         "dir_columns",
         "dir_stats",
         "entries",
         "files",
-        "found",
         "gitignore",
         "ignored",
         "key",
-        "listed",
         "names",
         "rows",
         "stats",
@@ -210,15 +213,15 @@ class _Dir:
         self.stats: list[os.stat_result] = []
         """While the directory is looked at name by name: its files' stats (then `columns`)."""
         self.dir_stats: list[os.stat_result] = []
-        self.listed: frozenset[str] = frozenset()
-        """Every name the directory's listing held (recorded, ignored or neither)."""
-        self.found: bytes | None = None
-        """`find`'s part for the directory once it was seen to say what this look saw
-        (`_find.agrees`): the same bytes later, and nothing in it changed."""
+        self.devs: frozenset[int] = frozenset()
+        """The devices of the directory and of the directories it enters (`_find`'s output
+        stands for it only when all are local)."""
+        self.coarse = False
+        """Whether a ctime in it is a whole second (then `_find`'s output cannot stand for it)."""
 
-    def seal(self, settled: bool) -> None:
-        """The look at it is over: keep the signatures by column, or nothing to confirm
-        when it was not `settled` or something in it cannot be confirmed."""
+    def seal(self, settled: bool, own: os.stat_result) -> None:
+        """The look at it (whose own stat is `own`) is over: keep the signatures by column,
+        or nothing to confirm when it was not `settled` or something in it cannot be confirmed."""
         if self.names is None or not settled:
             self.names, self.entries, self.rows, self.ignored, self.subdirs = None, {}, {}, [], []
             self.subdir_names = []
@@ -229,16 +232,11 @@ class _Dir:
             self.names += self.subdir_names
             self.columns = [list(map(get, self.stats)) for get in _COLUMNS]
             self.dir_columns = [list(map(get, self.dir_stats)) for get in _DIR_COLUMNS]
+            self.devs = frozenset([own.st_dev, *(info.st_dev for info in self.dir_stats)])
+            self.coarse = not own.st_ctime_ns % _SECOND or any(
+                not ctime % _SECOND for ctime in (*self.columns[1], *(info.st_ctime_ns for info in self.dir_stats))
+            )
         self.stats, self.dir_stats = [], []
-
-    def check(self, part: bytes, ino: int) -> None:
-        """Keep `find`'s `part` for this directory (of inode `ino`) when it says what the look
-        that made this saw; else forget any part kept."""
-        if self.names is None:
-            return
-        files = dict(zip(self.names[: self.files], zip(*self.columns, strict=True), strict=True))
-        dirs = dict(zip(self.names[self.files :], zip(*self.dir_columns, strict=True), strict=True))
-        self.found = part if _find.agrees(part, ino, self.listed, files, dirs) else None
 
     def confirm(self, stats: list[os.stat_result]) -> bool:
         """Whether `stats` (of `names`, in order) are what they were."""
@@ -277,11 +275,12 @@ def scan(
     below `.git/info/exclude`'s and every `.gitignore`'s.
 
     A directory the last look of this process saw whole and settled is confirmed in bulk: by
-    its part of GNU `find`'s output (run over every such directory, in parallel) being the
-    bytes it was when a look saw the same there (`_find`); else by one `lstat` of each name it
-    recorded or entered, compared as a list of signatures with what they were. Either way its
-    entries are taken as they were, without a Python step per file. Anything else (a name added, removed or renamed moves the directory's mtime; a
-    write, chmod or replacement moves a file's signature) is looked at name by name.
+    GNU `find` (run over every such directory, in parallel) finding nothing in it whose ctime
+    is after that look began (`_find`); else by one `lstat` of each name it recorded or
+    entered, compared as a list of signatures with what they were. Either way its entries are
+    taken as they were, without a Python step per file. Anything else (a name added, removed
+    or renamed moves the directory's mtime and ctime; a write, chmod or replacement moves a
+    file's signature and ctime) is looked at name by name.
 
     Raises:
         Stopped: `stop()` said so, between two directories.
@@ -295,8 +294,8 @@ def scan(
     ignores = cache.rules("", excludes, Ignores()) if excludes is not None else Ignores()
     ignores = cache.rules("", os.path.join(root, ".git", "info", "exclude"), ignores)
     top = os.stat(root)
-    stack: list[tuple[str, str, Ignores, int | None, int | None]] = [(root, "", ignores, top.st_mtime_ns, top.st_ino)]
-    parts = _parts(root, cache.dirs, stop)
+    stack: list[tuple[str, str, Ignores, os.stat_result | None]] = [(root, "", ignores, top)]
+    unchanged = _unchanged(root, cache, started, stop)
     first = True
     taken: list[_Dir] = []
     """Directories confirmed in bulk, in order, whose entries are not yet in `found`."""
@@ -309,30 +308,35 @@ def scan(
             _gather(found, seen, taken)
             cache.rows.update(seen)
             raise Stopped
-        directory, prefix, above, dir_mtime, dir_ino = stack.pop()
+        directory, prefix, above, own = stack.pop()
         memo = cache.dirs.get(prefix)
-        part = parts.get(prefix)
-        if memo is not None and memo.names is not None and part is not None and memo.found == part:
+        if (
+            memo is not None
+            and prefix in unchanged
+            # Entered from a directory looked at again, it must be the one the memo is of (a
+            # tree moved in keeps its old ctimes); from one `find` confirmed, it is.
+            and (own is None or (memo.key[0] == own.st_mtime_ns and memo.key[1] == own.st_ino))
+        ):
             ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
             if ignores.key == memo.key[2]:
                 taken.append(memo)
-                stack.extend((path, rel, ignores, None, None) for path, rel in memo.subdirs)
+                stack.extend((path, rel, ignores, None) for path, rel in memo.subdirs)
                 memos[prefix] = memo
                 found.confirmed += 1
                 found.by_find += 1
                 first = False
                 continue
-        if dir_mtime is None or dir_ino is None:
+        if own is None:
             # Entered from a directory `find` confirmed: its own stat was not taken.
             try:
-                info = os.lstat(directory)
+                own = os.lstat(directory)
             except OSError:
-                info = None
-            if info is None or not stat.S_ISDIR(info.st_mode):
+                own = None
+            if own is None or not stat.S_ISDIR(own.st_mode):
                 whole = False
                 found.unreadable.append(prefix)
                 continue
-            dir_mtime, dir_ino = info.st_mtime_ns, info.st_ino
+        dir_mtime, dir_ino = own.st_mtime_ns, own.st_ino
         if memo is not None and memo.names is not None and memo.key[0] == dir_mtime and memo.key[1] == dir_ino:
             ignores = cache.rules(prefix, os.path.join(directory, ".gitignore"), above) if memo.gitignore else above
             if ignores.key == memo.key[2]:
@@ -340,9 +344,7 @@ def scan(
                 if stats is not None and memo.confirm(stats):
                     taken.append(memo)
                     for (path, rel), info in zip(memo.subdirs, stats[memo.files :], strict=True):
-                        stack.append((path, rel, ignores, info.st_mtime_ns, info.st_ino))
-                    if part is not None and memo.found != part:
-                        memo.check(part, dir_ino)
+                        stack.append((path, rel, ignores, info))
                     memos[prefix] = memo
                     found.confirmed += 1
                     first = False
@@ -364,11 +366,8 @@ def scan(
         # its mtime moves with every name added, removed or renamed in it.
         key = (dir_mtime, dir_ino, ignores.key)
         made = _Dir(key, memo.decided if memo is not None and memo.key == key else {}, gitignore)
-        made.listed = frozenset(item.name for item in listing)
         _look_in(found, seen, made, listing, prefix, ignores, stack, cache.rows, settled, max_file_bytes, put, skip)
-        made.seal(_settled(dir_mtime, settled))
-        if part is not None:
-            made.check(part, dir_ino)
+        made.seal(_settled(dir_mtime, settled), own)
         memos[prefix] = made
     if whole and cache.flat is not None and cache.flat[0] == taken:
         # The very directories the last look took, in the same order: what they give is
@@ -380,6 +379,7 @@ def scan(
         cache.flat = (order, found.entries, found.ignored, seen) if whole else None
     cache.rows = seen
     cache.dirs = memos
+    cache.since = started
     return found
 
 
@@ -393,17 +393,29 @@ def _gather(found: Scan, seen: dict[str, _Cached], taken: list[_Dir]) -> None:
     taken.clear()
 
 
-def _parts(root: str, dirs: dict[str, _Dir], stop: Callable[[], bool]) -> dict[str, bytes]:
-    """`find`'s part for each directory a look of this process saw whole and settled (none
-    without GNU find, for too few names, or on any surprise in its output)."""
-    known = [(prefix, memo) for prefix, memo in dirs.items() if memo.names is not None]
+def _unchanged(root: str, cache: StatCache, started: int, stop: Callable[[], bool]) -> frozenset[str]:
+    """The directories the last look of this process saw whole and settled in which GNU
+    `find` sees nothing changed since that look began (none without GNU find, for too few
+    names, or on any surprise in its output). Only directories where a ctime cannot be older
+    than the change that set it are asked about (`_find`): each on a local file system, with
+    fine timestamps, and the clock not put back since."""
+    since = cache.since
+    if since is None or started < since:
+        return frozenset()
+    local = _find.local_devices()
+    known = [
+        (prefix, memo)
+        for prefix, memo in cache.dirs.items()
+        if memo.names is not None and not memo.coarse and memo.devs <= local
+    ]
     if not known:
-        return {}
+        return frozenset()
     paths = [os.path.join(root, prefix[:-1]) if prefix else root for prefix, _ in known]
-    got = _find.listing(paths, sum(len(memo.listed) for _, memo in known), stop)
-    if got is None:
-        return {}
-    return {prefix: part for (prefix, _), part in zip(known, got, strict=True)}
+    # A write just after the look began may be stamped with the kernel's clock tick before it.
+    changed = _find.changed(paths, sum(len(memo.names or ()) for _, memo in known), since - _RACY_NS, stop)
+    if changed is None:
+        return frozenset()
+    return frozenset(prefix for n, (prefix, _) in enumerate(known) if n not in changed)
 
 
 def _settled(mtime_ns: int, settled: int) -> bool:
@@ -437,7 +449,7 @@ def _look_in(
     listing: list[os.DirEntry[str]],
     prefix: str,
     ignores: Ignores,
-    stack: list[tuple[str, str, Ignores, int | None, int | None]],
+    stack: list[tuple[str, str, Ignores, os.stat_result | None]],
     rows: dict[str, _Cached],
     settled: int,
     max_file_bytes: int,
@@ -470,7 +482,7 @@ def _look_in(
                 found.ignored.append(rel + "/")
                 made.ignored.append(rel + "/")
             elif item.path not in skip:
-                stack.append((item.path, rel + "/", ignores, info.st_mtime_ns, info.st_ino))
+                stack.append((item.path, rel + "/", ignores, info))
                 made.subdirs.append((item.path, rel + "/"))
                 made.subdir_names.append(name)
                 made.dir_stats.append(info)

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -409,7 +410,22 @@ def test_a_file_and_a_link_target_whose_bytes_are_not_utf8_are_recorded_and_rest
     assert again.plan(looked_again, point).empty()
 
 
-_GNU_FIND = pytest.mark.skipif(_find.gnu_find() is None, reason="GNU find (its -printf) is not installed")
+_GNU_FIND = pytest.mark.skipif(_find.gnu_find() is None, reason="GNU find (its -newerct) is not installed")
+
+
+def _aged() -> None:
+    """Wait out the margin a look allows the kernel's clock tick: what was written before
+    this is older than the next look's start by more than it."""
+    time.sleep(_scan._RACY_NS / 1e9 + 0.02)  # pyright: ignore[reportPrivateUsage]
+
+
+def _by_find(project: Path, checkpoints: Checkpoints) -> None:
+    """`find` engages from the second look of a process, on a project whose files are older
+    than the first look by more than the margin (as a project's are)."""
+    for path in [*project.rglob("*"), project]:
+        os.utime(path, ns=(1_000_000_123, 1_000_000_123), follow_symlinks=False)
+    _aged()
+    _point(checkpoints)
 
 
 @_GNU_FIND
@@ -421,10 +437,7 @@ def test_with_gnu_find_an_unchanged_project_is_confirmed_without_one_lstat_from_
     _settled_tree(project)
     (project / "a" / "sub").mkdir()
     (project / "a" / "sub" / "deep").write_text("d")
-    for path in (project / "a" / "sub" / "deep", project / "a" / "sub", project / "a"):
-        os.utime(path, ns=(1_000_000_123, 1_000_000_123))
-    _point(checkpoints)
-    checkpoints.look()  # the second look of a process checks find's output against its own
+    _by_find(project, checkpoints)
     calls: list[object] = []
     real = os.lstat
 
@@ -433,11 +446,12 @@ def test_with_gnu_find_an_unchanged_project_is_confirmed_without_one_lstat_from_
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "lstat", counted)
-    looked = checkpoints.look().scan
-    assert looked is not None
-    assert (looked.confirmed, looked.by_find, looked.read) == (4, 4, 0)  # the root, a, a/sub and b
-    assert calls == []
-    assert sorted(looked.entries) == ["a/f0", "a/f1", "a/f2", "a/link", "a/sub/deep", "b/f0", "b/f1", "b/f2"]
+    for _ in range(2):
+        looked = checkpoints.look().scan
+        assert looked is not None
+        assert (looked.confirmed, looked.by_find, looked.read) == (4, 4, 0)  # the root, a, a/sub and b
+        assert calls == []
+        assert sorted(looked.entries) == ["a/f0", "a/f1", "a/f2", "a/link", "a/sub/deep", "b/f0", "b/f1", "b/f2"]
 
 
 @_GNU_FIND
@@ -449,23 +463,20 @@ def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
     _settled_tree(project)
     (project / "c").mkdir()
     (project / "c" / "g").write_text("g")
-    for path in (project / "c" / "g", project / "c", project):
-        os.utime(path, ns=(1_000_000_123, 1_000_000_123))
-    _point(checkpoints)
-    checkpoints.look()
+    _by_find(project, checkpoints)
 
     def look() -> Scan:
         looked = checkpoints.look().scan
         assert looked is not None
         return looked
 
-    assert look().by_find == 4
-    before = dict(look().entries)
+    before = look()
+    assert before.by_find == 4
     # A same-size edit whose mtime is put back as it was: its ctime still moves.
     (project / "a" / "f1").write_text("XX")
     os.utime(project / "a" / "f1", ns=(1_000_000_123, 1_000_000_123))
     looked = look()
-    assert looked.entries["a/f1"].ref != before["a/f1"].ref and looked.read == 1
+    assert looked.entries["a/f1"].ref != before.entries["a/f1"].ref and looked.read == 1
     assert looked.by_find == 3  # the root, b and c
     # A mode change alone.
     (project / "b" / "f2").chmod(0o700)
@@ -497,6 +508,33 @@ def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
 
 
 @_GNU_FIND
+def test_with_gnu_find_a_tree_moved_in_with_its_old_times_is_looked_at_and_not_taken_for_the_one_it_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the moved directory and the one it lands in get a new ctime: what is inside keeps
+    # its own, older than the last look, at the very paths the last look knew.
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    project, checkpoints, _ = _world(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    for tree, text in ((project / "a", "old"), (elsewhere / "a", "new")):
+        (tree / "sub" / "deeper").mkdir(parents=True)
+        (tree / "sub" / "f").write_text(text)
+        (tree / "sub" / "deeper" / "g").write_text(text)
+    for path in elsewhere.rglob("*"):
+        os.utime(path, ns=(1_000_000_123, 1_000_000_123))
+    _by_find(project, checkpoints)
+    assert checkpoints.look().scan is not None
+    shutil.rmtree(project / "a")
+    (elsewhere / "a").rename(project / "a")
+    looked = checkpoints.look().scan
+    assert looked is not None
+    fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
+    assert fresh is not None
+    assert looked.entries == fresh.entries
+    assert looked.entries["a/sub/f"].size == looked.entries["a/sub/deeper/g"].size == len("new")
+
+
+@_GNU_FIND
 def test_with_gnu_find_names_with_spaces_newlines_dashes_and_bytes_not_utf8_are_confirmed_and_watched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -506,40 +544,119 @@ def test_with_gnu_find_names_with_spaces_newlines_dashes_and_bytes_not_utf8_are_
     for name in ("a b", "new\nline", "-rf", "(", "x\\0y"):
         (project / "d" / name).write_text(name)
     os.close(os.open(os.fsencode(project / "d") + b"/\xff\xfe", os.O_CREAT | os.O_WRONLY, 0o644))
-    for path in [*project.rglob("*"), project]:
-        os.utime(path, ns=(1_000_000_123, 1_000_000_123), follow_symlinks=False)
-    _point(checkpoints)
-    checkpoints.look()
+    (project / "-rf (").mkdir()  # a directory `find` is given by name
+    (project / "-rf (" / "f").write_text("f")
+    _by_find(project, checkpoints)
     looked = checkpoints.look().scan
     assert looked is not None
-    assert (looked.by_find, looked.read, len(looked.entries)) == (2, 0, 6)
+    assert (looked.by_find, looked.read, len(looked.entries)) == (3, 0, 7)
     (project / "d" / "new\nline").write_text("new\nline")  # the same bytes again: its ctime moves
     os.utime(project / "d" / "new\nline", ns=(1_000_000_123, 1_000_000_123))
+    (project / "-rf (" / "f").chmod(0o600)
     looked = checkpoints.look().scan
     assert looked is not None
-    assert (looked.by_find, looked.read) == (1, 1)  # the root by find; d looked at again
+    assert (looked.by_find, looked.read) == (1, 2)  # the root by find; d and `-rf (` looked at again
+    assert looked.entries["-rf (/f"].mode == 0o600
 
 
-def test_finds_output_stands_for_a_directory_only_when_it_says_what_the_look_saw() -> None:
-    # One directory (inode 7) holding a file `f` and a directory `d`, as a look saw them.
-    seen = {"f": (1_000_000_123, 2_000_000_456, 5, 8, 0o100644)}
-    dirs = {"d": (9, 0o40755)}
-    names = frozenset({"f", "d", "ignored.log"})
-    file = b"f 644 8 5 1.0000001230 2.0000004560 f"
-    other = b"f 644 10 1 1.0000000000 1.0000000000 ignored.log"
-    assert _find.agrees(b"\0".join([b"7 755 top", file, b"1/9 755 d", other]), 7, names, seen, dirs)
-    for part in (
-        [b"8 755 top", file, b"1/9 755 d", other],  # another directory now
-        [b"7 755 top", file.replace(b" 5 ", b" 6 "), b"1/9 755 d", other],  # a size
-        [b"7 755 top", file.replace(b"2.0000004560", b"2.0000004570"), b"1/9 755 d", other],  # a ctime
-        [b"7 755 top", file.replace(b"f 644", b"l 644"), b"1/9 755 d", other],  # a link now
-        [b"7 755 top", b"1/8 755 f", b"1/9 755 d", other],  # a directory where the file was
-        [b"7 755 top", file, b"f 644 9 1 1.0 1.0 d", other],  # a file where the directory was
-        [b"7 755 top", file, b"1/9 700 d", other],  # the directory's permissions
-        [b"7 755 top", file, b"1/9 755 d"],  # a name gone
-        [b"7 755 top", file, b"1/9 755 d", other, b"f 644 11 1 1.0 1.0 new"],  # a name more
-    ):
-        assert not _find.agrees(b"\0".join(part), 7, names, seen, dirs), part
+def test_find_names_the_directories_that_are_or_hold_anything_changed_since_and_fails_on_a_surprise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if _find.gnu_find() is None:
+        pytest.skip("GNU find (its -newerct) is not installed")
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    dirs = [tmp_path / name for name in ("quiet", "written", "added", "itself")]
+    for directory in dirs:
+        (directory / "sub").mkdir(parents=True)
+        (directory / "f").write_text("f")
+    _aged()
+    since = time.time_ns()
+    paths = [str(d) for d in dirs]
+    assert _find.changed(paths, 4, since) == set()
+    (dirs[1] / "f").write_text("g")
+    (dirs[2] / "sub" / "new").write_text("n")  # what is below `sub` is `sub`'s own look's
+    dirs[3].chmod(0o700)
+    assert _find.changed(paths, 4, since) == {1, 2, 3}
+    assert _find.changed(paths, 4, time.time_ns()) == set()
+    (dirs[0] / "sub").rmdir()
+    (dirs[0] / "sub").symlink_to(tmp_path)  # a directory that became a link: not followed
+    assert _find.changed([*paths, str(dirs[0] / "sub")], 4, since) == {0, 1, 2, 3, 4}
+    shutil.rmtree(dirs[1])
+    assert _find.changed(paths, 4, since) is None  # a directory gone
+    assert _find.changed(["relative"], 4, since) is None
+    assert _find.changed(paths[2:], 1 << 40, since) == {0, 1}
+    monkeypatch.setattr(_find, "_MIN_NAMES", 100)
+    assert _find.changed(paths[2:], 99, since) is None  # too little to gain
+
+
+def test_local_devices_are_those_of_file_systems_stamped_by_this_machines_clock(tmp_path: Path) -> None:
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(
+        "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+        "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+        "30 27 0:40 / /tmp rw - tmpfs tmpfs rw\n"
+        "31 27 0:41 /export /home/me/net rw shared:7 master:2 - nfs4 server:/export rw\n"
+        "32 27 0:42 / /home/me/fuse rw - fuse.sshfs me@host:/ rw\n"
+        "33 27 0:43 / /mnt/host rw - 9p hostshare rw\n"
+        "bad line\n"
+    )
+    assert _find.local_devices(str(mountinfo)) == {os.makedev(254, 0), os.makedev(0, 40)}
+    assert _find.local_devices(str(tmp_path / "missing")) == frozenset()
+    # This machine's own: the project's temporary directory is on a local file system here.
+    assert os.stat(tmp_path).st_dev in _find.local_devices()
+
+
+@_GNU_FIND
+def test_with_gnu_find_a_network_file_system_whole_seconds_or_a_clock_put_back_confirm_by_lstat_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where a ctime can be older than the change that set it, `find`'s answer cannot stand.
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    project, checkpoints, _ = _world(tmp_path)
+    _settled_tree(project)
+    _by_find(project, checkpoints)
+    looked = checkpoints.look().scan
+    assert looked is not None and looked.by_find == 3
+
+    def changed_and_looked() -> Scan:
+        (project / "b" / "f1").write_text("changed")
+        os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
+        looked = checkpoints.look().scan
+        assert looked is not None
+        assert looked.entries["b/f1"].size == len("changed")
+        (project / "b" / "f1").write_text("b1")
+        return looked
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_find, "local_devices", lambda: frozenset())  # a network file system
+        assert changed_and_looked().by_find == 0
+    cache = checkpoints._cache  # pyright: ignore[reportPrivateUsage]
+    assert cache is not None
+    with monkeypatch.context() as patch:
+        since = cache.since
+        assert since is not None
+        patch.setattr(_scan, "time", SimpleNamespace(time_ns=lambda: since - 1))  # the clock put back
+        assert changed_and_looked().by_find == 0
+    # A whole-second ctime anywhere in a directory: that directory is confirmed by lstat.
+    os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
+    _aged()
+    checkpoints.look()  # b, written last, settled again
+    memo = cache.dirs["a/"]
+    memo.coarse = True
+    looked = checkpoints.look().scan
+    assert looked is not None and (looked.by_find, looked.confirmed) == (2, 3)
+    made = _scan._Dir((0, 0, ()), {}, False)  # pyright: ignore[reportPrivateUsage]
+    made.stats = [os.lstat(project / "a" / "f0")]
+    made.names = ["f0"]
+    made.seal(True, os.lstat(project))
+    assert not made.coarse
+    fields = {"st_mtime_ns": 5_000_000_000, "st_ctime_ns": 5_000_000_000}  # 5 s since 1970, whole
+    whole = os.stat_result((0o100644, 1, 2, 1, 0, 0, 1, 5, 5, 5), fields)
+    made = _scan._Dir((0, 0, ()), {}, False)  # pyright: ignore[reportPrivateUsage]
+    made.stats = [whole]
+    made.names = ["f0"]
+    made.seal(True, os.lstat(project))
+    assert made.coarse
 
 
 @_GNU_FIND
@@ -549,8 +666,7 @@ def test_without_gnu_find_or_past_its_command_lines_bound_the_look_confirms_by_i
     monkeypatch.setattr(_find, "_MIN_NAMES", 0)
     project, checkpoints, _ = _world(tmp_path)
     _settled_tree(project)
-    _point(checkpoints)
-    checkpoints.look()
+    _by_find(project, checkpoints)
     looked = checkpoints.look().scan
     assert looked is not None and looked.by_find == 3
     for name, value in (("_MAX_ARGS", 10), ("gnu_find", lambda: None)):
