@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -35,6 +34,7 @@ import msgspec
 
 from ..endpoint import decoder_for
 from ..kernel.atomic import write_atomic
+from ..kernel.programs import which
 from ..wire import MAX_DEPTH, PROTOCOL_VERSION, InitializeResult, Json, too_deep
 from .discovery import PluginSource, entry_command
 from .fingerprint import fingerprint
@@ -87,7 +87,7 @@ def _resolved(command: str, environ: Mapping[str, str]) -> str:
     key); a command with a directory in it stands for itself."""
     if os.sep in command:
         return command
-    return shutil.which(command, path=environ.get("PATH", os.defpath)) or command
+    return which(command, environ) or command
 
 
 def _content(source: PluginSource) -> str:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 import os
 import selectors
-import shutil
 import subprocess
 from collections.abc import Callable
+
+from ..kernel.programs import which
 
 __all__ = ["LOCAL_TYPES", "PARTS", "changed", "gnu_find", "local_devices"]
 
@@ -46,7 +47,7 @@ _MOUNTINFO = "/proc/self/mountinfo"
 @functools.cache
 def gnu_find() -> str | None:
     """The path of GNU `find`, or None (another `find` has no `-newerct` nor `-printf`)."""
-    found = shutil.which("find")
+    found = which("find")
     if found is None:
         return None
     try:

@@ -12,10 +12,11 @@ each directory it enters and `ignored` for each name).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..kernel.programs import which
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -38,7 +39,7 @@ def excludes_file(project: str) -> str | None:
     config cannot be read), the setting as the system's and the person's own settings give it,
     outside any repository. Without git, or when it cannot answer, the default place. None
     when there is no home to find it in."""
-    git = shutil.which("git")
+    git = which("git")
     if git is not None:
         answer = _git_config(git, project, None)
         if answer is None:

@@ -12,6 +12,7 @@ from typing import Final
 import msgspec
 
 from ..kernel.errors import UsageError
+from ..kernel.programs import which
 from ..wire import Json
 
 __all__ = ["Fetched", "fetch"]
@@ -37,7 +38,7 @@ def _is_git(source: str) -> bool:
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    git = shutil.which("git")
+    git = which("git")
     if git is None:
         raise UsageError("git is not installed, and this source is a git repository", "install git, then run it again")
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
@@ -175,7 +176,7 @@ def _npm(spec: str, into: Path) -> Fetched:
     them yet)."""
     import tarfile
 
-    npm = shutil.which("npm")
+    npm = which("npm")
     if npm is None:
         raise UsageError("npm is not installed, and this source is an npm package", "install node and npm")
     if not spec:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..kernel.errors import BingoError
 from ..kernel.gate import GIT_WORKTREES
+from ..kernel.programs import which
 
 __all__ = ["GIT_SECONDS", "Worktree", "WorktreeError", "make_worktree"]
 
@@ -78,9 +79,12 @@ async def _git(cwd: Path, *args: str) -> str:
     except OSError:
         neutral = {}
     env = {**os.environ, **neutral, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    git = which("git")
+    if git is None:
+        raise WorktreeError("git could not be run (it is not on PATH)", "install git")
     try:
         process = await asyncio.create_subprocess_exec(
-            "git",
+            git,
             *args,
             cwd=str(cwd),
             env=env,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from asyncio.streams import FlowControlMixin
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..endpoint import MAX_LINE
+from ..kernel.programs import which
 from ._policy import Policy
 from .janitor import USE_JANITOR, JanitorClient, kill_warden
 
@@ -59,7 +59,7 @@ def resolve(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> str:
         if found is None and (cwd / command).is_file():
             raise PermissionError(13, "Permission denied", command)
     else:
-        found = shutil.which(command, path=env.get("PATH", os.defpath))
+        found = which(command, env)
     if found is None:
         raise FileNotFoundError(2, "No such file or directory", command)
     return found
@@ -113,11 +113,13 @@ async def start(
     Raises:
         OSError: the command cannot be run, or not confined as asked.
     """
+    path = resolve(argv, env, cwd)
     if not janitor:
         if policy is not None:
             raise OSError(95, "a confined process is started only through the janitor (Linux)")
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            path,
+            *argv[1:],
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -128,7 +130,6 @@ async def start(
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         return Started(proc.pid, proc.stdin, proc.stdout, proc.stderr, proc.wait, lambda: proc.returncode, False)
-    path = resolve(argv, env, cwd)
     if policy is None:
         spawned = await JanitorClient.running().spawn(path, [path, *argv[1:]], env, cwd, grace=grace, warden=warden)
     else:

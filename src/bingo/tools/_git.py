@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
+
+from ..kernel.programs import which
 
 __all__ = ["environment"]
 
@@ -134,7 +135,7 @@ def overrides(listing: bytes) -> list[tuple[str, str]]:
 async def _listing(cwd: str) -> bytes | None:
     """The configuration git would read in `cwd`; b"" when there is none to read (no git,
     no directory, a configuration git itself refuses), None when it could not be read whole."""
-    git = shutil.which("git")
+    git = which("git")
     if git is None:
         return b""
     try:
