@@ -397,7 +397,6 @@ def test_in_one_session_a_change_gnu_find_is_asked_about_is_recorded_and_rewound
         screen.child.send("change a file\r")
         screen.expect(r"Changed\.")
         screen.prompt()
-        time.sleep(0.1)  # past the margin a look allows the kernel's clock tick
         screen.child.send("just talk\r")
         screen.expect(r"Nothing to do\.")
         screen.prompt()

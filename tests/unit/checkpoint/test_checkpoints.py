@@ -607,78 +607,49 @@ def test_local_devices_are_those_of_file_systems_stamped_by_this_machines_clock(
 
 
 @_GNU_FIND
-def test_with_gnu_find_a_network_file_system_whole_seconds_or_a_clock_put_back_confirm_by_lstat_instead(
+def test_where_finds_answer_cannot_stand_or_be_had_the_look_confirms_by_its_own_lstats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Where a ctime can be older than the change that set it, `find`'s answer cannot stand.
+    # Where a ctime can be older than the change that set it (a network file system, the
+    # clock put back, whole-second timestamps), `find`'s answer cannot stand; without GNU
+    # find, or past its command lines' bound, there is none.
     monkeypatch.setattr(_find, "_MIN_NAMES", 0)
     project, checkpoints, _ = _world(tmp_path)
     _settled_tree(project)
     _by_find(project, checkpoints)
     looked = checkpoints.look().scan
     assert looked is not None and looked.by_find == 3
-
-    def changed_and_looked() -> Scan:
-        (project / "b" / "f1").write_text("changed")
-        os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
-        looked = checkpoints.look().scan
-        assert looked is not None
-        assert looked.entries["b/f1"].size == len("changed")
-        (project / "b" / "f1").write_text("b1")
-        return looked
-
-    with monkeypatch.context() as patch:
-        patch.setattr(_find, "local_devices", lambda: frozenset())  # a network file system
-        assert changed_and_looked().by_find == 0
     cache = checkpoints._cache  # pyright: ignore[reportPrivateUsage]
-    assert cache is not None
-    with monkeypatch.context() as patch:
-        since = cache.since
-        assert since is not None
-        patch.setattr(_scan, "time", SimpleNamespace(time_ns=lambda: since - 1))  # the clock put back
-        assert changed_and_looked().by_find == 0
-    # A whole-second ctime anywhere in a directory: that directory is confirmed by lstat.
-    os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
-    _aged()
-    checkpoints.look()  # b, written last, settled again
-    memo = cache.dirs["a/"]
-    memo.coarse = True
-    looked = checkpoints.look().scan
-    assert looked is not None and (looked.by_find, looked.confirmed) == (2, 3)
-    made = _scan._Dir((0, 0, ()), {}, False)  # pyright: ignore[reportPrivateUsage]
-    made.stats = [os.lstat(project / "a" / "f0")]
-    made.names = ["f0"]
-    made.seal(True, os.lstat(project))
-    assert not made.coarse
-    fields = {"st_mtime_ns": 5_000_000_000, "st_ctime_ns": 5_000_000_000}  # 5 s since 1970, whole
-    whole = os.stat_result((0o100644, 1, 2, 1, 0, 0, 1, 5, 5, 5), fields)
-    made = _scan._Dir((0, 0, ()), {}, False)  # pyright: ignore[reportPrivateUsage]
-    made.stats = [whole]
-    made.names = ["f0"]
-    made.seal(True, os.lstat(project))
-    assert made.coarse
-
-
-@_GNU_FIND
-def test_without_gnu_find_or_past_its_command_lines_bound_the_look_confirms_by_its_own_lstats(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
-    project, checkpoints, _ = _world(tmp_path)
-    _settled_tree(project)
-    _by_find(project, checkpoints)
-    looked = checkpoints.look().scan
-    assert looked is not None and looked.by_find == 3
-    for name, value in (("_MAX_ARGS", 10), ("gnu_find", lambda: None)):
+    assert cache is not None and cache.since is not None
+    since = cache.since
+    for name, value in (
+        ("local_devices", lambda: frozenset()),
+        ("time", SimpleNamespace(time_ns=lambda: since - 1)),
+        ("_MAX_ARGS", 10),
+        ("gnu_find", lambda: None),
+    ):
         with monkeypatch.context() as patch:
-            patch.setattr(_find, name, value)
+            patch.setattr(_scan if name == "time" else _find, name, value)
             (project / "b" / "f1").write_text("changed")
             os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
             looked = checkpoints.look().scan
             assert looked is not None
-            assert (looked.by_find, looked.confirmed, looked.read) == (0, 2, 1)  # the root and a, by lstat
+            assert (looked.by_find, looked.confirmed, looked.read) == (0, 2, 1), name  # the root and a, by lstat
             assert looked.entries["b/f1"].size == len("changed")
             (project / "b" / "f1").write_text("b1")
+    # A whole-second ctime anywhere in a directory: that directory is confirmed by lstat.
+    os.utime(project / "b" / "f1", ns=(1_000_000_123, 1_000_000_123))
+    _aged()
+    checkpoints.look()  # b, written last, settled again
+    cache.dirs["a/"].coarse = True
+    looked = checkpoints.look().scan
+    assert looked is not None and (looked.by_find, looked.confirmed) == (2, 3)
+    fields = {"st_mtime_ns": 5_000_000_000, "st_ctime_ns": 5_000_000_000}  # 5 s since 1970, whole
+    for stats, coarse in (([os.lstat(project / "a" / "f0")], False), ([os.stat_result((0,) * 10, fields)], True)):
+        made = _scan._Dir((0, 0, ()), {}, False)  # pyright: ignore[reportPrivateUsage]
+        made.stats, made.names = stats, ["f0"]
+        made.seal(True, os.lstat(project))
+        assert made.coarse is coarse
 
 
 def test_a_file_written_in_the_same_second_as_a_look_is_read_again_by_the_next(
