@@ -1,9 +1,12 @@
-"""A program bingo starts by a bare name is never one the project holds (ADR-0050), through the
-real binary: with `.`, an empty entry and a relative `bin` on PATH — as some people's shells
-have — and a repository that ships `git`, `find`, `python3` and `npm` at those places, an
-untrusted project's prompt runs bingo's first checkpoint (which asks git where its excludes
-file is) and starts a plugin whose command is `python3`; none of the repository's programs
-runs. The evidence is the file each would have written, outside the project."""
+"""What an untrusted project holds is never run in the place of a program the person named
+(ADR-0050), through the real binary. With `.`, an empty entry and a relative `bin` on PATH —
+as some people's shells have — and a repository that ships `git`, `find`, `python3` and `npm`
+at those places, a prompt runs bingo's first checkpoint (which asks git where its excludes
+file is) and starts a plugin whose command is `python3`. A person's MCP server started with
+`npx -y NAME`, in a repository whose `node_modules` has a `NAME` and whose `.npmrc` names
+another registry; one started with `python3 -m NAME`, in a repository with a `NAME.py`. None
+of the repository's programs runs: the evidence is the file each would have written, outside
+the project."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import os
 from pathlib import Path
 
 from tests.e2e._bingo import EXAMPLES, Sandbox, no_traceback
+from tests.e2e._mcp import mcp_plugin
 from tests.e2e._scripted import model_requests, result_text, text, tool, tool_results, use_scripted_model
 
 
@@ -38,3 +42,32 @@ def test_a_relative_path_entry_never_runs_the_projects_own_git_find_or_interpret
     # The plugin ran, on the interpreter PATH's absolute directories give.
     results = tool_results(model_requests(box)[-1])
     assert "3 words" in result_text(results[0]), results
+
+
+def test_a_persons_server_run_by_npx_or_python_m_never_runs_the_projects_own_copy(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path / "box")
+    p = box.project
+    ran = tmp_path / "ran"
+    name = "bingo-test-server-not-on-any-registry-7f3a"
+    package = p / "node_modules" / name
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(f'{{"name": "{name}", "version": "1.0.0", "bin": {{"{name}": "cli.js"}}}}')
+    (package / "cli.js").write_text(f"#!/usr/bin/env node\nrequire('fs').appendFileSync({str(ran)!r}, 'npx\\n')\n")
+    (package / "cli.js").chmod(0o755)
+    (p / "node_modules" / ".bin").mkdir()
+    (p / "node_modules" / ".bin" / name).symlink_to(f"../{name}/cli.js")
+    (p / "package.json").write_text(f'{{"name": "p", "version": "1.0.0", "dependencies": {{"{name}": "1.0.0"}}}}')
+    (p / ".npmrc").write_text("registry=http://127.0.0.1:9/\n")
+    (p / "shadowed_server.py").write_text(f"open({str(ran)!r}, 'a').write('python -m\\n')\n")
+    mcp_plugin(box, "from-npx", {"command": "npx", "args": ["-y", name]})
+    mcp_plugin(box, "from-python", {"command": "python3", "args": ["-m", "shadowed_server"]})
+    box.settings({"sandbox": {"mode": "off"}, "deadlines": {"initialize": 5, "packageInstall": 20}})
+    cache = tmp_path / "npm-cache"
+    result = box.run("-p", "/tools", env={"npm_config_cache": str(cache), "npm_config_update_notifier": "false"})
+    assert not ran.exists(), ran.read_text()
+    assert no_traceback(result), result.stderr
+    # Each was started, and failed as the person's command does elsewhere: the package is on
+    # no registry, and no module of that name is installed.
+    logs = {plugin: (box.logs / f"plugin-{plugin}.log").read_text() for plugin in ("from-npx", "from-python")}
+    assert "No module named shadowed_server" in logs["from-python"], logs
+    assert name in logs["from-npx"], logs

@@ -26,6 +26,7 @@ from ..kernel.dispatch import ChooseModel
 from ..kernel.errors import DeadlinePassed, PluginError, SpawnError
 from ..kernel.settings import Settings
 from ..sandbox import Launcher, Policy, Sandbox, launcher
+from ._cwd import not_from_the_project
 from ._expand import expand_server
 from ._mcp_http import McpHttp, SignInDesk, SignInPlace, expand_headers
 from .discovery import PluginSource, entry_command, workdir
@@ -241,6 +242,10 @@ async def open_pipes(
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     data_dir = facts.plugin_data(source.package or source.name)  # a package's servers share its own
     data_dir.mkdir(parents=True, exist_ok=True)  # inline: a syscall or two (ADR-0003)
+    if source.layer != "project":
+        # The person's (or a package's), running in a project nobody may have trusted: what
+        # it runs is not looked for there (`_cwd`).
+        argv, env = not_from_the_project(argv, env, data_dir / ".npm-prefix")
     confined = None
     if facts.sandbox is not None:
         # Its own env, as the person wrote it (manifest or .mcp.json), is kept whole (§9).
