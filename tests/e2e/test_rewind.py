@@ -419,3 +419,22 @@ def test_in_one_session_a_change_gnu_find_is_asked_about_is_recorded_and_rewound
         assert screen.exits() == 0
     assert (p / "d00" / "f0042.txt").read_text() == "file 0042\n"
     assert asked.read_text().count("asked") >= 2  # both halves, at the second checkpoint at least
+
+
+def test_a_gitignore_pattern_made_to_backtrack_neither_holds_the_turn_nor_bingos_exit(tmp_path: Path) -> None:
+    # Python's backtracking `re` took two minutes to match this pattern against 40 `a`s, and
+    # each one more multiplies it by 1.5: with 60, the checkpoint's thread would outlive the
+    # test, the turn's first tool waiting for it and the run's exit after it (ADR-0044).
+    box = Sandbox(tmp_path)
+    p = box.project
+    long = "a" * 60
+    (p / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*a*a*a*b\n*.log\n")
+    (p / long).write_text("kept\n")
+    (p / "x.log").write_text("log\n")
+    turn = _bingo(box, [[tool("b1", "bash", {"command": f"rm {long} x.log"})], [text("done")]], "-p", "clean up")
+    assert turn.returncode == 0, turn.stderr
+    assert not (p / long).exists()
+    rewound = _bingo(box, [], "-c", "-p", "/rewind 1")
+    assert rewound.returncode == 0, rewound.stderr
+    assert (p / long).read_text() == "kept\n"  # not ignored: git's answer too, the pattern ends in b
+    assert not (p / "x.log").exists()  # ignored: not recorded, so not brought back

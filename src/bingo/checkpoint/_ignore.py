@@ -89,7 +89,10 @@ def read_spec(path: str) -> GitIgnoreSpec | None:
     from pathspec import GitIgnoreSpec
 
     lines = data.decode("utf-8", "surrogateescape").splitlines()
-    spec = GitIgnoreSpec.from_lines(lines)
+    # RE2, not Python's backtracking `re`: a repository's `*a*a*a*a*a*a*a*a*a*a*a*a*b` against
+    # a file named with 40 `a`s took Python two minutes, with the turn's first tool waiting and
+    # bingo's exit after it; RE2 takes time linear in the name (ADR-0044).
+    spec = GitIgnoreSpec.from_lines(lines, backend="re2")
     return spec if spec.patterns else None
 
 
