@@ -187,6 +187,8 @@ class Checkpoints:
                 return Looked(None, "another bingo held the checkpoints (removing old ones) for too long")
             except OSError as exc:
                 return Looked(None, f"{self.project} could not be read: {exc.strerror or exc}")
+            except ImportError as exc:  # google-re2, which matches .gitignore rules (ADR-0044)
+                return Looked(None, f"a module it needs is missing ({exc}); reinstall bingo with its dependencies")
         if found.unreadable:
             self.say(f"could not read {named(found.unreadable)} for the checkpoint; a rewind leaves them as they are")
         fresh = [path for path in found.big if path not in self._big]

@@ -240,6 +240,26 @@ def test_a_file_that_cannot_be_kept_is_named_and_no_checkpoint_is_taken(tmp_path
     assert checkpoints.points("s") == []
 
 
+def test_without_google_re2_no_checkpoint_is_taken_and_that_is_one_line_saying_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The .gitignore rules are matched by RE2 only (ADR-0044): never by a backtracking engine.
+    import pathspec
+
+    def missing(*_: object, **__: object) -> None:
+        raise ModuleNotFoundError("No module named 're2'")
+
+    monkeypatch.setattr(pathspec.GitIgnoreSpec, "from_lines", missing)
+    project, checkpoints, said = _world(tmp_path)
+    (project / ".gitignore").write_text("*.log\n")
+    checkpoints.take(session="s", seq=0, turn=1, label="p")
+    assert said == [
+        "no checkpoint was taken before this prompt: a module it needs is missing (No module named 're2');"
+        " reinstall bingo with its dependencies; the turn goes on"
+    ]
+    assert checkpoints.points("s") == []
+
+
 def test_the_persons_home_is_not_checkpointed_and_that_is_said_once(tmp_path: Path) -> None:
     said: list[str] = []
     home = tmp_path / "home"
