@@ -12,6 +12,7 @@ conversation (the run sets its frames aside).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +66,7 @@ class Checkpoints:
     __slots__ = (
         "_big",
         "_cache",
+        "_left_said",
         "_checked",
         "_excludes",
         "_generation",
@@ -115,6 +117,8 @@ class Checkpoints:
         self._said_refused = False
         self._cache: StatCache | None = None
         self._big: set[str] = set()
+        self._left_said: set[tuple[str, tuple[int, ...]]] = set()
+        """The rule files' left-out lines said already (`StatCache.left_out`)."""
         self._last: tuple[dict[str, Entry], str] | None = None
         """The last manifest recorded, and its digest: an unchanged project's is not encoded again."""
         self._generation: int | None = None
@@ -191,6 +195,16 @@ class Checkpoints:
                 return Looked(None, f"a module it needs is missing ({exc}); reinstall bingo with its dependencies")
         if found.unreadable:
             self.say(f"could not read {named(found.unreadable)} for the checkpoint; a rewind leaves them as they are")
+        for path, lines in self._cache.left_out.items():
+            if (path, tuple(lines)) not in self._left_said:
+                self._left_said.add((path, tuple(lines)))
+                where = os.path.relpath(path, self.project) if path.startswith(str(self.project)) else path
+                many = len(lines) > 1
+                numbers = ", ".join(map(str, lines[:_NAMED])) + (" …" if len(lines) > _NAMED else "")
+                self.say(
+                    f"{where}: {'lines' if many else 'line'} {numbers} cannot be matched (a bracket holding [:)"
+                    f" and {'are' if many else 'is'} left out of what checkpoints ignore"
+                )
         fresh = [path for path in found.big if path not in self._big]
         if fresh:
             self._big.update(fresh)

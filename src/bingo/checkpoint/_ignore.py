@@ -78,22 +78,49 @@ def _git_config(git: str, project: str, git_dir: str | None) -> str | None:
     return "" if done.returncode == 1 else None  # 1: the key is not set
 
 
-def read_spec(path: str) -> GitIgnoreSpec | None:
+def read_spec(path: str) -> tuple[GitIgnoreSpec | None, list[int]]:
     """The rules of the gitignore-format file at `path`, or None when there is none (or it
-    cannot be read: then nothing more is ignored, so more is recorded, never less)."""
+    cannot be read: then nothing more is ignored, so more is recorded, never less); and the
+    numbers of its lines left out, which RE2 cannot match (a bracket holding `[:` that is no
+    class it knows: git reads `[[:alpha:]]`, and no engine here reads it as git does).
+
+    Raises:
+        ImportError: google-re2 is not installed.
+    """
     try:
         with open(path, "rb") as file:
             data = file.read(_MAX_IGNORE_BYTES)
     except OSError:
-        return None
-    from pathspec import GitIgnoreSpec
-
+        return None, []
     lines = data.decode("utf-8", "surrogateescape").splitlines()
+    left: list[int] = []
+    try:
+        spec = _spec(lines)
+    except ImportError:
+        raise
+    except Exception:  # re2.error: some line RE2 cannot compile; each is tried alone
+        left = [n for n, line in enumerate(lines, 1) if not _compiles(line)]
+        spec = _spec([line for n, line in enumerate(lines, 1) if n not in left])
+    return (spec if spec.patterns else None), left
+
+
+def _spec(lines: list[str]) -> GitIgnoreSpec:
     # RE2, not Python's backtracking `re`: a repository's `*a*a*a*a*a*a*a*a*a*a*a*a*b` against
     # a file named with 40 `a`s took Python two minutes, with the turn's first tool waiting and
     # bingo's exit after it; RE2 takes time linear in the name (ADR-0044).
-    spec = GitIgnoreSpec.from_lines(lines, backend="re2")
-    return spec if spec.patterns else None
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(lines, backend="re2")
+
+
+def _compiles(line: str) -> bool:
+    try:
+        _spec([line])
+    except ImportError:
+        raise
+    except Exception:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)

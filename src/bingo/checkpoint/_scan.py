@@ -85,13 +85,15 @@ class StatCache:
     processes), and, for this process only, each directory's ignore decisions under its
     stat and rules (`dirs`) and each rule file's parsed rules under its stat (`specs`)."""
 
-    __slots__ = ("_serial", "dirs", "flat", "rows", "since", "specs")
+    __slots__ = ("_serial", "dirs", "flat", "left_out", "rows", "since", "specs")
 
     def __init__(self, rows: dict[str, _Cached] | None = None) -> None:
         self.rows: dict[str, _Cached] = rows or {}
         self.dirs: dict[str, _Dir] = {}
         self.specs: dict[str, tuple[tuple[int, int, int, int], int, GitIgnoreSpec | None]] = {}
         self._serial = 0
+        self.left_out: dict[str, list[int]] = {}
+        """Each rule file's lines RE2 cannot match, left out (`read_spec`), once parsed."""
         self.since: int | None = None
         """When the look that made `dirs` began (`time.time_ns()`)."""
         self.flat: tuple[list[_Dir], dict[str, Entry], list[str], dict[str, _Cached]] | None = None
@@ -111,8 +113,11 @@ class StatCache:
         known = self.specs.get(path)
         if known is None or known[0] != key:
             self._serial += 1
-            known = (key, self._serial, read_spec(path))
+            spec, left = read_spec(path)
+            known = (key, self._serial, spec)
             self.specs[path] = known
+            if left:
+                self.left_out[path] = left
         return above.below(directory, known[2], known[1])
 
     def encode(self) -> bytes:

@@ -260,6 +260,22 @@ def test_without_google_re2_no_checkpoint_is_taken_and_that_is_one_line_saying_w
     assert checkpoints.points("s") == []
 
 
+def test_a_gitignore_line_re2_cannot_match_is_left_out_said_once_and_the_rest_apply(tmp_path: Path) -> None:
+    project, checkpoints, said = _world(tmp_path)
+    (project / ".gitignore").write_text("*.log\n[[:alpha:]x\n!keep.log\nbuild/\n")
+    for name in ("a.log", "keep.log", "main.py"):
+        (project / name).write_text(name)
+    (project / "build").mkdir()
+    (project / "build" / "out").write_text("o")
+    for _ in range(2):
+        _, looked = _point(checkpoints)
+        assert sorted(looked.entries) == [".gitignore", "keep.log", "main.py"]
+        assert sorted(looked.ignored) == ["a.log", "build/"]
+    assert said == [
+        ".gitignore: line 2 cannot be matched (a bracket holding [:) and is left out of what checkpoints ignore"
+    ]
+
+
 def test_the_persons_home_is_not_checkpointed_and_that_is_said_once(tmp_path: Path) -> None:
     said: list[str] = []
     home = tmp_path / "home"
