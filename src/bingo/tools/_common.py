@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar, Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -29,6 +29,8 @@ from ..kernel.registry import BUILTIN
 from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
 
 __all__ = [
+    "Regex",
+    "linear",
     "BINARY_SNIFF",
     "SEEN_MAX",
     "SKIPPED_DIRS",
@@ -195,7 +197,41 @@ def walk_files(root: Path, stop: threading.Event) -> Iterator[Path]:
             continue
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
+class Regex(Protocol):
+    """A pattern compiled by `linear`."""
+
+    def search(self, text: str, /) -> object | None: ...
+
+    def fullmatch(self, text: str, /) -> object | None: ...
+
+
+def linear(pattern: str, *, ignore_case: bool = False, dot_nl: bool = False, never_nl: bool = False) -> Regex:
+    """`pattern` compiled by RE2 (google-re2), which takes time linear in the text whatever
+    the pattern: a model's `(a+)+$` against a line of 40 `a`s held Python's backtracking `re`
+    for hours, and the run's exit after it. Perl's syntax less look-around and
+    backreferences, as ripgrep's. `dot_nl`: `.` matches a newline too; `never_nl`: no match
+    crosses one (a text of lines searched whole, as each line alone).
+
+    Raises:
+        ValueError: RE2 refuses the pattern (its reason).
+    """
+    import re2  # pyright: ignore[reportMissingTypeStubs]: google-re2 ships no types
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would write its reason to stderr, under bingo's terminal
+    options.case_sensitive = not ignore_case
+    options.dot_nl = dot_nl
+    options.never_nl = never_nl
+    compile_ = cast("Callable[[str, object], Regex]", re2.compile)  # pyright: ignore[reportUnknownMemberType]
+    refused = cast("type[Exception]", re2.error)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        return compile_(pattern, options)
+    except refused as exc:
+        reason: object = exc.args[0] if exc.args else "invalid"
+        raise ValueError(reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)) from None
+
+
+def glob_regex(pattern: str) -> Regex:
     """A compiled regex for a glob over `/`-separated relative paths.
 
     `*` and `?` never cross a `/`; `**` as a whole segment spans any number of directories
@@ -237,7 +273,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             i += 1
     if depth:
         raise ValueError(f"unbalanced '{{' in {pattern!r}")
-    return re.compile("".join(out), re.DOTALL)
+    return linear("".join(out), dot_nl=True)
 
 
 def _glob_class(pattern: str, start: int, out: list[str]) -> int:

@@ -8,7 +8,6 @@ The pattern grammar itself is `_common.glob_regex`.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +38,7 @@ MAX_MATCHES = 500
 
 _WILDCARDS = frozenset("*?[{")
 
-_Matcher = Callable[[str], re.Match[str] | None]
+_Matcher = Callable[[str], object | None]
 
 
 class GlobInput(Input, frozen=True):
@@ -80,7 +79,8 @@ class GlobTool(BuiltinTool):
         try:
             regex = glob_regex(pattern)
         except ValueError as exc:
-            return error_output(f"glob: invalid pattern: {exc}. Close every `{{` with `}}`.")
+            hint = "Close every `{` with `}`" if "unbalanced" in str(exc) else "Fix the pattern"
+            return error_output(f"glob: invalid pattern: {exc}. {hint}.")
         found = await in_thread(lambda stop: _find(root, regex.fullmatch, stop))
         where = display_path(base, call.cwd) if args.path else "the working directory"
         if not found.paths:

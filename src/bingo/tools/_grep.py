@@ -1,18 +1,22 @@
-"""The `grep` tool: the lines of text files that match a Python regex, as `file:line:text`.
+"""The `grep` tool: the lines of text files that match a regular expression, as `file:line:text`.
 
 Owns the search: which files are looked at (a file, or a directory walked without `.git`,
 optionally filtered by a glob; binary files skipped, and anything but a regular file:
 FIFOs, devices and files of /proc or /sys, opened without blocking by
 `kernel.files.open_regular`), what a line costs (at most MAX_SCAN bytes), the order (by path, then line) and the
-bound on how many lines are listed. It is pure Python on purpose, so that what it finds does
-not depend on which tools the machine has; the walking and reading run in a thread.
+bound on how many lines are listed. It is Python and RE2 (google-re2, a dependency) on
+purpose, so that what it finds does not depend on which tools the machine has; the walking and
+reading run in a thread. The pattern is RE2's (`_common.linear`: time linear in the text, so
+no pattern a model writes can hang the turn and the run's exit after it), as ripgrep's is:
+Perl's syntax less look-around and backreferences. Each file is read in blocks of lines; a
+block is searched whole first (no match may cross a line), and only a block with a match is
+searched line by line, which keeps RE2's cost per call off the lines that match nothing.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -26,11 +30,13 @@ from ._common import (
     BINARY_SNIFF,
     BuiltinTool,
     Input,
+    Regex,
     display_path,
     error_output,
     glob_regex,
     in_thread,
     is_binary,
+    linear,
     parse_input,
     resolve,
     text_output,
@@ -54,7 +60,10 @@ line costs no more than that however long it is."""
 class GrepInput(Input, frozen=True):
     """Input of the grep tool."""
 
-    pattern: Annotated[str, msgspec.Meta(description="A Python regular expression.")]
+    pattern: Annotated[
+        str,
+        msgspec.Meta(description="A regular expression (RE2 syntax, as ripgrep's: no look-around or backreferences)."),
+    ]
     path: Annotated[
         str,
         msgspec.Meta(description="A file or directory to search (default: the working directory)."),
@@ -96,20 +105,17 @@ class GrepTool(BuiltinTool):
         if isinstance(args, ToolOutput):
             return args
         try:
-            # Warnings `re` raises for odd patterns (e.g. a possible nested set) are not
-            # the model's business and must not reach the terminal.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
-        except re.error as exc:
+            regex = _Pattern(args.pattern, args.ignore_case)
+        except ValueError as exc:
             return error_output(
-                f"grep: invalid regular expression {args.pattern!r}: {exc}. "
-                "Fix the pattern (Python `re` syntax; escape literal characters like `(`)."
+                f"grep: invalid regular expression {args.pattern!r}: {exc}. Fix the pattern (RE2 syntax, as"
+                " ripgrep's: no look-around or backreferences; escape literal characters like `(`)."
             )
         try:
             name_filter = glob_regex(args.glob) if args.glob else None
         except ValueError as exc:
-            return error_output(f"grep: invalid glob: {exc}. Close every `{{` with `}}`.")
+            hint = "Close every `{` with `}`" if "unbalanced" in str(exc) else "Fix the glob"
+            return error_output(f"grep: invalid glob: {exc}. {hint}.")
         target = resolve(call.cwd, args.path or ".")
         if not target.exists():
             return error_output(
@@ -122,10 +128,37 @@ class GrepTool(BuiltinTool):
         return text_output(_render(args.pattern, hits))
 
 
+class _Pattern:
+    """The model's pattern twice: for one line (`line`), and for a block of lines joined by
+    newlines (`block`: `^` and `$` at each line, no match across one), or None when the
+    pattern names the text's own start or end (`\\A`, `\\z`), which a block has once."""
+
+    __slots__ = ("block", "line")
+
+    def __init__(self, pattern: str, ignore_case: bool) -> None:
+        self.line = linear(pattern, ignore_case=ignore_case)
+        whole = _WHOLE_TEXT.search(pattern) is not None
+        self.block = None if whole else linear(f"(?m){pattern}", ignore_case=ignore_case, never_nl=True)
+
+    def matching(self, lines: list[str]) -> Iterator[int]:
+        """The indexes of `lines` that match."""
+        if self.block is not None and self.block.search("\n".join(lines)) is None:
+            return
+        search = self.line.search
+        for index, line in enumerate(lines):
+            if search(line) is not None:
+                yield index
+
+
+_WHOLE_TEXT = re.compile(r"\\[AzZ]")
+_BLOCK_LINES = 4096
+"""Lines searched whole at a time (at most MAX_SCAN bytes each: a block is bounded)."""
+
+
 def _search(
     target: Path,
-    regex: re.Pattern[str],
-    name_filter: re.Pattern[str] | None,
+    regex: _Pattern,
+    name_filter: Regex | None,
     glob: str,
     cwd: str,
     stop: threading.Event,
@@ -152,32 +185,40 @@ def _search(
     return hits
 
 
-def _search_file(path: Path, shown: str, regex: re.Pattern[str], hits: _Hits, stop: threading.Event) -> None:
+def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: threading.Event) -> None:
     fd, _ = open_regular(path)  # never blocks, never a device or a file of /proc (kernel.files)
     with open(fd, "rb") as raw:
         if is_binary(raw.read(BINARY_SNIFF)):
             return
         raw.seek(0)
-        number = 0
-        while piece := raw.readline(MAX_SCAN):
+        first = 1
+        block: list[str] = []
+        while True:
+            piece = raw.readline(MAX_SCAN)
             if stop.is_set():
                 return
-            number += 1
-            if not piece.endswith(b"\n") and len(piece) == MAX_SCAN:
-                # A line past MAX_SCAN: searched in its first MAX_SCAN bytes, the rest skipped
-                # a piece at a time, so it costs no more than that.
-                hits.long += 1
-                while (rest := raw.readline(MAX_SCAN)) and not rest.endswith(b"\n"):
-                    if stop.is_set():
-                        return
-            line = piece.decode("utf-8", errors="replace").rstrip("\r\n")
-            if regex.search(line) is None:
-                continue
-            hits.total += 1
-            if len(hits.lines) < MAX_LINES:
-                if len(line) > MAX_LINE:
-                    line = f"{line[:MAX_LINE]}… [line cut]"
-                hits.lines.append(f"{shown}:{number}:{line}")
+            if piece:
+                if not piece.endswith(b"\n") and len(piece) == MAX_SCAN:
+                    # A line past MAX_SCAN: searched in its first MAX_SCAN bytes, the rest
+                    # skipped a piece at a time, so it costs no more than that.
+                    hits.long += 1
+                    while (rest := raw.readline(MAX_SCAN)) and not rest.endswith(b"\n"):
+                        if stop.is_set():
+                            return
+                block.append(piece.decode("utf-8", errors="replace").rstrip("\r\n"))
+                if len(block) < _BLOCK_LINES:
+                    continue
+            for index in regex.matching(block):
+                hits.total += 1
+                if len(hits.lines) < MAX_LINES:
+                    line = block[index]
+                    if len(line) > MAX_LINE:
+                        line = f"{line[:MAX_LINE]}… [line cut]"
+                    hits.lines.append(f"{shown}:{first + index}:{line}")
+            if not piece:
+                return
+            first += len(block)
+            block = []
 
 
 def _render(pattern: str, hits: _Hits) -> str:

@@ -74,7 +74,8 @@ _DATA: dict[str, tuple[str, dict[str, Json]]] = {
     ),
     "grep": (
         (
-            "Search the contents of text files for a Python regular expression. Answers `file:line:text`, one"
+            "Search the contents of text files for a regular expression (RE2 syntax, as ripgrep's: no"
+            " look-around or backreferences). Answers `file:line:text`, one"
             " line per matching line, ordered by file path then line number, at most 500 lines (it says how "
             "many more matched). Searches `path` (a file, or a directory walked recursively; default the "
             "working directory), skipping `.git` and binary files. `glob` restricts which files are searched;"
@@ -85,7 +86,7 @@ _DATA: dict[str, tuple[str, dict[str, Json]]] = {
             "type": "object",
             "properties": {
                 "pattern": {
-                    "description": "A Python regular expression.",
+                    "description": "A regular expression (RE2 syntax, as ripgrep's: no look-around or backreferences).",
                     "type": "string",
                 },
                 "path": {

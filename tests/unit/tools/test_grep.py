@@ -92,7 +92,49 @@ def test_grep_cuts_overlong_lines(tmp_path: Path) -> None:
 def test_grep_with_an_invalid_regex_names_the_problem(tmp_path: Path) -> None:
     output = _grep(tmp_path, {"pattern": "(unclosed"})
     assert output.is_error
-    assert "invalid regular expression '(unclosed': missing ), unterminated" in _text(output)
+    assert "invalid regular expression '(unclosed': missing ): (unclosed" in _text(output)
+
+
+def test_look_around_and_backreferences_are_refused_saying_the_syntax_is_re2s(tmp_path: Path) -> None:
+    for pattern, reason in (("(?<=a)b", "invalid perl operator: (?<="), (r"(a)\1", "invalid escape sequence: \\1")):
+        output = _grep(tmp_path, {"pattern": pattern})
+        assert output.is_error
+        assert f"{reason}. Fix the pattern (RE2 syntax, as ripgrep's: no look-around or backreferences" in _text(output)
+
+
+def test_each_line_matches_as_if_alone_in_blocks_searched_whole_and_across_their_bounds(tmp_path: Path) -> None:
+    # A file is searched a block of lines at a time, whole first (`_grep._Pattern`): what a
+    # line alone matches is found, on the right line, and nothing matches across two lines.
+    lines = [f"filler {n}" for n in range(1, 10_001)]
+    for number, text in (
+        (1, "needle at the start"),
+        (2000, "needle inside"),
+        (4096, "the end is a needle"),
+        (4097, "needle"),
+        (9_000, "needle late"),
+        (9_999, "x NEEDLE"),
+    ):
+        lines[number - 1] = text
+    lines[4999], lines[5000] = "ends with a", "b starts this one"
+    (tmp_path / "big.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "crlf.txt").write_bytes(b"one\r\nfoo\r\nthree\r\n")
+
+    def found(pattern: str, **more: Json) -> list[str]:
+        return _text(_grep(tmp_path, {"pattern": pattern, **more})).splitlines()
+
+    starts = [
+        "big.txt:1:needle at the start",
+        "big.txt:2000:needle inside",
+        "big.txt:4097:needle",
+        "big.txt:9000:needle late",
+    ]
+    assert found("^needle") == starts
+    assert found("needle$") == ["big.txt:4096:the end is a needle", "big.txt:4097:needle"]
+    assert found(r"\Aneedle") == found("^needle")  # the start of each line, as a line alone
+    assert found("needle", ignoreCase=True)[-1] == "big.txt:9999:x NEEDLE"
+    assert found(r"a\sb") == ["No lines match 'a\\\\sb'."]
+    assert found(r"a[^x]*b") == ["No lines match 'a[^x]*b'."]  # "ends with a" / "b starts this one"
+    assert found("^foo$") == ["crlf.txt:2:foo"]
 
 
 def test_grep_in_a_missing_path_is_an_error(tmp_path: Path) -> None:
