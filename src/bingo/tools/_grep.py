@@ -8,13 +8,16 @@ bound on how many lines are listed. It is Python and RE2 (google-re2, a dependen
 purpose, so that what it finds does not depend on which tools the machine has; the walking and
 reading run in a thread. The pattern is RE2's (`_common.linear`: time linear in the text, so
 no pattern a model writes can hang the turn and the run's exit after it), as ripgrep's is:
-Perl's syntax less look-around and backreferences. Each file is read in blocks of lines; a
-block is searched whole first (no match may cross a line), and only a block with a match is
-searched line by line, which keeps RE2's cost per call off the lines that match nothing.
+Perl's syntax less look-around and backreferences, over the file's UTF-8 bytes. Each file is
+read in blocks of lines, each block searched whole (no match may cross a line) from the start
+of the line after each match: one call of RE2's per block and per matching line, which keeps
+its cost per call off the lines that match nothing (ADR-0051).
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 import threading
 from collections.abc import Iterator
@@ -129,25 +132,34 @@ class GrepTool(BuiltinTool):
 
 
 class _Pattern:
-    """The model's pattern twice: for one line (`line`), and for a block of lines joined by
-    newlines (`block`: `^` and `$` at each line, no match across one), or None when the
-    pattern names the text's own start or end (`\\A`, `\\z`), which a block has once."""
+    """The model's pattern twice, over UTF-8 bytes: for one line (`line`), and for a block of
+    lines joined by newlines (`block`: `^` and `$` at each line, no match across one), or
+    None when the pattern names the text's own start or end (`\\A`, `\\z`), which a block
+    has once and each line alone has its own."""
 
     __slots__ = ("block", "line")
 
     def __init__(self, pattern: str, ignore_case: bool) -> None:
-        self.line = linear(pattern, ignore_case=ignore_case)
+        self.line = linear(pattern, ignore_case=ignore_case, of_bytes=True)
         whole = _WHOLE_TEXT.search(pattern) is not None
-        self.block = None if whole else linear(f"(?m){pattern}", ignore_case=ignore_case, never_nl=True)
+        self.block = None if whole else linear(f"(?m){pattern}", ignore_case=ignore_case, never_nl=True, of_bytes=True)
 
-    def matching(self, lines: list[str]) -> Iterator[int]:
-        """The indexes of `lines` that match."""
-        if self.block is not None and self.block.search("\n".join(lines)) is None:
+    def matching(self, lines: list[bytes]) -> Iterator[int]:
+        """The indexes of `lines` that match, each once: one search a matching line, and one
+        for the block (a search from the start of the line after each match)."""
+        if self.block is None:
+            search = self.line.search
+            yield from (index for index, line in enumerate(lines) if search(line) is not None)
             return
-        search = self.line.search
-        for index, line in enumerate(lines):
-            if search(line) is not None:
-                yield index
+        text = b"\n".join(lines)
+        starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+        at = 0
+        while (found := self.block.search(text, at)) is not None:
+            index = bisect.bisect_right(starts, found.start()) - 1
+            yield index
+            if index + 1 == len(starts):
+                return
+            at = starts[index + 1]
 
 
 _WHOLE_TEXT = re.compile(r"\\[AzZ]")
@@ -192,7 +204,7 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
             return
         raw.seek(0)
         first = 1
-        block: list[str] = []
+        block: list[bytes] = []
         while True:
             piece = raw.readline(MAX_SCAN)
             if stop.is_set():
@@ -205,13 +217,13 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
                     while (rest := raw.readline(MAX_SCAN)) and not rest.endswith(b"\n"):
                         if stop.is_set():
                             return
-                block.append(piece.decode("utf-8", errors="replace").rstrip("\r\n"))
+                block.append(piece.rstrip(b"\r\n"))
                 if len(block) < _BLOCK_LINES:
                     continue
             for index in regex.matching(block):
                 hits.total += 1
                 if len(hits.lines) < MAX_LINES:
-                    line = block[index]
+                    line = block[index].decode("utf-8", errors="replace")
                     if len(line) > MAX_LINE:
                         line = f"{line[:MAX_LINE]}… [line cut]"
                     hits.lines.append(f"{shown}:{first + index}:{line}")

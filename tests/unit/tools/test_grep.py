@@ -137,6 +137,14 @@ def test_each_line_matches_as_if_alone_in_blocks_searched_whole_and_across_their
     assert found("^foo$") == ["crlf.txt:2:foo"]
 
 
+def test_a_line_with_many_matches_is_one_hit_and_an_empty_match_moves_on_to_the_next_line(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"aaa aaa\nb\n\xff\xfe caf\xc3\xa9 a\n")
+    many = _text(_grep(tmp_path, {"pattern": "a"})).splitlines()
+    assert many == ["a.txt:1:aaa aaa", "a.txt:3:\ufffd\ufffd café a"]  # bytes not UTF-8 shown replaced
+    assert _text(_grep(tmp_path, {"pattern": "x*"})).splitlines() == ["a.txt:1:aaa aaa", "a.txt:2:b", many[1]]
+    assert _text(_grep(tmp_path, {"pattern": "café"})).splitlines() == [many[1]]
+
+
 def test_grep_in_a_missing_path_is_an_error(tmp_path: Path) -> None:
     output = _grep(tmp_path, {"pattern": "x", "path": "gone"})
     assert output.is_error
