@@ -150,3 +150,22 @@ def test_started_in_the_home_directory_the_persons_own_skills_are_not_a_projects
     assert result.returncode == 0, result.stderr
     assert "brand-guidelines" in result.stdout
     assert "trust" not in result.stderr  # ~/.claude/skills is the person's, not an untrusted project's
+
+
+def test_a_command_whose_yaml_aliases_stand_for_millions_of_values_is_refused_not_expanded(tmp_path: Path) -> None:
+    # Seven anchors, each listing the one before nine times: 300 bytes standing for 9^7 values,
+    # which joining the hint into one line made (half a gigabyte; two more anchors are 40 GB).
+    box = Sandbox(tmp_path)
+    anchors = ["&a [x,x,x,x,x,x,x,x,x]"]
+    for name, before in zip("bcdefg", "abcdef", strict=True):
+        anchors.append(f"&{name} [" + ",".join([f"*{before}"] * 9) + "]")
+    commands = box.project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "bomb.md").write_text(f"---\ndescription: b\nargument-hint: [{', '.join(anchors)}]\n---\nbody\n")
+    (commands / "fine.md").write_text("fine $ARGUMENTS\n", encoding="utf-8")
+    assert box.run("--trust").returncode == 0
+    result = box.run("-p", "/help")
+    assert result.returncode == 0, result.stderr
+    assert "/fine" in result.stdout and "/bomb" not in result.stdout
+    [refused] = [line for line in result.stderr.splitlines() if "bomb.md" in line]
+    assert "its front matter repeats itself through YAML aliases into over 16384 values" in refused

@@ -19,6 +19,12 @@ __all__ = ["FRONT_MAX", "Front", "FrontError", "split_front"]
 FRONT_MAX = 16_384
 """Characters of front matter read at most: a name, a description of 1024 characters and a
 few more keys fit many times over; past it the file is refused, never parsed."""
+_VALUES_MAX = FRONT_MAX
+"""Values (every key, item and scalar, each time it is reached) a front matter may hold at
+most. A YAML alias repeats what its anchor names without copying it, so 16 KB of anchors each
+listing the one before nine times stand for 9^9 values, which any reader of them (a hint
+joined into one line) then makes: bingo ran out of memory. Text cannot hold more values than
+characters, so past this bound only aliases can have made them."""
 
 
 class FrontError(ValueError):
@@ -89,6 +95,21 @@ def _load(text: str) -> object:
     return yaml.load(text, Loader=loader)  # a safe loader, C or Python
 
 
+def _values(data: object) -> int:
+    """How many values `data` holds, each time it is reached, counting no further than one
+    past `_VALUES_MAX`."""
+    count, stack = 0, [data]
+    while stack and count <= _VALUES_MAX:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, dict):
+            stack.extend(value.keys())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            stack.extend(value.values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        elif isinstance(value, list):
+            stack.extend(value)  # pyright: ignore[reportUnknownArgumentType]
+    return count
+
+
 def _parse(block: str) -> dict[str, object]:
     import yaml
 
@@ -104,6 +125,8 @@ def _parse(block: str) -> dict[str, object]:
             raise FrontError(f"its front matter is not valid YAML{where}: {problem}") from None
     if data is None:
         return {}
+    if _values(data) > _VALUES_MAX:
+        raise FrontError(f"its front matter repeats itself through YAML aliases into over {_VALUES_MAX} values")
     if not isinstance(data, dict):
         raise FrontError("its front matter is not a mapping of keys (name: value)")
     fields: dict[str, object] = {}
