@@ -38,7 +38,7 @@ from acp.schema import (
 )
 
 from tests.e2e._acp import WAIT, Recorder, text
-from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox
+from tests.e2e._bingo import BINGO, EXAMPLES, TEST_PLUGINS, Sandbox, no_traceback
 from tests.e2e._hostile_files import ADDRESS_SPACE, launcher, measured
 from tests.e2e._scripted import model_requests, result_text, tool, tool_results, use_scripted_model
 from tests.e2e._scripted import text as say
@@ -401,3 +401,34 @@ def test_an_editors_mcp_server_named_like_a_user_plugin_is_not_started(tmp_path:
         said.count("the editor's MCP server wordcount is not started: bingo has a plugin named wordcount already") == 1
     )
     assert said.count("the editor's MCP server github is not started: an allow rule names a plugin github") == 1
+
+
+def test_fifos_a_repository_puts_where_bingo_reads_its_files_never_hold_a_run(tmp_path: Path) -> None:
+    # Git cannot hold a FIFO; an archive can. Opened as every file bingo reads for someone
+    # else is (`kernel.files.read_regular`), each is refused at once, named, and the run
+    # goes on: `.mcp.json`, a command, the checkpoint's `.gitignore` and `.git/info/exclude`.
+    # A FIFO for the project's settings stops the run with one line instead.
+    box = Sandbox(tmp_path)
+    p = box.project
+    (p / ".claude" / "commands").mkdir(parents=True)
+    (p / ".git" / "info").mkdir(parents=True)
+    for fifo in (".mcp.json", ".claude/commands/x.md", ".gitignore", ".git/info/exclude"):
+        os.mkfifo(p / fifo)
+    (p / "kept.txt").write_text("kept\n")
+    use_scripted_model(box, [[tool("b", "bash", {"command": "rm kept.txt"})], [say("done")]])
+    result = box.run("-p", "go", "--allow", "bash")  # the harness's timeout: 60 s
+    assert no_traceback(result), result.stderr
+    assert result.returncode == 0, result.stderr
+    assert f"{p / '.mcp.json'} is a FIFO (a named pipe), not a regular file" in result.stderr
+    assert not (p / "kept.txt").exists()
+    rewound = box.run("-c", "-p", "/rewind 1")
+    assert rewound.returncode == 0, rewound.stderr
+    assert (p / "kept.txt").read_text() == "kept\n"  # the checkpoint was taken, .gitignore or not
+    (p / ".bingo").mkdir(exist_ok=True)
+    os.mkfifo(p / ".bingo" / "settings.json")
+    stopped = box.run("-p", "/help")
+    assert stopped.returncode == 2
+    assert stopped.stderr.strip().splitlines() == [
+        f"bingo: {p / '.bingo' / 'settings.json'} is a FIFO (a named pipe), not a regular file:"
+        " put a JSON file there, or remove it"
+    ]

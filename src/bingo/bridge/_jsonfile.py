@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..kernel.files import read_regular
 from ..wire import MAX_DEPTH, Json, too_deep
 
 __all__ = ["Unreadable", "read_json"]
@@ -35,8 +36,7 @@ class Unreadable(msgspec.Struct, frozen=True):
 def read_json(path: Path, limit: int) -> Json | Unreadable:
     """The JSON value in the file at `path` (at most `limit` bytes), or why there is none."""
     try:
-        with path.open("rb") as file:
-            data = file.read(limit + 1)
+        data = read_regular(path, limit)
     except OSError as exc:
         return Unreadable(f"cannot be read ({exc.strerror or exc})", missing=isinstance(exc, FileNotFoundError))
     if len(data) > limit:

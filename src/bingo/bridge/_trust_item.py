@@ -20,6 +20,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from ..kernel.files import read_regular
 from ..kernel.settings import PROJECT_SETTINGS, Settings
 from ..wire import Json, is_object
 from ._expand import MCP_VARIABLES, variables_read
@@ -89,11 +90,13 @@ class Item(msgspec.Struct, frozen=True):
 def _bytes_digest(path: Path) -> tuple[bytes | None, str | None, str | None]:
     """The file's bytes, their digest, and why it has none; (None, None, None) if absent."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, _BROUGHT_BYTES)
     except FileNotFoundError:
         return None, None, None
     except OSError as exc:
         return None, None, f"{path} cannot be read ({exc.strerror or exc})"
+    if len(data) > _BROUGHT_BYTES:
+        return None, None, f"{path} is larger than {_BROUGHT_BYTES // 1_000_000} MB"
     return data, hashlib.sha256(data).hexdigest(), None
 
 
@@ -232,7 +235,7 @@ def _brought_item(project: Path) -> Item | None:
                     outside.append(rel)
                 count += 1
                 try:
-                    data = real.read_bytes()
+                    data = read_regular(real, _BROUGHT_BYTES)
                     mode = real.stat().st_mode
                 except OSError as exc:
                     return Item(

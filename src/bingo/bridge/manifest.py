@@ -25,6 +25,7 @@ from typing import Final
 import msgspec
 
 from ..kernel.errors import PluginError
+from ..kernel.files import read_regular
 from ..kernel.registry import BUILTIN
 from ..wire import MAX_DEPTH, Json, Wire, too_deep
 from . import _problems as P
@@ -216,8 +217,7 @@ def read_manifest(directory: Path) -> Manifest:
             "a plugin is a directory holding a plugin.json",
         )
     try:
-        with path.open("rb") as file:
-            data = file.read(_MANIFEST_MAX_BYTES + 1)
+        data = read_regular(path, _MANIFEST_MAX_BYTES)
     except OSError as exc:
         raise PluginError(f"cannot read {path}: {exc.strerror}", "check its permissions") from exc
     if len(data) > _MANIFEST_MAX_BYTES:

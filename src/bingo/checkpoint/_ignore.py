@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..kernel.files import read_regular
 from ..kernel.programs import which
 
 if TYPE_CHECKING:
@@ -88,8 +89,7 @@ def read_spec(path: str) -> tuple[GitIgnoreSpec | None, list[int]]:
         ImportError: google-re2 is not installed.
     """
     try:
-        with open(path, "rb") as file:
-            data = file.read(_MAX_IGNORE_BYTES)
+        data = read_regular(path, _MAX_IGNORE_BYTES)[:_MAX_IGNORE_BYTES]
     except OSError:
         return None, []
     lines = data.decode("utf-8", "surrogateescape").splitlines()

@@ -27,6 +27,7 @@ import msgspec
 
 from ..wire import DEFAULT_DEADLINES, MAX_DEPTH, Json, too_deep
 from .errors import SettingsError
+from .files import NotRegular, read_regular
 
 __all__ = [
     "COMMAND_HOOK_EVENTS",
@@ -545,17 +546,28 @@ class Source:
         return layer
 
 
+_SETTINGS_MAX = 4 << 20
+"""Bytes a settings file may hold: a person's, with every rule they ever wrote, is a few kB."""
+
+
 def read_layer(path: Path) -> Source | None:
-    """The document at `path`, or None when there is no file."""
+    """The document at `path`, or None when there is no file. Read as `kernel.files` reads
+    what someone else may have put there: a FIFO in its place is refused, never waited on."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = read_regular(path, _SETTINGS_MAX)
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as exc:
-        raise SettingsError(f"{path} is not UTF-8 text", "save it as UTF-8 JSON") from exc
+    except NotRegular as exc:
+        raise SettingsError(str(exc), "put a JSON file there, or remove it") from exc
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise SettingsError(f"cannot read {path} ({reason})", "fix it or remove it") from exc
+    if len(data) > _SETTINGS_MAX:
+        raise SettingsError(f"{path} is larger than {_SETTINGS_MAX} bytes", "fix the file or remove it")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not UTF-8 text", "save it as UTF-8 JSON") from exc
     if too_deep(text):
         # Before json.loads, which would recurse until RecursionError; and the merge, the
         # key locator and the layer check all walk the document recursively after it.

@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LayerFile", "LeftOut", "NotRegular", "inside", "open_regular", "read_layer_file"]
+__all__ = ["LayerFile", "LeftOut", "NotRegular", "inside", "open_regular", "read_layer_file", "read_regular"]
 
 _PSEUDO = ("/proc", "/sys")
 """Where the kernel shows itself as files: never read for anyone."""
@@ -94,6 +94,22 @@ def open_regular(path: Path | str, *, follow: bool = True) -> tuple[int, os.stat
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` + 1 of them (so a caller sees
+    one that is longer), opened as `open_regular` does: a FIFO, a device or a file of /proc
+    in its place never blocks nor feeds a read, however a repository or an archive put it
+    there.
+
+    Raises:
+        FileNotFoundError: there is nothing at `path`.
+        NotRegular: it is not a regular file.
+        OSError: it cannot be opened or read.
+    """
+    fd, _ = open_regular(path)
+    with open(fd, "rb") as file:
+        return file.read(limit + 1)
 
 
 def inside(path: Path | str, root: Path | str) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 from ...kernel.errors import PluginError
+from ...kernel.files import read_regular
 from ...wire import Json, is_array, is_object, too_deep
 from .. import _problems as P
 from ..discovery import entry_command
@@ -56,8 +57,7 @@ def _read(directory: Path) -> dict[str, Json] | str:
     """`plugin.json` as a JSON object, or why it is none in the manifest reader's words."""
     path = directory / MANIFEST_FILE
     try:
-        with path.open("rb") as file:
-            data = file.read(_MANIFEST_MAX + 1)
+        data = read_regular(path, _MANIFEST_MAX)
         if len(data) > _MANIFEST_MAX or too_deep(data):
             raise ValueError
         value: Json = json.loads(data.decode("utf-8"))
