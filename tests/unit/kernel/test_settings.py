@@ -410,7 +410,9 @@ def test_a_file_that_is_not_utf8_is_a_settings_error(home: Path, project: Path) 
 def test_an_unreadable_settings_path_is_a_settings_error(home: Path, project: Path) -> None:
     user_file(home).mkdir()
 
-    assert load_error(home, project).startswith(f"cannot read {user_file(home)} (")
+    assert load_error(home, project) == (
+        f"{user_file(home)} is a directory, not a regular file: put a JSON file there, or remove it"
+    )
 
 
 # --- where things live ---------------------------------------------------------------
