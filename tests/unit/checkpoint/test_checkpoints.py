@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from bingo.checkpoint import MAX_BYTES, MAX_FILE_BYTES, Checkpoints, Journal, Point, Scan, _find, _scan
+from bingo.checkpoint._scan import Entry
 
 
 @pytest.fixture(autouse=True)
@@ -455,6 +456,13 @@ def _aged() -> None:
     time.sleep(_scan._RACY_NS / 1e9 + 0.02)  # pyright: ignore[reportPrivateUsage]
 
 
+def _fresh(tmp_path: Path, project: Path) -> dict[str, Entry]:
+    """The entries a process's first look gives, which confirms nothing in bulk."""
+    fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
+    assert fresh is not None
+    return fresh.entries
+
+
 def _by_find(project: Path, checkpoints: Checkpoints) -> None:
     """`find` engages from the second look of a process, on a project whose files are older
     than the first look by more than the margin (as a project's are)."""
@@ -538,9 +546,7 @@ def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
     assert looked.entries["c"].kind == "file" and "c/g" not in looked.entries
     assert "a/f0/inner" in looked.entries and "a/f0" not in looked.entries
     # Whatever changed, the entries are those of a look that confirms nothing in bulk.
-    fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
-    assert fresh is not None
-    assert look().entries == fresh.entries
+    assert look().entries == _fresh(tmp_path, project)
 
 
 @_GNU_FIND
@@ -564,9 +570,7 @@ def test_with_gnu_find_a_tree_moved_in_with_its_old_times_is_looked_at_and_not_t
     (elsewhere / "a").rename(project / "a")
     looked = checkpoints.look().scan
     assert looked is not None
-    fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
-    assert fresh is not None
-    assert looked.entries == fresh.entries
+    assert looked.entries == _fresh(tmp_path, project)
     assert looked.entries["a/sub/f"].size == looked.entries["a/sub/deeper/g"].size == len("new")
 
 
