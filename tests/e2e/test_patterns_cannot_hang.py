@@ -35,3 +35,21 @@ def test_a_backtracking_grep_or_glob_pattern_answers_and_the_run_ends(tmp_path: 
     assert grep == "No lines match '(a+)+$'."
     assert glob == "No files match '*a*a*a*a*a*a*a*a*a*a*a*a*b' under the working directory."
     assert "invalid perl operator: (?<=" in lookbehind and "no look-around or backreferences" in lookbehind
+
+
+def test_a_long_command_against_a_rule_of_many_wildcards_is_decided_at_once(tmp_path: Path) -> None:
+    # Python's `re` took 13.6 s for this rule against 1.6 kB, growing as the length to the
+    # power of its wildcards: with 40 kB the gate (on the event loop) would never decide.
+    # A deny rule is asked of every call: this one does not match, so the call runs.
+    box = Sandbox(tmp_path)
+    command = "git " + "a b " * 10_000 + "x"
+    use_scripted_model(
+        box,
+        [[tool("b", "bash", {"command": command})], [text("done")]],
+        permissions={"deny": ["bash(git * b * b * b * y)"]},
+    )
+    result = box.run("-p", "go")
+    assert no_traceback(result), result.stderr
+    assert result.returncode == 0, result.stderr
+    [ran] = tool_results(model_requests(box)[-1])
+    assert "'a' is not a git command" in result_text(ran)

@@ -19,12 +19,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar, Protocol, TypeVar, cast
+from typing import ClassVar, Protocol, TypeVar
 
 import msgspec
 
 from ..kernel.files import NotRegular, inside
 from ..kernel.interfaces import ToolCall
+from ..kernel.patterns import Regex, linear
 from ..kernel.registry import BUILTIN
 from ..wire import Json, TextPart, ToolOutput, ToolSpec, ToolTraits
 
@@ -195,50 +196,6 @@ def walk_files(root: Path, stop: threading.Event) -> Iterator[Path]:
                 yield Path(entry.path)
         except OSError:
             continue
-
-
-class Match(Protocol):
-    def start(self) -> int: ...
-
-
-class Regex(Protocol):
-    """A pattern compiled by `linear`: it searches `str` (`bytes` when compiled for them, and
-    then its positions are byte offsets)."""
-
-    def search(self, text: str | bytes, pos: int = 0, /) -> Match | None: ...
-
-    def fullmatch(self, text: str | bytes, /) -> Match | None: ...
-
-
-def linear(
-    pattern: str, *, ignore_case: bool = False, dot_nl: bool = False, never_nl: bool = False, of_bytes: bool = False
-) -> Regex:
-    """`pattern` compiled by RE2 (google-re2), which takes time linear in the text whatever
-    the pattern: a model's `(a+)+$` against a line of 40 `a`s held Python's backtracking `re`
-    for hours, and the run's exit after it. Perl's syntax less look-around and
-    backreferences, as ripgrep's. `dot_nl`: `.` matches a newline too; `never_nl`: no match
-    crosses one (a text of lines searched whole, as each line alone); `of_bytes`: it searches
-    UTF-8 bytes (no position converted from bytes to characters at each call).
-
-    Raises:
-        ValueError: RE2 refuses the pattern (its reason).
-    """
-    import re2  # pyright: ignore[reportMissingTypeStubs]: google-re2 ships no types
-
-    options = re2.Options()
-    options.log_errors = False  # RE2 would write its reason to stderr, under bingo's terminal
-    options.case_sensitive = not ignore_case
-    options.dot_nl = dot_nl
-    options.never_nl = never_nl
-    compile_ = cast("Callable[[str | bytes, object], Regex]", re2.compile)  # pyright: ignore[reportUnknownMemberType]
-    refused = cast("type[Exception]", re2.error)  # pyright: ignore[reportUnknownMemberType]
-    try:
-        return compile_(pattern.encode("utf-8") if of_bytes else pattern, options)  # type: ignore[arg-type]
-    except UnicodeEncodeError:
-        raise ValueError("it holds a lone surrogate, which is no character") from None
-    except refused as exc:
-        reason: object = exc.args[0] if exc.args else "invalid"
-        raise ValueError(reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)) from None
 
 
 def glob_regex(pattern: str) -> Regex:
