@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bingo.kernel._rule import argument_matches
+from bingo.kernel._rule import PATTERN_MAX, argument_matches, matches, parse_rule
 from bingo.kernel.patterns import linear
 
 
@@ -24,3 +26,19 @@ def test_a_lone_surrogate_in_a_text_or_a_pattern_is_matched_as_a_replacement_cha
     assert not argument_matches("rm \ud800", "rm x")
     assert linear("a.c", dot_nl=True).fullmatch("a\ud800c") is not None
     assert linear("é", of_bytes=True).search("café".encode()) is not None
+
+
+@given(
+    rule=st.text(alphabet="ab*", max_size=8),
+    name=st.text(alphabet="ab", max_size=10),
+)
+def test_a_tool_name_rule_matches_as_its_regex_would_without_one(rule: str, name: str) -> None:
+    regex = ".*".join(re.escape(piece) for piece in rule.split("*"))
+    assert matches(rule, name) == (re.fullmatch(regex, name, re.DOTALL) is not None)
+
+
+def test_a_rule_pattern_past_its_bound_is_a_problem_and_a_long_name_rule_is_matched_at_once() -> None:
+    rule = parse_rule("bash(" + "x" * (PATTERN_MAX + 1) + ")")
+    assert rule.pattern is None and rule.tool == "bash"
+    assert rule.problem == f"its pattern is longer than {PATTERN_MAX} characters; put * for what varies"
+    assert not matches("a*" * 100_000 + "b", "a" * 200_000)  # Python's re: 100,000 nested choices
