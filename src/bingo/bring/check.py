@@ -10,7 +10,6 @@ a file or a hook names: a hook's command is checked for being there, not run.
 
 from __future__ import annotations
 
-import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..kernel.patterns import linear
 from ..kernel.settings import COMMAND_HOOK_EVENTS
 from ..wire import Json, is_array, is_object
 from ._files import Layer
@@ -116,8 +116,8 @@ def _hook_entry(event: str, index: int, entry: Json) -> list[Checked]:
         out.append(Checked(False, f"{where}.matcher", "write a regular expression over tool names, as a string"))
     elif matcher not in ("", "*"):
         try:
-            re.compile(matcher)
-        except re.error as exc:
+            linear(matcher)
+        except ValueError as exc:
             out.append(Checked(False, f"{where}.matcher {matcher!r} is not a regular expression ({exc})", "fix it"))
     hooks = entry.get("hooks")
     if not is_array(hooks) or not hooks:

@@ -36,6 +36,7 @@ import msgspec
 
 from ..kernel.interfaces import Hook
 from ..kernel.notices import Notices
+from ..kernel.patterns import Regex, linear
 from ..kernel.settings import CommandHookEntry
 from ..wire import HookOutcome, HookSpec, Json, is_array, is_object
 
@@ -108,7 +109,7 @@ def _bounded(value: Json, room: int) -> Json:
     return value
 
 
-def _matches(pattern: re.Pattern[str] | None, tool: str) -> bool:
+def _matches(pattern: Regex | None, tool: str) -> bool:
     return pattern is None or pattern.fullmatch(tool) is not None
 
 
@@ -129,7 +130,7 @@ class CommandHook:
     def __init__(
         self,
         entry: CommandHookEntry,
-        matcher: re.Pattern[str] | None,
+        matcher: Regex | None,
         *,
         notices: Notices,
         sandbox: Sandbox | None,
@@ -393,11 +394,11 @@ def command_hooks(
     one notice and left out."""
     hooks: list[Hook] = []
     for entry in entries:
-        matcher: re.Pattern[str] | None = None
+        matcher: Regex | None = None
         if entry.matcher not in ("", "*"):
             try:
-                matcher = re.compile(entry.matcher)
-            except re.error as exc:
+                matcher = linear(entry.matcher)  # RE2: no matcher backtracks on a long tool name (ADR-0051)
+            except ValueError as exc:
                 notices.say(
                     "command hooks",
                     f"{entry.where}: hooks.{entry.event} matcher {entry.matcher[:80]!r} is not a regular expression "

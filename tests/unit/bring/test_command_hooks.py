@@ -130,6 +130,13 @@ def test_the_matcher_is_a_regular_expression_over_claude_codes_names(tmp_path: P
     assert asyncio.run(_decide(tmp_path, [entry], "tool", "before", call))[0] == "deny"
 
 
+def test_a_matcher_that_backtracks_in_pythons_re_decides_at_once_over_a_long_tool_name(tmp_path: Path) -> None:
+    # Its Claude Code name, `mcp__memory__` and 60 `a`s and a `_`: 2^60 steps for Python's `re` (ADR-0051).
+    entry = _entries(tmp_path, "PreToolUse", "mcp__memory__(a+)+$", "import sys\nsys.exit(2)\n")
+    call = {"tool": "plugin__memory__" + "a" * 60 + "_", "input": {}, "callId": "c3"}
+    assert asyncio.run(_decide(tmp_path, [entry], "tool", "before", call))[0] == "continue"
+
+
 def test_a_matcher_that_is_no_regular_expression_is_one_notice_and_runs_nothing(tmp_path: Path) -> None:
     entry = _entries(tmp_path, "PreToolUse", "Bash(", "import sys\nsys.exit(2)\n")
     got, _, said, _ = asyncio.run(_decide(tmp_path, [entry], "tool", "before", _BASH))
