@@ -203,23 +203,30 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
         if is_binary(raw.read(BINARY_SNIFF)):
             return
         raw.seek(0)
+        readline = raw.readline
         first = 1
-        block: list[bytes] = []
         while True:
-            piece = raw.readline(MAX_SCAN)
-            if stop.is_set():
-                return
-            if piece:
-                if not piece.endswith(b"\n") and len(piece) == MAX_SCAN:
+            block: list[bytes] = []
+            append = block.append
+            ended = True
+            for count in range(_BLOCK_LINES):
+                piece = readline(MAX_SCAN)
+                if not piece:
+                    break
+                if len(piece) == MAX_SCAN and not piece.endswith(b"\n"):
                     # A line past MAX_SCAN: searched in its first MAX_SCAN bytes, the rest
                     # skipped a piece at a time, so it costs no more than that.
                     hits.long += 1
-                    while (rest := raw.readline(MAX_SCAN)) and not rest.endswith(b"\n"):
+                    while (rest := readline(MAX_SCAN)) and not rest.endswith(b"\n"):
                         if stop.is_set():
                             return
-                block.append(piece.rstrip(b"\r\n"))
-                if len(block) < _BLOCK_LINES:
-                    continue
+                append(piece.rstrip(b"\r\n"))
+                if not count & 255 and stop.is_set():
+                    return
+            else:
+                ended = False
+            if stop.is_set():
+                return
             for index in regex.matching(block):
                 hits.total += 1
                 if len(hits.lines) < MAX_LINES:
@@ -227,10 +234,9 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
                     if len(line) > MAX_LINE:
                         line = f"{line[:MAX_LINE]}… [line cut]"
                     hits.lines.append(f"{shown}:{first + index}:{line}")
-            if not piece:
+            if ended:
                 return
             first += len(block)
-            block = []
 
 
 def _render(pattern: str, hits: _Hits) -> str:
