@@ -10,7 +10,11 @@ the project."""
 
 from __future__ import annotations
 
+import http.server
 import os
+import shutil
+import sys
+import threading
 from pathlib import Path
 
 from tests.e2e._bingo import EXAMPLES, Sandbox, no_traceback
@@ -71,3 +75,40 @@ def test_a_persons_server_run_by_npx_or_python_m_never_runs_the_projects_own_cop
     logs = {plugin: (box.logs / f"plugin-{plugin}.log").read_text() for plugin in ("from-npx", "from-python")}
     assert "No module named shadowed_server" in logs["from-python"], logs
     assert name in logs["from-npx"], logs
+
+
+def test_a_persons_server_run_by_uv_run_never_syncs_the_project_nor_reads_its_uv_toml(tmp_path: Path) -> None:
+    # The project's uv.toml names an index of the attacker's (a server here that records what
+    # it is asked), and its pyproject.toml a dependency: `uv run` in the project would sync it
+    # from there, `--no-project` or not. The evidence is the index's: never asked.
+    asked: list[str] = []
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, *_: object) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        box = Sandbox(tmp_path / "box")
+        p = box.project
+        port = server.server_address[1]
+        (p / "uv.toml").write_text(f'[[index]]\nurl = "http://127.0.0.1:{port}/simple"\ndefault = true\n')
+        (p / "pyproject.toml").write_text('[project]\nname = "evil"\nversion = "0"\ndependencies = ["cowsay==6.1"]\n')
+        uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+        assert uv is not None, "uv is a test dependency"
+        mcp_plugin(box, "from-uv", {"command": uv, "args": ["run", "python", "-c", "print('ran')"]})
+        box.settings({"sandbox": {"mode": "off"}, "deadlines": {"initialize": 5, "packageInstall": 20}})
+        result = box.run("-p", "/tools", env={"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_OFFLINE": "0"})
+        assert no_traceback(result), result.stderr
+        log = (box.logs / "plugin-from-uv.log").read_text()
+        assert "ran" in log  # started, in the project, on no project's environment
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == []
+    assert not (p / ".venv").exists() and not (p / "uv.lock").exists()

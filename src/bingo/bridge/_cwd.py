@@ -11,14 +11,18 @@ ships those would have its own code run in the person's server's place, before a
 trusted it. So, for such a process only:
 - npm's runners are given `--prefix` an empty directory of bingo's: npm looks there, not in
   the project, for `node_modules` and `.npmrc` (the command still runs in the project);
+- `uv run` gets `UV_NO_PROJECT=1` (the project's `pyproject.toml` is neither synced nor run)
+  and the person's own `uv.toml` as its only configuration (`UV_CONFIG_FILE`; `UV_NO_CONFIG`
+  when they have none: uv reads the project's `uv.toml`, which can name another index, even
+  with `--no-project`), unless its command names a directory or project of its own;
 - Python gets `PYTHONSAFEPATH=1` unless it runs a script (with `-m`, `-c`, or reading
   standard input: 3.11 and later; an older one ignores it), never for a script, whose own
   directory it needs first.
 
 A project's own plugins and `.mcp.json` servers are left as they are: they are the project's,
 run once it is trusted, and may mean its `node_modules`. Not covered (named in the ADR):
-`pnpm dlx`, `yarn dlx`, `bunx` and `uv run`, whose project settings are read from the working
-directory by other means.
+`pnpm dlx`, `yarn dlx` and `bunx`, whose project settings are read from the working directory
+by other means.
 """
 
 from __future__ import annotations
@@ -46,7 +50,37 @@ def not_from_the_project(argv: Sequence[str], env: Mapping[str, str], empty: Pat
         return [argv[0], f"--prefix={empty}", *argv[1:]], env
     if _PYTHON.match(os.path.basename(argv[0]) if argv else "") and not _runs_a_script(argv[1:]):
         env["PYTHONSAFEPATH"] = "1"
+    if _uv_run(argv):
+        given = {arg.split("=", 1)[0] for arg in argv[1:] if arg.startswith("--")}
+        if not given & {"--directory", "--project", "--no-project"}:
+            env["UV_NO_PROJECT"] = "1"  # the project's pyproject.toml is not synced nor run
+        if not given & {"--directory", "--project", "--config-file", "--no-config"} and not {
+            "UV_CONFIG_FILE",
+            "UV_NO_CONFIG",
+        } & set(env):
+            own = _uv_config(env)  # the person's own, where uv looks for it; never the project's
+            if own is not None:
+                env["UV_CONFIG_FILE"] = own
+            else:
+                env["UV_NO_CONFIG"] = "1"
     return argv, env
+
+
+def _uv_run(argv: Sequence[str]) -> bool:
+    """Whether `argv` is `uv run` (not `uv tool run`, which reads no project's settings)."""
+    if not argv or os.path.basename(argv[0]).removesuffix(".exe") != "uv" or "run" not in argv[1:]:
+        return False
+    return "tool" not in argv[1 : argv.index("run", 1)]
+
+
+def _uv_config(env: Mapping[str, str]) -> str | None:
+    """The person's own `uv.toml` (`$XDG_CONFIG_HOME/uv/uv.toml`, else `~/.config/uv/uv.toml`),
+    if there is one."""
+    base = env.get("XDG_CONFIG_HOME") or (os.path.join(env["HOME"], ".config") if env.get("HOME") else None)
+    if base is None:
+        return None
+    path = os.path.join(base, "uv", "uv.toml")
+    return path if os.path.isfile(path) else None
 
 
 def _runs_a_script(args: Sequence[str]) -> bool:

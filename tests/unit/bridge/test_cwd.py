@@ -57,3 +57,29 @@ def test_python_is_kept_from_putting_the_working_directory_first_unless_it_runs_
     got, env = not_from_the_project(argv, {}, tmp_path / "empty")
     assert got == argv
     assert env == ({"PYTHONSAFEPATH": "1"} if safe else {})
+
+
+@pytest.mark.parametrize(
+    ("argv", "own_config", "expected"),
+    [
+        (["uv", "run", "server.py"], False, {"UV_NO_PROJECT": "1", "UV_NO_CONFIG": "1"}),
+        (["/usr/bin/uv", "run", "--with", "x", "x"], True, {"UV_NO_PROJECT": "1", "UV_CONFIG_FILE": "OWN"}),
+        (["uv", "run", "--directory", "/srv/mcp", "server.py"], True, {}),  # their own project
+        (["uv", "--project=/srv/mcp", "run", "server.py"], True, {}),
+        (["uv", "run", "--no-project", "x"], False, {"UV_NO_CONFIG": "1"}),
+        (["uv", "run", "--config-file", "/etc/mine.toml", "x"], False, {"UV_NO_PROJECT": "1"}),
+        (["uv", "tool", "run", "x"], False, {}),  # uvx: reads no project's settings
+        (["uv", "pip", "list"], False, {}),
+    ],
+)
+def test_uv_run_is_kept_from_the_projects_environment_and_uv_toml_unless_it_names_its_own(
+    tmp_path: Path, argv: list[str], own_config: bool, expected: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    own = home / ".config" / "uv" / "uv.toml"
+    if own_config:
+        own.parent.mkdir(parents=True)
+        own.write_text("")
+    got, env = not_from_the_project(argv, {"HOME": str(home)}, tmp_path / "empty")
+    assert got == argv
+    assert env == {"HOME": str(home), **{k: v.replace("OWN", str(own)) for k, v in expected.items()}}
