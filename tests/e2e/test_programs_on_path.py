@@ -88,7 +88,7 @@ def test_a_persons_server_run_by_uv_run_never_syncs_the_project_nor_reads_its_uv
             asked.append(self.path)
             self.send_error(404)
 
-        def log_message(self, *_: object) -> None:
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
