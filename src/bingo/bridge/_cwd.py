@@ -51,19 +51,25 @@ def not_from_the_project(argv: Sequence[str], env: Mapping[str, str], empty: Pat
     if _PYTHON.match(os.path.basename(argv[0]) if argv else "") and not _runs_a_script(argv[1:]):
         env["PYTHONSAFEPATH"] = "1"
     if _uv_run(argv):
-        given = {arg.split("=", 1)[0] for arg in argv[1:] if arg.startswith("--")}
-        if not given & {"--directory", "--project", "--no-project"}:
-            env["UV_NO_PROJECT"] = "1"  # the project's pyproject.toml is not synced nor run
-        if not given & {"--directory", "--project", "--config-file", "--no-config"} and not {
-            "UV_CONFIG_FILE",
-            "UV_NO_CONFIG",
-        } & set(env):
-            own = _uv_config(env)  # the person's own, where uv looks for it; never the project's
-            if own is not None:
-                env["UV_CONFIG_FILE"] = own
-            else:
-                env["UV_NO_CONFIG"] = "1"
+        _uv_off_the_project(argv, env)
     return argv, env
+
+
+def _uv_off_the_project(argv: Sequence[str], env: dict[str, str]) -> None:
+    """Keep `uv run` from the project's `pyproject.toml` (not synced nor run) and its `uv.toml`
+    (the person's own is its only configuration), unless its command names a directory,
+    project or configuration of its own."""
+    given = {arg.split("=", 1)[0] for arg in argv[1:] if arg.startswith("--")}
+    if not given & {"--directory", "--project", "--no-project"}:
+        env["UV_NO_PROJECT"] = "1"
+    own_configuration = given & {"--directory", "--project", "--config-file", "--no-config"}
+    if own_configuration or "UV_CONFIG_FILE" in env or "UV_NO_CONFIG" in env:
+        return
+    own = _uv_config(env)
+    if own is not None:
+        env["UV_CONFIG_FILE"] = own
+    else:
+        env["UV_NO_CONFIG"] = "1"
 
 
 def _uv_run(argv: Sequence[str]) -> bool:
