@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from ..kernel.programs import which
 
-__all__ = ["LOCAL_TYPES", "PARTS", "changed", "gnu_find", "local_devices"]
+__all__ = ["LOCAL_TYPES", "PARTS", "changed", "gnu_find", "local_devices", "worth"]
 
 PARTS = 2
 """`find` processes at most (the cores git's threads would use here; more only adds spawns)."""
@@ -57,6 +57,12 @@ def gnu_find() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return found if done.returncode == 0 and b"GNU findutils" in done.stdout else None
+
+
+def worth(names: int) -> bool:
+    """Whether `find` is worth asking about directories holding `names` names in all (GNU
+    `find` is there, and they are enough to pay for starting it)."""
+    return names >= _MIN_NAMES and gnu_find() is not None
 
 
 def local_devices(mountinfo: str = _MOUNTINFO) -> frozenset[int]:
@@ -91,7 +97,7 @@ def changed(
     little to gain, or anything is not as expected (a directory gone, an error, `stop()`):
     then the caller looks as before."""
     find = gnu_find()
-    if find is None or names < _MIN_NAMES or not directories or not all(os.path.isabs(d) for d in directories):
+    if find is None or not worth(names) or not directories or not all(os.path.isabs(d) for d in directories):
         return None
     encoded = [os.fsencode(d) for d in directories]
     index = {path: n for n, path in enumerate(encoded)}

@@ -118,6 +118,8 @@ class StatCache:
             self.specs[path] = known
             if left:
                 self.left_out[path] = left
+            else:
+                self.left_out.pop(path, None)
         return above.below(directory, known[2], known[1])
 
     def encode(self) -> bytes:
@@ -407,12 +409,11 @@ def _unchanged(root: str, cache: StatCache, started: int, stop: Callable[[], boo
     since = cache.since
     if since is None or started < since:
         return frozenset()
+    settled = [(prefix, memo) for prefix, memo in cache.dirs.items() if memo.names is not None and not memo.coarse]
+    if not _find.worth(sum(len(memo.names or ()) for _, memo in settled)):
+        return frozenset()  # the mount table is not read for nothing
     local = _find.local_devices()
-    known = [
-        (prefix, memo)
-        for prefix, memo in cache.dirs.items()
-        if memo.names is not None and not memo.coarse and memo.devs <= local
-    ]
+    known = [(prefix, memo) for prefix, memo in settled if memo.devs <= local]
     if not known:
         return frozenset()
     paths = [os.path.join(root, prefix[:-1]) if prefix else root for prefix, _ in known]

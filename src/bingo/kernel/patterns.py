@@ -4,7 +4,8 @@ Python's `re` backtracks: `(a+)+$` against a line of 40 `a`s, `*a*a*a*a*a*a*b` a
 against a long name, or a rule `git * b * b * b * y` against a model's 3 kB command each take
 minutes to forever, in a call nothing can interrupt (and, on the event loop, with the whole
 run frozen). Every pattern bingo matches against text someone else wrote is compiled here,
-by RE2 (google-re2): the `grep` and `glob` tools' and the permission rules'.
+by RE2 (google-re2): the `grep` and `glob` tools', the permission rules' and the command
+hooks' matchers (`.gitignore`'s go to pathspec's own RE2 backend).
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ __all__ = [
     "digest",
     "display_path",
     "error_output",
+    "glob_fix",
     "glob_regex",
     "hasher",
     "in_thread",
@@ -241,6 +242,11 @@ def glob_regex(pattern: str) -> Regex:
     if depth:
         raise ValueError(f"unbalanced '{{' in {pattern!r}")
     return linear("".join(out), dot_nl=True)
+
+
+def glob_fix(error: ValueError, what: str) -> str:
+    """What to do about the `glob_regex` `error` in the glob a tool names `what`."""
+    return "Close every `{` with `}`" if "unbalanced" in str(error) else f"Fix the {what}"
 
 
 def _glob_class(pattern: str, start: int, out: list[str]) -> int:

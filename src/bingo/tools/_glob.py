@@ -22,6 +22,7 @@ from ._common import (
     Input,
     display_path,
     error_output,
+    glob_fix,
     glob_regex,
     in_thread,
     parse_input,
@@ -79,8 +80,7 @@ class GlobTool(BuiltinTool):
         try:
             regex = glob_regex(pattern)
         except ValueError as exc:
-            hint = "Close every `{` with `}`" if "unbalanced" in str(exc) else "Fix the pattern"
-            return error_output(f"glob: invalid pattern: {exc}. {hint}.")
+            return error_output(f"glob: invalid pattern: {exc}. {glob_fix(exc, 'pattern')}.")
         found = await in_thread(lambda stop: _find(root, regex.fullmatch, stop))
         where = display_path(base, call.cwd) if args.path else "the working directory"
         if not found.paths:

@@ -36,6 +36,7 @@ from ._common import (
     Regex,
     display_path,
     error_output,
+    glob_fix,
     glob_regex,
     in_thread,
     is_binary,
@@ -117,8 +118,7 @@ class GrepTool(BuiltinTool):
         try:
             name_filter = glob_regex(args.glob) if args.glob else None
         except ValueError as exc:
-            hint = "Close every `{` with `}`" if "unbalanced" in str(exc) else "Fix the glob"
-            return error_output(f"grep: invalid glob: {exc}. {hint}.")
+            return error_output(f"grep: invalid glob: {exc}. {glob_fix(exc, 'glob')}.")
         target = resolve(call.cwd, args.path or ".")
         if not target.exists():
             return error_output(
@@ -208,7 +208,6 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
         while True:
             block: list[bytes] = []
             append = block.append
-            ended = True
             for count in range(_BLOCK_LINES):
                 piece = readline(MAX_SCAN)
                 if not piece:
@@ -223,8 +222,6 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
                 append(piece.rstrip(b"\r\n"))
                 if not count & 255 and stop.is_set():
                     return
-            else:
-                ended = False
             if stop.is_set():
                 return
             for index in regex.matching(block):
@@ -234,7 +231,7 @@ def _search_file(path: Path, shown: str, regex: _Pattern, hits: _Hits, stop: thr
                     if len(line) > MAX_LINE:
                         line = f"{line[:MAX_LINE]}… [line cut]"
                     hits.lines.append(f"{shown}:{first + index}:{line}")
-            if ended:
+            if len(block) < _BLOCK_LINES:  # the file ended within it
                 return
             first += len(block)
 

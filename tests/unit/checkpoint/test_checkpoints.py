@@ -456,6 +456,14 @@ def _aged() -> None:
     time.sleep(_scan._RACY_NS / 1e9 + 0.02)  # pyright: ignore[reportPrivateUsage]
 
 
+def _find_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Checkpoints]:
+    """A project and its checkpoints, GNU `find` asked whatever the project's size (as on a
+    project big enough for it to pay)."""
+    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
+    project, checkpoints, _ = _world(tmp_path)
+    return project, checkpoints
+
+
 def _fresh(tmp_path: Path, project: Path) -> dict[str, Entry]:
     """The entries a process's first look gives, which confirms nothing in bulk."""
     fresh = Checkpoints(tmp_path / "other", project, lambda _: None).look().scan
@@ -476,8 +484,7 @@ def _by_find(project: Path, checkpoints: Checkpoints) -> None:
 def test_with_gnu_find_an_unchanged_project_is_confirmed_without_one_lstat_from_python(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_find, "_MIN_NAMES", 0)  # as on a project big enough for it to pay
-    project, checkpoints, _ = _world(tmp_path)
+    project, checkpoints = _find_world(tmp_path, monkeypatch)
     _settled_tree(project)
     (project / "a" / "sub").mkdir()
     (project / "a" / "sub" / "deep").write_text("d")
@@ -502,8 +509,7 @@ def test_with_gnu_find_an_unchanged_project_is_confirmed_without_one_lstat_from_
 def test_with_gnu_find_no_edit_mode_link_name_or_kind_change_is_missed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
-    project, checkpoints, _ = _world(tmp_path)
+    project, checkpoints = _find_world(tmp_path, monkeypatch)
     _settled_tree(project)
     (project / "c").mkdir()
     (project / "c" / "g").write_text("g")
@@ -555,8 +561,7 @@ def test_with_gnu_find_a_tree_moved_in_with_its_old_times_is_looked_at_and_not_t
 ) -> None:
     # Only the moved directory and the one it lands in get a new ctime: what is inside keeps
     # its own, older than the last look, at the very paths the last look knew.
-    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
-    project, checkpoints, _ = _world(tmp_path)
+    project, checkpoints = _find_world(tmp_path, monkeypatch)
     elsewhere = tmp_path / "elsewhere"
     for tree, text in ((project / "a", "old"), (elsewhere / "a", "new")):
         (tree / "sub" / "deeper").mkdir(parents=True)
@@ -578,8 +583,7 @@ def test_with_gnu_find_a_tree_moved_in_with_its_old_times_is_looked_at_and_not_t
 def test_with_gnu_find_names_with_spaces_newlines_dashes_and_bytes_not_utf8_are_confirmed_and_watched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
-    project, checkpoints, _ = _world(tmp_path)
+    project, checkpoints = _find_world(tmp_path, monkeypatch)
     (project / "d").mkdir()
     for name in ("a b", "new\nline", "-rf", "(", "x\\0y"):
         (project / "d" / name).write_text(name)
@@ -653,8 +657,7 @@ def test_where_finds_answer_cannot_stand_or_be_had_the_look_confirms_by_its_own_
     # Where a ctime can be older than the change that set it (a network file system, the
     # clock put back, whole-second timestamps), `find`'s answer cannot stand; without GNU
     # find, or past its command lines' bound, there is none.
-    monkeypatch.setattr(_find, "_MIN_NAMES", 0)
-    project, checkpoints, _ = _world(tmp_path)
+    project, checkpoints = _find_world(tmp_path, monkeypatch)
     _settled_tree(project)
     _by_find(project, checkpoints)
     looked = checkpoints.look().scan
