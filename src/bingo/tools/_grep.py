@@ -146,7 +146,10 @@ class _Pattern:
 
     def matching(self, lines: list[bytes]) -> Iterator[int]:
         """The indexes of `lines` that match, each once: one search a matching line, and one
-        for the block (a search from the start of the line after each match)."""
+        for the block (a search from the start of the line after each match). No lines, none:
+        the empty text of no lines is no line to match `^` or `x*`."""
+        if not lines:
+            return
         if self.block is None:
             search = self.line.search
             yield from (index for index, line in enumerate(lines) if search(line) is not None)

@@ -182,3 +182,13 @@ def test_cancelling_threaded_work_tells_the_thread_to_stop() -> None:
 
     asyncio.run(go())
     assert seen_stop.is_set()
+
+
+def test_a_pattern_matching_nothing_finds_no_line_past_a_files_end(tmp_path: Path) -> None:
+    # A file of exactly one block of lines (4,096) is read as that block and an empty one; an
+    # empty file as an empty one: neither has a line for `^` or `x*` to match.
+    (tmp_path / "block.txt").write_text("line\n" * 4096)
+    (tmp_path / "empty.txt").write_text("")
+    output = _text(_grep(tmp_path, {"pattern": "^", "path": "block.txt"}))
+    assert output.endswith("[3596 more matching lines not shown: narrow the pattern, path or glob]")
+    assert _text(_grep(tmp_path, {"pattern": "x*", "path": "empty.txt"})) == "No lines match 'x*'."
